@@ -1,0 +1,33 @@
+import { rotateSigningKey } from '../../core/keys/key-ring.js';
+import { displayStatus } from '../../core/keys/signing-key.js';
+import { maxTokenTtlSeconds, type Runtime } from '../../runtime.js';
+import { isoTime, type CommandResult } from '../output.js';
+
+/** `keys list`: every key with its status (active, retired and still verifying, or expired). */
+export async function listKeys(runtime: Runtime): Promise<CommandResult> {
+  const now = runtime.clock.nowSeconds();
+  const keys = (await runtime.storage.keys.listKeys()).map((k) => ({
+    kid: k.kid,
+    alg: k.alg,
+    use: k.use,
+    status: displayStatus(k, now),
+    createdAt: isoTime(k.createdAt),
+    ...(k.verifyUntil !== null ? { verifyUntil: isoTime(k.verifyUntil) } : {}),
+  }));
+  const text =
+    keys.length === 0
+      ? 'no keys yet; the server creates the first signing key when it starts\n'
+      : keys
+          .map((k) => `${k.kid}  ${k.alg}  ${k.use}  ${k.status.padEnd(7)}  created ${k.createdAt}${k.verifyUntil ? `  verifies until ${k.verifyUntil}` : ''}`)
+          .join('\n') + '\n';
+  return { json: keys, text };
+}
+
+/** `keys rotate`: a new active signing key; the old ones verify until their tokens expire. */
+export async function rotateKeys(runtime: Runtime): Promise<CommandResult> {
+  const key = await rotateSigningKey(runtime, maxTokenTtlSeconds(runtime.config));
+  return {
+    json: { kid: key.kid, alg: key.alg, use: key.use, status: key.status, createdAt: isoTime(key.createdAt) },
+    text: `new signing key ${key.kid} (${key.alg}) is active; running servers sign with it within 60 seconds\n`,
+  };
+}

@@ -1,0 +1,187 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { ClientValidationError } from '../core/clients/manage-clients.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { main as serve } from '../http/server.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { StorageError } from '../storage/errors.js';
+import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
+import { listKeys, rotateKeys } from './commands/keys.js';
+import { UsageError, type CommandResult } from './output.js';
+
+/** Where a CLI run reads its configuration and writes its output. */
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly clock: Clock;
+}
+
+const HELP = `Usage: connect-auth <command> [options]
+
+Connect: token issuance and customer authorization.
+
+Commands:
+  serve [--seed-demo]               run the server (migrates the database first);
+                                    --seed-demo creates the sandbox demo client
+  migrate                           apply database migrations and exit
+  clients create --name N --redirect-uri URL [--grants G1,G2] [--require-pkce]
+                                    register an API consumer; prints its secret once
+  clients list                      list clients
+  clients show ID                   show one client
+  clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
+  clients disable ID                stop a client from authenticating
+  clients enable ID                 allow it again
+  clients rotate-secret ID          issue a new secret (printed once); the old one stops working
+  keys list                         list signing keys and their status
+  keys rotate                       make a new signing key active
+
+Options:
+  --json                            machine-readable output: one JSON document on stdout
+  -h, --help                        show this help
+  -v, --version                     show the version
+
+Grants: client_credentials, authorization_code, refresh_token
+  (default for new clients: client_credentials,authorization_code)
+
+Configuration comes from environment variables (CONNECT_ENVIRONMENT, DATABASE_URL,
+CONNECT_MASTER_KEY, ...); see the README.
+`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  'seed-demo': { type: 'boolean' },
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string' },
+  grants: { type: 'string' },
+  'require-pkce': { type: 'boolean' },
+  'no-require-pkce': { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<typeof parse>['values'];
+
+function parse(argv: readonly string[]) {
+  return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+/**
+ * Runs one `connect-auth` command and returns its exit status: 0 on success,
+ * 1 on failure, 2 on a usage mistake; failures print one line on stderr.
+ */
+export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
+  const out = io.stdout ?? ((text: string) => void process.stdout.write(text));
+  const err = io.stderr ?? ((text: string) => void process.stderr.write(text));
+  const env = io.env ?? process.env;
+  const clock = io.clock ?? systemClock;
+
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    err(`connect-auth: ${(error as Error).message.split('\n')[0]}; see connect-auth --help\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    out(HELP);
+    return 0;
+  }
+  if (values.version) {
+    out(values.json ? `${JSON.stringify({ version: await version() })}\n` : `${await version()}\n`);
+    return 0;
+  }
+
+  const [command, sub, id, ...extra] = positionals;
+  try {
+    if (command === 'serve') {
+      if (positionals.length > 1) throw new UsageError(`serve takes no arguments`);
+      await serve({ env, seedDemo: values['seed-demo'] ?? false, clock });
+      return 0;
+    }
+    const action = resolve(command as string, sub, id, values, extra);
+    const config = loadConfig(env);
+    const runtime = await openRuntime(config, clock);
+    try {
+      const result = await action(runtime);
+      out(values.json ? `${JSON.stringify(result.json, null, 2)}\n` : result.text);
+      return 0;
+    } finally {
+      await runtime.storage.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err(`connect-auth: ${error.message}; see connect-auth --help\n`);
+      return 2;
+    }
+    err(`connect-auth: ${describeFailure(error)}\n`);
+    return 1;
+  }
+}
+
+function resolve(
+  command: string,
+  sub: string | undefined,
+  id: string | undefined,
+  values: Values,
+  extra: string[],
+): (runtime: Runtime) => Promise<CommandResult> {
+  const noMore = (allowed: number) => {
+    const given = [sub, id, ...extra].filter((p) => p !== undefined).length;
+    if (given > allowed) throw new UsageError(`too many arguments for ${command}${sub ? ` ${sub}` : ''}`);
+  };
+  if (command === 'migrate') {
+    noMore(0);
+    return async (runtime) => ({ json: { migrated: true, engine: runtime.storage.engine }, text: `database is up to date (${runtime.storage.engine})\n` });
+  }
+  if (command === 'clients') {
+    switch (sub) {
+      case 'create':
+        noMore(1);
+        return (runtime) => createClient(runtime, values);
+      case 'list':
+        noMore(1);
+        return (runtime) => listClients(runtime);
+      case 'show':
+        noMore(2);
+        return (runtime) => showClient(runtime, id);
+      case 'update':
+        noMore(2);
+        return (runtime) => updateClient(runtime, id, values);
+      case 'disable':
+      case 'enable':
+        noMore(2);
+        return (runtime) => changeClientStatus(runtime, id, sub === 'disable' ? 'disabled' : 'active');
+      case 'rotate-secret':
+        noMore(2);
+        return (runtime) => rotateSecret(runtime, id);
+      default:
+        throw new UsageError(sub ? `unknown clients command "${sub}"` : 'clients needs a command: create, list, show, update, disable, enable, rotate-secret');
+    }
+  }
+  if (command === 'keys') {
+    noMore(1);
+    if (sub === 'list') return (runtime) => listKeys(runtime);
+    if (sub === 'rotate') return (runtime) => rotateKeys(runtime);
+    throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate');
+  }
+  throw new UsageError(`unknown command "${command}"`);
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof ConfigError || error instanceof ClientValidationError || error instanceof StorageError) return error.message;
+  const code = (error as { code?: string } | null)?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
+    return `cannot reach the database (${code}): check DATABASE_URL`;
+  }
+  if (code === 'EADDRINUSE') return 'the port is in use: set PORT to a free port (PORT=0 picks one)';
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? 'failed';
+}
+
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

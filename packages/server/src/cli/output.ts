@@ -1,0 +1,39 @@
+import type { Client } from '../core/clients/client.js';
+import type { Environment } from '../core/environment.js';
+
+/** What a command produced: a JSON document for `--json`, and text for people. */
+export interface CommandResult {
+  readonly json: unknown;
+  readonly text: string;
+}
+
+/** A usage mistake: printed with a hint to `--help`, exit status 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** An epoch-seconds timestamp as ISO 8601 (UTC). */
+export function isoTime(epochSeconds: number): string {
+  return new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The public view of a client: everything but the secret hash. */
+export function clientView(client: Client, environment: Environment) {
+  return {
+    clientId: client.id,
+    name: client.name,
+    redirectUri: client.redirectUri,
+    grants: [...client.grants],
+    requirePkce: client.requirePkce,
+    status: client.status,
+    environment,
+    createdAt: isoTime(client.createdAt),
+    updatedAt: isoTime(client.updatedAt),
+  };
+}
+
+/** Renders `label: value` lines with the values aligned. */
+export function table(rows: ReadonlyArray<readonly [string, string]>): string {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  return rows.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}${value}`).join('\n') + '\n';
+}

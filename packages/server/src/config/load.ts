@@ -1,0 +1,135 @@
+import { resolve } from 'node:path';
+import { isEnvironment } from '../core/environment.js';
+import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
+import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
+import { DEFAULTS, type Config, type LogLevel } from './schema.js';
+
+/** Bad configuration; `message` is one line naming the variable and the problem. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Reads and checks the configuration from environment variables.
+ *
+ * @param env the variables (normally `process.env`).
+ * @param cwd the directory relative paths are resolved against.
+ * @throws ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === '' ? undefined : value;
+  };
+
+  const environmentValue = read('CONNECT_ENVIRONMENT') ?? DEFAULTS.environment;
+  if (!isEnvironment(environmentValue)) {
+    throw new ConfigError(`CONNECT_ENVIRONMENT must be "sandbox" or "production", not "${environmentValue}"`);
+  }
+  const environment = environmentValue;
+  const production = environment === 'production';
+  const dataDir = resolve(cwd, read('CONNECT_DATA_DIR') ?? DEFAULTS.dataDir);
+
+  const logLevel = (read('CONNECT_LOG_LEVEL') ?? DEFAULTS.logLevel) as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`CONNECT_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const authUrl = readPublicUrl(read, 'CONNECT_AUTH_URL', production);
+  const baseUrl = readPublicUrl(read, 'CONNECT_BASE_URL', production);
+  if (production && !authUrl) throw new ConfigError('CONNECT_AUTH_URL is required in production (an https:// URL)');
+
+  const smsWebhookUrl = read('CONNECT_SMS_WEBHOOK_URL');
+  const smsWebhookSecret = read('CONNECT_SMS_WEBHOOK_SECRET');
+  if (smsWebhookUrl !== undefined) {
+    const url = parseUrl(smsWebhookUrl);
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      throw new ConfigError('CONNECT_SMS_WEBHOOK_URL must be an http:// or https:// URL');
+    }
+    if (production && url.protocol !== 'https:') throw new ConfigError('CONNECT_SMS_WEBHOOK_URL must be https:// in production');
+    if (smsWebhookSecret === undefined) throw new ConfigError('CONNECT_SMS_WEBHOOK_SECRET is required when CONNECT_SMS_WEBHOOK_URL is set');
+  } else if (smsWebhookSecret !== undefined) {
+    throw new ConfigError('CONNECT_SMS_WEBHOOK_SECRET is set but CONNECT_SMS_WEBHOOK_URL is not');
+  }
+  if (production && smsWebhookUrl === undefined) {
+    throw new ConfigError('CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)');
+  }
+
+  const masterKeyValue = read('CONNECT_MASTER_KEY');
+  const masterKey = masterKeyValue === undefined ? undefined : decodeMasterKey(masterKeyValue);
+  if (production && !masterKey) throw new ConfigError('CONNECT_MASTER_KEY is required in production (32 random bytes, base64)');
+
+  const redisUrl = read('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:$/.test(parseUrl(redisUrl)?.protocol ?? '')) {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  }
+
+  const config: Config = {
+    environment,
+    port: readInteger(read, 'PORT', DEFAULTS.port, 0, 65_535),
+    host: read('HOST') ?? DEFAULTS.host,
+    database: readDatabase(read('DATABASE_URL'), dataDir, environment, cwd),
+    redisUrl,
+    authUrl,
+    baseUrl,
+    dataDir,
+    masterKey,
+    smsWebhookUrl,
+    smsWebhookSecret,
+    codeTtlSeconds: readInteger(read, 'CONNECT_CODE_TTL', DEFAULTS.codeTtlSeconds, 1),
+    accessTokenTtlSeconds: readInteger(read, 'CONNECT_ACCESS_TOKEN_TTL', DEFAULTS.accessTokenTtlSeconds, 1),
+    refreshTokenTtlSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULTS.refreshTokenTtlSeconds, 1),
+    logLevel,
+  };
+  return Object.freeze(config);
+}
+
+type Reader = (name: string) => string | undefined;
+
+function readInteger(read: Reader, name: string, fallback: number, min: number, max = 10 * 365 * 86_400): number {
+  const value = read(name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, not "${value}"`);
+  const number = Number(value);
+  if (number < min || number > max) throw new ConfigError(`${name} must be between ${min} and ${max}, not ${value}`);
+  return number;
+}
+
+function readPublicUrl(read: Reader, name: string, production: boolean): string | undefined {
+  const value = read(name);
+  if (value === undefined) return undefined;
+  const url = parseUrl(value);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`${name} must be an http:// or https:// URL`);
+  if (production && url.protocol !== 'https:') throw new ConfigError(`${name} must be an https:// URL in production`);
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${name} must not carry a query, fragment or credentials`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function readDatabase(value: string | undefined, dataDir: string, environment: string, cwd: string): DatabaseLocation {
+  if (value === undefined) return { engine: 'sqlite', path: resolve(dataDir, `connect-${environment}.db`) };
+  if (value.startsWith('sqlite:')) {
+    const path = value.slice('sqlite:'.length);
+    if (path === '') throw new ConfigError('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./data/connect.db or sqlite::memory:');
+    return { engine: 'sqlite', path: path === ':memory:' ? path : resolve(cwd, path) };
+  }
+  if (/^postgres(ql)?:\/\//.test(value) && parseUrl(value)) return { engine: 'postgres', url: value };
+  throw new ConfigError('DATABASE_URL must be sqlite:<path> or a postgres:// / postgresql:// URL');
+}
+
+function decodeMasterKey(value: string): Buffer {
+  const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0);
+  if (key.length !== MASTER_KEY_BYTES) {
+    throw new ConfigError(`CONNECT_MASTER_KEY must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
+  }
+  return key;
+}
+
+function parseUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}

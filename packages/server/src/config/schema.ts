@@ -1,0 +1,67 @@
+/**
+ * Connect's configuration: every setting, its environment variable, its
+ * default, and whether production must set it (CONTRACT.md §2).
+ * `load.ts` reads and checks it once at start-up.
+ */
+import type { Environment } from '../core/environment.js';
+import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
+
+/** Log verbosity, as pino names it. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The validated, frozen configuration. */
+export interface Config {
+  /**
+   * `CONNECT_ENVIRONMENT`: `sandbox` (default) or `production`. One server is
+   * one environment; production refuses unsafe settings.
+   */
+  readonly environment: Environment;
+  /** `PORT`: TCP port to listen on; default `3000`; `0` picks a free port. */
+  readonly port: number;
+  /** `HOST`: address to listen on; default `127.0.0.1`. */
+  readonly host: string;
+  /** `DATABASE_URL`: default `sqlite:<dataDir>/connect-<environment>.db`; production should use PostgreSQL. */
+  readonly database: DatabaseLocation;
+  /** `REDIS_URL`: optional `redis://` or `rediss://` URL for cross-instance counters and caches. */
+  readonly redisUrl: string | undefined;
+  /**
+   * `CONNECT_AUTH_URL`: public `{auth_url}` and token issuer. Default
+   * `http://<host>:<port>` with the port actually bound; production must set
+   * an `https://` URL.
+   */
+  readonly authUrl: string | undefined;
+  /** `CONNECT_BASE_URL`: public `{base_url}`, the `aud` of client tokens; default the auth URL. */
+  readonly baseUrl: string | undefined;
+  /** `CONNECT_DATA_DIR`: embedded database and sandbox master key; default `./data`. */
+  readonly dataDir: string;
+  /**
+   * `CONNECT_MASTER_KEY`: 32 random bytes, base64. Seals signing keys and keys
+   * the client-secret hash. Sandbox: generated into the data folder on first
+   * start when unset. Production: required.
+   */
+  readonly masterKey: Buffer | undefined;
+  /** `CONNECT_SMS_WEBHOOK_URL`: the SMS gateway (JSON POST); required in production. */
+  readonly smsWebhookUrl: string | undefined;
+  /** `CONNECT_SMS_WEBHOOK_SECRET`: HMAC-SHA-256 key signing each SMS webhook call; required with the URL. */
+  readonly smsWebhookSecret: string | undefined;
+  /** `CONNECT_CODE_TTL`: authorization code lifetime in seconds; default 300. */
+  readonly codeTtlSeconds: number;
+  /** `CONNECT_ACCESS_TOKEN_TTL`: access token lifetime in seconds; default 3600. */
+  readonly accessTokenTtlSeconds: number;
+  /** `CONNECT_REFRESH_TOKEN_TTL`: refresh token lifetime in seconds; default 604800. */
+  readonly refreshTokenTtlSeconds: number;
+  /** `CONNECT_LOG_LEVEL`: default `info`. */
+  readonly logLevel: LogLevel;
+}
+
+/** Defaults, each documented on the matching {@link Config} key. */
+export const DEFAULTS = {
+  environment: 'sandbox',
+  port: 3000,
+  host: '127.0.0.1',
+  dataDir: './data',
+  codeTtlSeconds: 300,
+  accessTokenTtlSeconds: 3600,
+  refreshTokenTtlSeconds: 604_800,
+  logLevel: 'info',
+} as const;

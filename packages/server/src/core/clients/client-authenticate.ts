@@ -1,0 +1,108 @@
+import type { Environment } from '../environment.js';
+import { ENVIRONMENTS } from '../environment.js';
+import { InvalidClient, InvalidRequest, type ClientAuthMethod } from '../errors.js';
+import { clientIdPrefix, clientSecretPrefix, type Client } from './client.js';
+import type { ClientSecretHasher } from './client-secret.js';
+
+/** The credentials a request carried, as received. */
+export interface ClientAuthInput {
+  /** The raw `Authorization` header, if any. */
+  readonly authorization?: string | undefined;
+  /** `client_id` from the form body, if any. */
+  readonly clientId?: string | undefined;
+  /** `client_secret` from the form body, if any. */
+  readonly clientSecret?: string | undefined;
+}
+
+/** What client authentication reads. */
+export interface ClientAuthDeps {
+  findClient(id: string): Promise<Client | undefined>;
+  readonly hasher: ClientSecretHasher;
+  readonly environment: Environment;
+}
+
+// Longest ID and secret worth looking at; real ones are far shorter.
+const MAX_CREDENTIAL_LENGTH = 512;
+// Verified against when the client does not exist, so the answer takes as long.
+const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
+
+/**
+ * Authenticates the client of a token, introspection or revocation request by
+ * `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1), never both.
+ *
+ * Unknown client, wrong secret: one answer, so neither is revealed. A disabled
+ * client is named as such only after its secret verified.
+ *
+ * @throws InvalidClient when authentication fails; InvalidRequest when the
+ *   request mixes methods or names two different clients.
+ */
+export async function authenticateClient(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
+  const { clientId, clientSecret, method } = readCredentials(input);
+  const failed = () => new InvalidClient('client authentication failed', method);
+  if (clientId.length > MAX_CREDENTIAL_LENGTH || clientSecret.length > MAX_CREDENTIAL_LENGTH) throw failed();
+
+  const foreign = foreignEnvironment(clientId, clientSecret, deps.environment);
+  if (foreign) {
+    throw new InvalidClient(`these are ${foreign} credentials; this server is the ${deps.environment} environment`, method);
+  }
+
+  const client = await deps.findClient(clientId);
+  const secretMatches = deps.hasher.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
+  if (!client || !secretMatches) throw failed();
+  if (client.status !== 'active') throw new InvalidClient('client is disabled', method);
+  return client;
+}
+
+function readCredentials(input: ClientAuthInput): { clientId: string; clientSecret: string; method: ClientAuthMethod } {
+  if (input.authorization !== undefined) {
+    const basic = parseBasic(input.authorization);
+    // RFC 6749 §2.3: a client must not use more than one authentication method.
+    if (input.clientSecret !== undefined) {
+      throw new InvalidRequest('client authenticated with both HTTP Basic and client_secret; use one method');
+    }
+    if (input.clientId !== undefined && input.clientId !== basic.clientId) {
+      throw new InvalidRequest('client_id does not match the client of the Authorization header');
+    }
+    return { ...basic, method: 'client_secret_basic' };
+  }
+  if (input.clientSecret !== undefined) {
+    if (input.clientId === undefined) throw new InvalidRequest('client_id is required with client_secret');
+    return { clientId: input.clientId, clientSecret: input.clientSecret, method: 'client_secret_post' };
+  }
+  if (input.clientId !== undefined) throw new InvalidClient('client_secret is required', 'none');
+  throw new InvalidClient('client authentication is required: HTTP Basic or client_id and client_secret', 'none');
+}
+
+/** Reads `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1, RFC 7617). */
+function parseBasic(header: string): { clientId: string; clientSecret: string } {
+  const malformed = () => new InvalidClient('malformed HTTP Basic credentials', 'client_secret_basic');
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
+  if (!match?.[1] || match[1].length > 4 * MAX_CREDENTIAL_LENGTH) throw malformed();
+  let decoded: string;
+  try {
+    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(match[1], 'base64'));
+  } catch {
+    throw malformed();
+  }
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw malformed();
+  const clientId = formDecode(decoded.slice(0, colon));
+  const clientSecret = formDecode(decoded.slice(colon + 1));
+  if (clientId === undefined || clientSecret === undefined || clientSecret === '') throw malformed();
+  return { clientId, clientSecret };
+}
+
+function formDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The other environment these credentials were issued for, if their prefix says so. */
+function foreignEnvironment(clientId: string, secret: string, own: Environment): Environment | undefined {
+  return ENVIRONMENTS.find(
+    (env) => env !== own && (clientId.startsWith(clientIdPrefix(env)) || secret.startsWith(clientSecretPrefix(env))),
+  );
+}

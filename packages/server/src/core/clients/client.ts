@@ -1,0 +1,46 @@
+import type { Environment } from '../environment.js';
+
+/** The grant types a client can be allowed to use (CONTRACT.md §3). */
+export type GrantType = 'client_credentials' | 'authorization_code' | 'refresh_token';
+
+/** Every grant type Connect knows, in documentation order. */
+export const GRANT_TYPES: readonly GrantType[] = ['client_credentials', 'authorization_code', 'refresh_token'];
+
+/** Grants a new client gets when none are named: refresh is enabled per use case (seed §4.1). */
+export const DEFAULT_GRANTS: readonly GrantType[] = ['client_credentials', 'authorization_code'];
+
+/** Narrows an arbitrary string to a {@link GrantType}. */
+export function isGrantType(value: string): value is GrantType {
+  return (GRANT_TYPES as readonly string[]).includes(value);
+}
+
+/** Whether a client may authenticate and obtain tokens. */
+export type ClientStatus = 'active' | 'disabled';
+
+/**
+ * A registered API consumer.
+ *
+ * The secret is never held in clear: `secretHash` is a keyed hash (see
+ * `client-secret.ts`). Timestamps are epoch seconds.
+ */
+export interface Client {
+  readonly id: string;
+  readonly name: string;
+  readonly secretHash: string;
+  readonly redirectUri: string;
+  readonly grants: readonly GrantType[];
+  readonly requirePkce: boolean;
+  readonly status: ClientStatus;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** The prefix of every client ID of an environment, e.g. `cid_sandbox_`. */
+export function clientIdPrefix(environment: Environment): string {
+  return `cid_${environment}_`;
+}
+
+/** The prefix of every client secret of an environment, e.g. `csk_sandbox_`. */
+export function clientSecretPrefix(environment: Environment): string {
+  return `csk_${environment}_`;
+}

@@ -1,0 +1,140 @@
+import type { ClientPatch } from '../../storage/ports.js';
+import type { Clock } from '../clock.js';
+import type { Environment } from '../environment.js';
+import type { Client, GrantType } from './client.js';
+import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
+import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
+
+/** Invalid input to a client administration command; the message is shown to the operator. */
+export class ClientValidationError extends Error {
+  override readonly name = 'ClientValidationError';
+}
+
+/** The store operations client administration uses. */
+export interface ClientAdminStore {
+  findClient(id: string): Promise<Client | undefined>;
+  insertClient(client: Client): Promise<void>;
+  updateClient(id: string, patch: ClientPatch, now: number): Promise<Client>;
+}
+
+/** What client administration needs. */
+export interface ClientAdminDeps {
+  readonly clients: ClientAdminStore;
+  readonly hasher: ClientSecretHasher;
+  readonly clock: Clock;
+  readonly environment: Environment;
+}
+
+/** A new client and its secret, which exists in clear only here. */
+export interface RegisteredClient {
+  readonly client: Client;
+  readonly clientSecret: string;
+}
+
+/** What registering a client takes. */
+export interface RegisterClientInput {
+  readonly name: string;
+  readonly redirectUri: string;
+  readonly grants?: readonly string[] | undefined;
+  readonly requirePkce?: boolean | undefined;
+}
+
+/**
+ * Registers a client: a fresh ID and 256-bit secret; only the keyed hash of
+ * the secret is stored.
+ *
+ * @throws ClientValidationError on a bad name, redirect URI or grant list.
+ */
+export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  const now = deps.clock.nowSeconds();
+  const clientSecret = generateClientSecret(deps.environment);
+  const client: Client = {
+    id: generateClientId(deps.environment),
+    name: validateName(input.name),
+    secretHash: deps.hasher.hash(clientSecret),
+    redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
+    grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
+    requirePkce: input.requirePkce ?? false,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.clients.insertClient(client);
+  return { client, clientSecret };
+}
+
+/** Issues a new secret for a client; the previous one stops working. */
+export async function rotateClientSecret(id: string, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  const clientSecret = generateClientSecret(deps.environment);
+  const client = await deps.clients.updateClient(id, { secretHash: deps.hasher.hash(clientSecret) }, deps.clock.nowSeconds());
+  return { client, clientSecret };
+}
+
+/** Changes a client's redirect URI and/or grants, validated as at registration. */
+export async function updateClientSettings(
+  id: string,
+  changes: { redirectUri?: string | undefined; grants?: readonly string[] | undefined; requirePkce?: boolean | undefined },
+  deps: ClientAdminDeps,
+): Promise<Client> {
+  const patch: ClientPatch = {};
+  if (changes.redirectUri !== undefined) patch.redirectUri = validateRedirectUri(changes.redirectUri, deps.environment);
+  if (changes.grants !== undefined) patch.grants = validateGrants(changes.grants);
+  if (changes.requirePkce !== undefined) patch.requirePkce = changes.requirePkce;
+  if (Object.keys(patch).length === 0) throw new ClientValidationError('nothing to update: give --redirect-uri, --grants or --require-pkce');
+  return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
+}
+
+/** Enables or disables a client. A disabled client cannot authenticate. */
+export async function setClientStatus(id: string, status: Client['status'], deps: ClientAdminDeps): Promise<Client> {
+  return deps.clients.updateClient(id, { status }, deps.clock.nowSeconds());
+}
+
+function validateName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 100) throw new ClientValidationError('name must be 1 to 100 characters');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ClientValidationError('name must not contain control characters');
+  return trimmed;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A redirect URI must be absolute, without a fragment (RFC 6749 §3.1.2) and
+ * without wildcards; `https`, or `http` in the sandbox or on a loopback host
+ * (RFC 8252 §7.3), or a private-use scheme with a dot for native apps
+ * (RFC 8252 §7.1). It is matched exactly at authorization time.
+ */
+export function validateRedirectUri(value: string, environment: Environment): string {
+  if (value.length > 2000) throw new ClientValidationError('redirect URI must be at most 2000 characters');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ClientValidationError(`redirect URI must be an absolute URL, e.g. https://merchant.example/callback`);
+  }
+  if (url.hash || value.includes('#')) throw new ClientValidationError('redirect URI must not contain a fragment (#)');
+  if (value.includes('*')) throw new ClientValidationError('redirect URI must not contain wildcards');
+  if (url.username || url.password) throw new ClientValidationError('redirect URI must not contain credentials');
+  const scheme = url.protocol.slice(0, -1);
+  if (scheme === 'https') return value;
+  if (scheme === 'http') {
+    if (environment === 'sandbox' || LOOPBACK_HOSTS.has(url.hostname)) return value;
+    throw new ClientValidationError('redirect URI must use https:// in production (http:// only on a loopback host)');
+  }
+  if (scheme.includes('.')) return value;
+  throw new ClientValidationError('redirect URI must use https://, http:// (sandbox or loopback) or a reverse-domain app scheme');
+}
+
+function validateGrants(grants: readonly string[]): GrantType[] {
+  const unique = [...new Set(grants.map((g) => g.trim()).filter((g) => g !== ''))];
+  if (unique.length === 0) throw new ClientValidationError('at least one grant is required');
+  const unknown = unique.filter((g) => !isGrantType(g));
+  if (unknown.length > 0) {
+    throw new ClientValidationError(`unknown grant ${unknown.join(', ')}; grants are ${GRANT_TYPES.join(', ')}`);
+  }
+  if (unique.includes('refresh_token') && !unique.includes('authorization_code')) {
+    throw new ClientValidationError('the refresh_token grant needs authorization_code (refresh tokens come from it)');
+  }
+  return unique as GrantType[];
+}

@@ -1,0 +1,45 @@
+/**
+ * The source of "now" for every expiry rule.
+ *
+ * Core and storage code never read the system time themselves; they receive a
+ * `Clock` so that tests can move time explicitly and so that SQLite and
+ * PostgreSQL compare timestamps computed in one place.
+ */
+export interface Clock {
+  /** Current time as whole seconds since the UNIX epoch. */
+  nowSeconds(): number;
+}
+
+/** The real clock, backed by the system time. */
+export const systemClock: Clock = {
+  nowSeconds: () => Math.floor(Date.now() / 1000),
+};
+
+/** A clock that only moves when told to. */
+export interface FixedClock extends Clock {
+  /** Moves the clock forward (or backward, with a negative value) by `seconds`. */
+  advance(seconds: number): void;
+  /** Sets the clock to an absolute time in epoch seconds. */
+  set(epochSeconds: number): void;
+}
+
+/**
+ * A clock for tests: starts at `start` (epoch seconds) and moves only through
+ * `advance` / `set`.
+ *
+ * @example
+ * const clock = fixedClock(1_700_000_000);
+ * clock.advance(3600);
+ */
+export function fixedClock(start: number): FixedClock {
+  let now = Math.floor(start);
+  return {
+    nowSeconds: () => now,
+    advance(seconds) {
+      now += Math.floor(seconds);
+    },
+    set(epochSeconds) {
+      now = Math.floor(epochSeconds);
+    },
+  };
+}

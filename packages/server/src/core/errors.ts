@@ -1,0 +1,92 @@
+/**
+ * The OAuth 2.0 error catalogue.
+ *
+ * Core code throws these; `http/plugins/oauth-errors.ts` is the one place that
+ * turns them into HTTP responses. `description` is shown to the API consumer
+ * and must never contain a secret; `detail` and `cause` go to logs only.
+ */
+export abstract class OAuthError extends Error {
+  /** The RFC 6749 / 6750 / 7009 error code sent on the wire. */
+  abstract readonly error: string;
+  /** The HTTP status this error is sent with. */
+  abstract readonly status: number;
+  /** Client-safe explanation (`error_description`). */
+  readonly description: string;
+  /** Extra context for the logs only; never sent to the client. */
+  readonly detail: string | undefined;
+
+  constructor(description: string, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options.cause === undefined ? undefined : { cause: options.cause });
+    this.description = description;
+    this.detail = options.detail;
+  }
+
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** RFC 6749 §5.2: the request is missing, repeats or malforms a parameter. */
+export class InvalidRequest extends OAuthError {
+  readonly error = 'invalid_request';
+  readonly status: number;
+  constructor(description: string, options: { detail?: string; cause?: unknown; status?: number } = {}) {
+    super(description, options);
+    this.status = options.status ?? 400;
+  }
+}
+
+/** How the client tried to authenticate; decides the `WWW-Authenticate` challenge. */
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+/** RFC 6749 §5.2: client authentication failed. */
+export class InvalidClient extends OAuthError {
+  readonly error = 'invalid_client';
+  readonly status = 401;
+  /** The method the client attempted; `client_secret_basic` asks for a Basic challenge. */
+  readonly attemptedMethod: ClientAuthMethod;
+  constructor(description: string, attemptedMethod: ClientAuthMethod, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options);
+    this.attemptedMethod = attemptedMethod;
+  }
+}
+
+/** RFC 6749 §5.2: the grant (code, refresh token, ...) is invalid, expired, revoked or foreign. */
+export class InvalidGrant extends OAuthError {
+  readonly error = 'invalid_grant';
+  readonly status = 400;
+}
+
+/** RFC 6749 §5.2: the client may not use this grant type. */
+export class UnauthorizedClient extends OAuthError {
+  readonly error = 'unauthorized_client';
+  readonly status: number;
+  constructor(description: string, options: { detail?: string; cause?: unknown; status?: number } = {}) {
+    super(description, options);
+    this.status = options.status ?? 400;
+  }
+}
+
+/** RFC 6749 §5.2: the grant type is not supported by this server. */
+export class UnsupportedGrantType extends OAuthError {
+  readonly error = 'unsupported_grant_type';
+  readonly status = 400;
+}
+
+/** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
+export class InvalidToken extends OAuthError {
+  readonly error = 'invalid_token';
+  readonly status = 401;
+}
+
+/** RFC 6749 §4.1.2.1: a dependency is down; the client may retry later. */
+export class TemporarilyUnavailable extends OAuthError {
+  readonly error = 'temporarily_unavailable';
+  readonly status = 503;
+}
+
+/** An unexpected failure; the description is generic and the cause is logged. */
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  readonly status = 500;
+}

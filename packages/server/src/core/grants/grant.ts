@@ -1,0 +1,29 @@
+import type { Client, GrantType } from '../clients/client.js';
+
+/** A token request after parsing and client authentication. */
+export interface TokenRequest {
+  /** The form parameters, each present at most once (checked at the edge). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The authenticated client, already checked to be allowed this grant. */
+  readonly client: Client;
+}
+
+/** A successful token response, in core's spelling (the HTTP edge renames fields). */
+export interface TokenResult {
+  readonly accessToken: string;
+  readonly tokenType: 'Bearer';
+  /** Lifetime of the access token in seconds. */
+  readonly expiresIn: number;
+  readonly refreshToken?: string;
+}
+
+/**
+ * One grant type of the token endpoint. Each module under `grants/` exports
+ * one, with the narrow `deps` it reads.
+ */
+export interface GrantHandler<Deps> {
+  readonly grantType: GrantType;
+  /** The parameters this grant reads, besides `grant_type` and client authentication. */
+  readonly parameters: readonly string[];
+  handle(request: TokenRequest, deps: Deps): Promise<TokenResult>;
+}

@@ -1,0 +1,42 @@
+import type { ClientAuthInput } from '../clients/client-authenticate.js';
+import type { Client } from '../clients/client.js';
+import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.js';
+import type { TokenResult } from './grant.js';
+import type { GrantRegistry } from './registry.js';
+
+/** A token request as it arrived, after form parsing. */
+export interface TokenEndpointInput {
+  /** Form parameters, each present once; empty ones already dropped (RFC 6749 §3.2). */
+  readonly params: Readonly<Record<string, string>>;
+  /** The raw `Authorization` header, if any. */
+  readonly authorization?: string | undefined;
+}
+
+/** What the token endpoint pipeline needs. */
+export interface TokenEndpointDeps {
+  readonly grants: GrantRegistry;
+  authenticate(input: ClientAuthInput): Promise<Client>;
+}
+
+/**
+ * The token endpoint (RFC 6749 §3.2): picks the grant, authenticates the
+ * client, checks the client may use that grant, and runs it.
+ */
+export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenEndpointDeps): Promise<TokenResult> {
+  const { params } = input;
+  const grantType = params.grant_type;
+  if (grantType === undefined) throw new InvalidRequest('grant_type is required');
+  const grant = deps.grants.get(grantType);
+  if (!grant) {
+    throw new UnsupportedGrantType(`grant_type is not supported; supported: ${[...deps.grants.keys()].join(', ')}`);
+  }
+  const client = await deps.authenticate({
+    authorization: input.authorization,
+    clientId: params.client_id,
+    clientSecret: params.client_secret,
+  });
+  if (!client.grants.includes(grant.grantType)) {
+    throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
+  }
+  return grant.handle({ params, client });
+}

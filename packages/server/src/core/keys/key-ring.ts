@@ -1,0 +1,174 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Clock } from '../clock.js';
+import type { SigningKeyStore, Storage } from '../../storage/ports.js';
+import { seal, unseal } from './master-key.js';
+import type { SigningKeyRecord } from './signing-key.js';
+
+/** The one signature algorithm Connect issues (CONTRACT.md §5). */
+export const SIGNING_ALG = 'ES256';
+
+/**
+ * How long a server may keep signing with a key after another instance
+ * rotated it: every server reloads keys at least this often.
+ */
+export const KEY_RELOAD_SECONDS = 30;
+
+/** A private key ready to sign, with its `kid`. */
+export interface ActiveSigningKey {
+  readonly kid: string;
+  readonly alg: typeof SIGNING_ALG;
+  readonly key: CryptoKey;
+}
+
+/** What a key ring and key rotation need. */
+export interface KeyRingDeps {
+  readonly keys: SigningKeyStore;
+  /** The key-sealing sub-key derived from the master key. */
+  readonly sealKey: Uint8Array;
+  readonly clock: Clock;
+}
+
+/**
+ * Generates a new ES256 signing key, `kid` = its RFC 7638 thumbprint, with the
+ * private half sealed under `sealKey`.
+ */
+export async function generateSigningKey(sealKey: Uint8Array, now: number): Promise<SigningKeyRecord> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const privateJwk = await exportJWK(privateKey);
+  return {
+    kid,
+    alg: SIGNING_ALG,
+    use: 'sig',
+    status: 'active',
+    publicJwk: JSON.stringify({ ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' }),
+    sealedPrivateJwk: await seal(sealKey, kid, JSON.stringify(privateJwk)),
+    createdAt: now,
+    retiredAt: null,
+    verifyUntil: null,
+  };
+}
+
+/**
+ * Makes a new signing key active and retires the previous ones.
+ *
+ * A retired key keeps verifying until every token it can have signed has
+ * expired: the longest token lifetime after the rotation, plus the time a
+ * running server may take to notice the new key.
+ *
+ * @param maxTokenTtlSeconds the longest lifetime of a token signed by these keys.
+ */
+export async function rotateSigningKey(
+  deps: { storage: Pick<Storage, 'transaction'>; sealKey: Uint8Array; clock: Clock },
+  maxTokenTtlSeconds: number,
+): Promise<SigningKeyRecord> {
+  const now = deps.clock.nowSeconds();
+  const key = await generateSigningKey(deps.sealKey, now);
+  const verifyUntil = now + maxTokenTtlSeconds + 2 * KEY_RELOAD_SECONDS;
+  await deps.storage.transaction(async (tx) => {
+    await tx.keys.insertKey(key);
+    await tx.keys.retireKeys('sig', key.kid, now, verifyUntil);
+  });
+  return key;
+}
+
+/**
+ * The signing keys one server uses: the active key for signing, every key
+ * still inside its verification window for verifying, and the JWKS document.
+ *
+ * Loaded from the database so every instance on one database shares keys;
+ * `reload()` picks up rotations made elsewhere.
+ */
+export class KeyRing {
+  readonly #deps: KeyRingDeps;
+  #active: ActiveSigningKey | undefined;
+  #verifying = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
+  #jwks: { keys: JWK[] } = { keys: [] };
+  #lastLoad = Number.NEGATIVE_INFINITY;
+  #loading: Promise<void> | undefined;
+
+  private constructor(deps: KeyRingDeps) {
+    this.#deps = deps;
+  }
+
+  /** Opens the key ring, creating the first signing key when there is none. */
+  static async open(deps: KeyRingDeps): Promise<KeyRing> {
+    const ring = new KeyRing(deps);
+    await ring.reload();
+    if (!ring.#active) {
+      await deps.keys.insertKey(await generateSigningKey(deps.sealKey, deps.clock.nowSeconds()));
+      await ring.reload();
+    }
+    return ring;
+  }
+
+  /** Re-reads keys from the database; concurrent calls share one read. */
+  reload(): Promise<void> {
+    this.#loading ??= this.#load().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  async #load(): Promise<void> {
+    const now = this.#deps.clock.nowSeconds();
+    const records = (await this.#deps.keys.listKeys()).filter(
+      (k) => k.use === 'sig' && (k.status === 'active' || (k.verifyUntil !== null && k.verifyUntil > now)),
+    );
+    const verifying = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
+    const jwks: JWK[] = [];
+    let active: ActiveSigningKey | undefined;
+    for (const record of records) {
+      const publicJwk = JSON.parse(record.publicJwk ?? 'null') as JWK;
+      const cached = this.#verifying.get(record.kid);
+      verifying.set(record.kid, {
+        key: cached?.key ?? ((await importJWK(publicJwk, SIGNING_ALG)) as CryptoKey),
+        verifyUntil: record.verifyUntil,
+      });
+      jwks.push(publicJwk);
+      // listKeys is newest first, so the first active key is the newest one.
+      if (!active && record.status === 'active') {
+        const privateKey =
+          this.#active?.kid === record.kid
+            ? this.#active.key
+            : ((await importJWK(
+                JSON.parse(await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk)) as JWK,
+                SIGNING_ALG,
+              )) as CryptoKey);
+        active = { kid: record.kid, alg: SIGNING_ALG, key: privateKey };
+      }
+    }
+    this.#active = active;
+    this.#verifying = verifying;
+    this.#jwks = { keys: jwks };
+    this.#lastLoad = now;
+  }
+
+  /** The key new tokens are signed with. */
+  signingKey(): ActiveSigningKey {
+    if (!this.#active) throw new Error('no active signing key');
+    return this.#active;
+  }
+
+  /**
+   * The public key for `kid`, or `undefined` when it is unknown or past its
+   * verification window. An unknown `kid` triggers one reload (at most once a
+   * second), so tokens signed by a key another instance just created verify.
+   */
+  async verificationKey(kid: string): Promise<CryptoKey | undefined> {
+    const now = this.#deps.clock.nowSeconds();
+    let entry = this.#verifying.get(kid);
+    if (!entry && now - this.#lastLoad >= 1) {
+      await this.reload();
+      entry = this.#verifying.get(kid);
+    }
+    if (!entry || (entry.verifyUntil !== null && entry.verifyUntil <= now)) return undefined;
+    return entry.key;
+  }
+
+  /** The JWKS document: public halves of every key that still verifies. */
+  jwks(): { keys: JWK[] } {
+    return this.#jwks;
+  }
+}

@@ -1,0 +1,68 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError } from '../../core/errors.js';
+
+/**
+ * THE mapping from errors to HTTP responses, for every route.
+ *
+ * - `OAuthError`: its status and `{ error, error_description }`.
+ * - Fastify's own request errors (bad content type, body too large, bad
+ *   JSON): `invalid_request` with a fixed, client-safe description.
+ * - Anything else: a generic `server_error`, logged in full.
+ *
+ * Every error response carries `Cache-Control: no-store`; 401s carry the
+ * `WWW-Authenticate` challenge of the scheme the client tried.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const oauthError = toOAuthError(error);
+    if (oauthError instanceof ServerError) {
+      request.log.error({ err: error }, 'request failed');
+    } else {
+      request.log.info({ error: oauthError.error, detail: oauthError.detail }, oauthError.description);
+    }
+    return sendOAuthError(reply, oauthError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply
+      .code(404)
+      .header('cache-control', 'no-store')
+      .send({ error: 'not_found', error_description: `no route for ${request.method} ${request.url.split('?')[0]}` });
+  });
+}
+
+/** Writes an OAuth error response (RFC 6749 §5.2, RFC 6750 §3). */
+export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  reply.code(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache');
+  if (error instanceof InvalidClient && error.attemptedMethod === 'client_secret_basic') {
+    reply.header('www-authenticate', 'Basic realm="connect", charset="UTF-8"');
+  }
+  if (error instanceof InvalidToken) {
+    reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${error.description.replace(/["\\]/g, '')}"`);
+  }
+  return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: error.description });
+}
+
+const REQUEST_ERRORS: Record<string, { status: number; description: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, description: 'unsupported Content-Type' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, description: 'request body is too large' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, description: 'Content-Length does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, description: 'request body is empty' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, description: 'request body is not valid JSON' },
+};
+
+function toOAuthError(error: FastifyError | Error): OAuthError {
+  if (error instanceof OAuthError) return error;
+  const fastifyError = error as FastifyError;
+  const known = fastifyError.code ? REQUEST_ERRORS[fastifyError.code] : undefined;
+  if (known) return new InvalidRequest(known.description, { status: known.status, cause: error });
+  if (fastifyError.validation) return new InvalidRequest(`invalid request: ${fastifyError.message}`, { cause: error });
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new InvalidRequest('request body is not valid JSON', { cause: error });
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new InvalidRequest('malformed request', { status, cause: error });
+  }
+  return new ServerError('the server could not complete the request', { cause: error });
+}

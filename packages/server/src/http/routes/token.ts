@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { handleTokenRequest, type TokenEndpointDeps } from '../../core/grants/token-request.js';
+import { InvalidRequest } from '../../core/errors.js';
+import { useFormBody, type FormParams } from '../plugins/form-body.js';
+
+const tokenResponseSchema = {
+  type: 'object',
+  properties: {
+    access_token: { type: 'string' },
+    token_type: { type: 'string' },
+    expires_in: { type: 'integer' },
+    refresh_token: { type: 'string' },
+  },
+  required: ['access_token', 'token_type', 'expires_in'],
+} as const;
+
+/** `POST /token` (RFC 6749 §3.2, CONTRACT.md §4). */
+export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps): Promise<void> {
+  useFormBody(app);
+
+  app.post<{ Body: FormParams | undefined }>(
+    '/token',
+    { schema: { response: { 200: tokenResponseSchema } } },
+    async (request, reply) => {
+      const result = await handleTokenRequest(
+        { params: request.body ?? {}, authorization: request.headers.authorization },
+        deps,
+      );
+      // RFC 6749 §5.1: token responses must not be cached.
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return {
+        access_token: result.accessToken,
+        token_type: result.tokenType,
+        expires_in: result.expiresIn,
+        refresh_token: result.refreshToken,
+      };
+    },
+  );
+
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/token',
+    handler: async (_request, reply) => {
+      reply.header('allow', 'POST');
+      throw new InvalidRequest('the token endpoint accepts POST only', { status: 405 });
+    },
+  });
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import type { GrantRegistry } from '../../core/grants/registry.js';
+import type { KeyRing } from '../../core/keys/key-ring.js';
+import type { PublicUrls } from '../../core/tokens/public-urls.js';
+
+/** What the discovery routes read. */
+export interface WellKnownDeps {
+  readonly urls: PublicUrls;
+  readonly keyRing: Pick<KeyRing, 'jwks'>;
+  readonly grants: GrantRegistry;
+}
+
+/**
+ * `GET /.well-known/jwks.json` and `GET /.well-known/oauth-authorization-server`
+ * (RFC 8414), describing exactly the endpoints and grants this server has.
+ */
+export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps): Promise<void> {
+  app.get('/.well-known/jwks.json', async (_request, reply) => {
+    // Short, so a rotated-in key is fetched soon; verifiers also refetch on an unknown kid.
+    reply.header('cache-control', 'public, max-age=60');
+    return deps.keyRing.jwks();
+  });
+
+  app.get('/.well-known/oauth-authorization-server', async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    const issuer = deps.urls.authUrl;
+    return {
+      issuer,
+      token_endpoint: `${issuer}/token`,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      grant_types_supported: [...deps.grants.keys()],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      response_types_supported: [],
+    };
+  });
+}

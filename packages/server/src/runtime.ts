@@ -1,0 +1,44 @@
+import { ClientSecretHasher } from './core/clients/client-secret.js';
+import type { Clock } from './core/clock.js';
+import { deriveKey } from './core/keys/master-key.js';
+import { resolveMasterKey } from './config/master-key-file.js';
+import type { Config } from './config/schema.js';
+import { openStorage } from './storage/kysely/open-storage.js';
+import type { Storage } from './storage/ports.js';
+
+/** The services the server and every CLI command share. */
+export interface Runtime {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly storage: Storage;
+  readonly hasher: ClientSecretHasher;
+  /** Seals private keys at rest. */
+  readonly sealKey: Uint8Array;
+}
+
+/**
+ * Opens the database (migrated to the latest schema) and derives the keys
+ * from the master key. Close with `runtime.storage.close()`.
+ */
+export async function openRuntime(config: Config, clock: Clock): Promise<Runtime> {
+  const masterKey = resolveMasterKey(config);
+  const storage = openStorage(config.database);
+  try {
+    await storage.migrate();
+  } catch (error) {
+    await storage.close().catch(() => {});
+    throw error;
+  }
+  return {
+    config,
+    clock,
+    storage,
+    hasher: new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac')),
+    sealKey: deriveKey(masterKey, 'key-sealing'),
+  };
+}
+
+/** The longest lifetime of any token signed by the signing keys. */
+export function maxTokenTtlSeconds(config: Config): number {
+  return Math.max(config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds, config.codeTtlSeconds);
+}

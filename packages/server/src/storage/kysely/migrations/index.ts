@@ -1,0 +1,12 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initial from './2026-11-21T10-00-initial.js';
+
+/** Every migration, by name; names sort in the order they apply. */
+const MIGRATIONS: Record<string, Migration> = {
+  '2026-11-21T10-00-initial': initial,
+};
+
+/** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};

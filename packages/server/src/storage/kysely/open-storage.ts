@@ -1,0 +1,36 @@
+import { Kysely, Migrator, sql } from 'kysely';
+import type { Storage, Stores } from '../ports.js';
+import { migrationProvider } from './migrations/index.js';
+import { createPostgresDialect } from './postgres.js';
+import type { Database } from './schema.js';
+import { createSqliteDialect } from './sqlite.js';
+import { createClientStore } from './stores/clients.js';
+import { createSigningKeyStore } from './stores/signing-keys.js';
+
+/** Where the data lives: parsed from `DATABASE_URL` by `config/load.ts`. */
+export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+
+function storesFor(db: Kysely<Database>): Stores {
+  return { clients: createClientStore(db), keys: createSigningKeyStore(db) };
+}
+
+/** Opens the database; call `migrate()` before first use. */
+export function openStorage(location: DatabaseLocation): Storage {
+  const dialect = location.engine === 'sqlite' ? createSqliteDialect(location.path) : createPostgresDialect(location.url);
+  const db = new Kysely<Database>({ dialect });
+  return {
+    engine: location.engine,
+    ...storesFor(db),
+    transaction: (work) => db.transaction().execute((trx) => work(storesFor(trx))),
+    async migrate() {
+      const migrator = new Migrator({ db, provider: migrationProvider });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

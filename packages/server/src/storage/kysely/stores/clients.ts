@@ -1,0 +1,66 @@
+import type { Kysely, Selectable } from 'kysely';
+import { isGrantType, type Client, type ClientStatus } from '../../../core/clients/client.js';
+import { NotFound } from '../../errors.js';
+import type { ClientPatch, ClientStore } from '../../ports.js';
+import type { ClientsTable, Database } from '../schema.js';
+import { insertOrConflict } from './insert-or-conflict.js';
+
+/** The Kysely {@link ClientStore}, shared by both engines. */
+export function createClientStore(db: Kysely<Database>): ClientStore {
+  return {
+    async findClient(id) {
+      const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toClient(row);
+    },
+
+    async listClients() {
+      const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('id').execute();
+      return rows.map(toClient);
+    },
+
+    async insertClient(client) {
+      await insertOrConflict(db.insertInto('clients').values(toRow(client)), `client ${client.id} exists`);
+    },
+
+    async updateClient(id, patch, now) {
+      const values: Partial<ClientsTable> = { updated_at: now };
+      if (patch.name !== undefined) values.name = patch.name;
+      if (patch.redirectUri !== undefined) values.redirect_uri = patch.redirectUri;
+      if (patch.grants !== undefined) values.grants = patch.grants.join(' ');
+      if (patch.requirePkce !== undefined) values.require_pkce = patch.requirePkce ? 1 : 0;
+      if (patch.status !== undefined) values.status = patch.status;
+      if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
+      const row = await db.updateTable('clients').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+      if (!row) throw new NotFound(`client ${id} not found`);
+      return toClient(row);
+    },
+  };
+}
+
+function toClient(row: Selectable<ClientsTable>): Client {
+  return {
+    id: row.id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    redirectUri: row.redirect_uri,
+    grants: row.grants.split(' ').filter(isGrantType),
+    requirePkce: row.require_pkce === 1,
+    status: row.status as ClientStatus,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toRow(client: Client): ClientsTable {
+  return {
+    id: client.id,
+    name: client.name,
+    secret_hash: client.secretHash,
+    redirect_uri: client.redirectUri,
+    grants: client.grants.join(' '),
+    require_pkce: client.requirePkce ? 1 : 0,
+    status: client.status,
+    created_at: client.createdAt,
+    updated_at: client.updatedAt,
+  };
+}

@@ -1,0 +1,20 @@
+import { Conflict } from '../../errors.js';
+
+/**
+ * Runs an insert and turns a unique-key violation of either engine into
+ * `Conflict`, so callers never see driver errors.
+ */
+export async function insertOrConflict(query: { execute(): Promise<unknown> }, message: string): Promise<void> {
+  try {
+    await query.execute();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new Conflict(message, { cause: error });
+    throw error;
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // PostgreSQL: 23505 unique_violation; SQLite: SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE.
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
