@@ -84,12 +84,12 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
-    out(HELP);
-    return 0;
-  }
   if (values.version) {
     out(values.json ? `${JSON.stringify({ version: await version() })}\n` : `${await version()}\n`);
+    return 0;
+  }
+  if (values.help || positionals.length === 0) {
+    out(HELP);
     return 0;
   }
 

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * The PostgreSQL server the tests use, from `CONNECT_TEST_POSTGRES_URL`
+ * (e.g. `postgres://postgres@127.0.0.1:5432/postgres`). Without it the
+ * PostgreSQL suites are skipped with a visible notice; in CI it is required.
+ */
+export const postgresAdminUrl: string | undefined = process.env.CONNECT_TEST_POSTGRES_URL || undefined;
+
+if (!postgresAdminUrl && process.env.CI) {
+  throw new Error('CONNECT_TEST_POSTGRES_URL must be set in CI: the PostgreSQL suites are required there');
+}
+
+/** Prints, once per file, that the PostgreSQL suite did not run. */
+export function noticePostgresSkipped(suite: string): void {
+  if (!postgresAdminUrl) {
+    process.stderr.write(`\nNOTICE: PostgreSQL suite "${suite}" SKIPPED: set CONNECT_TEST_POSTGRES_URL to run it.\n\n`);
+  }
+}
+
+/** A database created for one test file, dropped by `drop()`. */
+export interface TestDatabase {
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database `connect_test_<random>` on the test server. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!postgresAdminUrl) throw new Error('CONNECT_TEST_POSTGRES_URL is not set');
+  const name = `connect_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    async drop() {
+      const client = new pg.Client({ connectionString: postgresAdminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
