@@ -129,13 +129,7 @@ export class KeyRing {
       jwks.push(publicJwk);
       // listKeys is newest first, so the first active key is the newest one.
       if (!active && record.status === 'active') {
-        const privateKey =
-          this.#active?.kid === record.kid
-            ? this.#active.key
-            : ((await importJWK(
-                JSON.parse(await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk)) as JWK,
-                SIGNING_ALG,
-              )) as CryptoKey);
+        const privateKey = this.#active?.kid === record.kid ? this.#active.key : await this.#openPrivateKey(record);
         active = { kid: record.kid, alg: SIGNING_ALG, key: privateKey };
       }
     }
@@ -143,6 +137,19 @@ export class KeyRing {
     this.#verifying = verifying;
     this.#jwks = { keys: jwks };
     this.#lastLoad = now;
+  }
+
+  async #openPrivateKey(record: SigningKeyRecord): Promise<CryptoKey> {
+    let jwk: string;
+    try {
+      jwk = await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk);
+    } catch (error) {
+      throw new Error(
+        `cannot open signing key ${record.kid}: is CONNECT_MASTER_KEY the key this database was created with?`,
+        { cause: error },
+      );
+    }
+    return (await importJWK(JSON.parse(jwk) as JWK, SIGNING_ALG)) as CryptoKey;
   }
 
   /** The key new tokens are signed with. */

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
+import type { Client } from '../../../src/core/clients/client.js';
+import {
+  ClientValidationError,
+  registerClient,
+  rotateClientSecret,
+  updateClientSettings,
+  validateRedirectUri,
+} from '../../../src/core/clients/manage-clients.js';
+import { fixedClock } from '../../../src/core/clock.js';
+import { NotFound } from '../../../src/storage/errors.js';
+import type { ClientPatch } from '../../../src/storage/ports.js';
+
+function memoryDeps(environment: 'sandbox' | 'production' = 'sandbox') {
+  const clients = new Map<string, Client>();
+  const clock = fixedClock(1000);
+  return {
+    clients,
+    deps: {
+      environment,
+      clock,
+      hasher: new ClientSecretHasher(new Uint8Array(32).fill(3)),
+      clients: {
+        findClient: async (id: string) => clients.get(id),
+        insertClient: async (c: Client) => void clients.set(c.id, c),
+        updateClient: async (id: string, patch: ClientPatch, now: number) => {
+          const c = clients.get(id);
+          if (!c) throw new NotFound(id);
+          const next = { ...c, ...patch, updatedAt: now } as Client;
+          clients.set(id, next);
+          return next;
+        },
+      },
+    },
+  };
+}
+
+describe('client administration', () => {
+  it('registers a client storing only the keyed hash of its secret', async () => {
+    const { deps, clients } = memoryDeps();
+    const { client, clientSecret } = await registerClient({ name: ' Acme ', redirectUri: 'https://acme.example/cb' }, deps);
+    expect(client).toMatchObject({ name: 'Acme', grants: ['client_credentials', 'authorization_code'], status: 'active', requirePkce: false, createdAt: 1000 });
+    const stored = clients.get(client.id);
+    expect(JSON.stringify(stored)).not.toContain(clientSecret);
+    expect(deps.hasher.verify(clientSecret, stored!.secretHash)).toBe(true);
+  });
+
+  it('rotates a secret: the new one verifies, the old one no longer', async () => {
+    const { deps, clients } = memoryDeps();
+    const { client, clientSecret } = await registerClient({ name: 'Acme', redirectUri: 'https://acme.example/cb' }, deps);
+    const rotated = await rotateClientSecret(client.id, deps);
+    const hash = clients.get(client.id)!.secretHash;
+    expect(deps.hasher.verify(rotated.clientSecret, hash)).toBe(true);
+    expect(deps.hasher.verify(clientSecret, hash)).toBe(false);
+  });
+
+  it.each([
+    [['client_credentials', 'nope'], /unknown grant nope/],
+    [[], /at least one grant/],
+    [['refresh_token'], /needs authorization_code/],
+  ])('refuses grants %j', async (grants, message) => {
+    const { deps, clients } = memoryDeps();
+    await expect(registerClient({ name: 'Acme', redirectUri: 'https://a.example/cb', grants }, deps)).rejects.toThrow(message);
+    expect(clients.size).toBe(0);
+  });
+
+  it('refuses an empty or overlong name', async () => {
+    const { deps } = memoryDeps();
+    await expect(registerClient({ name: '  ', redirectUri: 'https://a.example/cb' }, deps)).rejects.toBeInstanceOf(ClientValidationError);
+    await expect(registerClient({ name: 'x'.repeat(101), redirectUri: 'https://a.example/cb' }, deps)).rejects.toBeInstanceOf(ClientValidationError);
+  });
+
+  it('refuses an update with nothing to change', async () => {
+    const { deps } = memoryDeps();
+    const { client } = await registerClient({ name: 'Acme', redirectUri: 'https://a.example/cb' }, deps);
+    await expect(updateClientSettings(client.id, {}, deps)).rejects.toThrow(/nothing to update/);
+  });
+
+  describe('redirect URIs', () => {
+    it.each([
+      ['https://merchant.example/callback', 'production'],
+      ['https://merchant.example/callback?x=1', 'production'],
+      ['http://127.0.0.1:4000/callback', 'production'],
+      ['http://localhost/cb', 'production'],
+      ['http://merchant.test/cb', 'sandbox'],
+      ['com.merchant.app:/oauth', 'production'],
+    ] as const)('accepts %s in %s', (uri, environment) => {
+      expect(validateRedirectUri(uri, environment)).toBe(uri);
+    });
+
+    it.each([
+      ['/relative/path', /absolute URL/],
+      ['https://merchant.example/cb#frag', /fragment/],
+      ['https://*.merchant.example/cb', /wildcards/],
+      ['https://user:pw@merchant.example/cb', /credentials/],
+      ['javascript:alert(1)', /must use/],
+      ['data:text/html,hi', /must use/],
+      ['http://merchant.example/cb', /https:\/\/ in production/],
+      [`https://merchant.example/${'a'.repeat(2000)}`, /at most 2000/],
+    ])('refuses %s', (uri, message) => {
+      expect(() => validateRedirectUri(uri, 'production')).toThrow(message);
+    });
+  });
+});

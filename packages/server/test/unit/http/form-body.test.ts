@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidRequest } from '../../../src/core/errors.js';
+import { parseForm } from '../../../src/http/plugins/form-body.js';
+
+const parse = (text: string | Uint8Array) => parseForm(typeof text === 'string' ? Buffer.from(text) : text);
+
+describe('parseForm', () => {
+  it('decodes names and values, + as space, and drops empty values', () => {
+    expect({ ...parse('grant_type=client_credentials&client_id=a%2Bb&x=c+d&empty=&bare') }).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'a+b',
+      x: 'c d',
+    });
+  });
+
+  it('keeps UTF-8 text', () => {
+    expect(parse('name=%E2%82%AC').name).toBe('€');
+  });
+
+  it.each([
+    ['a repeated parameter', 'grant_type=a&grant_type=b', /repeated/],
+    ['a repeated empty parameter', 'scope=&scope=', /repeated/],
+    ['a bad percent-escape', 'a=%zz', /form encoding/],
+    ['a percent-escaped invalid UTF-8 byte', 'a=%ff', /form encoding/],
+    ['a truncated UTF-8 sequence', 'a=%e2%82', /form encoding/],
+    ['raw invalid UTF-8', Buffer.from([0x61, 0x3d, 0xff, 0xfe]), /UTF-8/],
+  ])('refuses %s', (_name, body, message) => {
+    expect(() => parse(body)).toThrow(InvalidRequest);
+    expect(() => parse(body)).toThrow(message);
+  });
+
+  it('does not let a parameter named __proto__ reach the prototype', () => {
+    const params = parse('__proto__=x&constructor=y');
+    expect(params.__proto__).toBe('x');
+    expect(Object.getPrototypeOf(params)).toBeNull();
+  });
+});
