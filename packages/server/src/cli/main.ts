@@ -80,7 +80,8 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
   try {
     parsed = parse(argv);
   } catch (error) {
-    err(`connect-auth: ${(error as Error).message.split('\n')[0]}; see connect-auth --help\n`);
+    // Node's parseArgs appends a long hint about '--' to unknown options; the first sentence says it all.
+    err(`connect-auth: ${oneLine((error as Error).message).split('. ')[0]}; see connect-auth --help\n`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -112,10 +113,10 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      err(`connect-auth: ${error.message}; see connect-auth --help\n`);
+      err(`connect-auth: ${oneLine(error.message)}; see connect-auth --help\n`);
       return 2;
     }
-    err(`connect-auth: ${describeFailure(error)}\n`);
+    err(`connect-auth: ${oneLine(describeFailure(error))}\n`);
     return 1;
   }
 }
@@ -178,6 +179,11 @@ function describeFailure(error: unknown): string {
   if (code === 'EADDRINUSE') return 'the port is in use: set PORT to a free port (PORT=0 picks one)';
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] ?? 'failed';
+}
+
+/** Failures are reported on one line, even when they quote an argument that holds a line break. */
+function oneLine(message: string): string {
+  return message.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 async function version(): Promise<string> {

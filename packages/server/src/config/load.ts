@@ -26,7 +26,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
 
   const environmentValue = read('CONNECT_ENVIRONMENT') ?? DEFAULTS.environment;
   if (!isEnvironment(environmentValue)) {
-    throw new ConfigError(`CONNECT_ENVIRONMENT must be "sandbox" or "production", not "${environmentValue}"`);
+    throw new ConfigError(`CONNECT_ENVIRONMENT must be "sandbox" or "production", not ${quote(environmentValue)}`);
   }
   const environment = environmentValue;
   const production = environment === 'production';
@@ -89,7 +89,7 @@ type Reader = (name: string) => string | undefined;
 function readInteger(read: Reader, name: string, fallback: number, min: number, max = 10 * 365 * 86_400): number {
   const value = read(name);
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, not "${value}"`);
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, not ${quote(value)}`);
   const number = Number(value);
   if (number < min || number > max) throw new ConfigError(`${name} must be between ${min} and ${max}, not ${value}`);
   return number;
@@ -124,6 +124,11 @@ function decodeMasterKey(value: string): Buffer {
     throw new ConfigError(`CONNECT_MASTER_KEY must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
   }
   return key;
+}
+
+/** A value quoted for a one-line message: JSON escapes keep a newline in it from splitting the line. */
+function quote(value: string): string {
+  return JSON.stringify(value);
 }
 
 function parseUrl(value: string): URL | undefined {

@@ -1,0 +1,675 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { MASTER_KEY_FILE } from '../../src/config/master-key-file.js';
+import { CLIENT_CACHE_SECONDS } from '../../src/core/clients/cached-client-lookup.js';
+import { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
+import { fixedClock, type FixedClock } from '../../src/core/clock.js';
+import { deriveKey } from '../../src/core/keys/master-key.js';
+import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
+
+/** What one `connect-auth` run produced. */
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+let dataDir: string;
+let env: Record<string, string>;
+let clock: FixedClock;
+
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'connect-cli-'));
+  tempDirs.push(dataDir);
+  env = { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox' };
+  clock = fixedClock(T0);
+});
+
+/** Runs `connect-auth ...argv` in-process on this test's data folder. */
+async function cli(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    env: { ...env, ...extraEnv },
+    clock,
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs a `--json` command that must succeed, checks it printed exactly one JSON document, and returns it. */
+async function cliJson<T = Record<string, unknown>>(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<T> {
+  const run = await cli([...argv, '--json'], extraEnv);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  return parseOneDocument(run.stdout) as T;
+}
+
+/** Parses stdout that must hold one JSON document and nothing else (JSON.parse refuses trailing text). */
+function parseOneDocument(stdout: string): unknown {
+  expect(stdout.endsWith('\n')).toBe(true);
+  return JSON.parse(stdout);
+}
+
+/** Expects a failed run: the given status, nothing on stdout, one line on stderr; returns that line. */
+function expectFailure(run: Run, code: number | 'non-zero'): string {
+  if (code === 'non-zero') expect(run.code).not.toBe(0);
+  else expect(run.code).toBe(code);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(/^connect-auth: [^\n]+\n$/);
+  return run.stderr;
+}
+
+interface CreatedClient {
+  clientId: string;
+  clientSecret: string;
+  name: string;
+  redirectUri: string;
+  grants: string[];
+  environment: string;
+}
+
+interface ClientView {
+  clientId: string;
+  name: string;
+  redirectUri: string;
+  grants: string[];
+  requirePkce: boolean;
+  status: string;
+  environment: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface KeyView {
+  kid: string;
+  alg: string;
+  use: string;
+  status: string;
+  createdAt: string;
+  verifyUntil?: string;
+}
+
+const REDIRECT_URI = 'https://shop.example/callback';
+
+function createClient(...extra: string[]): Promise<CreatedClient> {
+  return cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme Shop', '--redirect-uri', REDIRECT_URI, ...extra]);
+}
+
+/** The master key the sandbox generated into the data folder. */
+function sandboxMasterKey(): Buffer {
+  const key = Buffer.from(readFileSync(join(dataDir, MASTER_KEY_FILE), 'utf8').trim(), 'base64');
+  expect(key).toHaveLength(32);
+  return key;
+}
+
+/** An app on the CLI's database file and master key, as `serve` would build it. */
+async function appOnCliDatabase(): Promise<TestApp> {
+  const storage = openStorage({ engine: 'sqlite', path: join(dataDir, 'connect-sandbox.db') });
+  onTestFinished(() => storage.close());
+  return build({ storage, masterKey: sandboxMasterKey() });
+}
+
+async function requestToken(t: TestApp, clientId: string, clientSecret: string) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/token',
+    headers: { authorization: basicAuth(clientId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: form({ grant_type: 'client_credentials' }),
+  });
+}
+
+describe('clients create', () => {
+  it('prints the new client with its secret as one JSON document with exactly the contract fields', async () => {
+    const run = await cli(['clients', 'create', '--name', 'Acme Shop', '--redirect-uri', REDIRECT_URI, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    const created = parseOneDocument(run.stdout) as CreatedClient;
+    expect(Object.keys(created).sort()).toEqual(['clientId', 'clientSecret', 'environment', 'grants', 'name', 'redirectUri']);
+    expect(created).toEqual({
+      clientId: expect.stringMatching(/^cid_sandbox_[A-Za-z0-9_-]{22}$/),
+      clientSecret: expect.stringMatching(/^csk_sandbox_[A-Za-z0-9_-]{43}$/),
+      name: 'Acme Shop',
+      redirectUri: REDIRECT_URI,
+      grants: ['client_credentials', 'authorization_code'],
+      environment: 'sandbox',
+    });
+  });
+
+  it('stores the client: show and list find it with the default settings', async () => {
+    const created = await createClient();
+    const shown = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    expect(shown).toEqual({
+      clientId: created.clientId,
+      name: 'Acme Shop',
+      redirectUri: REDIRECT_URI,
+      grants: ['client_credentials', 'authorization_code'],
+      requirePkce: false,
+      status: 'active',
+      environment: 'sandbox',
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+    });
+  });
+
+  it.each([
+    ['client_credentials', ['client_credentials']],
+    ['authorization_code', ['authorization_code']],
+    ['client_credentials,authorization_code,refresh_token', ['client_credentials', 'authorization_code', 'refresh_token']],
+    ['authorization_code, refresh_token', ['authorization_code', 'refresh_token']],
+  ])('--grants %s', async (grants, expected) => {
+    const created = await createClient('--grants', grants);
+    expect(created.grants).toEqual(expected);
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).grants).toEqual(expected);
+  });
+
+  it('--require-pkce is stored and shown', async () => {
+    const created = await createClient('--require-pkce');
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).requirePkce).toBe(true);
+    const text = await cli(['clients', 'show', created.clientId]);
+    expect(text.stdout).toMatch(/require PKCE:\s+yes/);
+  });
+
+  it('prints the secret once in the text output, with a warning to store it', async () => {
+    const run = await cli(['clients', 'create', '--name', 'Acme Shop', '--redirect-uri', REDIRECT_URI]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    const secret = /client secret:\s+(\S+)/.exec(run.stdout)?.[1];
+    expect(secret).toMatch(/^csk_sandbox_/);
+    expect(run.stdout.split(secret as string)).toHaveLength(2);
+    expect(run.stdout).toMatch(/shown only now/);
+  });
+
+  it('gives every client its own ID and secret', async () => {
+    const a = await createClient();
+    const b = await createClient();
+    expect(a.clientId).not.toBe(b.clientId);
+    expect(a.clientSecret).not.toBe(b.clientSecret);
+  });
+
+  it.each([
+    ['https://shop.example/callback#done', /fragment/],
+    ['https://*.shop.example/callback', /wildcard/],
+    ['https://shop.example/*', /wildcard/],
+    ['javascript:alert(1)', /redirect URI/],
+    ['/callback', /absolute/],
+    ['shop.example/callback', /absolute/],
+    ['https://user:pw@shop.example/callback', /credentials/],
+  ])('refuses the redirect URI %s and creates nothing', async (redirectUri, reason) => {
+    const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', redirectUri, '--json']), 'non-zero');
+    expect(line).toMatch(/redirect URI/);
+    expect(line).toMatch(reason);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it.each([
+    ['password', /unknown grant password/],
+    ['client_credentials,implicit', /unknown grant implicit/],
+    ['refresh_token', /refresh_token.*authorization_code/],
+    ['', /at least one grant/],
+    [',', /at least one grant/],
+  ])('refuses --grants %j and creates nothing', async (grants, reason) => {
+    const line = expectFailure(
+      await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', REDIRECT_URI, '--grants', grants, '--json']),
+      'non-zero',
+    );
+    expect(line).toMatch(reason);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it('refuses a blank name and creates nothing', async () => {
+    const line = expectFailure(await cli(['clients', 'create', '--name', '   ', '--redirect-uri', REDIRECT_URI]), 'non-zero');
+    expect(line).toMatch(/name/);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it('requires --name and --redirect-uri (usage mistakes, status 2)', async () => {
+    expect(expectFailure(await cli(['clients', 'create', '--redirect-uri', REDIRECT_URI]), 2)).toMatch(/--name is required/);
+    expect(expectFailure(await cli(['clients', 'create', '--name', 'Acme']), 2)).toMatch(/--redirect-uri is required/);
+    expect(expectFailure(await cli(['clients', 'create', '--name']), 2)).toMatch(/--name/);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+});
+
+describe('a secret is shown once', () => {
+  it('never appears in the output of list, show, update, enable, disable or a later rotation', async () => {
+    const created = await createClient('--grants', 'client_credentials');
+    const storedHash = new ClientSecretHasher(deriveKey(sandboxMasterKey(), 'client-secret-hmac')).hash(created.clientSecret);
+    const id = created.clientId;
+    const runs: Run[] = [
+      await cli(['clients', 'list']),
+      await cli(['clients', 'list', '--json']),
+      await cli(['clients', 'show', id]),
+      await cli(['clients', 'show', id, '--json']),
+      await cli(['clients', 'update', id, '--redirect-uri', 'https://shop.example/v2/callback']),
+      await cli(['clients', 'update', id, '--grants', 'client_credentials,authorization_code', '--json']),
+      await cli(['clients', 'disable', id]),
+      await cli(['clients', 'disable', id, '--json']),
+      await cli(['clients', 'enable', id]),
+      await cli(['clients', 'enable', id, '--json']),
+    ];
+    const rotated = await cli(['clients', 'rotate-secret', id, '--json']);
+    const newSecret = (parseOneDocument(rotated.stdout) as { clientSecret: string }).clientSecret;
+    runs.push(rotated, await cli(['clients', 'list', '--json']), await cli(['clients', 'show', id, '--json']));
+
+    for (const run of runs) {
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(id);
+      expect(run.stdout).not.toContain(created.clientSecret);
+      expect(run.stdout).not.toContain(storedHash);
+      // Only the rotation prints a secret at all: its new one.
+      if (run !== rotated) expect(run.stdout).not.toContain('csk_sandbox_');
+      expect(run.stderr).toBe('');
+    }
+    // After the rotation the new secret is not printed again either.
+    const later = [await cli(['clients', 'show', id, '--json']), await cli(['clients', 'list'])];
+    for (const run of later) expect(run.stdout).not.toContain(newSecret);
+  });
+
+  it('shows no secret or hash field in the JSON of list and show', async () => {
+    const created = await createClient();
+    const [listed] = await cliJson<ClientView[]>(['clients', 'list']);
+    const shown = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    for (const view of [listed, shown]) {
+      expect(Object.keys(view ?? {}).filter((key) => /secret|hash/i.test(key))).toEqual([]);
+    }
+  });
+});
+
+describe('clients list and show', () => {
+  it('lists no clients as an empty JSON array', async () => {
+    expect(await cliJson(['clients', 'list'])).toEqual([]);
+    const text = await cli(['clients', 'list']);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/no clients/);
+  });
+
+  it('lists every client as a JSON array', async () => {
+    const a = await createClient();
+    const b = await cliJson<CreatedClient>(['clients', 'create', '--name', 'Beta', '--redirect-uri', 'https://beta.example/cb', '--grants', 'client_credentials']);
+    const listed = await cliJson<ClientView[]>(['clients', 'list']);
+    expect(Array.isArray(listed)).toBe(true);
+    expect(listed).toHaveLength(2);
+    expect(listed.map((c) => c.clientId).sort()).toEqual([a.clientId, b.clientId].sort());
+    expect(listed.find((c) => c.clientId === b.clientId)).toMatchObject({
+      name: 'Beta',
+      redirectUri: 'https://beta.example/cb',
+      grants: ['client_credentials'],
+      status: 'active',
+      environment: 'sandbox',
+    });
+  });
+
+  it('shows an unknown client ID as a failure with one line on stderr', async () => {
+    const line = expectFailure(await cli(['clients', 'show', 'cid_sandbox_doesnotexist', '--json']), 1);
+    expect(line).toContain('cid_sandbox_doesnotexist');
+    expectFailure(await cli(['clients', 'show', 'cid_sandbox_doesnotexist']), 1);
+  });
+
+  it('keeps the failure on one line when the ID holds a line break', async () => {
+    expectFailure(await cli(['clients', 'show', 'cid_sandbox_x\nrm -rf /']), 1);
+  });
+
+  it('requires an ID', async () => {
+    expect(expectFailure(await cli(['clients', 'show']), 2)).toMatch(/client ID is required/);
+  });
+});
+
+describe('clients update', () => {
+  it('changes the redirect URI', async () => {
+    const created = await createClient();
+    clock.advance(60);
+    const updated = await cliJson<ClientView>(['clients', 'update', created.clientId, '--redirect-uri', 'https://shop.example/v2/cb']);
+    expect(updated).toMatchObject({ clientId: created.clientId, redirectUri: 'https://shop.example/v2/cb', grants: created.grants });
+    expect(updated.updatedAt).toBe('2026-01-01T00:01:00Z');
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).redirectUri).toBe('https://shop.example/v2/cb');
+  });
+
+  it('changes the grants', async () => {
+    const created = await createClient();
+    await cliJson(['clients', 'update', created.clientId, '--grants', 'client_credentials,authorization_code,refresh_token']);
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).grants).toEqual([
+      'client_credentials',
+      'authorization_code',
+      'refresh_token',
+    ]);
+    await cliJson(['clients', 'update', created.clientId, '--grants', 'client_credentials']);
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).grants).toEqual(['client_credentials']);
+  });
+
+  it('turns PKCE on and off', async () => {
+    const created = await createClient();
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--require-pkce'])).requirePkce).toBe(true);
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--no-require-pkce'])).requirePkce).toBe(false);
+    expectFailure(await cli(['clients', 'update', created.clientId, '--require-pkce', '--no-require-pkce']), 2);
+  });
+
+  it.each([
+    ['--redirect-uri', 'https://shop.example/cb#x'],
+    ['--redirect-uri', 'https://*.example/cb'],
+    ['--redirect-uri', 'javascript:alert(1)'],
+    ['--redirect-uri', 'callback'],
+    ['--grants', 'implicit'],
+    ['--grants', 'refresh_token'],
+  ])('refuses %s %s and changes nothing', async (option, value) => {
+    const created = await createClient();
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    expectFailure(await cli(['clients', 'update', created.clientId, option, value]), 'non-zero');
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it('refuses an update with nothing to change', async () => {
+    const created = await createClient();
+    expect(expectFailure(await cli(['clients', 'update', created.clientId]), 'non-zero')).toMatch(/nothing to update/);
+  });
+
+  it('fails for an unknown client', async () => {
+    expectFailure(await cli(['clients', 'update', 'cid_sandbox_nope', '--grants', 'client_credentials']), 1);
+  });
+});
+
+describe('clients disable, enable, rotate-secret', () => {
+  it('disable and enable change the status', async () => {
+    const created = await createClient();
+    expect((await cliJson<ClientView>(['clients', 'disable', created.clientId])).status).toBe('disabled');
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('disabled');
+    expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.status).toBe('disabled');
+    expect((await cliJson<ClientView>(['clients', 'enable', created.clientId])).status).toBe('active');
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('active');
+  });
+
+  it('disable and enable fail for an unknown client', async () => {
+    expectFailure(await cli(['clients', 'disable', 'cid_sandbox_nope']), 1);
+    expectFailure(await cli(['clients', 'enable', 'cid_sandbox_nope']), 1);
+  });
+
+  it('rotate-secret prints only the client ID and a new secret', async () => {
+    const created = await createClient();
+    const rotated = await cliJson<{ clientId: string; clientSecret: string }>(['clients', 'rotate-secret', created.clientId]);
+    expect(Object.keys(rotated).sort()).toEqual(['clientId', 'clientSecret']);
+    expect(rotated.clientId).toBe(created.clientId);
+    expect(rotated.clientSecret).toMatch(/^csk_sandbox_/);
+    expect(rotated.clientSecret).not.toBe(created.clientSecret);
+  });
+
+  it('rotate-secret fails for an unknown client', async () => {
+    expectFailure(await cli(['clients', 'rotate-secret', 'cid_sandbox_nope']), 1);
+  });
+});
+
+describe('credentials made by the command line work at the token endpoint', () => {
+  it('authenticates a created client; a disabled one gets invalid_client; enabled again it works', async () => {
+    const created = await createClient('--grants', 'client_credentials');
+    const t = await appOnCliDatabase();
+
+    const ok = await requestToken(t, created.clientId, created.clientSecret);
+    expect(ok.statusCode).toBe(200);
+    const { payload } = await t.verifyAccessToken(ok.json().access_token);
+    expect(payload).toMatchObject({ sub: created.clientId, client_id: created.clientId });
+
+    await cliJson(['clients', 'disable', created.clientId]);
+    t.clock.advance(CLIENT_CACHE_SECONDS);
+    const refused = await requestToken(t, created.clientId, created.clientSecret);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toMatchObject({ error: 'invalid_client' });
+    expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
+
+    await cliJson(['clients', 'enable', created.clientId]);
+    t.clock.advance(CLIENT_CACHE_SECONDS);
+    expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(200);
+  });
+
+  it('a disabled client is refused by a freshly started app', async () => {
+    const created = await createClient('--grants', 'client_credentials');
+    await cliJson(['clients', 'disable', created.clientId]);
+    const t = await appOnCliDatabase();
+    const refused = await requestToken(t, created.clientId, created.clientSecret);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toMatchObject({ error: 'invalid_client' });
+  });
+
+  it('after rotate-secret the new secret works and the old one does not', async () => {
+    const created = await createClient('--grants', 'client_credentials');
+    const t = await appOnCliDatabase();
+    expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(200);
+
+    const rotated = await cliJson<{ clientSecret: string }>(['clients', 'rotate-secret', created.clientId]);
+    t.clock.advance(CLIENT_CACHE_SECONDS);
+    const old = await requestToken(t, created.clientId, created.clientSecret);
+    expect(old.statusCode).toBe(401);
+    expect(old.json()).toMatchObject({ error: 'invalid_client' });
+    expect((await requestToken(t, created.clientId, rotated.clientSecret)).statusCode).toBe(200);
+  });
+
+  it('the secret does not work under another master key', async () => {
+    const created = await createClient('--grants', 'client_credentials');
+    const storage = openStorage({ engine: 'sqlite', path: join(dataDir, 'connect-sandbox.db') });
+    onTestFinished(() => storage.close());
+    const t = await build({ storage, masterKey: randomBytes(32) });
+    expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(401);
+  });
+});
+
+describe('keys', () => {
+  it('lists no keys before any exist', async () => {
+    expect(await cliJson(['keys', 'list'])).toEqual([]);
+  });
+
+  it('rotate makes a new active key, and the previous one retired', async () => {
+    const first = await cliJson<KeyView>(['keys', 'rotate']);
+    expect(first).toEqual({ kid: expect.any(String), alg: 'ES256', use: 'sig', status: 'active', createdAt: '2026-01-01T00:00:00Z' });
+
+    clock.advance(10);
+    const second = await cliJson<KeyView>(['keys', 'rotate']);
+    expect(second.kid).not.toBe(first.kid);
+    expect(second).toMatchObject({ status: 'active', createdAt: '2026-01-01T00:00:10Z' });
+
+    const keys = await cliJson<KeyView[]>(['keys', 'list']);
+    expect(Array.isArray(keys)).toBe(true);
+    expect(keys).toHaveLength(2);
+    for (const key of keys) {
+      expect(key).toMatchObject({ kid: expect.any(String), alg: 'ES256', use: 'sig', status: expect.any(String) });
+      expect(key.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    }
+    expect(keys.find((k) => k.kid === second.kid)?.status).toBe('active');
+    expect(keys.find((k) => k.kid === first.kid)?.status).toBe('retired');
+    expect(keys.filter((k) => k.status === 'active')).toHaveLength(1);
+  });
+
+  it('a retired key shows expired once every token it signed has expired, not before', async () => {
+    const ttls = { CONNECT_CODE_TTL: '300', CONNECT_ACCESS_TOKEN_TTL: '600', CONNECT_REFRESH_TOKEN_TTL: '1200' };
+    const old = await cliJson<KeyView>(['keys', 'rotate'], ttls);
+    await cliJson(['keys', 'rotate'], ttls);
+    const statusOfOld = async () => (await cliJson<KeyView[]>(['keys', 'list'], ttls)).find((k) => k.kid === old.kid)?.status;
+
+    // The window is the longest token lifetime (1200 s) plus the time servers take to notice a rotation.
+    clock.advance(1200);
+    expect(await statusOfOld()).toBe('retired');
+    const listed = (await cliJson<KeyView[]>(['keys', 'list'], ttls)).find((k) => k.kid === old.kid);
+    const verifyUntil = Date.parse(listed?.verifyUntil ?? '') / 1000;
+    expect(verifyUntil).toBeGreaterThan(T0 + 1200);
+    expect(verifyUntil).toBeLessThanOrEqual(T0 + 1200 + 120);
+
+    clock.set(verifyUntil - 1);
+    expect(await statusOfOld()).toBe('retired');
+    clock.set(verifyUntil);
+    expect(await statusOfOld()).toBe('expired');
+    clock.advance(86_400);
+    expect(await statusOfOld()).toBe('expired');
+  });
+
+  it('with the default lifetimes, a retired key verifies for a week', async () => {
+    const old = await cliJson<KeyView>(['keys', 'rotate']);
+    await cliJson(['keys', 'rotate']);
+    const statusOfOld = async () => (await cliJson<KeyView[]>(['keys', 'list'])).find((k) => k.kid === old.kid)?.status;
+    clock.advance(604_800);
+    expect(await statusOfOld()).toBe('retired');
+    clock.advance(3600);
+    expect(await statusOfOld()).toBe('expired');
+  });
+
+  it('the key a running app created is listed, and rotation retires it', async () => {
+    await cliJson(['migrate']);
+    const t = await appOnCliDatabase();
+    const serverKid = t.keyRing.signingKey().kid;
+    expect(await cliJson<KeyView[]>(['keys', 'list'])).toEqual([expect.objectContaining({ kid: serverKid, status: 'active' })]);
+    const rotated = await cliJson<KeyView>(['keys', 'rotate']);
+    await t.keyRing.reload();
+    expect(t.keyRing.signingKey().kid).toBe(rotated.kid);
+    const keys = await cliJson<KeyView[]>(['keys', 'list']);
+    expect(keys.find((k) => k.kid === serverKid)?.status).toBe('retired');
+  });
+});
+
+describe('migrate', () => {
+  it('creates the database and exits 0', async () => {
+    const run = await cli(['migrate']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/up to date/);
+    expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(true);
+  });
+
+  it('is idempotent and reports in JSON', async () => {
+    expect(await cliJson(['migrate'])).toEqual({ migrated: true, engine: 'sqlite' });
+    expect(await cliJson(['migrate'])).toEqual({ migrated: true, engine: 'sqlite' });
+  });
+
+  it('stops on bad configuration with one line naming the variable', async () => {
+    const line = expectFailure(await cli(['migrate'], { CONNECT_ACCESS_TOKEN_TTL: '0' }), 'non-zero');
+    expect(line).toContain('CONNECT_ACCESS_TOKEN_TTL');
+    expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
+  });
+});
+
+describe('usage mistakes exit 2 with one line on stderr', () => {
+  it.each([
+    [['frobnicate'], /unknown command "frobnicate"/],
+    [['clients'], /clients needs a command/],
+    [['clients', 'frobnicate'], /unknown clients command "frobnicate"/],
+    [['keys'], /keys needs a command/],
+    [['keys', 'frobnicate'], /unknown keys command "frobnicate"/],
+    [['clients', 'list', '--frobnicate'], /Unknown option '--frobnicate'/],
+    [['migrate', '--json=yes'], /--json/],
+    [['migrate', 'now'], /too many arguments/],
+    [['clients', 'show', 'a', 'b'], /too many arguments/],
+    [['keys', 'list', 'extra'], /too many arguments/],
+    [['serve', 'extra'], /serve takes no arguments/],
+  ])('%j', async (argv, reason) => {
+    const line = expectFailure(await cli(argv), 2);
+    expect(line).toMatch(reason);
+    expect(line).toMatch(/see connect-auth --help\n$/);
+  });
+
+  it('an unknown option is reported without the parser\'s long hint', async () => {
+    const line = expectFailure(await cli(['clients', 'list', '--frobnicate']), 2);
+    expect(line).toBe("connect-auth: Unknown option '--frobnicate'; see connect-auth --help\n");
+  });
+});
+
+describe('--json prints exactly one JSON document on stdout', () => {
+  it.each([
+    [['migrate']],
+    [['clients', 'list']],
+    [['keys', 'list']],
+    [['keys', 'rotate']],
+    [['clients', 'create', '--name', 'Acme', '--redirect-uri', REDIRECT_URI]],
+    [['--version']],
+  ])('%j', async (argv) => {
+    const run = await cli([...argv, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(() => parseOneDocument(run.stdout)).not.toThrow();
+  });
+
+  it('for every clients command on an existing client', async () => {
+    const { clientId } = await createClient();
+    for (const argv of [
+      ['clients', 'show', clientId],
+      ['clients', 'update', clientId, '--grants', 'client_credentials'],
+      ['clients', 'disable', clientId],
+      ['clients', 'enable', clientId],
+      ['clients', 'rotate-secret', clientId],
+    ]) {
+      const run = await cli([...argv, '--json']);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(parseOneDocument(run.stdout)).toMatchObject({ clientId });
+    }
+  });
+
+  it('and nothing on stdout when the command fails', async () => {
+    expectFailure(await cli(['clients', 'show', 'cid_sandbox_nope', '--json']), 1);
+    expectFailure(await cli(['frobnicate', '--json']), 2);
+  });
+});
+
+describe('--help and --version', () => {
+  it.each([[['--help']], [['-h']], [[]], [['clients', 'create', '--help']]])('%j prints the usage', async (argv) => {
+    const run = await cli(argv);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^Usage: connect-auth <command>/);
+    for (const command of ['serve', 'migrate', 'clients create', 'clients list', 'clients rotate-secret', 'keys list', 'keys rotate']) {
+      expect(run.stdout).toContain(command);
+    }
+  });
+
+  it('--help does not touch the data folder', async () => {
+    await cli(['--help']);
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
+    expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
+  });
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cli(['-v'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cliJson(['--version'])).toEqual({ version });
+  });
+});
+
+describe('environments', () => {
+  const production = () => ({
+    CONNECT_ENVIRONMENT: 'production',
+    CONNECT_MASTER_KEY: randomBytes(32).toString('base64'),
+    CONNECT_AUTH_URL: 'https://auth.connect.example',
+    CONNECT_SMS_WEBHOOK_URL: 'https://sms.gateway.example/send',
+    CONNECT_SMS_WEBHOOK_SECRET: 'webhook-secret',
+  });
+
+  it('production keeps its own clients, credentials and database, and writes no master key file', async () => {
+    await createClient();
+    const prod = production();
+    expect(await cliJson(['clients', 'list'], prod)).toEqual([]);
+    const created = await cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme', '--redirect-uri', REDIRECT_URI], prod);
+    expect(created.clientId).toMatch(/^cid_production_/);
+    expect(created.clientSecret).toMatch(/^csk_production_/);
+    expect(created.environment).toBe('production');
+    expect(existsSync(join(dataDir, 'connect-production.db'))).toBe(true);
+    expect((await cliJson<ClientView[]>(['clients', 'list'])).map((c) => c.environment)).toEqual(['sandbox']);
+  });
+
+  it('production refuses a plain http:// redirect URI on a public host', async () => {
+    const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', 'http://shop.example/cb'], production()), 'non-zero');
+    expect(line).toMatch(/https/);
+  });
+
+  it('every command stops on bad production configuration with one line naming the variable', async () => {
+    const { CONNECT_MASTER_KEY: _unused, ...withoutKey } = production();
+    for (const argv of [['migrate'], ['clients', 'list'], ['keys', 'list']]) {
+      expect(expectFailure(await cli(argv, withoutKey), 'non-zero')).toContain('CONNECT_MASTER_KEY');
+    }
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
+  });
+});

@@ -1,0 +1,333 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/load.js';
+import { MASTER_KEY_FILE, resolveMasterKey } from '../../../src/config/master-key-file.js';
+import type { Config } from '../../../src/config/schema.js';
+
+const CWD = '/srv/connect';
+const MASTER_KEY = randomBytes(32).toString('base64');
+
+/** Settings production accepts; each production test removes or spoils one of them. */
+const PRODUCTION: Record<string, string> = {
+  CONNECT_ENVIRONMENT: 'production',
+  CONNECT_MASTER_KEY: MASTER_KEY,
+  CONNECT_AUTH_URL: 'https://auth.connect.example',
+  CONNECT_SMS_WEBHOOK_URL: 'https://sms.gateway.example/send',
+  CONNECT_SMS_WEBHOOK_SECRET: 'webhook-signing-secret',
+  DATABASE_URL: 'postgres://connect:pw@db.internal:5432/connect',
+};
+
+/** Runs `loadConfig` expecting a `ConfigError`, and returns it. */
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env, CWD);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+/** Expects a one-line `ConfigError` naming `variable`. */
+function expectRefused(env: Record<string, string | undefined>, variable: string, detail?: RegExp): ConfigError {
+  const error = configError(env);
+  expect(error.message).toContain(variable);
+  expect(error.message).not.toMatch(/[\r\n]/);
+  if (detail) expect(error.message).toMatch(detail);
+  return error;
+}
+
+describe('loadConfig: defaults', () => {
+  it('gives every setting of CONTRACT.md §2 its default when nothing is set', () => {
+    const config = loadConfig({}, CWD);
+    expect(config).toEqual({
+      environment: 'sandbox',
+      port: 3000,
+      host: '127.0.0.1',
+      database: { engine: 'sqlite', path: resolve(CWD, 'data', 'connect-sandbox.db') },
+      redisUrl: undefined,
+      authUrl: undefined,
+      baseUrl: undefined,
+      dataDir: resolve(CWD, 'data'),
+      masterKey: undefined,
+      smsWebhookUrl: undefined,
+      smsWebhookSecret: undefined,
+      codeTtlSeconds: 300,
+      accessTokenTtlSeconds: 3600,
+      refreshTokenTtlSeconds: 604_800,
+      logLevel: 'info',
+    });
+  });
+
+  it('returns a frozen configuration', () => {
+    const config = loadConfig({}, CWD);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty and blank variables as unset', () => {
+    const config = loadConfig({ CONNECT_ENVIRONMENT: '', PORT: '  ', HOST: '', CONNECT_ACCESS_TOKEN_TTL: '', CONNECT_MASTER_KEY: ' ' }, CWD);
+    expect(config).toMatchObject({ environment: 'sandbox', port: 3000, host: '127.0.0.1', accessTokenTtlSeconds: 3600, masterKey: undefined });
+  });
+
+  it('names the embedded database after the environment, inside the data folder', () => {
+    const config = loadConfig({ ...PRODUCTION, DATABASE_URL: undefined, CONNECT_DATA_DIR: '/var/lib/connect' }, CWD);
+    expect(config.database).toEqual({ engine: 'sqlite', path: '/var/lib/connect/connect-production.db' });
+  });
+
+  it('resolves a relative data folder against the working directory', () => {
+    const config = loadConfig({ CONNECT_DATA_DIR: 'state' }, CWD);
+    expect(config.dataDir).toBe('/srv/connect/state');
+    expect(config.database).toEqual({ engine: 'sqlite', path: '/srv/connect/state/connect-sandbox.db' });
+  });
+
+  it('leaves the public URLs unset, to be derived from the bound address at start-up', () => {
+    const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080' }, CWD);
+    expect(config.authUrl).toBeUndefined();
+    expect(config.baseUrl).toBeUndefined();
+  });
+});
+
+describe('loadConfig: accepted values', () => {
+  it.each([
+    ['0', 0],
+    ['1', 1],
+    ['8080', 8080],
+    ['65535', 65_535],
+    [' 4000 ', 4000],
+  ])('PORT=%j', (value, port) => {
+    expect(loadConfig({ PORT: value }, CWD).port).toBe(port);
+  });
+
+  it('HOST', () => {
+    expect(loadConfig({ HOST: '0.0.0.0' }, CWD).host).toBe('0.0.0.0');
+  });
+
+  it('CONNECT_ENVIRONMENT=sandbox', () => {
+    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD).environment).toBe('sandbox');
+  });
+
+  it('a complete production configuration', () => {
+    const config = loadConfig(PRODUCTION, CWD);
+    expect(config).toMatchObject({
+      environment: 'production',
+      authUrl: 'https://auth.connect.example',
+      baseUrl: undefined,
+      smsWebhookUrl: 'https://sms.gateway.example/send',
+      smsWebhookSecret: 'webhook-signing-secret',
+      database: { engine: 'postgres', url: PRODUCTION.DATABASE_URL },
+    });
+    expect(config.masterKey).toEqual(Buffer.from(MASTER_KEY, 'base64'));
+  });
+
+  it.each([
+    ['sqlite::memory:', { engine: 'sqlite', path: ':memory:' }],
+    ['sqlite:./db/connect.db', { engine: 'sqlite', path: '/srv/connect/db/connect.db' }],
+    ['sqlite:/var/lib/connect.db', { engine: 'sqlite', path: '/var/lib/connect.db' }],
+    ['postgres://u:p@localhost:5432/connect', { engine: 'postgres', url: 'postgres://u:p@localhost:5432/connect' }],
+    ['postgresql://u@db.internal/connect?sslmode=require', { engine: 'postgres', url: 'postgresql://u@db.internal/connect?sslmode=require' }],
+  ])('DATABASE_URL=%s', (value, database) => {
+    expect(loadConfig({ DATABASE_URL: value }, CWD).database).toEqual(database);
+  });
+
+  it.each(['redis://localhost:6379', 'rediss://user:pw@cache.internal:6380/0'])('REDIS_URL=%s', (value) => {
+    expect(loadConfig({ REDIS_URL: value }, CWD).redisUrl).toBe(value);
+  });
+
+  it.each([
+    ['CONNECT_CODE_TTL', 'codeTtlSeconds'],
+    ['CONNECT_ACCESS_TOKEN_TTL', 'accessTokenTtlSeconds'],
+    ['CONNECT_REFRESH_TOKEN_TTL', 'refreshTokenTtlSeconds'],
+  ] as const)('%s takes any whole number of seconds from 1', (variable, key) => {
+    expect(loadConfig({ [variable]: '1' }, CWD)[key]).toBe(1);
+    expect(loadConfig({ [variable]: '86400' }, CWD)[key]).toBe(86_400);
+  });
+
+  it('a base64 master key of 32 bytes, in either base64 alphabet', () => {
+    const key = randomBytes(32);
+    expect(loadConfig({ CONNECT_MASTER_KEY: key.toString('base64') }, CWD).masterKey).toEqual(key);
+    expect(loadConfig({ CONNECT_MASTER_KEY: key.toString('base64url') }, CWD).masterKey).toEqual(key);
+  });
+
+  it('public URLs without their trailing slash; the base URL separately', () => {
+    const config = loadConfig({ CONNECT_AUTH_URL: 'https://auth.example/', CONNECT_BASE_URL: 'https://api.example/v1/' }, CWD);
+    expect(config.authUrl).toBe('https://auth.example');
+    expect(config.baseUrl).toBe('https://api.example/v1');
+  });
+
+  it('http:// public URLs in the sandbox', () => {
+    const config = loadConfig({ CONNECT_AUTH_URL: 'http://localhost:3000' }, CWD);
+    expect(config.authUrl).toBe('http://localhost:3000');
+  });
+
+  it('an SMS webhook in the sandbox, with its secret', () => {
+    const config = loadConfig({ CONNECT_SMS_WEBHOOK_URL: 'http://127.0.0.1:9000/sms', CONNECT_SMS_WEBHOOK_SECRET: 's3cret' }, CWD);
+    expect(config).toMatchObject({ smsWebhookUrl: 'http://127.0.0.1:9000/sms', smsWebhookSecret: 's3cret' });
+  });
+
+  it.each(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])('CONNECT_LOG_LEVEL=%s', (level) => {
+    expect(loadConfig({ CONNECT_LOG_LEVEL: level }, CWD).logLevel).toBe(level);
+  });
+});
+
+describe('loadConfig: bad values stop start-up with one line naming the variable', () => {
+  it.each([
+    ['CONNECT_ENVIRONMENT', 'staging'],
+    ['CONNECT_ENVIRONMENT', 'Production'],
+    ['CONNECT_ENVIRONMENT', 'prod\nuction'],
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '65536'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', '3000\nHOST=0.0.0.0'],
+    ['CONNECT_CODE_TTL', '0'],
+    ['CONNECT_CODE_TTL', '-5'],
+    ['CONNECT_CODE_TTL', '1.5'],
+    ['CONNECT_CODE_TTL', 'ten'],
+    ['CONNECT_ACCESS_TOKEN_TTL', '0'],
+    ['CONNECT_ACCESS_TOKEN_TTL', '-5'],
+    ['CONNECT_ACCESS_TOKEN_TTL', '1.5'],
+    ['CONNECT_ACCESS_TOKEN_TTL', 'ten'],
+    ['CONNECT_ACCESS_TOKEN_TTL', '1e3'],
+    ['CONNECT_REFRESH_TOKEN_TTL', '0'],
+    ['CONNECT_REFRESH_TOKEN_TTL', '-5'],
+    ['CONNECT_REFRESH_TOKEN_TTL', '1.5'],
+    ['CONNECT_REFRESH_TOKEN_TTL', 'ten'],
+    ['CONNECT_REFRESH_TOKEN_TTL', '99999999999999999999'],
+    ['DATABASE_URL', 'sqlite:'],
+    ['DATABASE_URL', 'mysql://u:p@db/connect'],
+    ['DATABASE_URL', 'postgres://u:p@db:notaport/connect'],
+    ['DATABASE_URL', './data/connect.db'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['REDIS_URL', 'http://cache.internal:6379'],
+    ['REDIS_URL', 'not a url'],
+    ['CONNECT_MASTER_KEY', randomBytes(16).toString('base64')],
+    ['CONNECT_MASTER_KEY', randomBytes(33).toString('base64')],
+    ['CONNECT_MASTER_KEY', 'this is not base64 at all, is it?'],
+    ['CONNECT_MASTER_KEY', randomBytes(32).toString('hex')],
+    ['CONNECT_AUTH_URL', 'auth.connect.example'],
+    ['CONNECT_AUTH_URL', 'ftp://auth.connect.example'],
+    ['CONNECT_AUTH_URL', 'javascript:alert(1)'],
+    ['CONNECT_AUTH_URL', 'https://auth.connect.example/?tenant=1'],
+    ['CONNECT_AUTH_URL', 'https://auth.connect.example/#top'],
+    ['CONNECT_AUTH_URL', 'https://user:pw@auth.connect.example'],
+    ['CONNECT_BASE_URL', 'api.connect.example'],
+    ['CONNECT_BASE_URL', 'https://api.connect.example?x=1'],
+    ['CONNECT_SMS_WEBHOOK_URL', 'sms.gateway.example'],
+    ['CONNECT_LOG_LEVEL', 'verbose'],
+  ])('%s=%j', (variable, value) => {
+    const extra = variable === 'CONNECT_SMS_WEBHOOK_URL' ? { CONNECT_SMS_WEBHOOK_SECRET: 's' } : {};
+    expectRefused({ [variable]: value, ...extra }, variable);
+  });
+
+  it('says what is wrong with a number', () => {
+    expectRefused({ PORT: 'abc' }, 'PORT', /whole number/);
+    expectRefused({ PORT: '70000' }, 'PORT', /between 0 and 65535/);
+    expectRefused({ CONNECT_ACCESS_TOKEN_TTL: '0' }, 'CONNECT_ACCESS_TOKEN_TTL', /between 1 and/);
+  });
+
+  it('never repeats a master key, database password or webhook secret in the message', () => {
+    const shortKey = randomBytes(16).toString('base64');
+    expect(configError({ CONNECT_MASTER_KEY: shortKey }).message).not.toContain(shortKey);
+    expect(configError({ DATABASE_URL: 'mysql://u:hunter2@db/connect' }).message).not.toContain('hunter2');
+    expect(configError({ REDIS_URL: 'http://u:hunter2@cache' }).message).not.toContain('hunter2');
+    expect(configError({ CONNECT_SMS_WEBHOOK_SECRET: 'hunter2' }).message).not.toContain('hunter2');
+  });
+
+  it('refuses a webhook secret without a webhook URL, and a URL without a secret', () => {
+    expectRefused({ CONNECT_SMS_WEBHOOK_SECRET: 's3cret' }, 'CONNECT_SMS_WEBHOOK_URL');
+    expectRefused({ CONNECT_SMS_WEBHOOK_URL: 'https://sms.gateway.example/send' }, 'CONNECT_SMS_WEBHOOK_SECRET');
+  });
+});
+
+describe('loadConfig: production', () => {
+  const without = (variable: string) => ({ ...PRODUCTION, [variable]: undefined });
+
+  it('requires CONNECT_MASTER_KEY', () => {
+    expectRefused(without('CONNECT_MASTER_KEY'), 'CONNECT_MASTER_KEY', /required in production/);
+  });
+
+  it('requires CONNECT_AUTH_URL', () => {
+    expectRefused(without('CONNECT_AUTH_URL'), 'CONNECT_AUTH_URL', /required in production/);
+  });
+
+  it('requires https:// public URLs', () => {
+    expectRefused({ ...PRODUCTION, CONNECT_AUTH_URL: 'http://auth.connect.example' }, 'CONNECT_AUTH_URL', /https/);
+    expectRefused({ ...PRODUCTION, CONNECT_BASE_URL: 'http://api.connect.example' }, 'CONNECT_BASE_URL', /https/);
+  });
+
+  it('requires the SMS webhook URL', () => {
+    expectRefused(without('CONNECT_SMS_WEBHOOK_URL'), 'CONNECT_SMS_WEBHOOK_URL');
+  });
+
+  it('requires the SMS webhook over https://', () => {
+    expectRefused({ ...PRODUCTION, CONNECT_SMS_WEBHOOK_URL: 'http://sms.gateway.example/send' }, 'CONNECT_SMS_WEBHOOK_URL', /https/);
+  });
+
+  it('requires the webhook secret with the webhook URL', () => {
+    expectRefused(without('CONNECT_SMS_WEBHOOK_SECRET'), 'CONNECT_SMS_WEBHOOK_SECRET');
+  });
+
+  it('still checks the master key format', () => {
+    expectRefused({ ...PRODUCTION, CONNECT_MASTER_KEY: 'c2hvcnQ=' }, 'CONNECT_MASTER_KEY', /32/);
+  });
+});
+
+describe('resolveMasterKey', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const tempDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'connect-master-key-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const sandbox = (dataDir: string, env: Record<string, string> = {}): Config =>
+    loadConfig({ CONNECT_DATA_DIR: dataDir, ...env }, CWD);
+
+  it('generates a 32-byte key into the data folder once, readable by the owner only, and reuses it', () => {
+    const dataDir = join(tempDir(), 'nested', 'data');
+    const config = sandbox(dataDir);
+    const path = join(dataDir, MASTER_KEY_FILE);
+    expect(existsSync(path)).toBe(false);
+
+    const first = resolveMasterKey(config);
+    expect(first).toHaveLength(32);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const stored = readFileSync(path, 'utf8');
+    expect(Buffer.from(stored.trim(), 'base64')).toEqual(first);
+
+    const second = resolveMasterKey(sandbox(dataDir));
+    expect(second).toEqual(first);
+    expect(readFileSync(path, 'utf8')).toBe(stored);
+  });
+
+  it('gives each data folder its own key', () => {
+    expect(resolveMasterKey(sandbox(tempDir()))).not.toEqual(resolveMasterKey(sandbox(tempDir())));
+  });
+
+  it('uses CONNECT_MASTER_KEY when set, and writes no file', () => {
+    const dataDir = tempDir();
+    expect(resolveMasterKey(sandbox(dataDir, { CONNECT_MASTER_KEY: MASTER_KEY }))).toEqual(Buffer.from(MASTER_KEY, 'base64'));
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
+  });
+
+  it('refuses a damaged key file instead of replacing it', () => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, MASTER_KEY_FILE), 'c2hvcnQ=\n', { mode: 0o600 });
+    expect(() => resolveMasterKey(sandbox(dataDir))).toThrow(ConfigError);
+    expect(readFileSync(join(dataDir, MASTER_KEY_FILE), 'utf8')).toBe('c2hvcnQ=\n');
+  });
+
+  it('refuses to generate a key in production', () => {
+    const dataDir = tempDir();
+    const production: Config = { ...sandbox(dataDir), environment: 'production' };
+    expect(() => resolveMasterKey(production)).toThrow(ConfigError);
+    expect(() => resolveMasterKey(production)).toThrow(/CONNECT_MASTER_KEY/);
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
+  });
+});
