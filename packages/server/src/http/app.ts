@@ -4,6 +4,7 @@ import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
 import type { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import type { Environment } from '../core/environment.js';
+import { TemporarilyUnavailable } from '../core/errors.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { bindGrant, createGrantRegistry } from '../core/grants/registry.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
@@ -51,7 +52,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
     }),
   ]);
-  const findClient = cacheClientLookup((id) => deps.storage.clients.findClient(id), deps.clock);
+  const findClient = cacheClientLookup(async (id) => {
+    try {
+      return await deps.storage.clients.findClient(id);
+    } catch (error) {
+      // The database is out of reach: tell the client to retry rather than fail for good.
+      throw new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
+    }
+  }, deps.clock);
   const authenticate = (input: Parameters<typeof authenticateClient>[0]) =>
     authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment });
 

@@ -15,8 +15,8 @@ import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError } 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const oauthError = toOAuthError(error);
-    if (oauthError instanceof ServerError) {
-      request.log.error({ err: error }, 'request failed');
+    if (oauthError.status >= 500) {
+      request.log.error({ err: oauthError instanceof ServerError ? error : (oauthError.cause ?? error) }, 'request failed');
     } else {
       request.log.info({ error: oauthError.error, detail: oauthError.detail }, oauthError.description);
     }

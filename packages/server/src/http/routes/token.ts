@@ -38,7 +38,8 @@ export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps)
   );
 
   app.route({
-    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    // HEAD comes with GET; OPTIONS too gets 405 + Allow, not a 404 for a resource that exists.
+    method: ['GET', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: '/token',
     handler: async (_request, reply) => {
       reply.header('allow', 'POST');

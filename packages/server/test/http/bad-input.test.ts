@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { basicAuth, build, form } from '../helpers/build.js';
+import { FORM, postToken, type Credentials, type TokenRequestOptions } from './wire.js';
+
+const CC = 'client_credentials';
+const b64 = (value: string | Buffer) => Buffer.from(value).toString('base64');
+
+interface BadInput {
+  readonly name: string;
+  readonly request: (clients: { client: Credentials; disabled: Credentials }) => TokenRequestOptions;
+  readonly status: number;
+  readonly error: string;
+}
+
+const BAD_INPUTS: readonly BadInput[] = [
+  // Content types other than the form encoding (RFC 6749 §3.2).
+  { name: 'application/json', request: () => ({ contentType: 'application/json', body: '{"grant_type":"client_credentials"}' }), status: 400, error: 'invalid_request' },
+  { name: 'malformed application/json', request: () => ({ contentType: 'application/json', body: '{"grant_type":' }), status: 400, error: 'invalid_request' },
+  { name: 'text/plain', request: () => ({ contentType: 'text/plain', body: 'grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
+  {
+    name: 'multipart/form-data',
+    request: () => ({
+      contentType: 'multipart/form-data; boundary=b',
+      body: '--b\r\nContent-Disposition: form-data; name="grant_type"\r\n\r\nclient_credentials\r\n--b--\r\n',
+    }),
+    status: 400,
+    error: 'invalid_request',
+  },
+  { name: 'no Content-Type with a body', request: () => ({ contentType: null, body: 'grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
+  { name: 'a look-alike Content-Type', request: () => ({ contentType: `${FORM}x`, body: 'grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
+  { name: 'Content-Length larger than the body', request: () => ({ headers: { 'content-length': '500' }, body: 'grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
+  // Parameters (RFC 6749 §3.1: parameters must not be included more than once).
+  { name: 'grant_type twice', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: 'grant_type=client_credentials&grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
+  { name: 'client_id twice', request: ({ client }) => ({ body: form([['grant_type', CC], ['client_id', client.id], ['client_id', client.id], ['client_secret', client.secret]]) }), status: 400, error: 'invalid_request' },
+  { name: 'grant_type with a NUL byte', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: 'grant_type=client%00credentials' }), status: 400, error: 'unsupported_grant_type' },
+  { name: 'a 10,000-character grant_type', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: form({ grant_type: 'g'.repeat(10_000) }) }), status: 400, error: 'unsupported_grant_type' },
+  // Size.
+  { name: 'body over 16 KiB', request: () => ({ body: `grant_type=client_credentials&pad=${'a'.repeat(16 * 1024)}` }), status: 413, error: 'invalid_request' },
+  { name: 'body of 1 MiB', request: () => ({ body: `grant_type=client_credentials&pad=${'a'.repeat(1024 * 1024)}` }), status: 413, error: 'invalid_request' },
+  // Encoding.
+  { name: 'invalid UTF-8 bytes in the body', request: () => ({ body: Buffer.concat([Buffer.from('grant_type=client_credentials&client_id='), Buffer.from([0xff, 0xfe])]) }), status: 400, error: 'invalid_request' },
+  { name: 'percent-escape of an invalid UTF-8 byte (%ff)', request: () => ({ body: 'grant_type=client_credentials&client_id=%ff' }), status: 400, error: 'invalid_request' },
+  { name: 'truncated UTF-8 sequence (%e2%82)', request: () => ({ body: 'grant_type=client_credentials&client_id=%e2%82' }), status: 400, error: 'invalid_request' },
+  { name: 'bad percent-escape (%zz)', request: () => ({ body: 'grant_type=client_credentials&client_id=%zz' }), status: 400, error: 'invalid_request' },
+  { name: 'lone % at the end', request: () => ({ body: 'grant_type=client_credentials&client_id=%' }), status: 400, error: 'invalid_request' },
+  { name: 'bad percent-escape in a parameter name', request: () => ({ body: 'grant_type=client_credentials&%zz=1' }), status: 400, error: 'invalid_request' },
+  // Authorization headers.
+  { name: 'Authorization: Basic', request: () => ({ authorization: 'Basic', body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Authorization: Basic !!!', request: () => ({ authorization: 'Basic !!!', body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Basic without a colon', request: () => ({ authorization: `Basic ${b64('nocolon')}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Basic with an empty client ID', request: () => ({ authorization: `Basic ${b64(':secret')}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Basic with an empty secret', request: ({ client }) => ({ authorization: `Basic ${b64(`${client.id}:`)}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Basic of invalid UTF-8', request: () => ({ authorization: `Basic ${b64(Buffer.from([0xff, 0xfe, 0x3a, 0x61]))}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Basic with a bad percent-escape', request: ({ client }) => ({ authorization: `Basic ${b64(`${client.id}:%zz`)}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'Authorization: Bearer xyz', request: () => ({ authorization: 'Bearer xyz', body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'empty Authorization header', request: () => ({ authorization: '', body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: '10 KB Authorization header', request: () => ({ authorization: `Basic ${'QUJD'.repeat(2560)}`, body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  // Clients.
+  { name: 'unknown client (Basic)', request: () => ({ authorization: basicAuth('cid_sandbox_nobody', 'csk_sandbox_nothing'), body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'unknown client (post)', request: () => ({ body: form({ grant_type: CC, client_id: 'nobody', client_secret: 'nothing' }) }), status: 401, error: 'invalid_client' },
+  { name: 'disabled client', request: ({ disabled }) => ({ authorization: basicAuth(disabled.id, disabled.secret), body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'very long client_id (post)', request: ({ client }) => ({ body: form({ grant_type: CC, client_id: 'c'.repeat(10_000), client_secret: client.secret }) }), status: 401, error: 'invalid_client' },
+  { name: 'very long client_id (Basic)', request: ({ client }) => ({ authorization: basicAuth('c'.repeat(1000), client.secret), body: 'grant_type=client_credentials' }), status: 401, error: 'invalid_client' },
+  { name: 'very long client_secret (post)', request: ({ client }) => ({ body: form({ grant_type: CC, client_id: client.id, client_secret: 's'.repeat(10_000) }) }), status: 401, error: 'invalid_client' },
+];
+
+/** Signs of an internal error leaking out: stack frames, source paths, error class names. */
+const LEAK = /\bat \S+ \(|\/work\/|node_modules|[\w-]+\.(?:[cm]?[jt]s)\b|\b(?:Type|Syntax|Range|Reference)?Error:/;
+
+describe('POST /token with bad input', () => {
+  it('answers every bad request with a client error in RFC 6749 §5.2 form, and changes nothing', async () => {
+    const t = await build();
+    const client = await t.createClient();
+    const disabled = await t.createClient({ name: 'Disabled' });
+    await t.storage.clients.updateClient(disabled.id, { status: 'disabled' }, t.clock.nowSeconds());
+    const clientsBefore = await t.storage.clients.listClients();
+    const keysBefore = await t.storage.keys.listKeys();
+
+    for (const input of BAD_INPUTS) {
+      const res = await postToken(t.app, input.request({ client, disabled }));
+      let body: unknown;
+      try {
+        body = res.json();
+      } catch {
+        body = res.body;
+      }
+      const record = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+      // One object per case, so a failure names the case and shows everything that is off.
+      expect({
+        case: input.name,
+        status: res.statusCode,
+        serverError: res.statusCode >= 500,
+        contentType: /^application\/json(;|$)/.test(String(res.headers['content-type'])),
+        keys: Object.keys(record).sort(),
+        error: record.error,
+        description: typeof record.error_description,
+        leaks: LEAK.test(res.body),
+        shortBody: res.body.length < 300,
+        cacheControl: res.headers['cache-control'],
+        pragma: res.headers.pragma,
+      }).toEqual({
+        case: input.name,
+        status: input.status,
+        serverError: false,
+        contentType: true,
+        keys: ['error', 'error_description'],
+        error: input.error,
+        description: 'string',
+        leaks: false,
+        shortBody: true,
+        cacheControl: 'no-store',
+        pragma: 'no-cache',
+      });
+    }
+
+    expect(await t.storage.clients.listClients()).toEqual(clientsBefore);
+    expect(await t.storage.keys.listKeys()).toEqual(keysBefore);
+    // And the app still serves a good request afterwards.
+    const ok = await postToken(t.app, { authorization: basicAuth(client.id, client.secret), body: form({ grant_type: CC }) });
+    expect(ok.statusCode).toBe(200);
+  });
+});

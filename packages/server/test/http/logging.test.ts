@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { basicAuth, build, form } from '../helpers/build.js';
+import { postToken } from './wire.js';
+
+interface LogLine {
+  readonly msg?: string;
+  readonly reqId?: string;
+  readonly req?: { method?: string; path?: string };
+  readonly res?: { statusCode?: number };
+}
+
+describe('request logging', () => {
+  it('logs each request, and never a client secret, an access token or an Authorization header', async () => {
+    const t = await build({ captureLogs: true });
+    const client = await t.createClient();
+    const wrongSecret = `csk_sandbox_${'W'.repeat(43)}`;
+    const goodBasic = basicAuth(client.id, client.secret);
+    const badBasic = basicAuth(client.id, wrongSecret);
+    const grant = { grant_type: 'client_credentials' };
+
+    const responses = [
+      await postToken(t.app, { authorization: goodBasic, body: form(grant) }),
+      await postToken(t.app, { body: form({ ...grant, client_id: client.id, client_secret: client.secret }) }),
+      await postToken(t.app, { authorization: badBasic, body: form(grant) }),
+      await postToken(t.app, { body: form({ ...grant, client_id: client.id, client_secret: wrongSecret }) }),
+      // Refused before authentication, with the secret still in the request.
+      await postToken(t.app, { authorization: goodBasic, body: form({ ...grant, client_secret: client.secret }) }),
+      await postToken(t.app, { body: form([['grant_type', 'client_credentials'], ['client_secret', client.secret], ['client_secret', client.secret]]) }),
+      await postToken(t.app, { authorization: goodBasic, body: form({ grant_type: 'password', password: client.secret }) }),
+      await postToken(t.app, { contentType: 'application/json', body: JSON.stringify({ ...grant, client_secret: client.secret }) }),
+      await postToken(t.app, { authorization: goodBasic, body: `${form(grant)}&pad=${'a'.repeat(20_000)}` }),
+    ];
+    expect(responses.map((res) => res.statusCode)).toEqual([200, 200, 401, 401, 400, 400, 400, 400, 413]);
+    const tokens = responses.slice(0, 2).map((res) => res.json<{ access_token: string }>().access_token);
+
+    const text = t.logs.join('');
+    const lines = text.trim().split('\n').map((line) => JSON.parse(line) as LogLine);
+
+    // Every request appears, with its method, path and final status.
+    const incoming = lines.filter((line) => line.msg === 'incoming request');
+    expect(incoming).toHaveLength(responses.length);
+    for (const line of incoming) expect(line.req).toMatchObject({ method: 'POST', path: '/token' });
+    const completed = lines.filter((line) => line.msg === 'request completed');
+    expect(completed.map((line) => line.res?.statusCode)).toEqual(responses.map((res) => res.statusCode));
+    expect(new Set(completed.map((line) => line.reqId)).size).toBe(responses.length);
+
+    const secretsNeverLogged = {
+      'client secret': client.secret,
+      'random part of the client secret': client.secret.replace(/^csk_sandbox_/, ''),
+      'wrong secret': wrongSecret,
+      'Authorization header': goodBasic,
+      'base64 of the Authorization header': goodBasic.replace(/^Basic /, ''),
+      'wrong Authorization header': badBasic.replace(/^Basic /, ''),
+      ...Object.fromEntries(
+        tokens.flatMap((token, i) => {
+          const [, payload, signature] = token.split('.');
+          return [
+            [`access token ${i}`, token],
+            [`access token ${i} claims`, payload],
+            [`access token ${i} signature`, signature],
+          ];
+        }),
+      ),
+    };
+    for (const [what, value] of Object.entries(secretsNeverLogged)) {
+      expect({ what, logged: text.includes(value as string) }).toEqual({ what, logged: false });
+    }
+    expect(text).not.toMatch(/"authorization"/i);
+  });
+});

@@ -1,0 +1,59 @@
+import { calculateJwkThumbprint } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { build, TEST_AUTH_URL } from '../helpers/build.js';
+import { expectJson, fetchJwks, obtainToken } from './wire.js';
+
+describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
+  it('describes this server: its URL, endpoints, and exactly the grants it serves', async () => {
+    const t = await build();
+    const res = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    expect(res.statusCode).toBe(200);
+    expectJson(res);
+    const metadata = res.json<Record<string, unknown>>();
+    expect(metadata).toMatchObject({
+      issuer: TEST_AUTH_URL,
+      token_endpoint: `${TEST_AUTH_URL}/token`,
+      jwks_uri: `${TEST_AUTH_URL}/.well-known/jwks.json`,
+    });
+    expect(metadata.grant_types_supported).toEqual(['client_credentials']);
+    expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual([
+      'client_secret_basic',
+      'client_secret_post',
+    ]);
+  });
+
+  it('announces the iss claim of the tokens it signs (RFC 8414 §3.3)', async () => {
+    const t = await build();
+    const client = await t.createClient();
+    const { payload } = await t.verifyAccessToken(await obtainToken(t, client));
+    const metadata = (await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json<{ issuer: string }>();
+    expect(payload.iss).toBe(metadata.issuer);
+  });
+});
+
+describe('GET /.well-known/jwks.json', () => {
+  it('publishes the public half of the signing key only, with kid, alg and use', async () => {
+    const t = await build();
+    const res = await t.app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(res.statusCode).toBe(200);
+    expectJson(res);
+    const jwks = res.json<{ keys: Record<string, unknown>[] }>();
+    expect(Object.keys(jwks)).toEqual(['keys']);
+    expect(jwks.keys).toHaveLength(1);
+    for (const key of jwks.keys) {
+      // Exactly the public members of an EC key (RFC 7518 §6.2.1) plus kid/alg/use: no d, no private parts.
+      expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+      expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: t.keyRing.signingKey().kid });
+      expect(key).not.toHaveProperty('d');
+    }
+    expect(res.body).not.toMatch(/"d"\s*:/);
+  });
+
+  it('uses the RFC 7638 thumbprint of each key as its kid', async () => {
+    const t = await build();
+    const jwks = await fetchJwks(t.app);
+    for (const key of jwks.keys) {
+      expect(key.kid).toBe(await calculateJwkThumbprint({ kty: key.kty, crv: key.crv, x: key.x, y: key.y }));
+    }
+  });
+});
