@@ -6,7 +6,7 @@ import { main as serve } from '../http/server.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { StorageError } from '../storage/errors.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
-import { listKeys, rotateKeys } from './commands/keys.js';
+import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
 import { UsageError, type CommandResult } from './output.js';
 
 /** Where a CLI run reads its configuration and writes its output. */
@@ -163,8 +163,8 @@ function resolve(
   }
   if (command === 'keys') {
     noMore(1);
-    if (sub === 'list') return (runtime) => listKeys(runtime);
-    if (sub === 'rotate') return (runtime) => rotateKeys(runtime);
+    if (sub === 'list') return (runtime) => listKeysCommand(runtime);
+    if (sub === 'rotate') return (runtime) => rotateKeysCommand(runtime);
     throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate');
   }
   throw new UsageError(`unknown command "${command}"`);

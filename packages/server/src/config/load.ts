@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
-import { DEFAULTS, type Config, type LogLevel } from './schema.js';
+import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind } from './schema.js';
 
 /** Bad configuration; `message` is one line naming the variable and the problem. */
 export class ConfigError extends Error {
@@ -55,6 +55,22 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     throw new ConfigError('CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)');
   }
 
+  const smsSender = (read('CONNECT_SMS_SENDER') ?? (smsWebhookUrl ? 'webhook' : 'outbox')) as SmsSenderKind;
+  if (!['outbox', 'console', 'webhook'].includes(smsSender)) {
+    throw new ConfigError(`CONNECT_SMS_SENDER must be outbox, console or webhook, not ${quote(smsSender)}`);
+  }
+  if (smsSender === 'webhook' && smsWebhookUrl === undefined) {
+    throw new ConfigError('CONNECT_SMS_SENDER=webhook needs CONNECT_SMS_WEBHOOK_URL and CONNECT_SMS_WEBHOOK_SECRET');
+  }
+  if (production && smsSender !== 'webhook') {
+    throw new ConfigError(`CONNECT_SMS_SENDER=${smsSender} is for the sandbox only; production sends one-time PINs through the webhook`);
+  }
+
+  const trustProxyValue = read('CONNECT_TRUST_PROXY') ?? 'false';
+  if (trustProxyValue !== 'true' && trustProxyValue !== 'false') {
+    throw new ConfigError(`CONNECT_TRUST_PROXY must be true or false, not ${quote(trustProxyValue)}`);
+  }
+
   const masterKeyValue = read('CONNECT_MASTER_KEY');
   const masterKey = masterKeyValue === undefined ? undefined : decodeMasterKey(masterKeyValue);
   if (production && !masterKey) throw new ConfigError('CONNECT_MASTER_KEY is required in production (32 random bytes, base64)');
@@ -79,6 +95,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     codeTtlSeconds: readInteger(read, 'CONNECT_CODE_TTL', DEFAULTS.codeTtlSeconds, 1),
     accessTokenTtlSeconds: readInteger(read, 'CONNECT_ACCESS_TOKEN_TTL', DEFAULTS.accessTokenTtlSeconds, 1),
     refreshTokenTtlSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULTS.refreshTokenTtlSeconds, 1),
+    sessionIdleSeconds: readInteger(read, 'CONNECT_SESSION_IDLE_TTL', DEFAULTS.sessionIdleSeconds, 1),
+    sessionTtlSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULTS.sessionTtlSeconds, 1),
+    smsSender,
+    trustProxy: trustProxyValue === 'true',
     logLevel,
   };
   return Object.freeze(config);

@@ -50,9 +50,29 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   /** `CONNECT_REFRESH_TOKEN_TTL`: refresh token lifetime in seconds; default 604800. */
   readonly refreshTokenTtlSeconds: number;
+  /** `CONNECT_SESSION_IDLE_TTL`: a customer's login session unused this many seconds ends; default 1800. */
+  readonly sessionIdleSeconds: number;
+  /** `CONNECT_SESSION_TTL`: a customer's login session ends this many seconds after login; default 43200 (12 h). */
+  readonly sessionTtlSeconds: number;
+  /**
+   * `CONNECT_SMS_SENDER`: how one-time PINs are delivered: `outbox` (sandbox
+   * default; readable at `/sandbox/messages`), `console` (sandbox only:
+   * printed to stderr) or `webhook` (default when `CONNECT_SMS_WEBHOOK_URL`
+   * is set; the only choice in production).
+   */
+  readonly smsSender: SmsSenderKind;
+  /**
+   * `CONNECT_TRUST_PROXY`: `true` when a proxy in front sets
+   * `X-Forwarded-For`, so the customer's address (for the SMS send limits)
+   * is read from it; default `false`.
+   */
+  readonly trustProxy: boolean;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
 }
+
+/** How one-time PINs reach customers. */
+export type SmsSenderKind = 'outbox' | 'console' | 'webhook';
 
 /** Defaults, each documented on the matching {@link Config} key. */
 export const DEFAULTS = {
@@ -63,5 +83,7 @@ export const DEFAULTS = {
   codeTtlSeconds: 300,
   accessTokenTtlSeconds: 3600,
   refreshTokenTtlSeconds: 604_800,
+  sessionIdleSeconds: 1800,
+  sessionTtlSeconds: 43_200,
   logLevel: 'info',
 } as const;

@@ -10,7 +10,16 @@
  *   `NotFound`; inserting a duplicate key throws `Conflict` (`./errors.ts`).
  */
 import type { Client, ClientStatus, GrantType } from '../core/clients/client.js';
+import type { Customer } from '../core/customers/customer.js';
 import type { SigningKeyRecord } from '../core/keys/signing-key.js';
+import type {
+  AuthorizationCodeRecord,
+  AuthorizationRequestRecord,
+  CustomerSessionRecord,
+  OtpChallengeRecord,
+  OutboxMessage,
+  TokenSessionRecord,
+} from '../core/login/records.js';
 
 /** Fields of a client that `updateClient` may change. */
 export interface ClientPatch {
@@ -51,10 +60,119 @@ export interface SigningKeyStore {
   retireKeys(use: SigningKeyRecord['use'], keepKid: string, now: number, verifyUntil: number): Promise<number>;
 }
 
+/** Fields of a customer that `updateCustomer` may change. */
+export interface CustomerPatch {
+  name?: string | null;
+  pinHash?: string;
+  status?: Customer['status'];
+  failedPinAttempts?: number;
+  lockedUntil?: number | null;
+}
+
+/** Customer accounts. A mobile number belongs to one account at most. */
+export interface CustomerStore {
+  findCustomer(profileId: string): Promise<Customer | undefined>;
+  findCustomerByMobile(mobile: string): Promise<Customer | undefined>;
+  /** Every customer, oldest first. */
+  listCustomers(): Promise<Customer[]>;
+  /** Adds a customer. Throws `Conflict` when the profile ID or the mobile number is taken. */
+  insertCustomer(customer: Customer): Promise<void>;
+  /** Changes the given fields, sets `updatedAt`; throws `NotFound`. */
+  updateCustomer(profileId: string, patch: CustomerPatch, now: number): Promise<Customer>;
+  /**
+   * Counts one wrong PIN, atomically. When the count reaches `maxAttempts`
+   * the account is locked until `now + lockSeconds` and the count starts
+   * again from zero. Returns the updated customer; throws `NotFound`.
+   */
+  recordPinFailure(profileId: string, now: number, maxAttempts: number, lockSeconds: number): Promise<Customer>;
+}
+
+/** Pending `/authorize` requests, looked up by the hash of their ID. */
+export interface AuthorizationRequestStore {
+  insertAuthorizationRequest(request: AuthorizationRequestRecord): Promise<void>;
+  findAuthorizationRequest(idHash: string): Promise<AuthorizationRequestRecord | undefined>;
+  /**
+   * Marks the request completed, once: returns `true` for the call that did
+   * it, `false` when it was completed before or does not exist.
+   */
+  completeAuthorizationRequest(idHash: string, now: number): Promise<boolean>;
+}
+
+/** One-time-PIN challenges. Every change is one conditional update, safe under concurrency. */
+export interface OtpChallengeStore {
+  insertOtpChallenge(challenge: OtpChallengeRecord): Promise<void>;
+  findOtpChallenge(id: string): Promise<OtpChallengeRecord | undefined>;
+  /** The newest challenge of an authorization request, consumed or not. */
+  findLatestOtpChallenge(requestHash: string): Promise<OtpChallengeRecord | undefined>;
+  /** Counts one wrong entry; returns the new attempt count (0 when there is no such challenge). */
+  recordOtpFailure(id: string): Promise<number>;
+  /**
+   * Consumes the challenge if it is unconsumed, unexpired at `now` and has
+   * fewer than `maxAttempts` wrong entries. Returns whether this call did.
+   */
+  consumeOtpChallenge(id: string, now: number, maxAttempts: number): Promise<boolean>;
+  /**
+   * Replaces the code of a live challenge (a resend) when it was last sent at
+   * or before `sentBefore` and has had fewer than `maxResends` resends:
+   * new code hash, `lastSentAt` = `now`, new expiry, one more resend.
+   * Returns whether it did.
+   */
+  resendOtpChallenge(
+    id: string,
+    update: { codeHash: string; now: number; expiresAt: number; sentBefore: number; maxResends: number },
+  ): Promise<boolean>;
+}
+
+/** Customers' login sessions at Connect. */
+export interface CustomerSessionStore {
+  insertCustomerSession(session: CustomerSessionRecord): Promise<void>;
+  findCustomerSession(idHash: string): Promise<CustomerSessionRecord | undefined>;
+  /** Sets `lastSeenAt` of a session that has not ended. */
+  touchCustomerSession(idHash: string, now: number): Promise<void>;
+  /** Ends a session (no-op when ended before or missing). */
+  endCustomerSession(idHash: string, now: number): Promise<void>;
+  /** Ends every live session of a customer; returns how many. */
+  endCustomerSessionsOf(profileId: string, now: number): Promise<number>;
+}
+
+/** Authorization codes. */
+export interface AuthorizationCodeStore {
+  insertAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
+  findAuthorizationCode(codeHash: string): Promise<AuthorizationCodeRecord | undefined>;
+  /**
+   * Redeems a code with one conditional update: only when it exists, belongs
+   * to `clientId`, is unconsumed and `expiresAt > now`. Returns the record
+   * for the single caller that redeemed it, `undefined` for every other.
+   */
+  consumeAuthorizationCode(codeHash: string, clientId: string, now: number): Promise<AuthorizationCodeRecord | undefined>;
+}
+
+/** Token sessions (`sid`): what refresh, introspection and revocation check. */
+export interface TokenSessionStore {
+  insertTokenSession(session: TokenSessionRecord): Promise<void>;
+  findTokenSession(sid: string): Promise<TokenSessionRecord | undefined>;
+  /** Revokes every session created from a code (a code replay); returns how many. */
+  revokeTokenSessionsByCode(codeHash: string, now: number): Promise<number>;
+}
+
+/** The sandbox SMS outbox. */
+export interface SmsOutboxStore {
+  insertOutboxMessage(message: OutboxMessage): Promise<void>;
+  /** Messages to one number, newest first, at most `limit`. */
+  listOutboxMessages(to: string, limit: number): Promise<OutboxMessage[]>;
+}
+
 /** The stores that can take part in one transaction. */
 export interface Stores {
   readonly clients: ClientStore;
   readonly keys: SigningKeyStore;
+  readonly customers: CustomerStore;
+  readonly authorizationRequests: AuthorizationRequestStore;
+  readonly otpChallenges: OtpChallengeStore;
+  readonly customerSessions: CustomerSessionStore;
+  readonly codes: AuthorizationCodeStore;
+  readonly tokenSessions: TokenSessionStore;
+  readonly outbox: SmsOutboxStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

@@ -1,10 +1,10 @@
-import { rotateSigningKey } from '../../core/keys/key-ring.js';
+import { rotateKeys } from '../../core/keys/key-ring.js';
 import { displayStatus } from '../../core/keys/signing-key.js';
 import { maxTokenTtlSeconds, type Runtime } from '../../runtime.js';
 import { isoTime, type CommandResult } from '../output.js';
 
 /** `keys list`: every key with its status (active, retired and still verifying, or expired). */
-export async function listKeys(runtime: Runtime): Promise<CommandResult> {
+export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> {
   const now = runtime.clock.nowSeconds();
   const keys = (await runtime.storage.keys.listKeys()).map((k) => ({
     kid: k.kid,
@@ -24,10 +24,10 @@ export async function listKeys(runtime: Runtime): Promise<CommandResult> {
 }
 
 /** `keys rotate`: a new active signing key; the old ones verify until their tokens expire. */
-export async function rotateKeys(runtime: Runtime): Promise<CommandResult> {
-  const key = await rotateSigningKey(runtime, maxTokenTtlSeconds(runtime.config));
+export async function rotateKeysCommand(runtime: Runtime): Promise<CommandResult> {
+  const key = await rotateKeys(runtime, maxTokenTtlSeconds(runtime.config));
   return {
     json: { kid: key.kid, alg: key.alg, use: key.use, status: key.status, createdAt: isoTime(key.createdAt) },
-    text: `new signing key ${key.kid} (${key.alg}) is active; running servers sign with it within 60 seconds\n`,
+    text: `new signing key ${key.kid} (${key.alg}) and a new token encryption key are active; running servers use them within 60 seconds\n`,
   };
 }

@@ -1,4 +1,5 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { randomBytes } from 'node:crypto';
+import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import type { SigningKeyStore, Storage } from '../../storage/ports.js';
 import { seal, unseal } from './master-key.js';
@@ -18,6 +19,12 @@ export interface ActiveSigningKey {
   readonly kid: string;
   readonly alg: typeof SIGNING_ALG;
   readonly key: CryptoKey;
+}
+
+/** A symmetric key ready to encrypt customer access tokens, with its `kid`. */
+export interface ActiveEncryptionKey {
+  readonly kid: string;
+  readonly key: Uint8Array;
 }
 
 /** What a key ring and key rotation need. */
@@ -50,8 +57,33 @@ export async function generateSigningKey(sealKey: Uint8Array, now: number): Prom
   };
 }
 
+/** The JWE algorithms of customer access tokens: a shared 256-bit key, AES-GCM (see docs/tokens.md). */
+export const ENCRYPTION_ALG = 'dir';
+export const ENCRYPTION_ENC = 'A256GCM';
+
 /**
- * Makes a new signing key active and retires the previous ones.
+ * Generates a new 256-bit content-encryption key for customer access tokens
+ * (`dir` + `A256GCM`), sealed under `sealKey`. It is never published.
+ */
+export async function generateEncryptionKey(sealKey: Uint8Array, now: number): Promise<SigningKeyRecord> {
+  const kid = randomBytes(16).toString('base64url');
+  const jwk = { kty: 'oct', k: randomBytes(32).toString('base64url') };
+  return {
+    kid,
+    alg: ENCRYPTION_ENC,
+    use: 'enc',
+    status: 'active',
+    publicJwk: null,
+    sealedPrivateJwk: await seal(sealKey, kid, JSON.stringify(jwk)),
+    createdAt: now,
+    retiredAt: null,
+    verifyUntil: null,
+  };
+}
+
+/**
+ * Makes a new signing key (and a new token encryption key) active and
+ * retires the previous ones.
  *
  * A retired key keeps verifying until every token it can have signed has
  * expired: the longest token lifetime after the rotation, plus the time a
@@ -59,16 +91,20 @@ export async function generateSigningKey(sealKey: Uint8Array, now: number): Prom
  *
  * @param maxTokenTtlSeconds the longest lifetime of a token signed by these keys.
  */
-export async function rotateSigningKey(
+export async function rotateKeys(
   deps: { storage: Pick<Storage, 'transaction'>; sealKey: Uint8Array; clock: Clock },
   maxTokenTtlSeconds: number,
 ): Promise<SigningKeyRecord> {
   const now = deps.clock.nowSeconds();
   const key = await generateSigningKey(deps.sealKey, now);
+  const encryptionKey = await generateEncryptionKey(deps.sealKey, now);
   const verifyUntil = now + maxTokenTtlSeconds + 2 * KEY_RELOAD_SECONDS;
   await deps.storage.transaction(async (tx) => {
     await tx.keys.insertKey(key);
     await tx.keys.retireKeys('sig', key.kid, now, verifyUntil);
+    // The customer access token encryption key rotates with it.
+    await tx.keys.insertKey(encryptionKey);
+    await tx.keys.retireKeys('enc', encryptionKey.kid, now, verifyUntil);
   });
   return key;
 }
@@ -84,6 +120,8 @@ export class KeyRing {
   readonly #deps: KeyRingDeps;
   #active: ActiveSigningKey | undefined;
   #verifying = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
+  #activeEncryption: ActiveEncryptionKey | undefined;
+  #decrypting = new Map<string, { key: Uint8Array; verifyUntil: number | null }>();
   #jwks: { keys: JWK[] } = { keys: [] };
   #lastLoad = Number.NEGATIVE_INFINITY;
   #loading: Promise<void> | undefined;
@@ -96,10 +134,10 @@ export class KeyRing {
   static async open(deps: KeyRingDeps): Promise<KeyRing> {
     const ring = new KeyRing(deps);
     await ring.reload();
-    if (!ring.#active) {
-      await deps.keys.insertKey(await generateSigningKey(deps.sealKey, deps.clock.nowSeconds()));
-      await ring.reload();
-    }
+    const now = deps.clock.nowSeconds();
+    if (!ring.#active) await deps.keys.insertKey(await generateSigningKey(deps.sealKey, now));
+    if (!ring.#activeEncryption) await deps.keys.insertKey(await generateEncryptionKey(deps.sealKey, now));
+    if (!ring.#active || !ring.#activeEncryption) await ring.reload();
     return ring;
   }
 
@@ -113,9 +151,10 @@ export class KeyRing {
 
   async #load(): Promise<void> {
     const now = this.#deps.clock.nowSeconds();
-    const records = (await this.#deps.keys.listKeys()).filter(
-      (k) => k.use === 'sig' && (k.status === 'active' || (k.verifyUntil !== null && k.verifyUntil > now)),
+    const live = (await this.#deps.keys.listKeys()).filter(
+      (k) => k.status === 'active' || (k.verifyUntil !== null && k.verifyUntil > now),
     );
+    const records = live.filter((k) => k.use === 'sig');
     const verifying = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
     const jwks: JWK[] = [];
     let active: ActiveSigningKey | undefined;
@@ -133,23 +172,54 @@ export class KeyRing {
         active = { kid: record.kid, alg: SIGNING_ALG, key: privateKey };
       }
     }
+    const decrypting = new Map<string, { key: Uint8Array; verifyUntil: number | null }>();
+    let activeEncryption: ActiveEncryptionKey | undefined;
+    for (const record of live.filter((k) => k.use === 'enc')) {
+      const key = this.#decrypting.get(record.kid)?.key ?? base64url.decode((JSON.parse(await this.#openSealed(record)) as { k: string }).k);
+      decrypting.set(record.kid, { key, verifyUntil: record.verifyUntil });
+      if (!activeEncryption && record.status === 'active') activeEncryption = { kid: record.kid, key };
+    }
     this.#active = active;
     this.#verifying = verifying;
+    this.#activeEncryption = activeEncryption;
+    this.#decrypting = decrypting;
     this.#jwks = { keys: jwks };
     this.#lastLoad = now;
   }
 
   async #openPrivateKey(record: SigningKeyRecord): Promise<CryptoKey> {
-    let jwk: string;
+    return (await importJWK(JSON.parse(await this.#openSealed(record)) as JWK, SIGNING_ALG)) as CryptoKey;
+  }
+
+  async #openSealed(record: SigningKeyRecord): Promise<string> {
     try {
-      jwk = await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk);
+      return await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk);
     } catch (error) {
-      throw new Error(
-        `cannot open signing key ${record.kid}: is CONNECT_MASTER_KEY the key this database was created with?`,
-        { cause: error },
-      );
+      throw new Error(`cannot open key ${record.kid}: is CONNECT_MASTER_KEY the key this database was created with?`, {
+        cause: error,
+      });
     }
-    return (await importJWK(JSON.parse(jwk) as JWK, SIGNING_ALG)) as CryptoKey;
+  }
+
+  /** The key new customer access tokens are encrypted with. */
+  encryptionKey(): ActiveEncryptionKey {
+    if (!this.#activeEncryption) throw new Error('no active encryption key');
+    return this.#activeEncryption;
+  }
+
+  /**
+   * The key to decrypt a token with `kid`, or `undefined` when unknown or past
+   * its window; an unknown `kid` triggers one reload, at most once a second.
+   */
+  async decryptionKey(kid: string): Promise<Uint8Array | undefined> {
+    const now = this.#deps.clock.nowSeconds();
+    let entry = this.#decrypting.get(kid);
+    if (!entry && now - this.#lastLoad >= 1) {
+      await this.reload();
+      entry = this.#decrypting.get(kid);
+    }
+    if (!entry || (entry.verifyUntil !== null && entry.verifyUntil <= now)) return undefined;
+    return entry.key;
   }
 
   /** The key new tokens are signed with. */

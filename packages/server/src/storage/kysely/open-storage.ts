@@ -4,14 +4,29 @@ import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './schema.js';
 import { createSqliteDialect } from './sqlite.js';
+import { createAuthorizationCodeStore, createAuthorizationRequestStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
+import { createCustomerStore } from './stores/customers.js';
+import { createOtpChallengeStore } from './stores/otp-challenges.js';
 import { createSigningKeyStore } from './stores/signing-keys.js';
+import { createSmsOutboxStore } from './stores/sms-outbox.js';
+import { createTokenSessionStore } from './stores/token-sessions.js';
 
 /** Where the data lives: parsed from `DATABASE_URL` by `config/load.ts`. */
 export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
 function storesFor(db: Kysely<Database>): Stores {
-  return { clients: createClientStore(db), keys: createSigningKeyStore(db) };
+  return {
+    clients: createClientStore(db),
+    keys: createSigningKeyStore(db),
+    customers: createCustomerStore(db),
+    authorizationRequests: createAuthorizationRequestStore(db),
+    otpChallenges: createOtpChallengeStore(db),
+    customerSessions: createCustomerSessionStore(db),
+    codes: createAuthorizationCodeStore(db),
+    tokenSessions: createTokenSessionStore(db),
+    outbox: createSmsOutboxStore(db),
+  };
 }
 
 /** Opens the database; call `migrate()` before first use. */

@@ -29,8 +29,96 @@ export interface SigningKeysTable {
   verify_until: number | null;
 }
 
+export interface CustomersTable {
+  profile_id: string;
+  mobile: string;
+  name: string | null;
+  pin_hash: string;
+  status: string;
+  failed_pin_attempts: number;
+  locked_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AuthorizationRequestsTable {
+  id_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  state: string | null;
+  code_challenge: string | null;
+  login_hint: string | null;
+  browser_hash: string;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+}
+
+export interface OtpChallengesTable {
+  id: string;
+  request_hash: string;
+  purpose: string;
+  mobile: string;
+  profile_id: string | null;
+  pending_pin_hash: string | null;
+  code_hash: string;
+  attempts: number;
+  resends: number;
+  last_sent_at: number;
+  expires_at: number;
+  created_at: number;
+  consumed_at: number | null;
+}
+
+export interface CustomerSessionsTable {
+  id_hash: string;
+  profile_id: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  client_id: string;
+  redirect_uri: string;
+  profile_id: string;
+  code_challenge: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface TokenSessionsTable {
+  sid: string;
+  client_id: string;
+  profile_id: string;
+  code_hash: string | null;
+  refresh_jti: string;
+  access_jti: string;
+  created_at: number;
+  refresh_expires_at: number;
+  access_expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface SmsOutboxTable {
+  id: string;
+  to_mobile: string;
+  body: string;
+  sent_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
+  customers: CustomersTable;
+  authorization_requests: AuthorizationRequestsTable;
+  otp_challenges: OtpChallengesTable;
+  customer_sessions: CustomerSessionsTable;
+  authorization_codes: AuthorizationCodesTable;
+  token_sessions: TokenSessionsTable;
+  sms_outbox: SmsOutboxTable;
 }
 

@@ -58,6 +58,10 @@ describe('loadConfig: defaults', () => {
       codeTtlSeconds: 300,
       accessTokenTtlSeconds: 3600,
       refreshTokenTtlSeconds: 604_800,
+      sessionIdleSeconds: 1800,
+      sessionTtlSeconds: 43_200,
+      smsSender: 'outbox',
+      trustProxy: false,
       logLevel: 'info',
     });
   });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
-import { KEY_RELOAD_SECONDS, KeyRing, rotateSigningKey } from '../../../src/core/keys/key-ring.js';
+import { KEY_RELOAD_SECONDS, KeyRing, rotateKeys } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import { displayStatus } from '../../../src/core/keys/signing-key.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
@@ -49,7 +49,10 @@ describe('KeyRing', () => {
     const first = await s.open();
     const second = await s.open();
     expect(second.signingKey().kid).toBe(first.signingKey().kid);
-    expect(await s.storage.keys.listKeys()).toHaveLength(1);
+    const stored = await s.storage.keys.listKeys();
+    expect(stored.map((k) => k.use).sort()).toEqual(['enc', 'sig']);
+    expect(first.encryptionKey().kid).toBe(second.encryptionKey().kid);
+    expect(first.encryptionKey().key).toHaveLength(32);
     const [jwk] = first.jwks().keys;
     expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: first.signingKey().kid });
     expect(jwk).not.toHaveProperty('d');
@@ -58,10 +61,14 @@ describe('KeyRing', () => {
   it('stores the private key sealed, never in clear', async () => {
     const s = await setup();
     await s.open();
-    const [record] = await s.storage.keys.listKeys();
-    expect(record!.sealedPrivateJwk.split('.')).toHaveLength(5);
-    expect(record!.sealedPrivateJwk).not.toMatch(/"d"/);
-    expect(record!.publicJwk).not.toMatch(/"d"/);
+    const records = await s.storage.keys.listKeys();
+    expect(records).toHaveLength(2);
+    for (const record of records) {
+      expect(record.sealedPrivateJwk.split('.')).toHaveLength(5);
+      expect(record.sealedPrivateJwk).not.toMatch(/"[dk]"/);
+      expect(record.publicJwk ?? '').not.toMatch(/"[dk]"/);
+    }
+    expect(records.find((r) => r.use === 'enc')?.publicJwk).toBeNull();
   });
 
   it('refuses to open with another master key', async () => {
@@ -78,7 +85,7 @@ describe('KeyRing', () => {
     const oldKid = ring.signingKey().kid;
     const oldToken = await signWith(ring, T0);
 
-    const rotated = await rotateSigningKey({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, MAX_TTL);
+    const rotated = await rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, MAX_TTL);
     await ring.reload();
     expect(ring.signingKey().kid).toBe(rotated.kid);
     expect(ring.jwks().keys.map((k) => k.kid).sort()).toEqual([oldKid, rotated.kid].sort());
@@ -103,7 +110,7 @@ describe('KeyRing', () => {
     const s = await setup();
     const a = await s.open();
     const b = await s.open();
-    await rotateSigningKey({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, MAX_TTL);
+    await rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, MAX_TTL);
     await a.reload();
     const fresh = await signWith(a, T0);
     // b has not reloaded yet: it still signs with the old key, but an unknown kid makes it look again.

@@ -1,0 +1,123 @@
+import type { Client } from '../clients/client.js';
+import { parseMobile } from '../customers/mobile.js';
+import { CODE_CHALLENGE_PATTERN } from './pkce.js';
+
+/** `prompt` values Connect understands (CONTRACT.md §6). */
+export type Prompt = 'login' | 'none';
+
+/** A valid authorization request, ready for the customer. */
+export interface ValidAuthorizationRequest {
+  readonly client: Client;
+  readonly redirectUri: string;
+  readonly state: string | null;
+  readonly codeChallenge: string | null;
+  /** `user_id` in E.164, when given. */
+  readonly loginHint: string | null;
+  readonly prompt: Prompt | null;
+}
+
+/** The outcome of checking an `/authorize` query. */
+export type AuthorizationRequestCheck =
+  | { readonly kind: 'valid'; readonly request: ValidAuthorizationRequest }
+  /** The client or redirect URI cannot be trusted: show an error page, never redirect. */
+  | { readonly kind: 'page_error'; readonly message: string }
+  /** The redirect URI is verified: send the error back to it. */
+  | {
+      readonly kind: 'redirect_error';
+      readonly redirectUri: string;
+      readonly error: string;
+      readonly description: string;
+      readonly state: string | null;
+    };
+
+/** A query as parsed: a parameter may appear several times. */
+export type AuthorizeQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+const MAX_VALUE_LENGTH = 2048;
+
+/**
+ * Checks an authorization request (RFC 6749 §4.1.1, CONTRACT.md §6) in this
+ * order: nothing is redirected until the client and its exact redirect URI
+ * are verified; after that, errors go back to the redirect URI with `state`.
+ */
+export async function checkAuthorizationRequest(
+  query: AuthorizeQuery,
+  deps: { findClient(id: string): Promise<Client | undefined> },
+): Promise<AuthorizationRequestCheck> {
+  const single = (name: string): string | undefined | 'repeated' => {
+    const value = query[name];
+    if (Array.isArray(value)) return 'repeated';
+    return value === '' ? undefined : (value as string | undefined);
+  };
+
+  const clientId = single('client_id');
+  if (clientId === 'repeated') return pageError('client_id is repeated.');
+  if (clientId === undefined) return pageError('The request does not name the application (client_id is missing).');
+  const client = clientId.length <= 512 ? await deps.findClient(clientId) : undefined;
+  if (!client) return pageError('The application that sent you here is not known.');
+  if (client.status !== 'active') return pageError(`${client.name} cannot sign customers in right now.`);
+
+  const redirectUri = single('redirect_uri');
+  if (redirectUri === 'repeated') return pageError('redirect_uri is repeated.');
+  if (redirectUri === undefined) return pageError('The request does not say where to send you back (redirect_uri is missing).');
+  // Exact string comparison: no normalisation, no prefix or pattern matching (RFC 9700 §4.1.3).
+  if (redirectUri !== client.redirectUri) return pageError(`The return address is not the one registered for ${client.name}.`);
+
+  const stateValue = single('state');
+  const state = stateValue === 'repeated' || stateValue === undefined || stateValue.length > MAX_VALUE_LENGTH ? null : stateValue;
+  const fail = (error: string, description: string): AuthorizationRequestCheck => ({
+    kind: 'redirect_error',
+    redirectUri,
+    error,
+    description,
+    state,
+  });
+
+  for (const name of Object.keys(query)) {
+    if (Array.isArray(query[name])) return fail('invalid_request', `${name.slice(0, 40)} is repeated`);
+    if (String(query[name]).length > MAX_VALUE_LENGTH) return fail('invalid_request', `${name.slice(0, 40)} is too long`);
+  }
+
+  const responseType = single('response_type');
+  if (responseType === undefined) return fail('invalid_request', 'response_type is required');
+  if (responseType !== 'code') return fail('unsupported_response_type', 'response_type must be code');
+  if (!client.grants.includes('authorization_code')) {
+    return fail('unauthorized_client', 'this client is not allowed the authorization_code grant');
+  }
+
+  const prompt = single('prompt') as string | undefined;
+  if (prompt !== undefined && prompt !== 'login' && prompt !== 'none') return fail('invalid_request', 'prompt must be login or none');
+
+  const userId = single('user_id') as string | undefined;
+  const mobile = userId === undefined ? undefined : parseMobile(userId);
+  if (userId !== undefined && !mobile) {
+    return fail('invalid_request', 'user_id must be a mobile number in international (E.164) format, e.g. +639171234567');
+  }
+
+  const challenge = single('code_challenge') as string | undefined;
+  const method = single('code_challenge_method') as string | undefined;
+  if (challenge === undefined && method !== undefined) return fail('invalid_request', 'code_challenge_method without code_challenge');
+  if (challenge !== undefined) {
+    // RFC 9700 §2.1.1: only S256; "plain" (also the default when no method is named) is refused.
+    if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256');
+    if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256)');
+  } else if (client.requirePkce) {
+    return fail('invalid_request', 'this client must use PKCE: code_challenge with code_challenge_method=S256');
+  }
+
+  return {
+    kind: 'valid',
+    request: {
+      client,
+      redirectUri,
+      state,
+      codeChallenge: challenge ?? null,
+      loginHint: mobile?.e164 ?? null,
+      prompt: (prompt as Prompt | undefined) ?? null,
+    },
+  };
+}
+
+function pageError(message: string): AuthorizationRequestCheck {
+  return { kind: 'page_error', message };
+}

@@ -1,0 +1,79 @@
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { CustomerStore } from '../../storage/ports.js';
+import { Conflict } from '../../storage/errors.js';
+import type { Customer } from './customer.js';
+import { parseMobile, type MobileNumber } from './mobile.js';
+import { hashPin, isValidPin } from './pin.js';
+
+/** Invalid input to a customer command; the message is shown to the operator. */
+export class CustomerValidationError extends Error {
+  override readonly name = 'CustomerValidationError';
+}
+
+/** What customer administration needs. */
+export interface CustomerAdminDeps {
+  readonly customers: CustomerStore;
+  readonly clock: Clock;
+}
+
+/**
+ * A new profile ID: 12 random digits (never a sequence, never starting with 0),
+ * so one customer's ID says nothing about another's.
+ */
+export function generateProfileId(): string {
+  return String(randomInt(100_000_000_000, 1_000_000_000_000));
+}
+
+/**
+ * Creates a customer. The mobile number must be a valid number in
+ * international format and not registered yet; the PIN 4 to 6 digits.
+ */
+export async function createCustomer(
+  input: { mobile: string; pin: string; name?: string | null | undefined; pinHash?: string },
+  deps: CustomerAdminDeps,
+): Promise<{ customer: Customer; mobile: MobileNumber }> {
+  const mobile = parseMobile(input.mobile);
+  if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
+  if (input.pinHash === undefined && !isValidPin(input.pin)) throw new CustomerValidationError('PIN must be 4 to 6 digits');
+  const name = input.name?.trim() || null;
+  if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');
+  if (await deps.customers.findCustomerByMobile(mobile.e164)) {
+    throw new CustomerValidationError(`mobile ${mobile.e164} is registered already`);
+  }
+  const pinHash = input.pinHash ?? (await hashPin(input.pin));
+  const now = deps.clock.nowSeconds();
+  // A profile ID collision is astronomically rare; retry a few times all the same.
+  for (let attempt = 0; ; attempt++) {
+    const customer: Customer = {
+      profileId: generateProfileId(),
+      mobile: mobile.e164,
+      name,
+      pinHash,
+      status: 'active',
+      failedPinAttempts: 0,
+      lockedUntil: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await deps.customers.insertCustomer(customer);
+      return { customer, mobile };
+    } catch (error) {
+      if (!(error instanceof Conflict) || attempt >= 3) {
+        if (error instanceof Conflict && (await deps.customers.findCustomerByMobile(mobile.e164))) {
+          throw new CustomerValidationError(`mobile ${mobile.e164} is registered already`);
+        }
+        throw error;
+      }
+    }
+  }
+}
+
+/** Finds a customer by profile ID (digits) or mobile number (`+…`). */
+export async function findCustomerByReference(reference: string, customers: CustomerStore): Promise<Customer | undefined> {
+  const trimmed = reference.trim();
+  if (/^\d+$/.test(trimmed)) return customers.findCustomer(trimmed);
+  const mobile = parseMobile(trimmed);
+  return mobile ? customers.findCustomerByMobile(mobile.e164) : undefined;
+}

@@ -1,0 +1,113 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { InvalidGrant, InvalidRequest } from '../errors.js';
+import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
+import type { AuthorizationCodeRecord } from '../login/records.js';
+import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
+import type { Stores } from '../../storage/ports.js';
+import type { GrantHandler } from './grant.js';
+
+/** What the authorization_code grant reads and writes. */
+export interface AuthorizationCodeDeps extends CustomerTokenDeps {
+  /** Runs `work` in one database transaction. */
+  transaction<T>(work: (tx: Pick<Stores, 'codes' | 'tokenSessions'>) => Promise<T>): Promise<T>;
+  readonly clock: Clock;
+}
+
+/** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits). */
+export function hashCode(code: string): string {
+  return createHash('sha256').update(code).digest('base64url');
+}
+
+// Thrown inside the transaction to roll back the redemption when the code was
+// presented with the wrong redirect_uri or PKCE verifier: the rightful client
+// can still redeem it.
+class BindingMismatch extends Error {
+  constructor(readonly oauthError: InvalidGrant) {
+    super(oauthError.description);
+  }
+}
+
+/**
+ * RFC 6749 §4.1.3: exchanges an authorization code for a customer access
+ * token (JWE) and a refresh token (JWT), and records the token session.
+ *
+ * The code is redeemed with one conditional update, so of any number of
+ * concurrent exchanges exactly one succeeds. A second exchange of a used code
+ * fails and revokes every token issued from it (RFC 6749 §4.1.2).
+ */
+export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
+  grantType: 'authorization_code',
+  parameters: ['code', 'redirect_uri', 'code_verifier'],
+  async handle({ params, client }, deps) {
+    const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
+    if (code === undefined) throw new InvalidRequest('code is required');
+    if (redirectUri === undefined) throw new InvalidRequest('redirect_uri is required');
+    // RFC 7636 §4.1: 43 to 128 characters of [A-Za-z0-9-._~].
+    if (verifier !== undefined && !CODE_VERIFIER_PATTERN.test(verifier)) {
+      throw new InvalidRequest('code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+    }
+    const codeHash = hashCode(code);
+    const now = deps.clock.nowSeconds();
+
+    let outcome: { record: AuthorizationCodeRecord; tokens: { accessToken: string; refreshToken: string } } | { error: InvalidGrant };
+    try {
+      outcome = await deps.transaction(async (tx) => {
+        const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
+        if (!record) return { error: await refusal(tx, codeHash, client.id, now) };
+        const mismatch = bindingMismatch(record, redirectUri, verifier);
+        if (mismatch) throw new BindingMismatch(mismatch);
+
+        const sid = randomBytes(16).toString('base64url');
+        const subject = { profileId: record.profileId, clientId: client.id, sid };
+        const access = await mintCustomerAccessToken(subject, deps);
+        const refresh = await mintRefreshToken(subject, deps);
+        await tx.tokenSessions.insertTokenSession({
+          sid,
+          clientId: client.id,
+          profileId: record.profileId,
+          codeHash,
+          refreshJti: refresh.jti,
+          accessJti: access.jti,
+          createdAt: now,
+          refreshExpiresAt: refresh.expiresAt,
+          accessExpiresAt: access.expiresAt,
+          revokedAt: null,
+        });
+        return { record, tokens: { accessToken: access.token, refreshToken: refresh.token } };
+      });
+    } catch (error) {
+      if (error instanceof BindingMismatch) throw error.oauthError;
+      throw error;
+    }
+    if ('error' in outcome) throw outcome.error;
+    return {
+      accessToken: outcome.tokens.accessToken,
+      tokenType: 'Bearer',
+      expiresIn: deps.accessTokenTtlSeconds,
+      refreshToken: outcome.tokens.refreshToken,
+    };
+  },
+};
+
+/** Why a code could not be redeemed; a replay also revokes its tokens. */
+async function refusal(tx: Pick<Stores, 'codes' | 'tokenSessions'>, codeHash: string, clientId: string, now: number): Promise<InvalidGrant> {
+  const existing = await tx.codes.findAuthorizationCode(codeHash);
+  if (!existing || existing.clientId !== clientId) return new InvalidGrant('authorization code is invalid');
+  if (existing.consumedAt !== null) {
+    await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
+    return new InvalidGrant('authorization code was already used; the tokens issued for it are revoked');
+  }
+  return new InvalidGrant('authorization code has expired');
+}
+
+function bindingMismatch(record: AuthorizationCodeRecord, redirectUri: string, verifier: string | undefined): InvalidGrant | undefined {
+  if (record.redirectUri !== redirectUri) return new InvalidGrant('redirect_uri does not match the authorization request');
+  if (record.codeChallenge === null) {
+    // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is refused.
+    return verifier === undefined ? undefined : new InvalidGrant('code_verifier given, but the authorization request had no code_challenge');
+  }
+  if (verifier === undefined) return new InvalidGrant('code_verifier is required: the authorization request had a code_challenge');
+  // RFC 7636 §4.6.
+  return verifyCodeVerifier(verifier, record.codeChallenge) ? undefined : new InvalidGrant('code_verifier does not match the code_challenge');
+}

@@ -1,0 +1,32 @@
+/** One text message. */
+export interface SmsMessage {
+  /** E.164 recipient. */
+  readonly to: string;
+  readonly body: string;
+}
+
+/**
+ * Delivers SMS. Adapters live in `src/sms/`: the sandbox outbox, the
+ * production HTTP webhook and a console sender for local development.
+ */
+export interface SmsSender {
+  /** Delivers one message; throws {@link SmsDeliveryFailed} when it could not. */
+  send(message: SmsMessage): Promise<void>;
+}
+
+/** The SMS gateway did not take the message (down, refused, timed out). */
+export class SmsDeliveryFailed extends Error {
+  override readonly name = 'SmsDeliveryFailed';
+}
+
+/**
+ * The one-time-PIN text: it names the service, the consumer and the expiry,
+ * and warns never to share the code. It never carries the customer's PIN.
+ */
+export function oneTimePinMessage(input: { code: string; clientName: string; ttlSeconds: number }): string {
+  const minutes = Math.max(1, Math.round(input.ttlSeconds / 60));
+  return (
+    `${input.code} is your Connect one-time PIN to link your account to ${input.clientName}. ` +
+    `It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Never share this code with anyone, not even Connect staff.`
+  );
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { EncryptJWT, SignJWT } from 'jose';
+import type { Clock } from '../clock.js';
+import { ENCRYPTION_ALG, ENCRYPTION_ENC, type ActiveEncryptionKey, type ActiveSigningKey } from '../keys/key-ring.js';
+import type { PublicUrls } from './public-urls.js';
+
+/** The `typ` of a refresh token, so it can never pass for an access token (RFC 8725 §3.11). */
+export const REFRESH_TOKEN_JWT_TYPE = 'rt+jwt';
+
+/** What minting customer tokens needs. */
+export interface CustomerTokenDeps {
+  readonly keys: { signingKey(): ActiveSigningKey; encryptionKey(): ActiveEncryptionKey };
+  readonly clock: Clock;
+  readonly urls: PublicUrls;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+}
+
+/** Whose tokens these are. */
+export interface CustomerTokenSubject {
+  readonly profileId: string;
+  readonly clientId: string;
+  /** The token session. */
+  readonly sid: string;
+}
+
+/** A minted token with its `jti` and expiry. */
+export interface MintedToken {
+  readonly token: string;
+  readonly jti: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+/**
+ * Mints a customer access token: a compact JWE (`dir` + `A256GCM`), opaque to
+ * the consumer, whose plaintext is a JWT with `iss`, `sub` (profile ID),
+ * `aud` (base URL), `client_id`, `sid`, `jti`, `iat` and `exp`
+ * (CONTRACT.md §5). `exp - iat` is exactly the configured lifetime.
+ */
+export async function mintCustomerAccessToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
+  const now = deps.clock.nowSeconds();
+  const expiresAt = now + deps.accessTokenTtlSeconds;
+  const jti = randomUUID();
+  const { kid, key } = deps.keys.encryptionKey();
+  const token = await new EncryptJWT({ client_id: subject.clientId, sid: subject.sid })
+    .setProtectedHeader({ alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' })
+    .setIssuer(deps.urls.authUrl)
+    .setSubject(subject.profileId)
+    .setAudience(deps.urls.baseUrl)
+    .setIssuedAt(now)
+    .setExpirationTime(expiresAt)
+    .setJti(jti)
+    .encrypt(key);
+  return { token, jti, issuedAt: now, expiresAt };
+}
+
+/**
+ * Mints a refresh token: a JWT signed with the active key, `typ` `rt+jwt`,
+ * with `iss`, `sub`, `aud` (the auth URL: only Connect accepts it),
+ * `client_id`, `sid`, `jti`, `iat` and `exp`. It is also checked against the
+ * stored token session, so it can be revoked.
+ */
+export async function mintRefreshToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
+  const now = deps.clock.nowSeconds();
+  const expiresAt = now + deps.refreshTokenTtlSeconds;
+  const jti = randomUUID();
+  const { kid, alg, key } = deps.keys.signingKey();
+  const token = await new SignJWT({ client_id: subject.clientId, sid: subject.sid })
+    .setProtectedHeader({ alg, typ: REFRESH_TOKEN_JWT_TYPE, kid })
+    .setIssuer(deps.urls.authUrl)
+    .setSubject(subject.profileId)
+    .setAudience(deps.urls.authUrl)
+    .setIssuedAt(now)
+    .setExpirationTime(expiresAt)
+    .setJti(jti)
+    .sign(key);
+  return { token, jti, issuedAt: now, expiresAt };
+}

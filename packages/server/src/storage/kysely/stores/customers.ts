@@ -1,0 +1,86 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Customer, CustomerStatus } from '../../../core/customers/customer.js';
+import { NotFound } from '../../errors.js';
+import type { CustomerPatch, CustomerStore } from '../../ports.js';
+import type { CustomersTable, Database } from '../schema.js';
+import { insertOrConflict } from './insert-or-conflict.js';
+
+/** The Kysely {@link CustomerStore}, shared by both engines. */
+export function createCustomerStore(db: Kysely<Database>): CustomerStore {
+  return {
+    async findCustomer(profileId) {
+      const row = await db.selectFrom('customers').selectAll().where('profile_id', '=', profileId).executeTakeFirst();
+      return row && toCustomer(row);
+    },
+
+    async findCustomerByMobile(mobile) {
+      const row = await db.selectFrom('customers').selectAll().where('mobile', '=', mobile).executeTakeFirst();
+      return row && toCustomer(row);
+    },
+
+    async listCustomers() {
+      const rows = await db.selectFrom('customers').selectAll().orderBy('created_at').orderBy('profile_id').execute();
+      return rows.map(toCustomer);
+    },
+
+    async insertCustomer(c) {
+      await insertOrConflict(
+        db.insertInto('customers').values({
+          profile_id: c.profileId,
+          mobile: c.mobile,
+          name: c.name,
+          pin_hash: c.pinHash,
+          status: c.status,
+          failed_pin_attempts: c.failedPinAttempts,
+          locked_until: c.lockedUntil,
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        }),
+        `a customer with mobile ${c.mobile} or profile ID ${c.profileId} exists`,
+      );
+    },
+
+    async updateCustomer(profileId, patch: CustomerPatch, now) {
+      const values: Partial<CustomersTable> = { updated_at: now };
+      if (patch.name !== undefined) values.name = patch.name;
+      if (patch.pinHash !== undefined) values.pin_hash = patch.pinHash;
+      if (patch.status !== undefined) values.status = patch.status;
+      if (patch.failedPinAttempts !== undefined) values.failed_pin_attempts = patch.failedPinAttempts;
+      if (patch.lockedUntil !== undefined) values.locked_until = patch.lockedUntil;
+      const row = await db.updateTable('customers').set(values).where('profile_id', '=', profileId).returningAll().executeTakeFirst();
+      if (!row) throw new NotFound(`customer ${profileId} not found`);
+      return toCustomer(row);
+    },
+
+    async recordPinFailure(profileId, now, maxAttempts, lockSeconds) {
+      // One statement, so concurrent wrong PINs are all counted.
+      const reachesLimit = sql<boolean>`failed_pin_attempts + 1 >= ${maxAttempts}`;
+      const row = await db
+        .updateTable('customers')
+        .set({
+          failed_pin_attempts: sql<number>`case when ${reachesLimit} then 0 else failed_pin_attempts + 1 end`,
+          locked_until: sql<number | null>`case when ${reachesLimit} then ${now + lockSeconds} else locked_until end`,
+          updated_at: now,
+        })
+        .where('profile_id', '=', profileId)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new NotFound(`customer ${profileId} not found`);
+      return toCustomer(row);
+    },
+  };
+}
+
+function toCustomer(row: Selectable<CustomersTable>): Customer {
+  return {
+    profileId: row.profile_id,
+    mobile: row.mobile,
+    name: row.name,
+    pinHash: row.pin_hash,
+    status: row.status as CustomerStatus,
+    failedPinAttempts: Number(row.failed_pin_attempts),
+    lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

@@ -1,0 +1,58 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { TokenSessionRecord } from '../../../core/login/records.js';
+import type { TokenSessionStore } from '../../ports.js';
+import type { Database, TokenSessionsTable } from '../schema.js';
+import { insertOrConflict } from './insert-or-conflict.js';
+
+/** The Kysely {@link TokenSessionStore}. */
+export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore {
+  return {
+    async insertTokenSession(s) {
+      await insertOrConflict(
+        db.insertInto('token_sessions').values({
+          sid: s.sid,
+          client_id: s.clientId,
+          profile_id: s.profileId,
+          code_hash: s.codeHash,
+          refresh_jti: s.refreshJti,
+          access_jti: s.accessJti,
+          created_at: s.createdAt,
+          refresh_expires_at: s.refreshExpiresAt,
+          access_expires_at: s.accessExpiresAt,
+          revoked_at: s.revokedAt,
+        }),
+        'token session exists',
+      );
+    },
+
+    async findTokenSession(sid) {
+      const row = await db.selectFrom('token_sessions').selectAll().where('sid', '=', sid).executeTakeFirst();
+      return row && toTokenSession(row);
+    },
+
+    async revokeTokenSessionsByCode(codeHash, now) {
+      const result = await db
+        .updateTable('token_sessions')
+        .set({ revoked_at: now })
+        .where('code_hash', '=', codeHash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+  };
+}
+
+function toTokenSession(row: Selectable<TokenSessionsTable>): TokenSessionRecord {
+  return {
+    sid: row.sid,
+    clientId: row.client_id,
+    profileId: row.profile_id,
+    codeHash: row.code_hash,
+    refreshJti: row.refresh_jti,
+    accessJti: row.access_jti,
+    createdAt: Number(row.created_at),
+    refreshExpiresAt: Number(row.refresh_expires_at),
+    accessExpiresAt: Number(row.access_expires_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
