@@ -1,6 +1,7 @@
 import { ClientSecretHasher } from './core/clients/client-secret.js';
 import type { Clock } from './core/clock.js';
 import { deriveKey } from './core/keys/master-key.js';
+import { OtpHasher } from './core/login/one-time-pin.js';
 import { resolveMasterKey } from './config/master-key-file.js';
 import type { Config } from './config/schema.js';
 import { openStorage } from './storage/kysely/open-storage.js';
@@ -14,6 +15,9 @@ export interface Runtime {
   readonly hasher: ClientSecretHasher;
   /** Seals private keys at rest. */
   readonly sealKey: Uint8Array;
+  readonly otpHasher: OtpHasher;
+  /** Keys the CSRF tokens of the hosted pages. */
+  readonly csrfKey: Uint8Array;
 }
 
 /**
@@ -35,6 +39,8 @@ export async function openRuntime(config: Config, clock: Clock): Promise<Runtime
     storage,
     hasher: new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac')),
     sealKey: deriveKey(masterKey, 'key-sealing'),
+    otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
+    csrfKey: deriveKey(masterKey, 'csrf'),
   };
 }
 

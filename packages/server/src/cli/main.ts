@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { ClientValidationError } from '../core/clients/manage-clients.js';
+import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { main as serve } from '../http/server.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { StorageError } from '../storage/errors.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
+import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
 import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
 import { UsageError, type CommandResult } from './output.js';
 
@@ -33,6 +35,12 @@ Commands:
   clients disable ID                stop a client from authenticating
   clients enable ID                 allow it again
   clients rotate-secret ID          issue a new secret (printed once); the old one stops working
+  customers create --mobile E164 --pin DIGITS [--name N]
+                                    register a customer (PIN: 4 to 6 digits)
+  customers list                    list customers
+  customers show PROFILE_ID|E164    show one customer
+  customers lock PROFILE_ID|E164    stop a customer from logging in
+  customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
   keys list                         list signing keys and their status
   keys rotate                       make a new signing key active
 
@@ -58,6 +66,8 @@ const OPTIONS = {
   grants: { type: 'string' },
   'require-pkce': { type: 'boolean' },
   'no-require-pkce': { type: 'boolean' },
+  mobile: { type: 'string' },
+  pin: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -161,6 +171,25 @@ function resolve(
         throw new UsageError(sub ? `unknown clients command "${sub}"` : 'clients needs a command: create, list, show, update, disable, enable, rotate-secret');
     }
   }
+  if (command === 'customers') {
+    switch (sub) {
+      case 'create':
+        noMore(1);
+        return (runtime) => createCustomerCommand(runtime, values);
+      case 'list':
+        noMore(1);
+        return (runtime) => listCustomersCommand(runtime);
+      case 'show':
+        noMore(2);
+        return (runtime) => showCustomerCommand(runtime, id);
+      case 'lock':
+      case 'unlock':
+        noMore(2);
+        return (runtime) => setCustomerLockCommand(runtime, id, sub === 'lock');
+      default:
+        throw new UsageError(sub ? `unknown customers command "${sub}"` : 'customers needs a command: create, list, show, lock, unlock');
+    }
+  }
   if (command === 'keys') {
     noMore(1);
     if (sub === 'list') return (runtime) => listKeysCommand(runtime);
@@ -171,7 +200,14 @@ function resolve(
 }
 
 function describeFailure(error: unknown): string {
-  if (error instanceof ConfigError || error instanceof ClientValidationError || error instanceof StorageError) return error.message;
+  if (
+    error instanceof ConfigError ||
+    error instanceof ClientValidationError ||
+    error instanceof CustomerValidationError ||
+    error instanceof StorageError
+  ) {
+    return error.message;
+  }
   const code = (error as { code?: string } | null)?.code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
     return `cannot reach the database (${code}): check DATABASE_URL`;

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { authenticateClient } from '../core/clients/client-authenticate.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -5,14 +6,22 @@ import type { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import type { Environment } from '../core/environment.js';
 import { TemporarilyUnavailable } from '../core/errors.js';
+import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
+import type { OtpHasher } from '../core/login/one-time-pin.js';
+import type { SendLimiter } from '../core/login/send-limiter.js';
+import type { SmsSender } from '../core/sms/sms-sender.js';
 import { bindGrant, createGrantRegistry } from '../core/grants/registry.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import type { Storage } from '../storage/ports.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
+import { assetRoutes } from './routes/assets.js';
+import { authorizeRoutes } from './routes/authorize.js';
 import { healthRoutes } from './routes/health.js';
+import { loginRoutes } from './routes/login.js';
+import { sandboxRoutes } from './routes/sandbox.js';
 import { tokenRoutes } from './routes/token.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
@@ -20,7 +29,19 @@ import { wellKnownRoutes } from './routes/well-known.js';
 export interface AppDeps {
   readonly environment: Environment;
   readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly codeTtlSeconds: number;
+  readonly sessionIdleSeconds: number;
+  readonly sessionTtlSeconds: number;
+  /** Read the client address from `X-Forwarded-For` (a proxy in front). */
+  readonly trustProxy: boolean;
   readonly storage: Storage;
+  /** Delivers one-time PINs. */
+  readonly sms: SmsSender;
+  readonly sendLimiter: SendLimiter;
+  readonly otpHasher: OtpHasher;
+  /** Keys the CSRF tokens of the hosted pages. */
+  readonly csrfKey: Uint8Array;
   readonly keyRing: KeyRing;
   readonly hasher: ClientSecretHasher;
   readonly clock: Clock;
@@ -39,18 +60,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     requestTimeout: 30_000,
+    trustProxy: deps.trustProxy,
   });
 
   registerSecurityHeaders(app, { hsts: deps.environment === 'production' });
   registerErrorHandling(app);
+  await app.register(fastifyCookie);
 
+  const { storage, clock, urls } = deps;
+  const tokenDeps = {
+    keys: deps.keyRing,
+    clock,
+    urls,
+    accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds,
+  };
   const grants = createGrantRegistry([
-    bindGrant(clientCredentialsGrant, {
-      keys: deps.keyRing,
-      clock: deps.clock,
-      urls: deps.urls,
-      accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
-    }),
+    bindGrant(clientCredentialsGrant, tokenDeps),
+    bindGrant(authorizationCodeGrant, { ...tokenDeps, transaction: (work) => storage.transaction(work) }),
   ]);
   const findClient = cacheClientLookup(async (id) => {
     try {
@@ -63,7 +90,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const authenticate = (input: Parameters<typeof authenticateClient>[0]) =>
     authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment });
 
+  const flow = {
+    findClient,
+    requests: storage.authorizationRequests,
+    customers: storage.customers,
+    sessions: storage.customerSessions,
+    codes: storage.codes,
+    clock,
+    get issuer() {
+      return urls.authUrl;
+    },
+    codeTtlSeconds: deps.codeTtlSeconds,
+    sessionIdleSeconds: deps.sessionIdleSeconds,
+    sessionTtlSeconds: deps.sessionTtlSeconds,
+    otp: { challenges: storage.otpChallenges, hasher: deps.otpHasher, sms: deps.sms, limiter: deps.sendLimiter, clock },
+  };
+
   await app.register(tokenRoutes, { grants, authenticate });
+  await app.register(authorizeRoutes, { flow, environment: deps.environment });
+  await app.register(loginRoutes, { flow, environment: deps.environment, csrfKey: deps.csrfKey, sessionTtlSeconds: deps.sessionTtlSeconds });
+  await app.register(assetRoutes);
+  if (deps.environment === 'sandbox') await app.register(sandboxRoutes, { outbox: storage.outbox });
   await app.register(wellKnownRoutes, { urls: deps.urls, keyRing: deps.keyRing, grants });
   await app.register(healthRoutes, { storage: deps.storage });
   return app;

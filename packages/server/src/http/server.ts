@@ -5,11 +5,14 @@ import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { KEY_RELOAD_SECONDS, KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
-import { seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
+import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
 import { openRuntime } from '../runtime.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
+import { Redis } from 'ioredis';
+import { createSendLimiter } from '../limits/send-limiter.js';
+import { createSmsSender } from '../sms/create-sms-sender.js';
 
 /** How to start a server. */
 export interface StartOptions {
@@ -51,21 +54,33 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let keyReload: NodeJS.Timeout | undefined;
+  let redis: Redis | undefined;
   try {
     const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock });
     // With PORT=0 the real port is known after listen; URLs are filled in then.
     const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
+    redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+    redis?.on('error', (error: Error) => logger.warn({ err: error }, 'redis error'));
     const app = await buildApp({
       environment: config.environment,
       accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      codeTtlSeconds: config.codeTtlSeconds,
+      sessionIdleSeconds: config.sessionIdleSeconds,
+      sessionTtlSeconds: config.sessionTtlSeconds,
+      trustProxy: config.trustProxy,
       storage,
       keyRing,
       hasher: runtime.hasher,
+      otpHasher: runtime.otpHasher,
+      csrfKey: runtime.csrfKey,
+      sms: createSmsSender(config, storage, clock),
+      sendLimiter: createSendLimiter(redis),
       clock,
       urls,
       logger,
     });
-    const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, environment: config.environment }) : undefined;
+    const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, customers: storage.customers, environment: config.environment }) : undefined;
 
     await app.listen({ port: config.port, host: config.host });
     const bound = app.server.address() as AddressInfo;
@@ -91,11 +106,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       async close() {
         clearInterval(keyReload);
         await app.close();
+        redis?.disconnect();
         await storage.close();
       },
     };
   } catch (error) {
     clearInterval(keyReload);
+    redis?.disconnect();
     await storage.close().catch(() => {});
     throw error;
   }
@@ -110,10 +127,19 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
     `  client ID:     ${demo.clientId}`,
     `  client secret: ${demo.clientSecret}`,
     '',
+    'Demo customer (a new PIN at every seeded start):',
+    `  mobile:        ${demo.customer.mobile}`,
+    `  PIN:           ${demo.customer.pin}`,
+    `  profile ID:    ${demo.customer.profileId}`,
+    '',
     'Get an access token:',
     `  curl -s -u '${demo.clientId}:${demo.clientSecret}' -d grant_type=client_credentials ${authUrl}/token`,
     '',
     `Verify it against ${authUrl}/.well-known/jwks.json`,
+    '',
+    'Link the demo customer: open this in a browser (one-time PINs appear at',
+    `${authUrl}/sandbox/messages?to=${encodeURIComponent(demo.customer.mobile)}):`,
+    `  ${authUrl}/authorize?response_type=code&client_id=${demo.clientId}&redirect_uri=${encodeURIComponent(DEMO_REDIRECT_URI)}&state=demo`,
     '',
   ].join('\n');
 }

@@ -11,6 +11,11 @@ import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import type { Environment } from '../../src/core/environment.js';
 import { KeyRing } from '../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
+import { OtpHasher } from '../../src/core/login/one-time-pin.js';
+import type { SendLimiter } from '../../src/core/login/send-limiter.js';
+import type { SmsSender } from '../../src/core/sms/sms-sender.js';
+import { createSendLimiter } from '../../src/limits/send-limiter.js';
+import { createOutboxSender } from '../../src/sms/outbox-sender.js';
 import { openStorage, type DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 
@@ -30,6 +35,14 @@ export interface BuildOptions {
   readonly storage?: Storage;
   readonly masterKey?: Buffer;
   readonly accessTokenTtlSeconds?: number;
+  readonly refreshTokenTtlSeconds?: number;
+  readonly codeTtlSeconds?: number;
+  readonly sessionIdleSeconds?: number;
+  readonly sessionTtlSeconds?: number;
+  /** The SMS sender; default: the sandbox outbox of the app's storage. */
+  readonly sms?: SmsSender;
+  /** The one-time-PIN send limiter; default: in memory, with the real budgets. */
+  readonly sendLimiter?: SendLimiter;
   /** Capture logs (JSON lines) into `logs`. */
   readonly captureLogs?: boolean;
 }
@@ -78,6 +91,15 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
   const app = await buildApp({
     environment,
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
+    refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 604_800,
+    codeTtlSeconds: options.codeTtlSeconds ?? 300,
+    sessionIdleSeconds: options.sessionIdleSeconds ?? 1800,
+    sessionTtlSeconds: options.sessionTtlSeconds ?? 43_200,
+    trustProxy: false,
+    sms: options.sms ?? createOutboxSender(storage.outbox, clock),
+    sendLimiter: options.sendLimiter ?? createSendLimiter(),
+    otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
+    csrfKey: deriveKey(masterKey, 'csrf'),
     storage,
     keyRing,
     hasher,

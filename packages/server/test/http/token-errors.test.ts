@@ -60,9 +60,9 @@ const CASES: readonly ErrorCase[] = [
     expected: { status: 400, error: 'unsupported_grant_type', description: /client_credentials/, challenge: 'none' },
   },
   {
-    name: 'grant_type authorization_code (not served yet)',
+    name: 'grant_type authorization_code with an unknown code',
     request: ({ client }) => basic(client, { grant_type: 'authorization_code', code: 'x', redirect_uri: 'https://acme.example/callback' }),
-    expected: { status: 400, error: 'unsupported_grant_type', challenge: 'none' },
+    expected: { status: 400, error: 'invalid_grant', description: 'authorization code is invalid', challenge: 'none' },
   },
   {
     name: 'grant_type refresh_token (not served yet)',

@@ -12,10 +12,14 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
     const metadata = res.json<Record<string, unknown>>();
     expect(metadata).toMatchObject({
       issuer: TEST_AUTH_URL,
+      authorization_endpoint: `${TEST_AUTH_URL}/authorize`,
       token_endpoint: `${TEST_AUTH_URL}/token`,
       jwks_uri: `${TEST_AUTH_URL}/.well-known/jwks.json`,
+      response_types_supported: ['code'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
     });
-    expect(metadata.grant_types_supported).toEqual(['client_credentials']);
+    expect(metadata.grant_types_supported).toEqual(['client_credentials', 'authorization_code']);
     expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual([
       'client_secret_basic',
       'client_secret_post',

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError } from '../../core/errors.js';
+import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
 
 /**
  * THE mapping from errors to HTTP responses, for every route.
@@ -20,6 +21,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else {
       request.log.info({ error: oauthError.error, detail: oauthError.detail }, oauthError.description);
     }
+    if (isHtmlRoute(request)) return sendErrorPage(reply, oauthError.status, ...pageMessage(error, oauthError));
     return sendOAuthError(reply, oauthError);
   });
 
@@ -43,6 +45,15 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: error.description });
 }
 
+/** The title and message of the error page a browser route shows instead of JSON. */
+function pageMessage(error: FastifyError, oauthError: OAuthError): [string, string] {
+  if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+    return ['This form has expired', 'The form was too old or did not come from this page. Go back to the app and start again.'];
+  }
+  if (oauthError.status >= 500) return ['Something went wrong', 'We could not complete your request. Please try again in a moment.'];
+  return ['This request cannot be used', oauthError.description];
+}
+
 const REQUEST_ERRORS: Record<string, { status: number; description: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 400, description: 'unsupported Content-Type' },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, description: 'request body is too large' },
@@ -56,6 +67,9 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
   const fastifyError = error as FastifyError;
   const known = fastifyError.code ? REQUEST_ERRORS[fastifyError.code] : undefined;
   if (known) return new InvalidRequest(known.description, { status: known.status, cause: error });
+  if (fastifyError.code === 'FST_CSRF_INVALID_TOKEN' || fastifyError.code === 'FST_CSRF_MISSING_SECRET') {
+    return new InvalidRequest('missing or invalid CSRF token', { status: 403, cause: error });
+  }
   if (fastifyError.validation) return new InvalidRequest(`invalid request: ${fastifyError.message}`, { cause: error });
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return new InvalidRequest('request body is not valid JSON', { cause: error });

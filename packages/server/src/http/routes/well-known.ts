@@ -26,11 +26,17 @@ export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps)
     const issuer = deps.urls.authUrl;
     return {
       issuer,
+      authorization_endpoint: `${issuer}/authorize`,
       token_endpoint: `${issuer}/token`,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       grant_types_supported: [...deps.grants.keys()],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      response_types_supported: [],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      code_challenge_methods_supported: ['S256'],
+      prompt_values_supported: ['login', 'none'],
+      // RFC 9207: authorization responses carry `iss`.
+      authorization_response_iss_parameter_supported: true,
     };
   });
 }

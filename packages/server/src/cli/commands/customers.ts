@@ -1,0 +1,96 @@
+import { createCustomer, findCustomerByReference } from '../../core/customers/manage-customers.js';
+import type { Customer } from '../../core/customers/customer.js';
+import { parseMobile } from '../../core/customers/mobile.js';
+import type { Runtime } from '../../runtime.js';
+import { NotFound } from '../../storage/errors.js';
+import { isoTime, table, UsageError, type CommandResult } from '../output.js';
+
+/** The public view of a customer: never the PIN hash. */
+function customerView(customer: Customer, now: number) {
+  return {
+    profileId: customer.profileId,
+    mobile: customer.mobile,
+    userId: parseMobile(customer.mobile)?.masked ?? customer.mobile,
+    name: customer.name,
+    status: customer.status,
+    lockedUntil: customer.lockedUntil !== null && customer.lockedUntil > now ? isoTime(customer.lockedUntil) : null,
+    createdAt: isoTime(customer.createdAt),
+  };
+}
+
+function describe(customer: Customer, now: number): CommandResult {
+  const view = customerView(customer, now);
+  return {
+    json: view,
+    text: table([
+      ['profile ID', view.profileId],
+      ['mobile', view.mobile],
+      ['user ID', view.userId],
+      ['name', view.name ?? '-'],
+      ['status', view.lockedUntil ? `${view.status} (too many wrong PINs: locked until ${view.lockedUntil})` : view.status],
+      ['created', view.createdAt],
+    ]),
+  };
+}
+
+async function findOrFail(runtime: Runtime, reference: string | undefined): Promise<Customer> {
+  if (!reference) throw new UsageError('a profile ID or mobile number is required');
+  const customer = await findCustomerByReference(reference, runtime.storage.customers);
+  if (!customer) throw new NotFound(`no customer ${reference} in the ${runtime.config.environment} environment`);
+  return customer;
+}
+
+/** `customers create --mobile E164 --pin DIGITS [--name N]`. */
+export async function createCustomerCommand(
+  runtime: Runtime,
+  options: { mobile?: string | undefined; pin?: string | undefined; name?: string | undefined },
+): Promise<CommandResult> {
+  if (!options.mobile) throw new UsageError('--mobile is required');
+  if (!options.pin) throw new UsageError('--pin is required');
+  const { customer, mobile } = await createCustomer(
+    { mobile: options.mobile, pin: options.pin, name: options.name },
+    { customers: runtime.storage.customers, clock: runtime.clock },
+  );
+  return {
+    json: { profileId: customer.profileId, mobile: customer.mobile, userId: mobile.masked },
+    text: table([
+      ['profile ID', customer.profileId],
+      ['mobile', customer.mobile],
+      ['user ID', mobile.masked],
+    ]),
+  };
+}
+
+/** `customers list`. */
+export async function listCustomersCommand(runtime: Runtime): Promise<CommandResult> {
+  const now = runtime.clock.nowSeconds();
+  const customers = (await runtime.storage.customers.listCustomers()).map((c) => customerView(c, now));
+  const text =
+    customers.length === 0
+      ? `no customers in the ${runtime.config.environment} environment\n`
+      : customers.map((c) => `${c.profileId}  ${c.mobile}  ${c.status.padEnd(6)}  ${c.name ?? ''}`.trimEnd()).join('\n') + '\n';
+  return { json: customers, text };
+}
+
+/** `customers show PROFILE_ID|E164`. */
+export async function showCustomerCommand(runtime: Runtime, reference: string | undefined): Promise<CommandResult> {
+  return describe(await findOrFail(runtime, reference), runtime.clock.nowSeconds());
+}
+
+/**
+ * `customers lock` / `customers unlock`. A lock stops every login and ends
+ * the customer's sessions; unlocking also clears a lockout from wrong PINs.
+ */
+export async function setCustomerLockCommand(runtime: Runtime, reference: string | undefined, lock: boolean): Promise<CommandResult> {
+  const customer = await findOrFail(runtime, reference);
+  const now = runtime.clock.nowSeconds();
+  const updated = await runtime.storage.transaction(async (tx) => {
+    if (lock) await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
+    return tx.customers.updateCustomer(
+      customer.profileId,
+      lock ? { status: 'locked' } : { status: 'active', failedPinAttempts: 0, lockedUntil: null },
+      now,
+    );
+  });
+  return describe(updated, now);
+}
