@@ -18,6 +18,8 @@ export interface Runtime {
   readonly otpHasher: OtpHasher;
   /** Keys the CSRF tokens of the hosted pages. */
   readonly csrfKey: Uint8Array;
+  /** Seals the responses kept for idempotent `POST /tokens` retries. */
+  readonly idempotencyKey: Uint8Array;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function openRuntime(config: Config, clock: Clock): Promise<Runtime
     sealKey: deriveKey(masterKey, 'key-sealing'),
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
     csrfKey: deriveKey(masterKey, 'csrf'),
+    idempotencyKey: deriveKey(masterKey, 'idempotency'),
   };
 }
 

@@ -43,3 +43,8 @@ export function fixedClock(start: number): FixedClock {
     },
   };
 }
+
+/** The clock's "now" as a `Date`, for libraries that take one (jose's `currentDate`). */
+export function clockDate(clock: Clock): Date {
+  return new Date(clock.nowSeconds() * 1000);
+}

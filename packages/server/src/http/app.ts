@@ -8,6 +8,8 @@ import type { Environment } from '../core/environment.js';
 import { TemporarilyUnavailable } from '../core/errors.js';
 import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
+import { refreshTokenGrant } from '../core/grants/refresh-token.js';
+import { createCustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { OtpHasher } from '../core/login/one-time-pin.js';
 import type { SendLimiter } from '../core/login/send-limiter.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
@@ -19,6 +21,9 @@ import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
 import { authorizeRoutes } from './routes/authorize.js';
+import { customerProfileRoutes } from './routes/customer-profile.js';
+import { customerTokenRoutes } from './routes/customer-tokens.js';
+import { tokenStateRoutes } from './routes/token-state.js';
 import { healthRoutes } from './routes/health.js';
 import { loginRoutes } from './routes/login.js';
 import { sandboxRoutes } from './routes/sandbox.js';
@@ -42,6 +47,8 @@ export interface AppDeps {
   readonly otpHasher: OtpHasher;
   /** Keys the CSRF tokens of the hosted pages. */
   readonly csrfKey: Uint8Array;
+  /** Seals the responses `POST /tokens` keeps for idempotent retries. */
+  readonly idempotencyKey: Uint8Array;
   readonly keyRing: KeyRing;
   readonly hasher: ClientSecretHasher;
   readonly clock: Clock;
@@ -75,9 +82,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds,
   };
+  const refreshDeps = { ...tokenDeps, tokenSessions: storage.tokenSessions };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokenDeps),
     bindGrant(authorizationCodeGrant, { ...tokenDeps, transaction: (work) => storage.transaction(work) }),
+    bindGrant(refreshTokenGrant, refreshDeps),
   ]);
   const findClient = cacheClientLookup(async (id) => {
     try {
@@ -109,6 +118,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(tokenRoutes, { grants, authenticate });
   await app.register(authorizeRoutes, { flow, environment: deps.environment });
   await app.register(loginRoutes, { flow, environment: deps.environment, csrfKey: deps.csrfKey, sessionTtlSeconds: deps.sessionTtlSeconds });
+  await app.register(customerTokenRoutes, {
+    bearer: { ...tokenDeps, findClient, revokedTokens: storage.revokedTokens },
+    refresh: refreshDeps,
+    idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: deps.idempotencyKey, clock },
+  });
+  await app.register(tokenStateRoutes, {
+    authenticate,
+    state: { ...tokenDeps, tokenSessions: storage.tokenSessions, revokedTokens: storage.revokedTokens },
+  });
+  const check = createCustomerAccessCheck({ ...tokenDeps, tokenSessions: storage.tokenSessions });
+  await app.register(customerProfileRoutes, { check, customers: storage.customers });
   await app.register(assetRoutes);
   if (deps.environment === 'sandbox') await app.register(sandboxRoutes, { outbox: storage.outbox });
   await app.register(wellKnownRoutes, { urls: deps.urls, keyRing: deps.keyRing, grants });

@@ -74,6 +74,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       hasher: runtime.hasher,
       otpHasher: runtime.otpHasher,
       csrfKey: runtime.csrfKey,
+      idempotencyKey: runtime.idempotencyKey,
       sms: createSmsSender(config, storage, clock),
       sendLimiter: createSendLimiter(redis),
       clock,

@@ -153,6 +153,56 @@ export interface TokenSessionStore {
   findTokenSession(sid: string): Promise<TokenSessionRecord | undefined>;
   /** Revokes every session created from a code (a code replay); returns how many. */
   revokeTokenSessionsByCode(codeHash: string, now: number): Promise<number>;
+  /**
+   * Makes `accessJti` the session's only valid access token, in one
+   * conditional update: only while the session is unrevoked, its refresh
+   * token is `refreshJti` and unexpired at `now`. Returns whether it did.
+   */
+  replaceAccessToken(
+    sid: string,
+    update: { refreshJti: string; accessJti: string; accessExpiresAt: number; now: number },
+  ): Promise<boolean>;
+  /** Revokes one session (its refresh token and its access token); returns whether it was live. */
+  revokeTokenSession(sid: string, now: number): Promise<boolean>;
+  /** Ends the session's current access token if it is `accessJti`, leaving the refresh token valid. */
+  revokeAccessToken(sid: string, accessJti: string): Promise<boolean>;
+}
+
+/** Revoked self-contained tokens (client access tokens), by `jti`, kept until they expire. */
+export interface RevokedTokenStore {
+  /** Records a revocation; revoking twice is a no-op. */
+  revokeToken(entry: { jti: string; clientId: string; revokedAt: number; expiresAt: number }): Promise<void>;
+  isTokenRevoked(jti: string): Promise<boolean>;
+  /** Forgets revocations of tokens expired by `now`; returns how many. */
+  deleteExpiredRevocations(now: number): Promise<number>;
+}
+
+/** What `POST /tokens` remembers of a request, by client and `Request-Reference-No`. */
+export interface IdempotentRequestRecord {
+  readonly clientId: string;
+  readonly reference: string;
+  /** SHA-256 of the request body. */
+  readonly requestHash: string;
+  /** The response, sealed under the master key; `null` while the request runs. */
+  readonly sealedResponse: string | null;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+/** Idempotent retries of `POST /tokens`. */
+export interface IdempotentRequestStore {
+  /**
+   * Claims a reference for a request. Returns `undefined` when this call
+   * claimed it, or the record already there (completed, running, or with
+   * another body). A record past `expiresAt` at `record.createdAt` is replaced.
+   */
+  claimIdempotentRequest(record: IdempotentRequestRecord): Promise<IdempotentRequestRecord | undefined>;
+  /** Stores the response of a claimed request. */
+  completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string): Promise<void>;
+  /** Releases a claim whose request failed, so a retry runs again. */
+  releaseIdempotentRequest(clientId: string, reference: string): Promise<void>;
+  /** Forgets records expired by `now`; returns how many. */
+  deleteExpiredIdempotentRequests(now: number): Promise<number>;
 }
 
 /** The sandbox SMS outbox. */
@@ -173,6 +223,8 @@ export interface Stores {
   readonly codes: AuthorizationCodeStore;
   readonly tokenSessions: TokenSessionStore;
   readonly outbox: SmsOutboxStore;
+  readonly revokedTokens: RevokedTokenStore;
+  readonly idempotentRequests: IdempotentRequestStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

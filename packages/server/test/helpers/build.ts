@@ -100,6 +100,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     sendLimiter: options.sendLimiter ?? createSendLimiter(),
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
     csrfKey: deriveKey(masterKey, 'csrf'),
+    idempotencyKey: deriveKey(masterKey, 'idempotency'),
     storage,
     keyRing,
     hasher,

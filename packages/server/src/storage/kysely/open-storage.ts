@@ -9,6 +9,8 @@ import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
 import { createOtpChallengeStore } from './stores/otp-challenges.js';
 import { createSigningKeyStore } from './stores/signing-keys.js';
+import { createIdempotentRequestStore } from './stores/idempotent-requests.js';
+import { createRevokedTokenStore } from './stores/revoked-tokens.js';
 import { createSmsOutboxStore } from './stores/sms-outbox.js';
 import { createTokenSessionStore } from './stores/token-sessions.js';
 
@@ -26,6 +28,8 @@ function storesFor(db: Kysely<Database>): Stores {
     codes: createAuthorizationCodeStore(db),
     tokenSessions: createTokenSessionStore(db),
     outbox: createSmsOutboxStore(db),
+    revokedTokens: createRevokedTokenStore(db),
+    idempotentRequests: createIdempotentRequestStore(db),
   };
 }
 

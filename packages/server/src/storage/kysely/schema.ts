@@ -110,6 +110,22 @@ export interface SmsOutboxTable {
   sent_at: number;
 }
 
+export interface RevokedTokensTable {
+  jti: string;
+  client_id: string;
+  revoked_at: number;
+  expires_at: number;
+}
+
+export interface IdempotentRequestsTable {
+  client_id: string;
+  reference: string;
+  request_hash: string;
+  sealed_response: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -120,5 +136,7 @@ export interface Database {
   authorization_codes: AuthorizationCodesTable;
   token_sessions: TokenSessionsTable;
   sms_outbox: SmsOutboxTable;
+  revoked_tokens: RevokedTokensTable;
+  idempotent_requests: IdempotentRequestsTable;
 }
 

@@ -39,6 +39,39 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
+
+    async replaceAccessToken(sid, update) {
+      const result = await db
+        .updateTable('token_sessions')
+        .set({ access_jti: update.accessJti, access_expires_at: update.accessExpiresAt })
+        .where('sid', '=', sid)
+        .where('refresh_jti', '=', update.refreshJti)
+        .where('revoked_at', 'is', null)
+        .where('refresh_expires_at', '>', update.now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    async revokeTokenSession(sid, now) {
+      const result = await db
+        .updateTable('token_sessions')
+        .set({ revoked_at: now })
+        .where('sid', '=', sid)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    async revokeAccessToken(sid, accessJti) {
+      // An empty jti matches no token: the session keeps its refresh token but has no valid access token.
+      const result = await db
+        .updateTable('token_sessions')
+        .set({ access_jti: '' })
+        .where('sid', '=', sid)
+        .where('access_jti', '=', accessJti)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
   };
 }
 

@@ -1,0 +1,26 @@
+import type { Client } from './client.js';
+import { InvalidToken } from '../errors.js';
+import { verifyClientAccessToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
+import type { RevokedTokenStore } from '../../storage/ports.js';
+
+/** What checking a client's bearer token needs. */
+export interface BearerDeps extends TokenVerifyDeps {
+  findClient(id: string): Promise<Client | undefined>;
+  readonly revokedTokens: Pick<RevokedTokenStore, 'isTokenRevoked'>;
+}
+
+/**
+ * RFC 6750: the client behind `Authorization: Bearer <token>`, where the
+ * token must be a valid, unexpired, unrevoked client-credentials access token
+ * of an enabled client. Anything else is `invalid_token` (401).
+ */
+export async function authenticateBearer(authorization: string | undefined, deps: BearerDeps): Promise<Client> {
+  const match = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+  if (!match?.[1]) throw new InvalidToken('a client access token is required: Authorization: Bearer <access_token>');
+  const claims = await verifyClientAccessToken(match[1], deps);
+  if (!claims) throw new InvalidToken('the access token is invalid or expired');
+  if (await deps.revokedTokens.isTokenRevoked(claims.jti)) throw new InvalidToken('the access token has been revoked');
+  const client = await deps.findClient(claims.clientId);
+  if (!client || client.status !== 'active') throw new InvalidToken('the client of this access token is disabled');
+  return client;
+}

@@ -1,0 +1,52 @@
+import type { Client } from '../clients/client.js';
+import { InvalidGrant, InvalidRequest } from '../errors.js';
+import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
+import { verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
+import type { TokenSessionStore } from '../../storage/ports.js';
+
+/** What a refresh needs. */
+export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<TokenVerifyDeps, 'keys'> {
+  readonly keys: CustomerTokenDeps['keys'] & TokenVerifyDeps['keys'];
+  readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession' | 'replaceAccessToken'>;
+}
+
+/** A refreshed customer access token. */
+export interface RefreshedTokens {
+  readonly accessToken: string;
+  /** The refresh token, unchanged (seed §3.3: it stays valid until it expires). */
+  readonly refreshToken: string;
+  readonly expiresIn: number;
+  /** Expiry of the new access token, epoch seconds. */
+  readonly expiresAt: number;
+}
+
+/**
+ * Exchanges a refresh token for a new customer access token of the same
+ * session (seed §3.2–3.3, §4.1). The previous access token of the session
+ * stops being accepted at once; the refresh token stays valid until its own
+ * expiry. Expired, revoked, unknown or another client's refresh tokens get
+ * `invalid_grant`.
+ */
+export async function refreshCustomerToken(refreshToken: string | undefined, client: Client, deps: RefreshDeps): Promise<RefreshedTokens> {
+  if (refreshToken === undefined || refreshToken === '') throw new InvalidRequest('refresh_token is required');
+  const claims = await verifyRefreshToken(refreshToken, deps);
+  if (!claims) throw new InvalidGrant('refresh token is invalid or expired');
+  if (claims.clientId !== client.id) throw new InvalidGrant('refresh token was issued to another client');
+
+  const session = await deps.tokenSessions.findTokenSession(claims.sid);
+  const now = deps.clock.nowSeconds();
+  if (!session || session.refreshJti !== claims.jti || session.clientId !== client.id) throw new InvalidGrant('refresh token is invalid');
+  if (session.revokedAt !== null) throw new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
+  if (session.refreshExpiresAt <= now) throw new InvalidGrant('refresh token has expired');
+
+  const access = await mintCustomerAccessToken({ profileId: session.profileId, clientId: client.id, sid: session.sid }, deps);
+  const replaced = await deps.tokenSessions.replaceAccessToken(session.sid, {
+    refreshJti: claims.jti,
+    accessJti: access.jti,
+    accessExpiresAt: access.expiresAt,
+    now,
+  });
+  // Revoked or expired between the read and the update.
+  if (!replaced) throw new InvalidGrant('refresh token has been revoked');
+  return { accessToken: access.token, refreshToken, expiresIn: deps.accessTokenTtlSeconds, expiresAt: access.expiresAt };
+}

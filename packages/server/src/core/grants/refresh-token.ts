@@ -1,0 +1,21 @@
+import { refreshCustomerToken, type RefreshDeps } from '../customer-tokens/refresh-customer-token.js';
+import type { GrantHandler } from './grant.js';
+
+/**
+ * RFC 6749 §6: a new customer access token for the session of a refresh
+ * token. The refresh token is not rotated (seed §3.3) and is echoed back.
+ */
+export const refreshTokenGrant: GrantHandler<RefreshDeps> = {
+  grantType: 'refresh_token',
+  // RFC 6749 §6: scope is optional; Connect defines no scopes and ignores it.
+  parameters: ['refresh_token', 'scope'],
+  async handle({ params, client }, deps) {
+    const refreshed = await refreshCustomerToken(params.refresh_token, client, deps);
+    return {
+      accessToken: refreshed.accessToken,
+      tokenType: 'Bearer',
+      expiresIn: refreshed.expiresIn,
+      refreshToken: refreshed.refreshToken,
+    };
+  },
+};

@@ -1,0 +1,102 @@
+import type { Client } from '../clients/client.js';
+import type { RevokedTokenStore, TokenSessionStore } from '../../storage/ports.js';
+import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken, type TokenVerifyDeps } from './verify-tokens.js';
+
+/** What introspection and revocation read and write. */
+export interface TokenStateDeps extends TokenVerifyDeps {
+  readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession' | 'revokeTokenSession' | 'revokeAccessToken'>;
+  readonly revokedTokens: Pick<RevokedTokenStore, 'isTokenRevoked' | 'revokeToken'>;
+}
+
+/** RFC 7662 §2.2 response. */
+export type IntrospectionResponse =
+  | { readonly active: false }
+  | {
+      readonly active: true;
+      readonly token_type: 'Bearer' | 'refresh_token';
+      readonly client_id: string;
+      readonly sub: string;
+      readonly iss: string;
+      readonly aud: string;
+      readonly iat: number;
+      readonly exp: number;
+      readonly jti: string;
+      readonly sid?: string;
+    };
+
+/** A token Connect recognised, with what decides whether it is still good. */
+export type IdentifiedToken =
+  | { readonly kind: 'client_access'; readonly claims: Awaited<ReturnType<typeof verifyClientAccessToken>> & object }
+  | { readonly kind: 'customer_access'; readonly claims: NonNullable<Awaited<ReturnType<typeof decryptCustomerAccessToken>>> }
+  | { readonly kind: 'refresh'; readonly claims: NonNullable<Awaited<ReturnType<typeof verifyRefreshToken>>> };
+
+/**
+ * Recognises any token Connect issued whose signature or encryption and
+ * claims check out (expired ones are not recognised). The hint only picks
+ * the first guess (RFC 7009 §2.1); every kind is tried.
+ */
+export async function identifyToken(token: string, deps: TokenVerifyDeps): Promise<IdentifiedToken | undefined> {
+  const parts = token.split('.').length;
+  if (parts === 5) {
+    const claims = await decryptCustomerAccessToken(token, deps);
+    return claims && { kind: 'customer_access', claims };
+  }
+  if (parts !== 3) return undefined;
+  const access = await verifyClientAccessToken(token, deps);
+  if (access) return { kind: 'client_access', claims: access };
+  const refresh = await verifyRefreshToken(token, deps);
+  return refresh && { kind: 'refresh', claims: refresh };
+}
+
+/**
+ * RFC 7662: whether `token` is active, for the client that asks. A client
+ * sees only its own tokens: another client's token is `{ active: false }`,
+ * as is anything expired, revoked, replaced by a refresh, or not Connect's.
+ */
+export async function introspectToken(token: string | undefined, client: Client, deps: TokenStateDeps): Promise<IntrospectionResponse> {
+  const inactive = { active: false } as const;
+  if (!token) return inactive;
+  const found = await identifyToken(token, deps);
+  if (!found || found.claims.clientId !== client.id) return inactive;
+  const { claims } = found;
+  const base = { client_id: claims.clientId, sub: claims.sub, iss: claims.iss, iat: claims.iat, exp: claims.exp, jti: claims.jti };
+
+  if (found.kind === 'client_access') {
+    if (await deps.revokedTokens.isTokenRevoked(claims.jti)) return inactive;
+    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl };
+  }
+  const session = await deps.tokenSessions.findTokenSession(found.claims.sid);
+  const now = deps.clock.nowSeconds();
+  if (!session || session.revokedAt !== null || session.clientId !== client.id) return inactive;
+  if (found.kind === 'customer_access') {
+    if (session.accessJti !== claims.jti) return inactive;
+    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid };
+  }
+  if (session.refreshJti !== claims.jti || session.refreshExpiresAt <= now) return inactive;
+  return { active: true, token_type: 'refresh_token', ...base, aud: deps.urls.authUrl, sid: found.claims.sid };
+}
+
+/**
+ * RFC 7009: revokes a token of the asking client. A refresh token ends its
+ * whole session, and with it the session's access token; a customer access
+ * token ends alone (the refresh token can get a new one); a client access
+ * token is refused from then until it expires. Unknown, foreign or already
+ * invalid tokens are ignored, as §2.2 asks.
+ */
+export async function revokeToken(token: string | undefined, client: Client, deps: TokenStateDeps): Promise<void> {
+  if (!token) return;
+  const found = await identifyToken(token, deps);
+  if (!found || found.claims.clientId !== client.id) return;
+  const now = deps.clock.nowSeconds();
+  switch (found.kind) {
+    case 'refresh':
+      await deps.tokenSessions.revokeTokenSession(found.claims.sid, now);
+      return;
+    case 'customer_access':
+      await deps.tokenSessions.revokeAccessToken(found.claims.sid, found.claims.jti);
+      return;
+    case 'client_access':
+      await deps.revokedTokens.revokeToken({ jti: found.claims.jti, clientId: client.id, revokedAt: now, expiresAt: found.claims.exp });
+      return;
+  }
+}

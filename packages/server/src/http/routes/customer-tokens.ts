@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateBearer, type BearerDeps } from '../../core/clients/authenticate-bearer.js';
+import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
+import { refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
+import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
+
+/** What `POST /tokens` needs. */
+export interface CustomerTokenRouteDeps {
+  readonly bearer: BearerDeps;
+  readonly refresh: RefreshDeps;
+  readonly idempotency: IdempotencyDeps;
+}
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const BODY_LIMIT_BYTES = 16 * 1024;
+
+interface RawJson {
+  readonly raw: string;
+  readonly value: unknown;
+}
+
+/**
+ * `POST {base_url}/tokens` (seed §4.3, CONTRACT.md §7): a customer refresh
+ * token for a new customer access token, authenticated with the client's
+ * own access token. Every answer echoes `Request-Reference-No`; a retry with
+ * the same reference replays the first answer.
+ */
+export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTokenRouteDeps): Promise<void> {
+  // Any body type reaches the handler, which answers 415 itself for non-JSON.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const reference = request.headers['request-reference-no'];
+    if (typeof reference === 'string' && reference.length <= 100) reply.header('request-reference-no', reference);
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+  });
+
+  app.post<{ Body: string | undefined }>('/tokens', async (request, reply) => {
+    const client = await authenticateBearer(request.headers.authorization, deps.bearer);
+    if (!acceptsJson(request.headers.accept)) {
+      throw new InvalidRequest('this endpoint answers application/json; the Accept header excludes it', { status: 406 });
+    }
+    if (!isJson(request.headers['content-type'])) {
+      throw new InvalidRequest('Content-Type must be application/json', { status: 415 });
+    }
+    const reference = request.headers['request-reference-no'];
+    if (typeof reference !== 'string' || !UUID_V4.test(reference)) {
+      throw new InvalidRequest('Request-Reference-No must be a UUID (version 4)');
+    }
+    const body = parseBody(request.body);
+    if (!client.grants.includes('refresh_token')) {
+      throw new UnauthorizedClient('refresh is not enabled for this client', { status: 403 });
+    }
+    const { response } = await runIdempotently(
+      { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
+      async () => {
+        const refreshed = await refreshCustomerToken(refreshTokenOf(body), client, deps.refresh);
+        return { accessToken: refreshed.accessToken, refreshToken: refreshed.refreshToken, expiresAt: refreshed.expiresAt };
+      },
+      deps.idempotency,
+    );
+    return reply.type('application/json; charset=utf-8').send(response);
+  });
+}
+
+function parseBody(raw: string | undefined): RawJson {
+  if (raw === undefined || raw === '') throw new InvalidRequest('the body must be JSON: {"refreshToken": "..."}');
+  try {
+    return { raw, value: JSON.parse(raw) as unknown };
+  } catch {
+    throw new InvalidRequest('the body is not valid JSON');
+  }
+}
+
+function refreshTokenOf(body: RawJson): string {
+  const value = body.value;
+  const token = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { refreshToken?: unknown }).refreshToken : undefined;
+  if (typeof token !== 'string' || token === '') throw new InvalidRequest('refreshToken is required and must be a string');
+  return token;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  return type === 'application/json';
+}
+
+/** Whether an Accept header allows application/json (absent: anything goes). */
+function acceptsJson(accept: FastifyRequest['headers']['accept']): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) return false;
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import type { ClientAuthInput } from '../../core/clients/client-authenticate.js';
+import type { Client } from '../../core/clients/client.js';
+import { introspectToken, revokeToken, type TokenStateDeps } from '../../core/tokens/introspect-token.js';
+import { useFormBody, type FormParams } from '../plugins/form-body.js';
+
+/** What introspection and revocation need. */
+export interface TokenStateRouteDeps {
+  authenticate(input: ClientAuthInput): Promise<Client>;
+  readonly state: TokenStateDeps;
+}
+
+/**
+ * `POST /introspect` (RFC 7662) and `POST /revoke` (RFC 7009), with client
+ * authentication as at `/token`. A client sees and revokes only its own
+ * tokens.
+ */
+export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRouteDeps): Promise<void> {
+  useFormBody(app);
+  const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string } }) => {
+    const params = request.body ?? {};
+    return deps.authenticate({ authorization: request.headers.authorization, clientId: params.client_id, clientSecret: params.client_secret });
+  };
+
+  app.post<{ Body: FormParams | undefined }>('/introspect', async (request, reply) => {
+    const client = await clientOf(request);
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    return introspectToken(request.body?.token, client, deps.state);
+  });
+
+  app.post<{ Body: FormParams | undefined }>('/revoke', async (request, reply) => {
+    const client = await clientOf(request);
+    await revokeToken(request.body?.token, client, deps.state);
+    // RFC 7009 §2.2: 200 whether or not the token was valid.
+    return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').send();
+  });
+}
