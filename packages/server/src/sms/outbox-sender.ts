@@ -11,11 +11,21 @@ export function createOutboxSender(outbox: SmsOutboxStore, clock: Clock): SmsSen
   return {
     async send(message) {
       await outbox.insertOutboxMessage({
-        id: randomBytes(12).toString('base64url'),
+        id: outboxMessageId(),
         to: message.to,
         body: message.body,
         sentAt: clock.nowSeconds(),
       });
     },
   };
+}
+
+/**
+ * The outbox lists messages newest first by `sentAt` (whole seconds), then by
+ * ID. So that two messages sent within one second still come in the order
+ * they were sent, an ID starts with this process's monotonic time (fixed-width
+ * hex, which sorts the same under any collation), then random bytes.
+ */
+function outboxMessageId(): string {
+  return `${process.hrtime.bigint().toString(16).padStart(16, '0')}${randomBytes(6).toString('hex')}`;
 }

@@ -4,8 +4,14 @@
  */
 export function buildRedirect(redirectUri: string, params: Record<string, string | null | undefined>): string {
   const url = new URL(redirectUri);
+  const added = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
-    if (value !== null && value !== undefined) url.searchParams.append(name, value);
+    if (value !== null && value !== undefined) added.append(name, value);
   }
+  // Appended to the query as registered: going through `url.searchParams`
+  // would re-serialise it (`a%20b` becomes `a+b`, `flag` becomes `flag=`).
+  const existing = url.search.slice(1);
+  const extra = added.toString();
+  if (extra) url.search = existing ? `${existing}&${extra}` : extra;
   return url.href;
 }

@@ -25,7 +25,7 @@ export interface Customer {
  * The masked user ID sent to the consumer (`userId`): the country code and
  * the last four digits stay, every other digit becomes `*`.
  *
- * @example maskMobile('+639171234567', '63') === '+63*****4567'
+ * @example maskMobile('+639171234567', '63') === '+63******4567'
  */
 export function maskMobile(mobile: string, countryCallingCode: string): string {
   const national = mobile.slice(1 + countryCallingCode.length);

@@ -27,9 +27,10 @@ export interface LoginRouteDeps {
   readonly sessionTtlSeconds: number;
 }
 
-type PageRequest = FastifyRequest<{ Querystring: { request?: string } }>;
+/** A parameter given twice arrives as an array. */
+type PageRoute = { Querystring: { request?: string | string[] } };
 
-type PageRoute = { Querystring: { request?: string } };
+type PageRequest = FastifyRequest<PageRoute>;
 
 const PATHS = { login: '/login', register: '/register', otp: '/login/otp' } as const;
 
@@ -53,7 +54,8 @@ export async function loginRoutes(app: FastifyInstance, deps: LoginRouteDeps): P
   const pageUrl = (page: keyof typeof PATHS, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   async function open(request: PageRequest, reply: FastifyReply): Promise<PendingLogin | undefined> {
-    const pending = await openPendingLogin(request.query.request, request.cookies[names.browser], deps.flow);
+    const requestId = typeof request.query.request === 'string' ? request.query.request : undefined;
+    const pending = await openPendingLogin(requestId, request.cookies[names.browser], deps.flow);
     if ('kind' in pending) {
       sendErrorPage(reply, 400, 'This sign-in has expired', pending.message);
       return undefined;

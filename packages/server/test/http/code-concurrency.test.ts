@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { decodeJwt } from 'jose';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../src/storage/ports.js';
+import { build, type TestApp } from '../helpers/build.js';
+import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import {
+  addCustomer,
+  authorizeParams,
+  Browser,
+  csrfToken,
+  exchangeCode,
+  expectClientRedirect,
+  latestOtp,
+  logIn,
+  MOBILE,
+  PIN,
+  REDIRECT_URI,
+  startLogin,
+  submitCredentials,
+  type Response,
+} from './customer-flow.js';
+import { expectOAuthError, type Credentials } from './wire.js';
+
+const EXCHANGES = 20;
+
+/** A client, a customer and one fresh code, obtained through `t`. */
+async function obtainCode(t: TestApp): Promise<{ client: Credentials; code: string }> {
+  const client = await t.createClient();
+  await addCustomer(t);
+  const params = await logIn(new Browser(t.app), authorizeParams(client));
+  return { client, code: params.get('code') ?? '' };
+}
+
+/**
+ * Redeems `code` `EXCHANGES` times at once, spread over `apps`: exactly one
+ * exchange gets tokens, every other one `invalid_grant`; the others were
+ * replays, so the winner's token session ends up revoked.
+ */
+async function expectOneRedemption(apps: readonly FastifyInstance[], t: TestApp, client: Credentials, code: string): Promise<void> {
+  const responses = await Promise.all(
+    Array.from({ length: EXCHANGES }, (_, i) => exchangeCode(apps[i % apps.length] as FastifyInstance, client, { code, redirect_uri: REDIRECT_URI })),
+  );
+  const winners = responses.filter((res) => res.statusCode === 200);
+  expect(responses.map((res) => res.statusCode).sort()).toEqual([200, ...Array<number>(EXCHANGES - 1).fill(400)]);
+  for (const res of responses.filter((r) => r.statusCode !== 200)) {
+    expectOAuthError(res, { status: 400, error: 'invalid_grant', description: 'authorization code was already used; the tokens issued for it are revoked' });
+  }
+  const [winner] = winners as [Response];
+  const body = winner.json<{ access_token: string; refresh_token: string }>();
+  expect(body.access_token.split('.')).toHaveLength(5);
+  expect(body.refresh_token.split('.')).toHaveLength(3);
+  // One token session was created from the code, and the replays revoked it.
+  const sid = decodeJwt(body.refresh_token).sid as string;
+  const session = await t.storage.tokenSessions.findTokenSession(sid);
+  expect(session?.revokedAt).toBe(t.clock.nowSeconds());
+}
+
+/** Submits the right one-time PIN `n` times at once: exactly one login completes with a code. */
+async function expectOneLogin(t: TestApp, n: number): Promise<void> {
+  const client = await t.createClient({ name: 'Racer' });
+  const browser = new Browser(t.app);
+  const { page } = await startLogin(browser, authorizeParams(client));
+  const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
+  const otp = await latestOtp(t.app, MOBILE);
+  const token = csrfToken(otpPage.body);
+  const action = /<form\b[^>]*action="([^"]*)"/.exec(otpPage.body)?.[1] ?? '';
+  const responses = await Promise.all(Array.from({ length: n }, () => browser.post(action, { csrf_token: token, otp })));
+  for (const res of responses) expect(res.statusCode).toBeLessThan(500);
+  const toClient = responses.filter((res) => String(res.headers.location ?? '').startsWith(REDIRECT_URI));
+  expect(toClient).toHaveLength(1);
+  expectClientRedirect(toClient[0] as Response);
+  expect(new Set(responses.map((res) => res.cookies.find((c) => c.name === 'connect_session')?.value).filter(Boolean)).size).toBe(1);
+}
+
+describe('concurrent code redemption on SQLite', () => {
+  it(`${EXCHANGES} simultaneous exchanges of one code: exactly one gets tokens`, async () => {
+    const t = await build();
+    const { client, code } = await obtainCode(t);
+    await expectOneRedemption([t.app], t, client, code);
+  });
+
+  it('simultaneous entries of the right one-time PIN complete one login', async () => {
+    const t = await build();
+    await addCustomer(t);
+    await expectOneLogin(t, 10);
+  });
+});
+
+noticePostgresSkipped('concurrent code redemption on PostgreSQL');
+
+describe.skipIf(!postgresAdminUrl)('concurrent code redemption on PostgreSQL', () => {
+  let database: TestDatabase;
+  const storages: Storage[] = [];
+  const open = () => {
+    const storage = openStorage({ engine: 'postgres', url: database.url });
+    storages.push(storage);
+    return storage;
+  };
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+  });
+
+  afterEach(async () => {
+    for (const storage of storages.splice(0)) await storage.close();
+    await database?.drop();
+  });
+
+  it(`${EXCHANGES} simultaneous exchanges of one code on one instance: exactly one gets tokens`, async () => {
+    const t = await build({ storage: open() });
+    const { client, code } = await obtainCode(t);
+    await expectOneRedemption([t.app], t, client, code);
+  });
+
+  it(`${EXCHANGES} simultaneous exchanges of one code over two instances sharing the database: exactly one gets tokens`, async () => {
+    const masterKey = randomBytes(32);
+    const a = await build({ storage: open(), masterKey });
+    const b = await build({ storage: open(), masterKey, clock: a.clock });
+    const { client, code } = await obtainCode(a);
+    await expectOneRedemption([a.app, b.app], a, client, code);
+  });
+
+  it('a code granted by one instance is redeemed at the other, once', async () => {
+    const masterKey = randomBytes(32);
+    const a = await build({ storage: open(), masterKey });
+    const b = await build({ storage: open(), masterKey, clock: a.clock });
+    const { client, code } = await obtainCode(a);
+    const res = await exchangeCode(b.app, client, { code, redirect_uri: REDIRECT_URI });
+    expect(res.statusCode).toBe(200);
+    expectOAuthError(await exchangeCode(a.app, client, { code, redirect_uri: REDIRECT_URI }), { status: 400, error: 'invalid_grant' });
+  });
+
+  it('simultaneous entries of the right one-time PIN complete one login', async () => {
+    const t = await build({ storage: open() });
+    await addCustomer(t);
+    await expectOneLogin(t, 10);
+  });
+});
