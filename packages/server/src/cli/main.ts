@@ -2,10 +2,12 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
+import { DeliveryError } from '../delivery/credentials-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { main as serve } from '../http/server.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { StorageError } from '../storage/errors.js';
+import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
 import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
@@ -34,7 +36,12 @@ Commands:
   clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
   clients disable ID                stop a client from authenticating
   clients enable ID                 allow it again
-  clients rotate-secret ID          issue a new secret (printed once); the old one stops working
+  clients rotate-secret ID [--grace SECONDS]
+                                    issue a new secret (printed once); the old one keeps
+                                    working for the grace period (default 24 h; 0: stops now)
+  With --recipient-email E --recipient-key FILE --out FILE, clients create and
+  clients rotate-secret write the credentials only to FILE, OpenPGP-encrypted to
+  the recipient's public key, and print no secret.
   customers create --mobile E164 --pin DIGITS [--name N]
                                     register a customer (PIN: 4 to 6 digits)
   customers list                    list customers
@@ -43,6 +50,8 @@ Commands:
   customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
   keys list                         list signing keys and their status
   keys rotate                       make a new signing key active
+  audit [--since WHEN] [--type TYPE] [--limit N]
+                                    read the audit log (WHEN: 2026-11-01, 24h, 7d; default 24h)
 
 Options:
   --json                            machine-readable output: one JSON document on stdout
@@ -68,6 +77,13 @@ const OPTIONS = {
   'no-require-pkce': { type: 'boolean' },
   mobile: { type: 'string' },
   pin: { type: 'string' },
+  'recipient-email': { type: 'string' },
+  'recipient-key': { type: 'string' },
+  out: { type: 'string' },
+  grace: { type: 'string' },
+  since: { type: 'string' },
+  type: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -166,10 +182,14 @@ function resolve(
         return (runtime) => changeClientStatus(runtime, id, sub === 'disable' ? 'disabled' : 'active');
       case 'rotate-secret':
         noMore(2);
-        return (runtime) => rotateSecret(runtime, id);
+        return (runtime) => rotateSecret(runtime, id, values);
       default:
         throw new UsageError(sub ? `unknown clients command "${sub}"` : 'clients needs a command: create, list, show, update, disable, enable, rotate-secret');
     }
+  }
+  if (command === 'audit') {
+    noMore(0);
+    return (runtime) => auditCommand(runtime, values);
   }
   if (command === 'customers') {
     switch (sub) {
@@ -204,6 +224,7 @@ function describeFailure(error: unknown): string {
     error instanceof ConfigError ||
     error instanceof ClientValidationError ||
     error instanceof CustomerValidationError ||
+    error instanceof DeliveryError ||
     error instanceof StorageError
   ) {
     return error.message;

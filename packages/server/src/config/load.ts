@@ -99,6 +99,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     sessionTtlSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULTS.sessionTtlSeconds, 1),
     smsSender,
     trustProxy: trustProxyValue === 'true',
+    secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),
     logLevel,
   };
   return Object.freeze(config);

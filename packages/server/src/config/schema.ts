@@ -67,6 +67,12 @@ export interface Config {
    * is read from it; default `false`.
    */
   readonly trustProxy: boolean;
+  /**
+   * `CONNECT_SECRET_ROTATION_GRACE`: after `clients rotate-secret` the previous
+   * secret keeps working this many seconds; default 86400 (24 h); 0 ends it
+   * at once. `rotate-secret --grace SECONDS` overrides it per rotation.
+   */
+  readonly secretRotationGraceSeconds: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
 }
@@ -85,5 +91,6 @@ export const DEFAULTS = {
   refreshTokenTtlSeconds: 604_800,
   sessionIdleSeconds: 1800,
   sessionTtlSeconds: 43_200,
+  secretRotationGraceSeconds: 86_400,
   logLevel: 'info',
 } as const;

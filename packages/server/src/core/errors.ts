@@ -45,9 +45,16 @@ export class InvalidClient extends OAuthError {
   readonly status = 401;
   /** The method the client attempted; `client_secret_basic` asks for a Basic challenge. */
   readonly attemptedMethod: ClientAuthMethod;
-  constructor(description: string, attemptedMethod: ClientAuthMethod, options: { detail?: string; cause?: unknown } = {}) {
+  /** The client ID the request claimed, when it named one (for the audit log). */
+  readonly claimedClientId: string | undefined;
+  constructor(
+    description: string,
+    attemptedMethod: ClientAuthMethod,
+    options: { detail?: string; cause?: unknown; claimedClientId?: string | undefined } = {},
+  ) {
     super(description, options);
     this.attemptedMethod = attemptedMethod;
+    this.claimedClientId = options.claimedClientId;
   }
 }
 

@@ -60,6 +60,6 @@ async function seedDemoClient(deps: ClientAdminDeps & { clients: ClientStore }):
     await deps.clients.updateClient(existing.id, { status: 'active' }, deps.clock.nowSeconds());
   }
   await updateClientSettings(existing.id, { redirectUri: DEMO_REDIRECT_URI, grants }, deps);
-  const { clientSecret } = await rotateClientSecret(existing.id, deps);
+  const { clientSecret } = await rotateClientSecret(existing.id, 0, deps);
   return { clientId: existing.id, clientSecret, created: false };
 }

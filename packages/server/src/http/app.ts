@@ -1,11 +1,12 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { authenticateClient } from '../core/clients/client-authenticate.js';
+import { createAuditLog } from '../core/audit/audit-log.js';
+import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
 import type { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import type { Environment } from '../core/environment.js';
-import { TemporarilyUnavailable } from '../core/errors.js';
+import { InvalidClient, TemporarilyUnavailable } from '../core/errors.js';
 import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { refreshTokenGrant } from '../core/grants/refresh-token.js';
@@ -75,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(fastifyCookie);
 
   const { storage, clock, urls } = deps;
+  const audit = createAuditLog(storage.audit, clock, (error) => app.log.error({ err: error }, 'writing the audit log failed'));
   const tokenDeps = {
     keys: deps.keyRing,
     clock,
@@ -82,10 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     accessTokenTtlSeconds: deps.accessTokenTtlSeconds,
     refreshTokenTtlSeconds: deps.refreshTokenTtlSeconds,
   };
-  const refreshDeps = { ...tokenDeps, tokenSessions: storage.tokenSessions };
+  const refreshDeps = { ...tokenDeps, tokenSessions: storage.tokenSessions, audit };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokenDeps),
-    bindGrant(authorizationCodeGrant, { ...tokenDeps, transaction: (work) => storage.transaction(work) }),
+    bindGrant(authorizationCodeGrant, { ...tokenDeps, audit, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refreshDeps),
   ]);
   const findClient = cacheClientLookup(async (id) => {
@@ -96,13 +98,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
     }
   }, deps.clock);
-  const authenticate = (input: Parameters<typeof authenticateClient>[0]) =>
-    authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment });
+  const authenticate = async (input: ClientAuthInput) => {
+    try {
+      return await authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment, clock });
+    } catch (error) {
+      if (error instanceof InvalidClient) {
+        await audit.record({
+          type: 'client.authentication_failed',
+          actor: `ip:${input.ip ?? 'unknown'}`,
+          subject: error.claimedClientId ?? null,
+          outcome: 'failure',
+          details: { method: error.attemptedMethod, reason: error.description },
+        });
+      }
+      throw error;
+    }
+  };
 
   const flow = {
     findClient,
     requests: storage.authorizationRequests,
     customers: storage.customers,
+    audit,
     sessions: storage.customerSessions,
     codes: storage.codes,
     clock,

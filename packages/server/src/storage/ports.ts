@@ -10,6 +10,7 @@
  *   `NotFound`; inserting a duplicate key throws `Conflict` (`./errors.ts`).
  */
 import type { Client, ClientStatus, GrantType } from '../core/clients/client.js';
+import type { AuditStore } from '../core/audit/audit-log.js';
 import type { Customer } from '../core/customers/customer.js';
 import type { SigningKeyRecord } from '../core/keys/signing-key.js';
 import type {
@@ -29,6 +30,8 @@ export interface ClientPatch {
   requirePkce?: boolean;
   status?: ClientStatus;
   secretHash?: string;
+  previousSecretHash?: string | null;
+  previousSecretExpiresAt?: number | null;
 }
 
 /** Registered API consumers. */
@@ -225,6 +228,7 @@ export interface Stores {
   readonly outbox: SmsOutboxStore;
   readonly revokedTokens: RevokedTokenStore;
   readonly idempotentRequests: IdempotentRequestStore;
+  readonly audit: AuditStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

@@ -2,7 +2,16 @@ import { registerClient, rotateClientSecret, setClientStatus, updateClientSettin
 import type { Client } from '../../core/clients/client.js';
 import type { Runtime } from '../../runtime.js';
 import { NotFound } from '../../storage/errors.js';
-import { clientView, table, UsageError, type CommandResult } from '../output.js';
+import { clockDate } from '../../core/clock.js';
+import {
+  checkRecipient,
+  writeCredentialsFile,
+  type CheckedRecipient,
+  type CredentialsFileContent,
+  type DeliveryTarget,
+} from '../../delivery/credentials-file.js';
+import { recordAdminAction } from '../audit-actor.js';
+import { clientView, isoTime, table, UsageError, type CommandResult } from '../output.js';
 
 /** Options of the `clients` subcommands, as parsed. */
 export interface ClientsOptions {
@@ -11,6 +20,10 @@ export interface ClientsOptions {
   readonly grants?: string | undefined;
   readonly 'require-pkce'?: boolean | undefined;
   readonly 'no-require-pkce'?: boolean | undefined;
+  readonly 'recipient-email'?: string | undefined;
+  readonly 'recipient-key'?: string | undefined;
+  readonly out?: string | undefined;
+  readonly grace?: string | undefined;
 }
 
 function adminDeps(runtime: Runtime) {
@@ -28,20 +41,47 @@ async function findOrFail(runtime: Runtime, id: string | undefined): Promise<Cli
   return client;
 }
 
-/** `clients create`: registers a client and shows its secret, once. */
+/** `clients create`: registers a client and shows its secret once, or delivers it encrypted. */
 export async function createClient(runtime: Runtime, options: ClientsOptions): Promise<CommandResult> {
   if (!options.name) throw new UsageError('--name is required');
   if (!options['redirect-uri']) throw new UsageError('--redirect-uri is required');
-  const { client, clientSecret } = await registerClient(
-    {
-      name: options.name,
-      redirectUri: options['redirect-uri'],
-      grants: splitGrants(options.grants),
-      requirePkce: options['require-pkce'] ?? false,
-    },
-    adminDeps(runtime),
-  );
+  const delivery = deliveryTarget(options);
+  // Every check of the delivery happens before a secret exists.
+  const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
   const environment = runtime.config.environment;
+  const { client, clientSecret } = await runtime.storage.transaction(async (tx) => {
+    const registered = await registerClient(
+      {
+        name: options.name as string,
+        redirectUri: options['redirect-uri'] as string,
+        grants: splitGrants(options.grants),
+        requirePkce: options['require-pkce'] ?? false,
+      },
+      { ...adminDeps(runtime), clients: tx.clients },
+    );
+    await recordAdminAction(
+      runtime,
+      { type: 'client.created', subject: registered.client.id, details: { name: registered.client.name, delivered_to: recipient?.email ?? null } },
+      tx,
+    );
+    // Inside the transaction: if the file cannot be written, no client is created.
+    if (recipient) await writeCredentialsFile(recipient, fileContent(runtime, registered.client, registered.clientSecret), clockDate(runtime.clock));
+    return registered;
+  });
+  const summary = { clientId: client.id, name: client.name, redirectUri: client.redirectUri, grants: client.grants, environment };
+  if (recipient) {
+    return {
+      json: { ...summary, delivery: deliveryView(recipient) },
+      text:
+        table([
+          ['client ID', client.id],
+          ['name', client.name],
+          ['redirect URI', client.redirectUri],
+          ['grants', client.grants.join(', ')],
+          ['environment', environment],
+        ]) + `\nThe credentials are encrypted to ${recipient.email} (key ${recipient.fingerprint}) in ${recipient.outPath}.\n`,
+    };
+  }
   return {
     json: { clientId: client.id, clientSecret, name: client.name, redirectUri: client.redirectUri, grants: client.grants, environment },
     text:
@@ -77,30 +117,100 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
   await findOrFail(runtime, id);
   if (options['require-pkce'] && options['no-require-pkce']) throw new UsageError('give --require-pkce or --no-require-pkce, not both');
   const requirePkce = options['require-pkce'] ? true : options['no-require-pkce'] ? false : undefined;
-  const client = await updateClientSettings(
-    id as string,
-    { redirectUri: options['redirect-uri'], grants: splitGrants(options.grants), requirePkce },
-    adminDeps(runtime),
-  );
+  const changes = { redirectUri: options['redirect-uri'], grants: splitGrants(options.grants), requirePkce };
+  const client = await runtime.storage.transaction(async (tx) => {
+    const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
+    await recordAdminAction(
+      runtime,
+      {
+        type: 'client.updated',
+        subject: updated.id,
+        details: { redirect_uri: updated.redirectUri, grants: updated.grants.join(' '), require_pkce: updated.requirePkce },
+      },
+      tx,
+    );
+    return updated;
+  });
   return describe(runtime, client);
 }
 
 /** `clients disable ID` / `clients enable ID`. */
 export async function changeClientStatus(runtime: Runtime, id: string | undefined, status: Client['status']): Promise<CommandResult> {
   await findOrFail(runtime, id);
-  return describe(runtime, await setClientStatus(id as string, status, adminDeps(runtime)));
+  const client = await runtime.storage.transaction(async (tx) => {
+    const updated = await setClientStatus(id as string, status, { ...adminDeps(runtime), clients: tx.clients });
+    await recordAdminAction(runtime, { type: status === 'disabled' ? 'client.disabled' : 'client.enabled', subject: updated.id }, tx);
+    return updated;
+  });
+  return describe(runtime, client);
 }
 
-/** `clients rotate-secret ID`: a new secret, shown once; the old one stops working. */
-export async function rotateSecret(runtime: Runtime, id: string | undefined): Promise<CommandResult> {
-  await findOrFail(runtime, id);
-  const { client, clientSecret } = await rotateClientSecret(id as string, adminDeps(runtime));
+/**
+ * `clients rotate-secret ID [--grace SECONDS]`: a new secret, shown once or
+ * delivered encrypted; the old one keeps working for the grace period.
+ */
+export async function rotateSecret(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
+  const existing = await findOrFail(runtime, id);
+  const grace = graceSeconds(runtime, options.grace);
+  const delivery = deliveryTarget(options);
+  const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
+  const { client, clientSecret } = await runtime.storage.transaction(async (tx) => {
+    const rotated = await rotateClientSecret(existing.id, grace, { ...adminDeps(runtime), clients: tx.clients });
+    await recordAdminAction(
+      runtime,
+      { type: 'client.secret_rotated', subject: existing.id, details: { grace_seconds: grace, delivered_to: recipient?.email ?? null } },
+      tx,
+    );
+    if (recipient) await writeCredentialsFile(recipient, fileContent(runtime, rotated.client, rotated.clientSecret), clockDate(runtime.clock));
+    return rotated;
+  });
+  const until = client.previousSecretExpiresAt;
+  const previous = until === null ? 'The previous secret no longer works.' : `The previous secret keeps working until ${isoTime(until)}.`;
+  if (recipient) {
+    return {
+      json: { clientId: client.id, delivery: deliveryView(recipient), previousSecretValidUntil: until === null ? null : isoTime(until) },
+      text: `New secret for ${client.id} encrypted to ${recipient.email} (key ${recipient.fingerprint}) in ${recipient.outPath}.\n${previous}\n`,
+    };
+  }
   return {
     json: { clientId: client.id, clientSecret },
-    text: table([
-      ['client ID', client.id],
-      ['client secret', clientSecret],
-    ]) + '\nThe previous secret no longer works. The new one is shown only now.\n',
+    text:
+      table([
+        ['client ID', client.id],
+        ['client secret', clientSecret],
+      ]) + `\n${previous} The new one is shown only now.\n`,
+  };
+}
+
+function graceSeconds(runtime: Runtime, value: string | undefined): number {
+  if (value === undefined) return runtime.config.secretRotationGraceSeconds;
+  if (!/^\d+$/.test(value) || Number(value) > 30 * 86_400) throw new UsageError('--grace must be a whole number of seconds from 0 to 2592000');
+  return Number(value);
+}
+
+function deliveryTarget(options: ClientsOptions): DeliveryTarget | undefined {
+  const given = [options['recipient-email'], options['recipient-key'], options.out].filter((v) => v !== undefined).length;
+  if (given === 0) return undefined;
+  if (given !== 3) throw new UsageError('--recipient-email, --recipient-key and --out go together');
+  return { recipientEmail: options['recipient-email'] as string, recipientKeyPath: options['recipient-key'] as string, outPath: options.out as string };
+}
+
+function deliveryView(recipient: CheckedRecipient) {
+  return { recipientEmail: recipient.email, keyFingerprint: recipient.fingerprint, file: recipient.outPath };
+}
+
+function fileContent(runtime: Runtime, client: Client, clientSecret: string): CredentialsFileContent {
+  const { config } = runtime;
+  const authUrl = config.authUrl ?? `http://${config.host}:${config.port}`;
+  return {
+    clientId: client.id,
+    clientSecret,
+    name: client.name,
+    environment: config.environment,
+    authUrl,
+    baseUrl: config.baseUrl ?? authUrl,
+    redirectUri: client.redirectUri,
+    issuedAt: isoTime(runtime.clock.nowSeconds()),
   };
 }
 

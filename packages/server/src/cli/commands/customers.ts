@@ -3,6 +3,7 @@ import type { Customer } from '../../core/customers/customer.js';
 import { parseMobile } from '../../core/customers/mobile.js';
 import type { Runtime } from '../../runtime.js';
 import { NotFound } from '../../storage/errors.js';
+import { recordAdminAction } from '../audit-actor.js';
 import { isoTime, table, UsageError, type CommandResult } from '../output.js';
 
 /** The public view of a customer: never the PIN hash. */
@@ -47,10 +48,11 @@ export async function createCustomerCommand(
 ): Promise<CommandResult> {
   if (!options.mobile) throw new UsageError('--mobile is required');
   if (!options.pin) throw new UsageError('--pin is required');
-  const { customer, mobile } = await createCustomer(
-    { mobile: options.mobile, pin: options.pin, name: options.name },
-    { customers: runtime.storage.customers, clock: runtime.clock },
-  );
+  const { customer, mobile } = await runtime.storage.transaction(async (tx) => {
+    const created = await createCustomer({ mobile: options.mobile as string, pin: options.pin as string, name: options.name }, { customers: tx.customers, clock: runtime.clock });
+    await recordAdminAction(runtime, { type: 'customer.created', subject: created.customer.profileId }, tx);
+    return created;
+  });
   return {
     json: { profileId: customer.profileId, mobile: customer.mobile, userId: mobile.masked },
     text: table([
@@ -85,6 +87,7 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
   const customer = await findOrFail(runtime, reference);
   const now = runtime.clock.nowSeconds();
   const updated = await runtime.storage.transaction(async (tx) => {
+    await recordAdminAction(runtime, { type: lock ? 'customer.locked' : 'customer.unlocked', subject: customer.profileId }, tx);
     if (lock) await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
     return tx.customers.updateCustomer(
       customer.profileId,

@@ -1,6 +1,7 @@
 import { rotateKeys } from '../../core/keys/key-ring.js';
 import { displayStatus } from '../../core/keys/signing-key.js';
 import { maxTokenTtlSeconds, type Runtime } from '../../runtime.js';
+import { recordAdminAction } from '../audit-actor.js';
 import { isoTime, type CommandResult } from '../output.js';
 
 /** `keys list`: every key with its status (active, retired and still verifying, or expired). */
@@ -26,6 +27,7 @@ export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> 
 /** `keys rotate`: a new active signing key; the old ones verify until their tokens expire. */
 export async function rotateKeysCommand(runtime: Runtime): Promise<CommandResult> {
   const key = await rotateKeys(runtime, maxTokenTtlSeconds(runtime.config));
+  await recordAdminAction(runtime, { type: 'keys.rotated', subject: key.kid });
   return {
     json: { kid: key.kid, alg: key.alg, use: key.use, status: key.status, createdAt: isoTime(key.createdAt) },
     text: `new signing key ${key.kid} (${key.alg}) and a new token encryption key are active; running servers use them within 60 seconds\n`,

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
 import { ENVIRONMENTS } from '../environment.js';
 import { InvalidClient, InvalidRequest, type ClientAuthMethod } from '../errors.js';
@@ -12,6 +13,8 @@ export interface ClientAuthInput {
   readonly clientId?: string | undefined;
   /** `client_secret` from the form body, if any. */
   readonly clientSecret?: string | undefined;
+  /** The caller's address, for the audit log of failed attempts. */
+  readonly ip?: string | undefined;
 }
 
 /** What client authentication reads. */
@@ -19,6 +22,7 @@ export interface ClientAuthDeps {
   findClient(id: string): Promise<Client | undefined>;
   readonly hasher: ClientSecretHasher;
   readonly environment: Environment;
+  readonly clock: Clock;
 }
 
 // Longest ID and secret worth looking at; real ones are far shorter.
@@ -38,18 +42,27 @@ const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
  */
 export async function authenticateClient(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
   const { clientId, clientSecret, method } = readCredentials(input);
-  const failed = () => new InvalidClient('client authentication failed', method);
+  const claimedClientId = clientId.slice(0, 100);
+  const failed = () => new InvalidClient('client authentication failed', method, { claimedClientId });
   if (clientId.length > MAX_CREDENTIAL_LENGTH || clientSecret.length > MAX_CREDENTIAL_LENGTH) throw failed();
 
   const foreign = foreignEnvironment(clientId, clientSecret, deps.environment);
   if (foreign) {
-    throw new InvalidClient(`these are ${foreign} credentials; this server is the ${deps.environment} environment`, method);
+    throw new InvalidClient(`these are ${foreign} credentials; this server is the ${deps.environment} environment`, method, {
+      claimedClientId,
+    });
   }
 
   const client = await deps.findClient(clientId);
-  const secretMatches = deps.hasher.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
+  const secretMatches =
+    deps.hasher.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH) ||
+    // After a rotation the previous secret works until its grace period ends.
+    (client?.previousSecretHash != null &&
+      client.previousSecretExpiresAt !== null &&
+      client.previousSecretExpiresAt > deps.clock.nowSeconds() &&
+      deps.hasher.verify(clientSecret, client.previousSecretHash));
   if (!client || !secretMatches) throw failed();
-  if (client.status !== 'active') throw new InvalidClient('client is disabled', method);
+  if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId });
   return client;
 }
 

@@ -33,6 +33,9 @@ export interface Client {
   readonly status: ClientStatus;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** The secret before the last rotation, still accepted until {@link previousSecretExpiresAt}. */
+  readonly previousSecretHash: string | null;
+  readonly previousSecretExpiresAt: number | null;
 }
 
 /** The prefix of every client ID of an environment, e.g. `cid_sandbox_`. */

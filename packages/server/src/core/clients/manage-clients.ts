@@ -1,3 +1,4 @@
+import { NotFound } from '../../storage/errors.js';
 import type { ClientPatch } from '../../storage/ports.js';
 import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
@@ -58,15 +59,35 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
     status: 'active',
     createdAt: now,
     updatedAt: now,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
   };
   await deps.clients.insertClient(client);
   return { client, clientSecret };
 }
 
-/** Issues a new secret for a client; the previous one stops working. */
-export async function rotateClientSecret(id: string, deps: ClientAdminDeps): Promise<RegisteredClient> {
+/**
+ * Issues a new secret for a client. The previous secret keeps working for
+ * `graceSeconds` (so the consumer can deploy the new one without downtime),
+ * then stops; with 0 it stops at once. A secret from an earlier rotation
+ * still in its grace period stops now.
+ *
+ * @throws NotFound when there is no such client.
+ */
+export async function rotateClientSecret(id: string, graceSeconds: number, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  const current = await deps.clients.findClient(id);
+  if (!current) throw new NotFound(`no client ${id}`);
+  const now = deps.clock.nowSeconds();
   const clientSecret = generateClientSecret(deps.environment);
-  const client = await deps.clients.updateClient(id, { secretHash: deps.hasher.hash(clientSecret) }, deps.clock.nowSeconds());
+  const client = await deps.clients.updateClient(
+    id,
+    {
+      secretHash: deps.hasher.hash(clientSecret),
+      previousSecretHash: graceSeconds > 0 ? current.secretHash : null,
+      previousSecretExpiresAt: graceSeconds > 0 ? now + graceSeconds : null,
+    },
+    now,
+  );
   return { client, clientSecret };
 }
 

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
@@ -8,6 +9,7 @@ import type { TokenSessionStore } from '../../storage/ports.js';
 export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<TokenVerifyDeps, 'keys'> {
   readonly keys: CustomerTokenDeps['keys'] & TokenVerifyDeps['keys'];
   readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession' | 'replaceAccessToken'>;
+  readonly audit: AuditLog;
 }
 
 /** A refreshed customer access token. */
@@ -36,7 +38,16 @@ export async function refreshCustomerToken(refreshToken: string | undefined, cli
   const session = await deps.tokenSessions.findTokenSession(claims.sid);
   const now = deps.clock.nowSeconds();
   if (!session || session.refreshJti !== claims.jti || session.clientId !== client.id) throw new InvalidGrant('refresh token is invalid');
-  if (session.revokedAt !== null) throw new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
+  if (session.revokedAt !== null) {
+    await deps.audit.record({
+      type: 'refresh_token.revoked_use',
+      actor: `client:${client.id}`,
+      subject: session.profileId,
+      outcome: 'failure',
+      details: { sid: session.sid },
+    });
+    throw new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
+  }
   if (session.refreshExpiresAt <= now) throw new InvalidGrant('refresh token has expired');
 
   const access = await mintCustomerAccessToken({ profileId: session.profileId, clientId: client.id, sid: session.sid }, deps);

@@ -13,8 +13,8 @@ export type CheckPinResult =
   | { readonly ok: true; readonly customer: Customer }
   /** Unknown mobile or wrong PIN: one answer for both. */
   | { readonly ok: false; readonly reason: 'invalid' }
-  /** Locked by wrong PINs until `until` (epoch seconds). */
-  | { readonly ok: false; readonly reason: 'locked'; readonly until: number }
+  /** Locked by wrong PINs until `until` (epoch seconds); `justLocked` when this attempt locked it. */
+  | { readonly ok: false; readonly reason: 'locked'; readonly until: number; readonly justLocked: boolean }
   /** Locked by an operator. */
   | { readonly ok: false; readonly reason: 'disabled' };
 
@@ -44,10 +44,14 @@ export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps):
     return { ok: false, reason: 'invalid' };
   }
   if (customer.status === 'locked') return { ok: false, reason: 'disabled' };
-  if (customer.lockedUntil !== null && customer.lockedUntil > now) return { ok: false, reason: 'locked', until: customer.lockedUntil };
+  if (customer.lockedUntil !== null && customer.lockedUntil > now) {
+    return { ok: false, reason: 'locked', until: customer.lockedUntil, justLocked: false };
+  }
   if (!isValidPin(pin) || !(await verifyPin(pin, customer.pinHash))) {
     const updated = await deps.customers.recordPinFailure(customer.profileId, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    if (updated.lockedUntil !== null && updated.lockedUntil > now) return { ok: false, reason: 'locked', until: updated.lockedUntil };
+    if (updated.lockedUntil !== null && updated.lockedUntil > now) {
+      return { ok: false, reason: 'locked', until: updated.lockedUntil, justLocked: true };
+    }
     return { ok: false, reason: 'invalid' };
   }
   if (customer.failedPinAttempts > 0 || customer.lockedUntil !== null) {

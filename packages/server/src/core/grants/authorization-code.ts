@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../clock.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
@@ -12,6 +13,7 @@ export interface AuthorizationCodeDeps extends CustomerTokenDeps {
   /** Runs `work` in one database transaction. */
   transaction<T>(work: (tx: Pick<Stores, 'codes' | 'tokenSessions'>) => Promise<T>): Promise<T>;
   readonly clock: Clock;
+  readonly audit: AuditLog;
 }
 
 /** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits). */
@@ -50,11 +52,13 @@ export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
     const codeHash = hashCode(code);
     const now = deps.clock.nowSeconds();
 
-    let outcome: { record: AuthorizationCodeRecord; tokens: { accessToken: string; refreshToken: string } } | { error: InvalidGrant };
+    let outcome:
+      | { record: AuthorizationCodeRecord; tokens: { accessToken: string; refreshToken: string } }
+      | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
     try {
       outcome = await deps.transaction(async (tx) => {
         const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
-        if (!record) return { error: await refusal(tx, codeHash, client.id, now) };
+        if (!record) return refusal(tx, codeHash, client.id, now);
         const mismatch = bindingMismatch(record, redirectUri, verifier);
         if (mismatch) throw new BindingMismatch(mismatch);
 
@@ -80,7 +84,12 @@ export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
       if (error instanceof BindingMismatch) throw error.oauthError;
       throw error;
     }
-    if ('error' in outcome) throw outcome.error;
+    if ('error' in outcome) {
+      if (outcome.replayed) {
+        await deps.audit.record({ type: 'code.replayed', actor: `client:${client.id}`, subject: outcome.replayed.profileId, outcome: 'failure', details: { revoked_sessions: outcome.replayed.revoked } });
+      }
+      throw outcome.error;
+    }
     return {
       accessToken: outcome.tokens.accessToken,
       tokenType: 'Bearer',
@@ -91,14 +100,22 @@ export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
 };
 
 /** Why a code could not be redeemed; a replay also revokes its tokens. */
-async function refusal(tx: Pick<Stores, 'codes' | 'tokenSessions'>, codeHash: string, clientId: string, now: number): Promise<InvalidGrant> {
+async function refusal(
+  tx: Pick<Stores, 'codes' | 'tokenSessions'>,
+  codeHash: string,
+  clientId: string,
+  now: number,
+): Promise<{ error: InvalidGrant; replayed?: { profileId: string; revoked: number } }> {
   const existing = await tx.codes.findAuthorizationCode(codeHash);
-  if (!existing || existing.clientId !== clientId) return new InvalidGrant('authorization code is invalid');
+  if (!existing || existing.clientId !== clientId) return { error: new InvalidGrant('authorization code is invalid') };
   if (existing.consumedAt !== null) {
-    await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
-    return new InvalidGrant('authorization code was already used; the tokens issued for it are revoked');
+    const revoked = await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
+    return {
+      error: new InvalidGrant('authorization code was already used; the tokens issued for it are revoked'),
+      replayed: { profileId: existing.profileId, revoked },
+    };
   }
-  return new InvalidGrant('authorization code has expired');
+  return { error: new InvalidGrant('authorization code has expired') };
 }
 
 function bindingMismatch(record: AuthorizationCodeRecord, redirectUri: string, verifier: string | undefined): InvalidGrant | undefined {

@@ -10,6 +10,8 @@ export interface TokenEndpointInput {
   readonly params: Readonly<Record<string, string>>;
   /** The raw `Authorization` header, if any. */
   readonly authorization?: string | undefined;
+  /** The caller's address, for the audit log. */
+  readonly ip?: string | undefined;
 }
 
 /** What the token endpoint pipeline needs. */
@@ -34,6 +36,7 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
     authorization: input.authorization,
     clientId: params.client_id,
     clientSecret: params.client_secret,
+    ip: input.ip,
   });
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
 import { checkPin } from '../customers/check-pin.js';
@@ -18,6 +19,7 @@ export interface LoginFlowDeps extends IssueCodeDeps, CustomerSessionDeps {
   findClient(id: string): Promise<Client | undefined>;
   readonly requests: AuthorizationRequestStore;
   readonly customers: CustomerStore;
+  readonly audit: AuditLog;
   readonly otp: IssuePinDeps & VerifyPinDeps & { readonly challenges: Pick<OtpChallengeStore, 'findLatestOtpChallenge'> };
   readonly clock: Clock;
 }
@@ -104,7 +106,18 @@ export async function submitLogin(
 
   const result = await checkPin(mobile, pin, { customers: deps.customers, clock: deps.clock });
   if (!result.ok) {
-    if (result.reason === 'locked') return page({ message: lockedMessage(result.until, deps.clock.nowSeconds()) }, mobile);
+    if (result.reason === 'locked') {
+      if (result.justLocked) {
+        await deps.audit.record({
+          type: 'customer.pin_lockout',
+          actor: `ip:${ip}`,
+          subject: mobile,
+          outcome: 'failure',
+          details: { client_id: pending.client.id, locked_until: result.until },
+        });
+      }
+      return page({ message: lockedMessage(result.until, deps.clock.nowSeconds()) }, mobile);
+    }
     if (result.reason === 'disabled') return page({ message: 'This account is locked. Please contact customer support.' }, mobile);
     const message = pending.request.loginHint ? 'That PIN is not right.' : 'The mobile number or PIN is not right.';
     return page({ field: 'pin', message }, mobile);
@@ -192,6 +205,15 @@ export async function submitOtp(
       case 'wrong':
         return page({ field: 'otp', message: `That code is not right. ${result.attemptsLeft} ${result.attemptsLeft === 1 ? 'try' : 'tries'} left.` });
       case 'exhausted':
+        if (result.justNow) {
+          await deps.audit.record({
+            type: 'otp.exhausted',
+            actor: 'system',
+            subject: challenge.mobile,
+            outcome: 'failure',
+            details: { client_id: pending.client.id, purpose: challenge.purpose },
+          });
+        }
         return page({ field: 'otp', message: 'Too many wrong codes. Ask for a new code.' });
       case 'expired':
         return page({ field: 'otp', message: 'This code has expired. Ask for a new code.' });

@@ -14,7 +14,9 @@ export interface VerifyPinDeps {
 export type VerifyPinResult =
   | { readonly ok: true; readonly challenge: OtpChallengeRecord }
   | { readonly ok: false; readonly reason: 'wrong'; readonly attemptsLeft: number }
-  | { readonly ok: false; readonly reason: 'malformed' | 'expired' | 'exhausted' | 'used' | 'gone' };
+  /** `justNow`: this entry was the one that used up the attempts. */
+  | { readonly ok: false; readonly reason: 'exhausted'; readonly justNow: boolean }
+  | { readonly ok: false; readonly reason: 'malformed' | 'expired' | 'used' | 'gone' };
 
 /**
  * Checks a one-time PIN. Valid for 5 minutes, single use; the 5th wrong
@@ -27,18 +29,18 @@ export async function verifyPin(challengeId: string, code: string, deps: VerifyP
   const challenge = await deps.challenges.findOtpChallenge(challengeId);
   if (!challenge) return { ok: false, reason: 'gone' };
   if (challenge.consumedAt !== null) return { ok: false, reason: 'used' };
-  if (challenge.attempts >= OTP_MAX_ATTEMPTS) return { ok: false, reason: 'exhausted' };
+  if (challenge.attempts >= OTP_MAX_ATTEMPTS) return { ok: false, reason: 'exhausted', justNow: false };
   if (challenge.expiresAt <= now) return { ok: false, reason: 'expired' };
   // Not 6 digits cannot be the code: say so without spending an attempt.
   if (!/^\d{6}$/.test(code)) return { ok: false, reason: 'malformed' };
   if (!deps.hasher.verify(challengeId, code, challenge.codeHash)) {
     const attempts = await deps.challenges.recordOtpFailure(challengeId);
-    if (attempts >= OTP_MAX_ATTEMPTS) return { ok: false, reason: 'exhausted' };
+    if (attempts >= OTP_MAX_ATTEMPTS) return { ok: false, reason: 'exhausted', justNow: attempts === OTP_MAX_ATTEMPTS };
     return { ok: false, reason: 'wrong', attemptsLeft: OTP_MAX_ATTEMPTS - attempts };
   }
   if (!(await deps.challenges.consumeOtpChallenge(challengeId, now, OTP_MAX_ATTEMPTS))) {
     const latest = await deps.challenges.findOtpChallenge(challengeId);
-    return { ok: false, reason: latest && latest.attempts >= OTP_MAX_ATTEMPTS ? 'exhausted' : 'used' };
+    return latest && latest.attempts >= OTP_MAX_ATTEMPTS ? { ok: false, reason: 'exhausted', justNow: false } : { ok: false, reason: 'used' };
   }
   return { ok: true, challenge };
 }

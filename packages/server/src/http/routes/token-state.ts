@@ -17,9 +17,14 @@ export interface TokenStateRouteDeps {
  */
 export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRouteDeps): Promise<void> {
   useFormBody(app);
-  const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string } }) => {
+  const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string }; ip: string }) => {
     const params = request.body ?? {};
-    return deps.authenticate({ authorization: request.headers.authorization, clientId: params.client_id, clientSecret: params.client_secret });
+    return deps.authenticate({
+      authorization: request.headers.authorization,
+      clientId: params.client_id,
+      clientSecret: params.client_secret,
+      ip: request.ip,
+    });
   };
 
   app.post<{ Body: FormParams | undefined }>('/introspect', async (request, reply) => {

@@ -9,6 +9,7 @@ import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
 import { createOtpChallengeStore } from './stores/otp-challenges.js';
 import { createSigningKeyStore } from './stores/signing-keys.js';
+import { createAuditStore } from './stores/audit-events.js';
 import { createIdempotentRequestStore } from './stores/idempotent-requests.js';
 import { createRevokedTokenStore } from './stores/revoked-tokens.js';
 import { createSmsOutboxStore } from './stores/sms-outbox.js';
@@ -30,6 +31,7 @@ function storesFor(db: Kysely<Database>): Stores {
     outbox: createSmsOutboxStore(db),
     revokedTokens: createRevokedTokenStore(db),
     idempotentRequests: createIdempotentRequestStore(db),
+    audit: createAuditStore(db),
   };
 }
 

@@ -15,6 +15,8 @@ export interface ClientsTable {
   status: string;
   created_at: number;
   updated_at: number;
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: number | null;
 }
 
 export interface SigningKeysTable {
@@ -126,6 +128,17 @@ export interface IdempotentRequestsTable {
   expires_at: number;
 }
 
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  type: string;
+  actor: string;
+  subject: string | null;
+  outcome: string;
+  /** JSON object, never holding a secret. */
+  details: string | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -138,5 +151,6 @@ export interface Database {
   sms_outbox: SmsOutboxTable;
   revoked_tokens: RevokedTokensTable;
   idempotent_requests: IdempotentRequestsTable;
+  audit_events: AuditEventsTable;
 }
 

@@ -30,6 +30,8 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       if (patch.requirePkce !== undefined) values.require_pkce = patch.requirePkce ? 1 : 0;
       if (patch.status !== undefined) values.status = patch.status;
       if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
+      if (patch.previousSecretHash !== undefined) values.previous_secret_hash = patch.previousSecretHash;
+      if (patch.previousSecretExpiresAt !== undefined) values.previous_secret_expires_at = patch.previousSecretExpiresAt;
       const row = await db.updateTable('clients').set(values).where('id', '=', id).returningAll().executeTakeFirst();
       if (!row) throw new NotFound(`client ${id} not found`);
       return toClient(row);
@@ -48,6 +50,8 @@ function toClient(row: Selectable<ClientsTable>): Client {
     status: row.status as ClientStatus,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
   };
 }
 
@@ -62,5 +66,7 @@ function toRow(client: Client): ClientsTable {
     status: client.status,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
+    previous_secret_hash: client.previousSecretHash,
+    previous_secret_expires_at: client.previousSecretExpiresAt,
   };
 }

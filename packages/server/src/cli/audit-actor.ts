@@ -1,0 +1,22 @@
+import { userInfo } from 'node:os';
+import { createAuditLog, type AuditEvent } from '../core/audit/audit-log.js';
+import type { Runtime } from '../runtime.js';
+import type { Stores } from '../storage/ports.js';
+
+/** Who runs the command, as the audit log names it: `cli:<system user>`. */
+export function cliActor(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli:unknown';
+  }
+}
+
+/** Records an admin action done by this command, in the transaction `tx` when given. */
+export async function recordAdminAction(
+  runtime: Runtime,
+  event: Omit<AuditEvent, 'actor' | 'outcome'>,
+  tx?: Pick<Stores, 'audit'>,
+): Promise<void> {
+  await createAuditLog((tx ?? runtime.storage).audit, runtime.clock).record({ ...event, actor: cliActor(), outcome: 'success' });
+}

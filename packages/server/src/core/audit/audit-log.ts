@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+
+/** Everything the audit log records: admin actions and security events. */
+export type AuditEventType =
+  | 'client.created'
+  | 'client.updated'
+  | 'client.disabled'
+  | 'client.enabled'
+  | 'client.secret_rotated'
+  | 'customer.created'
+  | 'customer.locked'
+  | 'customer.unlocked'
+  | 'keys.rotated'
+  | 'client.authentication_failed'
+  | 'customer.pin_lockout'
+  | 'otp.exhausted'
+  | 'code.replayed'
+  | 'refresh_token.revoked_use';
+
+/** Every event type, for validating `audit --type`. */
+export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
+  'client.created',
+  'client.updated',
+  'client.disabled',
+  'client.enabled',
+  'client.secret_rotated',
+  'customer.created',
+  'customer.locked',
+  'customer.unlocked',
+  'keys.rotated',
+  'client.authentication_failed',
+  'customer.pin_lockout',
+  'otp.exhausted',
+  'code.replayed',
+  'refresh_token.revoked_use',
+];
+
+/** One thing that happened. Details hold identifiers and reasons, never a secret, token, PIN or code. */
+export interface AuditEvent {
+  readonly type: AuditEventType;
+  /** Who did it: `cli:<user>`, `client:<id>`, `ip:<address>`, `system`. */
+  readonly actor: string;
+  /** What it was done to: a client ID, profile ID, `kid`, ... */
+  readonly subject: string | null;
+  readonly outcome: 'success' | 'failure';
+  readonly details?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+/** An event as stored. */
+export interface AuditRecord extends AuditEvent {
+  readonly id: string;
+  /** Epoch seconds. */
+  readonly at: number;
+}
+
+/** Where audit records are kept (`storage/ports.ts` has the engine-backed one). */
+export interface AuditStore {
+  insertAuditEvent(record: AuditRecord): Promise<void>;
+  /** Records at or after `since`, of one type when given, oldest first, at most `limit`. */
+  listAuditEvents(filter: { since?: number; type?: AuditEventType; limit: number }): Promise<AuditRecord[]>;
+}
+
+/** Records audit events. */
+export interface AuditLog {
+  record(event: AuditEvent): Promise<void>;
+}
+
+/**
+ * The audit log over a store. Record IDs sort in the order events were
+ * recorded (time, then a per-process counter, then randomness).
+ * With `onError`, a failed write is reported there instead of failing the
+ * caller: a security event must never turn a refusal into a server error.
+ */
+export function createAuditLog(store: Pick<AuditStore, 'insertAuditEvent'>, clock: Clock, onError?: (error: unknown) => void): AuditLog {
+  let counter = 0;
+  return {
+    async record(event) {
+      const at = clock.nowSeconds();
+      counter = (counter + 1) % 0x1000000;
+      const id = `${at.toString(16).padStart(12, '0')}${counter.toString(16).padStart(6, '0')}${randomBytes(6).toString('hex')}`;
+      try {
+        await store.insertAuditEvent({ ...event, id, at });
+      } catch (error) {
+        if (!onError) throw error;
+        onError(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { AuditEventType, AuditRecord, AuditStore } from '../../../core/audit/audit-log.js';
+import type { Database } from '../schema.js';
+
+/** The Kysely {@link AuditStore}. */
+export function createAuditStore(db: Kysely<Database>): AuditStore {
+  return {
+    async insertAuditEvent(r) {
+      await db
+        .insertInto('audit_events')
+        .values({
+          id: r.id,
+          at: r.at,
+          type: r.type,
+          actor: r.actor,
+          subject: r.subject,
+          outcome: r.outcome,
+          details: r.details ? JSON.stringify(r.details) : null,
+        })
+        .execute();
+    },
+
+    async listAuditEvents(filter) {
+      let query = db.selectFrom('audit_events').selectAll();
+      if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+      if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+      const rows = await query.orderBy('at').orderBy('id').limit(filter.limit).execute();
+      return rows.map(
+        (row): AuditRecord => ({
+          id: row.id,
+          at: Number(row.at),
+          type: row.type as AuditEventType,
+          actor: row.actor,
+          subject: row.subject,
+          outcome: row.outcome as AuditRecord['outcome'],
+          ...(row.details ? { details: JSON.parse(row.details) as AuditRecord['details'] } : {}),
+        }),
+      );
+    },
+  };
+}
