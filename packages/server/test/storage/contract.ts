@@ -1,6 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/core/clients/client.js';
+import { fixedClock } from '../../src/core/clock.js';
+import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
+import { issuePin } from '../../src/core/login/issue-pin.js';
+import { OtpHasher } from '../../src/core/login/one-time-pin.js';
+import type {
+  AuthorizationCodeRecord,
+  AuthorizationRequestRecord,
+  CustomerSessionRecord,
+  OtpChallengeRecord,
+  TokenSessionRecord,
+} from '../../src/core/login/records.js';
+import { SmsDeliveryFailed } from '../../src/core/sms/sms-sender.js';
 import { Conflict, NotFound } from '../../src/storage/errors.js';
 import type { Storage } from '../../src/storage/ports.js';
 
@@ -40,6 +52,103 @@ function key(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
     verifyUntil: null,
     ...overrides,
   };
+}
+
+function customer(overrides: Partial<Customer> = {}): Customer {
+  return {
+    profileId: '123456789012',
+    mobile: '+639171234567',
+    name: 'Juan dela Cruz',
+    pinHash: 'scrypt$32768$8$1$salt$hash',
+    status: 'active',
+    failedPinAttempts: 0,
+    lockedUntil: null,
+    createdAt: T,
+    updatedAt: T,
+    ...overrides,
+  };
+}
+
+function authorizationRequest(overrides: Partial<AuthorizationRequestRecord> = {}): AuthorizationRequestRecord {
+  return {
+    idHash: 'request-1',
+    clientId: 'cid_sandbox_contract',
+    redirectUri: 'https://acme.example/callback',
+    state: 'xyz',
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    loginHint: '+639171234567',
+    browserHash: 'browser-1',
+    createdAt: T,
+    expiresAt: T + 900,
+    completedAt: null,
+    ...overrides,
+  };
+}
+
+function challenge(overrides: Partial<OtpChallengeRecord> = {}): OtpChallengeRecord {
+  return {
+    id: 'challenge-1',
+    requestHash: 'request-1',
+    purpose: 'login',
+    mobile: '+639171234567',
+    profileId: '123456789012',
+    pendingPinHash: null,
+    codeHash: 'code-hash-1',
+    attempts: 0,
+    resends: 0,
+    lastSentAt: T,
+    expiresAt: T + 300,
+    createdAt: T,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+function customerSession(overrides: Partial<CustomerSessionRecord> = {}): CustomerSessionRecord {
+  return {
+    idHash: 'session-1',
+    profileId: '123456789012',
+    createdAt: T,
+    lastSeenAt: T,
+    expiresAt: T + 43_200,
+    endedAt: null,
+    ...overrides,
+  };
+}
+
+function authorizationCode(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
+  return {
+    codeHash: 'code-1',
+    clientId: 'cid_sandbox_contract',
+    redirectUri: 'https://acme.example/callback',
+    profileId: '123456789012',
+    codeChallenge: null,
+    createdAt: T,
+    expiresAt: T + 300,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+function tokenSession(overrides: Partial<TokenSessionRecord> = {}): TokenSessionRecord {
+  return {
+    sid: 'sid-1',
+    clientId: 'cid_sandbox_contract',
+    profileId: '123456789012',
+    codeHash: 'code-1',
+    refreshJti: 'refresh-jti-1',
+    accessJti: 'access-jti-1',
+    createdAt: T,
+    refreshExpiresAt: T + 604_800,
+    accessExpiresAt: T + 3600,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+/** Runs `count` calls of `work` at once. */
+function concurrently<R>(count: number, work: (index: number) => Promise<R>): Promise<R[]> {
+  return Promise.all(Array.from({ length: count }, (_, index) => work(index)));
 }
 
 /**
@@ -148,6 +257,396 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.keys.retireKeys('sig', 'b', T + 10, T + 1000)).toBe(0);
         const a = (await storage.keys.listKeys()).find((k) => k.kid === 'a');
         expect(a).toMatchObject({ retiredAt: T, verifyUntil: T + 50 });
+      });
+    });
+
+    describe('customers', () => {
+      it('stores and finds a customer by profile ID and by mobile with every field intact', async () => {
+        const c = customer({ lockedUntil: T + 900, failedPinAttempts: 3, status: 'locked' });
+        await storage.customers.insertCustomer(c);
+        expect(await storage.customers.findCustomer(c.profileId)).toEqual(c);
+        expect(await storage.customers.findCustomerByMobile(c.mobile)).toEqual(c);
+        await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639179999999', name: null }));
+        expect(await storage.customers.findCustomer('223456789012')).toEqual(customer({ profileId: '223456789012', mobile: '+639179999999', name: null }));
+      });
+
+      it('returns undefined for an unknown profile ID or mobile', async () => {
+        await storage.customers.insertCustomer(customer());
+        expect(await storage.customers.findCustomer('999999999999')).toBeUndefined();
+        expect(await storage.customers.findCustomerByMobile('+639179999999')).toBeUndefined();
+      });
+
+      it('refuses a second customer with the same mobile with Conflict and keeps the first', async () => {
+        await storage.customers.insertCustomer(customer());
+        await expect(storage.customers.insertCustomer(customer({ profileId: '223456789012', name: 'Other' }))).rejects.toBeInstanceOf(Conflict);
+        expect(await storage.customers.listCustomers()).toEqual([customer()]);
+      });
+
+      it('refuses a duplicate profile ID with Conflict', async () => {
+        await storage.customers.insertCustomer(customer());
+        await expect(storage.customers.insertCustomer(customer({ mobile: '+639179999999' }))).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('lists customers oldest first', async () => {
+        await storage.customers.insertCustomer(customer({ profileId: '200000000000', mobile: '+639170000002', createdAt: T + 10 }));
+        await storage.customers.insertCustomer(customer({ profileId: '300000000000', mobile: '+639170000003', createdAt: T + 20 }));
+        await storage.customers.insertCustomer(customer({ profileId: '400000000000', mobile: '+639170000004', createdAt: T }));
+        expect((await storage.customers.listCustomers()).map((c) => c.profileId)).toEqual(['400000000000', '200000000000', '300000000000']);
+      });
+
+      it('updates only the given fields and sets updatedAt', async () => {
+        await storage.customers.insertCustomer(customer({ failedPinAttempts: 2, lockedUntil: T + 5 }));
+        const updated = await storage.customers.updateCustomer('123456789012', { status: 'locked', lockedUntil: null }, T + 99);
+        expect(updated).toEqual(customer({ status: 'locked', failedPinAttempts: 2, lockedUntil: null, updatedAt: T + 99 }));
+        expect(await storage.customers.findCustomer('123456789012')).toEqual(updated);
+        const renamed = await storage.customers.updateCustomer('123456789012', { name: null, pinHash: 'new', failedPinAttempts: 0 }, T + 100);
+        expect(renamed).toEqual(customer({ status: 'locked', name: null, pinHash: 'new', lockedUntil: null, updatedAt: T + 100 }));
+      });
+
+      it('throws NotFound when updating an unknown customer', async () => {
+        await expect(storage.customers.updateCustomer('999999999999', { status: 'locked' }, T)).rejects.toBeInstanceOf(NotFound);
+        await expect(storage.customers.recordPinFailure('999999999999', T, 5, 900)).rejects.toBeInstanceOf(NotFound);
+      });
+
+      it('counts wrong PINs and locks on the last one until now + lockSeconds, starting the count again', async () => {
+        await storage.customers.insertCustomer(customer());
+        for (const count of [1, 2, 3, 4]) {
+          expect(await storage.customers.recordPinFailure('123456789012', T + count, 5, 900)).toMatchObject({
+            failedPinAttempts: count,
+            lockedUntil: null,
+            updatedAt: T + count,
+          });
+        }
+        expect(await storage.customers.recordPinFailure('123456789012', T + 50, 5, 900)).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 950 });
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 950 });
+        expect(await storage.customers.recordPinFailure('123456789012', T + 2000, 5, 900)).toMatchObject({ failedPinAttempts: 1, lockedUntil: T + 950 });
+      });
+
+      it('counts every one of 10 concurrent wrong PINs', async () => {
+        await storage.customers.insertCustomer(customer());
+        const results = await concurrently(10, () => storage.customers.recordPinFailure('123456789012', T, 100, 900));
+        expect(results.map((c) => c.failedPinAttempts).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 10, lockedUntil: null });
+      });
+
+      it('locks exactly on the 5th of 10 concurrent wrong PINs and the 10th, each counted once', async () => {
+        await storage.customers.insertCustomer(customer());
+        const results = await concurrently(10, () => storage.customers.recordPinFailure('123456789012', T, 5, 900));
+        expect(results.map((c) => c.failedPinAttempts).sort((a, b) => a - b)).toEqual([0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 900 });
+      });
+    });
+
+    describe('authorization requests', () => {
+      it('stores and finds a request with every field intact', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        const bare = authorizationRequest({ idHash: 'request-2', state: null, codeChallenge: null, loginHint: null });
+        await storage.authorizationRequests.insertAuthorizationRequest(bare);
+        expect(await storage.authorizationRequests.findAuthorizationRequest('request-1')).toEqual(authorizationRequest());
+        expect(await storage.authorizationRequests.findAuthorizationRequest('request-2')).toEqual(bare);
+        expect(await storage.authorizationRequests.findAuthorizationRequest('request-3')).toBeUndefined();
+      });
+
+      it('refuses a duplicate ID with Conflict', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        await expect(storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('completes a request once', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-1', T + 30)).toBe(true);
+        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-1', T + 31)).toBe(false);
+        expect((await storage.authorizationRequests.findAuthorizationRequest('request-1'))?.completedAt).toBe(T + 30);
+        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-unknown', T)).toBe(false);
+      });
+
+      it('completes a request for exactly one of 10 concurrent calls', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        const results = await concurrently(10, (i) => storage.authorizationRequests.completeAuthorizationRequest('request-1', T + i));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('one-time PIN challenges', () => {
+      const otp = () => storage.otpChallenges;
+
+      it('stores and finds a challenge with every field intact', async () => {
+        const registration = challenge({ id: 'challenge-2', purpose: 'register', profileId: null, pendingPinHash: 'scrypt$pending' });
+        await otp().insertOtpChallenge(challenge());
+        await otp().insertOtpChallenge(registration);
+        expect(await otp().findOtpChallenge('challenge-1')).toEqual(challenge());
+        expect(await otp().findOtpChallenge('challenge-2')).toEqual(registration);
+        expect(await otp().findOtpChallenge('challenge-3')).toBeUndefined();
+      });
+
+      it('refuses a duplicate ID with Conflict', async () => {
+        await otp().insertOtpChallenge(challenge());
+        await expect(otp().insertOtpChallenge(challenge())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('consumes a challenge once', async () => {
+        await otp().insertOtpChallenge(challenge());
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 10, 5)).toBe(true);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 11, 5)).toBe(false);
+        expect((await otp().findOtpChallenge('challenge-1'))?.consumedAt).toBe(T + 10);
+        expect(await otp().consumeOtpChallenge('challenge-unknown', T, 5)).toBe(false);
+      });
+
+      it('consumes a challenge for exactly one of 10 concurrent calls', async () => {
+        await otp().insertOtpChallenge(challenge());
+        const results = await concurrently(10, () => otp().consumeOtpChallenge('challenge-1', T + 1, 5));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('consumes a challenge until expiresAt - 1, not at or after expiresAt', async () => {
+        await otp().insertOtpChallenge(challenge());
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 300, 5)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 301, 5)).toBe(false);
+        expect((await otp().findOtpChallenge('challenge-1'))?.consumedAt).toBeNull();
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 299, 5)).toBe(true);
+      });
+
+      it('consumes a challenge only while it has fewer than maxAttempts wrong entries', async () => {
+        await otp().insertOtpChallenge(challenge({ attempts: 5 }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-2', attempts: 4 }));
+        expect(await otp().consumeOtpChallenge('challenge-1', T, 5)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-2', T, 5)).toBe(true);
+      });
+
+      it('counts wrong entries, also when they come at once', async () => {
+        await otp().insertOtpChallenge(challenge());
+        expect(await otp().recordOtpFailure('challenge-1')).toBe(1);
+        expect(await otp().recordOtpFailure('challenge-1')).toBe(2);
+        const results = await concurrently(8, () => otp().recordOtpFailure('challenge-1'));
+        expect(results.sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(10);
+        expect(await otp().recordOtpFailure('challenge-unknown')).toBe(0);
+      });
+
+      it('replaces the code of a challenge last sent at or before sentBefore', async () => {
+        await otp().insertOtpChallenge(challenge());
+        const update = { codeHash: 'code-hash-2', now: T + 30, expiresAt: T + 330, maxResends: 3 };
+        expect(await otp().resendOtpChallenge('challenge-1', { ...update, sentBefore: T - 1 })).toBe(false);
+        expect(await otp().findOtpChallenge('challenge-1')).toEqual(challenge());
+        expect(await otp().resendOtpChallenge('challenge-1', { ...update, sentBefore: T })).toBe(true);
+        expect(await otp().findOtpChallenge('challenge-1')).toEqual(
+          challenge({ codeHash: 'code-hash-2', lastSentAt: T + 30, expiresAt: T + 330, resends: 1 }),
+        );
+      });
+
+      it('replaces the code for one of concurrent resends', async () => {
+        await otp().insertOtpChallenge(challenge());
+        const results = await concurrently(5, (i) =>
+          otp().resendOtpChallenge('challenge-1', { codeHash: `code-hash-${i}`, now: T + 30, expiresAt: T + 330, sentBefore: T, maxResends: 3 }),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await otp().findOtpChallenge('challenge-1'))?.resends).toBe(1);
+      });
+
+      it('refuses a resend beyond maxResends, of a consumed challenge, or of an unknown one', async () => {
+        await otp().insertOtpChallenge(challenge({ resends: 3 }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-2', resends: 2 }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-3', consumedAt: T }));
+        const update = { codeHash: 'new', now: T + 30, expiresAt: T + 330, sentBefore: T, maxResends: 3 };
+        expect(await otp().resendOtpChallenge('challenge-1', update)).toBe(false);
+        expect(await otp().resendOtpChallenge('challenge-2', update)).toBe(true);
+        expect(await otp().resendOtpChallenge('challenge-3', update)).toBe(false);
+        expect(await otp().resendOtpChallenge('challenge-unknown', update)).toBe(false);
+        expect((await otp().findOtpChallenge('challenge-1'))?.codeHash).toBe('code-hash-1');
+        expect((await otp().findOtpChallenge('challenge-3'))?.codeHash).toBe('code-hash-1');
+      });
+
+      it('finds the newest challenge of a request, consumed or not', async () => {
+        await otp().insertOtpChallenge(challenge({ id: 'a-old', createdAt: T }));
+        await otp().insertOtpChallenge(challenge({ id: 'z-other-request', requestHash: 'request-2', createdAt: T + 100 }));
+        await otp().insertOtpChallenge(challenge({ id: 'b-newest', createdAt: T + 50, consumedAt: T + 60 }));
+        await otp().insertOtpChallenge(challenge({ id: 'c-middle', createdAt: T + 20 }));
+        expect((await otp().findLatestOtpChallenge('request-1'))?.id).toBe('b-newest');
+        expect((await otp().findLatestOtpChallenge('request-2'))?.id).toBe('z-other-request');
+        expect(await otp().findLatestOtpChallenge('request-unknown')).toBeUndefined();
+      });
+
+      it('retires a challenge whose SMS could not be sent, as issuePin does', async () => {
+        let code = '';
+        const result = await issuePin(
+          { requestHash: 'request-1', purpose: 'login', mobile: '+639171234567', profileId: '123456789012', pendingPinHash: null, clientName: 'Acme', ip: '192.0.2.1' },
+          {
+            challenges: otp(),
+            hasher: new OtpHasher(new Uint8Array(32).fill(1)),
+            sms: {
+              async send(message) {
+                code = message.body.slice(0, 6);
+                throw new SmsDeliveryFailed('SMS not delivered: gateway unreachable');
+              },
+            },
+            limiter: { take: async () => undefined },
+            clock: fixedClock(T),
+          },
+        );
+        expect(result).toEqual({ reason: 'sms_unavailable' });
+        expect(code).toMatch(/^\d{6}$/);
+        const retired = await otp().findLatestOtpChallenge('request-1');
+        expect(retired?.consumedAt).toBe(T);
+        expect(await otp().consumeOtpChallenge(retired?.id ?? '', T + 1, 5)).toBe(false);
+      });
+    });
+
+    describe('customer sessions', () => {
+      const sessions = () => storage.customerSessions;
+
+      it('stores and finds a session with every field intact', async () => {
+        await sessions().insertCustomerSession(customerSession());
+        expect(await sessions().findCustomerSession('session-1')).toEqual(customerSession());
+        expect(await sessions().findCustomerSession('session-2')).toBeUndefined();
+        await expect(sessions().insertCustomerSession(customerSession())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('marks a live session as used, never an ended one', async () => {
+        await sessions().insertCustomerSession(customerSession());
+        await sessions().insertCustomerSession(customerSession({ idHash: 'session-2', endedAt: T + 5 }));
+        await sessions().touchCustomerSession('session-1', T + 10);
+        await sessions().touchCustomerSession('session-2', T + 10);
+        await sessions().touchCustomerSession('session-unknown', T + 10);
+        expect((await sessions().findCustomerSession('session-1'))?.lastSeenAt).toBe(T + 10);
+        expect((await sessions().findCustomerSession('session-2'))?.lastSeenAt).toBe(T);
+      });
+
+      it('ends a session once, keeping the first end time', async () => {
+        await sessions().insertCustomerSession(customerSession());
+        await sessions().endCustomerSession('session-1', T + 10);
+        await sessions().endCustomerSession('session-1', T + 20);
+        await sessions().endCustomerSession('session-unknown', T + 20);
+        expect((await sessions().findCustomerSession('session-1'))?.endedAt).toBe(T + 10);
+      });
+
+      it("ends every live session of one customer and no one else's", async () => {
+        await sessions().insertCustomerSession(customerSession({ idHash: 'a' }));
+        await sessions().insertCustomerSession(customerSession({ idHash: 'b' }));
+        await sessions().insertCustomerSession(customerSession({ idHash: 'ended', endedAt: T + 1 }));
+        await sessions().insertCustomerSession(customerSession({ idHash: 'other', profileId: '223456789012' }));
+        expect(await sessions().endCustomerSessionsOf('123456789012', T + 50)).toBe(2);
+        expect((await sessions().findCustomerSession('a'))?.endedAt).toBe(T + 50);
+        expect((await sessions().findCustomerSession('b'))?.endedAt).toBe(T + 50);
+        expect((await sessions().findCustomerSession('ended'))?.endedAt).toBe(T + 1);
+        expect((await sessions().findCustomerSession('other'))?.endedAt).toBeNull();
+        expect(await sessions().endCustomerSessionsOf('123456789012', T + 60)).toBe(0);
+      });
+    });
+
+    describe('authorization codes', () => {
+      const codes = () => storage.codes;
+
+      it('stores and finds a code with every field intact', async () => {
+        const withPkce = authorizationCode({ codeHash: 'code-2', codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' });
+        await codes().insertAuthorizationCode(authorizationCode());
+        await codes().insertAuthorizationCode(withPkce);
+        expect(await codes().findAuthorizationCode('code-1')).toEqual(authorizationCode());
+        expect(await codes().findAuthorizationCode('code-2')).toEqual(withPkce);
+        expect(await codes().findAuthorizationCode('code-3')).toBeUndefined();
+        await expect(codes().insertAuthorizationCode(authorizationCode())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('redeems a code once and returns its record', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 10)).toMatchObject({
+          codeHash: 'code-1',
+          clientId: 'cid_sandbox_contract',
+          redirectUri: 'https://acme.example/callback',
+          profileId: '123456789012',
+          codeChallenge: null,
+        });
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 11)).toBeUndefined();
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBe(T + 10);
+      });
+
+      it('redeems a code for exactly one of 20 concurrent calls', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        const results = await concurrently(20, () => codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1));
+        expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      });
+
+      it('refuses to redeem a code for another client, leaving it to its own', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_other', T + 1)).toBeUndefined();
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1)).toBeDefined();
+      });
+
+      it('redeems a code until expiresAt - 1, not at or after expiresAt', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 300)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 301)).toBeUndefined();
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 299)).toBeDefined();
+      });
+
+      it('refuses an unknown code', async () => {
+        expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T)).toBeUndefined();
+      });
+
+      it('gives the code back when the transaction that redeemed it rolls back', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        await expect(
+          storage.transaction(async (tx) => {
+            expect(await tx.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1)).toBeDefined();
+            await tx.tokenSessions.insertTokenSession(tokenSession());
+            throw new Error('binding mismatch');
+          }),
+        ).rejects.toThrow('binding mismatch');
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
+        expect(await storage.tokenSessions.findTokenSession('sid-1')).toBeUndefined();
+      });
+    });
+
+    describe('token sessions', () => {
+      const tokens = () => storage.tokenSessions;
+
+      it('stores and finds a token session with every field intact', async () => {
+        const clientOnly = tokenSession({ sid: 'sid-2', codeHash: null, revokedAt: T + 7 });
+        await tokens().insertTokenSession(tokenSession());
+        await tokens().insertTokenSession(clientOnly);
+        expect(await tokens().findTokenSession('sid-1')).toEqual(tokenSession());
+        expect(await tokens().findTokenSession('sid-2')).toEqual(clientOnly);
+        expect(await tokens().findTokenSession('sid-3')).toBeUndefined();
+        await expect(tokens().insertTokenSession(tokenSession())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it('revokes every session of a code, and only those', async () => {
+        await tokens().insertTokenSession(tokenSession({ sid: 'a' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'b' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'revoked-before', revokedAt: T + 1 }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'other-code', codeHash: 'code-2' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'no-code', codeHash: null }));
+        expect(await tokens().revokeTokenSessionsByCode('code-1', T + 50)).toBe(2);
+        expect((await tokens().findTokenSession('a'))?.revokedAt).toBe(T + 50);
+        expect((await tokens().findTokenSession('b'))?.revokedAt).toBe(T + 50);
+        expect((await tokens().findTokenSession('revoked-before'))?.revokedAt).toBe(T + 1);
+        expect((await tokens().findTokenSession('other-code'))?.revokedAt).toBeNull();
+        expect((await tokens().findTokenSession('no-code'))?.revokedAt).toBeNull();
+        expect(await tokens().revokeTokenSessionsByCode('code-1', T + 60)).toBe(0);
+        expect(await tokens().revokeTokenSessionsByCode('code-unknown', T + 60)).toBe(0);
+      });
+    });
+
+    describe('SMS outbox', () => {
+      it('lists the messages to one number, newest first, at most limit', async () => {
+        const to = '+639171234567';
+        await storage.outbox.insertOutboxMessage({ id: 'm1', to, body: 'first', sentAt: T });
+        await storage.outbox.insertOutboxMessage({ id: 'm3', to, body: 'third', sentAt: T + 20 });
+        await storage.outbox.insertOutboxMessage({ id: 'm2', to, body: 'second', sentAt: T + 10 });
+        await storage.outbox.insertOutboxMessage({ id: 'x', to: '+639179999999', body: 'someone else', sentAt: T + 30 });
+        expect(await storage.outbox.listOutboxMessages(to, 10)).toEqual([
+          { id: 'm3', to, body: 'third', sentAt: T + 20 },
+          { id: 'm2', to, body: 'second', sentAt: T + 10 },
+          { id: 'm1', to, body: 'first', sentAt: T },
+        ]);
+        expect((await storage.outbox.listOutboxMessages(to, 2)).map((m) => m.id)).toEqual(['m3', 'm2']);
+        expect(await storage.outbox.listOutboxMessages('+639170000000', 10)).toEqual([]);
+      });
+
+      it('refuses a duplicate message ID with Conflict', async () => {
+        await storage.outbox.insertOutboxMessage({ id: 'm1', to: '+639171234567', body: 'b', sentAt: T });
+        await expect(storage.outbox.insertOutboxMessage({ id: 'm1', to: '+639171234567', body: 'b', sentAt: T })).rejects.toBeInstanceOf(Conflict);
       });
     });
 

@@ -35,6 +35,12 @@ export async function verifyPin(pin: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await scryptAsync(pin, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  let actual: Buffer;
+  try {
+    actual = await scryptAsync(pin, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
+  } catch {
+    // Parameters scrypt refuses (a damaged stored value) match no PIN.
+    return false;
+  }
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

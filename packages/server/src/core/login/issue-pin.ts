@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { oneTimePinMessage, SmsDeliveryFailed, type SmsSender } from '../sms/sms-sender.js';
 import type { OtpChallengeStore } from '../../storage/ports.js';
-import { generateOtp, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS, type OtpHasher } from './one-time-pin.js';
+import { generateOtp, OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS, type OtpHasher } from './one-time-pin.js';
 import type { OtpPurpose } from './records.js';
 import type { SendLimiter } from './send-limiter.js';
 
@@ -65,7 +65,9 @@ export async function issuePin(input: ChallengeInput, deps: IssuePinDeps): Promi
   });
   if (!(await deliver(input.mobile, code, input.clientName, deps))) {
     // The customer never saw this code: retire the challenge so nothing can answer it.
-    await deps.challenges.consumeOtpChallenge(id, now, Number.MAX_SAFE_INTEGER);
+    // Nobody knows its ID yet, so it has no wrong entries: OTP_MAX_ATTEMPTS always lets
+    // this through (a value beyond PostgreSQL's integer range would be refused there).
+    await deps.challenges.consumeOtpChallenge(id, now, OTP_MAX_ATTEMPTS);
     return { reason: 'sms_unavailable' };
   }
   return { challengeId: id };

@@ -1,0 +1,272 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { fixedClock, type FixedClock } from '../../src/core/clock.js';
+import { checkPin } from '../../src/core/customers/check-pin.js';
+import { findSessionCustomer, hashCookieValue, startCustomerSession, type CustomerSessionDeps } from '../../src/core/login/customer-session.js';
+import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../src/storage/ports.js';
+
+/** 2026-01-01T00:00:00Z. */
+const T0 = 1_767_225_600;
+const MOBILE = '+639171234567';
+const PIN = '482915';
+const WRONG_PIN = '482916';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+interface CustomerView {
+  profileId: string;
+  mobile: string;
+  userId: string;
+  name: string | null;
+  status: string;
+  lockedUntil: string | null;
+  createdAt: string;
+}
+
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+let dataDir: string;
+let clock: FixedClock;
+/** Everything every run of this test printed, to check no PIN or hash ever appears. */
+let printed: string[];
+
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'connect-cli-customers-'));
+  tempDirs.push(dataDir);
+  clock = fixedClock(T0);
+  printed = [];
+});
+
+/** Runs `connect-auth ...argv` in-process on this test's sandbox data folder. */
+async function cli(...argv: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    env: { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox' },
+    clock,
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+  });
+  printed.push(stdout, stderr);
+  return { code, stdout, stderr };
+}
+
+/** Runs a `--json` command that must succeed with exactly one JSON document on stdout. */
+async function cliJson<T>(...argv: string[]): Promise<T> {
+  const run = await cli(...argv, '--json');
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  expect(run.stdout.endsWith('\n')).toBe(true);
+  return JSON.parse(run.stdout) as T;
+}
+
+/** Expects a failed run: the status, nothing on stdout, one line on stderr; returns that line. */
+function expectFailure(run: Run, code: number): string {
+  expect(run.code).toBe(code);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(/^connect-auth: [^\n]+\n$/);
+  return run.stderr;
+}
+
+function createCustomer(mobile = MOBILE, pin = PIN, ...extra: string[]) {
+  return cliJson<{ profileId: string; mobile: string; userId: string }>('customers', 'create', '--mobile', mobile, '--pin', pin, ...extra);
+}
+
+/** The CLI's own database, opened as the server would (closed after the test). */
+async function cliDatabase(): Promise<Storage> {
+  const storage = openStorage({ engine: 'sqlite', path: join(dataDir, 'connect-sandbox.db') });
+  onTestFinished(() => storage.close());
+  return storage;
+}
+
+function login(storage: Storage, pin: string) {
+  return checkPin(MOBILE, pin, { customers: storage.customers, clock });
+}
+
+function sessionDeps(storage: Storage): CustomerSessionDeps {
+  return { sessions: storage.customerSessions, customers: storage.customers, clock, sessionIdleSeconds: 1800, sessionTtlSeconds: 43_200 };
+}
+
+/** Fails when any output of this test shows the PIN or its stored hash. */
+async function expectNoSecretPrinted(storage?: Storage): Promise<void> {
+  const hashes = storage ? (await storage.customers.listCustomers()).map((c) => c.pinHash) : [];
+  for (const text of printed) {
+    // Profile IDs are 12 random digits: take them out before looking for the PIN's digits.
+    const withoutIds = text.replace(/\b\d{12}\b/g, '<profile id>');
+    expect(withoutIds).not.toContain(PIN);
+    expect(withoutIds).not.toContain(WRONG_PIN);
+    expect(text).not.toMatch(/scrypt/i);
+    expect(text).not.toMatch(/pinHash|pin_hash/i);
+    for (const hash of hashes) {
+      expect(text).not.toContain(hash);
+      expect(text).not.toContain(hash.split('$').at(-1));
+      expect(text).not.toContain(hash.split('$').at(-2));
+    }
+  }
+}
+
+describe('customers create', () => {
+  it('prints exactly {profileId, mobile, userId}: a 12-digit profile ID and the masked mobile', async () => {
+    const created = await createCustomer(MOBILE, PIN, '--name', 'Juan dela Cruz');
+    expect(Object.keys(created).sort()).toEqual(['mobile', 'profileId', 'userId']);
+    expect(created).toEqual({ profileId: expect.stringMatching(/^[1-9]\d{11}$/), mobile: MOBILE, userId: '+63******4567' });
+    await expectNoSecretPrinted(await cliDatabase());
+  });
+
+  it('normalises the mobile to E.164 and stores the customer active with the PIN hashed', async () => {
+    const created = await createCustomer('+63 917 123-4567', '0042');
+    expect(created.mobile).toBe(MOBILE);
+    const storage = await cliDatabase();
+    const stored = await storage.customers.findCustomer(created.profileId);
+    expect(stored).toMatchObject({ mobile: MOBILE, status: 'active', name: null, createdAt: T0, failedPinAttempts: 0, lockedUntil: null });
+    expect(stored?.pinHash).toMatch(/^scrypt\$/);
+    expect((await login(storage, '0042')).ok).toBe(true);
+  });
+
+  it('gives every customer its own profile ID', async () => {
+    const a = await createCustomer('+639171234567');
+    const b = await createCustomer('+639171234568');
+    expect(a.profileId).not.toBe(b.profileId);
+  });
+
+  it('prints text for people without --json, never the PIN', async () => {
+    const run = await cli('customers', 'create', '--mobile', MOBILE, '--pin', PIN);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/profile ID:\s+[1-9]\d{11}\n/);
+    expect(run.stdout).toContain('+63******4567');
+    await expectNoSecretPrinted(await cliDatabase());
+  });
+
+  it('refuses a mobile registered already, in any spelling, with one line on stderr and exit 1', async () => {
+    await createCustomer();
+    for (const spelling of [MOBILE, '+63 (917) 123-4567']) {
+      const line = expectFailure(await cli('customers', 'create', '--mobile', spelling, '--pin', '1234', '--json'), 1);
+      expect(line).toContain('registered already');
+    }
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toHaveLength(1);
+  });
+
+  it.each([['123'], ['1234567'], ['12ab'], ['12 34'], ['-1234']])('refuses the PIN %j and creates nothing', async (pin) => {
+    const run = await cli('customers', 'create', '--mobile', MOBILE, `--pin=${pin}`, '--json');
+    expect(expectFailure(run, 1)).toMatch(/PIN must be 4 to 6 digits/);
+    expect(run.stderr).not.toContain(pin);
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+  });
+
+  it.each([['09171234567'], ['639171234567'], ['+63917123'], ['+63 2 8123 4567'], ['not a number']])(
+    'refuses the mobile %j and creates nothing',
+    async (mobile) => {
+      const run = await cli('customers', 'create', `--mobile=${mobile}`, '--pin', PIN, '--json');
+      expect(expectFailure(run, 1)).toMatch(/mobile must be a valid mobile number/);
+      expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+      await expectNoSecretPrinted();
+    },
+  );
+
+  it('requires --mobile and --pin (usage, exit 2)', async () => {
+    expect(expectFailure(await cli('customers', 'create', '--pin', PIN), 2)).toMatch(/--mobile is required/);
+    expect(expectFailure(await cli('customers', 'create', '--mobile', MOBILE), 2)).toMatch(/--pin is required/);
+  });
+});
+
+describe('customers list and show', () => {
+  it('lists customers as a JSON array, oldest first, without any PIN hash', async () => {
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+    const first = await createCustomer('+639171234567', PIN, '--name', 'Juan');
+    clock.advance(60);
+    const second = await createCustomer('+447911123456', '1234');
+    const list = await cliJson<CustomerView[]>('customers', 'list');
+    expect(list).toEqual([
+      { profileId: first.profileId, mobile: '+639171234567', userId: '+63******4567', name: 'Juan', status: 'active', lockedUntil: null, createdAt: '2026-01-01T00:00:00Z' },
+      { profileId: second.profileId, mobile: '+447911123456', userId: '+44******3456', name: null, status: 'active', lockedUntil: null, createdAt: '2026-01-01T00:01:00Z' },
+    ]);
+    await expectNoSecretPrinted(await cliDatabase());
+  });
+
+  it('shows one customer by profile ID and by E.164 mobile in any spelling', async () => {
+    const created = await createCustomer(MOBILE, PIN, '--name', 'Juan');
+    const byId = await cliJson<CustomerView>('customers', 'show', created.profileId);
+    expect(byId).toEqual({
+      profileId: created.profileId,
+      mobile: MOBILE,
+      userId: '+63******4567',
+      name: 'Juan',
+      status: 'active',
+      lockedUntil: null,
+      createdAt: '2026-01-01T00:00:00Z',
+    });
+    expect(await cliJson<CustomerView>('customers', 'show', MOBILE)).toEqual(byId);
+    expect(await cliJson<CustomerView>('customers', 'show', '+63 917 123 4567')).toEqual(byId);
+    const text = await cli('customers', 'show', created.profileId);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(created.profileId);
+    await expectNoSecretPrinted(await cliDatabase());
+  });
+
+  it('refuses an unknown customer with exit 1 and a missing reference with exit 2', async () => {
+    await createCustomer();
+    expect(expectFailure(await cli('customers', 'show', '100000000000'), 1)).toMatch(/no customer 100000000000/);
+    expect(expectFailure(await cli('customers', 'show', '+639179999999'), 1)).toMatch(/no customer/);
+    expect(expectFailure(await cli('customers', 'lock', '+639179999999'), 1)).toMatch(/no customer/);
+    expectFailure(await cli('customers', 'show'), 2);
+  });
+});
+
+describe('customers lock and unlock', () => {
+  it('lock stops every login with "disabled" and ends the customer\'s sessions', async () => {
+    const created = await createCustomer();
+    const storage = await cliDatabase();
+    const customer = await storage.customers.findCustomer(created.profileId);
+    const sessionId = await startCustomerSession(customer!, undefined, sessionDeps(storage));
+    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeDefined();
+
+    clock.advance(100);
+    const locked = await cliJson<CustomerView>('customers', 'lock', created.profileId);
+    expect(locked).toMatchObject({ profileId: created.profileId, status: 'locked' });
+
+    expect(await login(storage, PIN)).toEqual({ ok: false, reason: 'disabled' });
+    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeUndefined();
+    expect((await storage.customerSessions.findCustomerSession(hashCookieValue(sessionId)))?.endedAt).toBe(T0 + 100);
+    expect((await cliJson<CustomerView>('customers', 'show', MOBILE)).status).toBe('locked');
+
+    // Unlocking lets the customer log in again; the ended session stays ended.
+    expect(await cliJson<CustomerView>('customers', 'unlock', MOBILE)).toMatchObject({ status: 'active', lockedUntil: null });
+    expect((await login(storage, PIN)).ok).toBe(true);
+    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeUndefined();
+    await expectNoSecretPrinted(storage);
+  });
+
+  it('unlock also lifts a lockout from wrong PINs at once', async () => {
+    await createCustomer();
+    const storage = await cliDatabase();
+    for (let i = 0; i < 4; i++) await login(storage, WRONG_PIN);
+    expect(await login(storage, WRONG_PIN)).toEqual({ ok: false, reason: 'locked', until: T0 + 900 });
+    expect(await cliJson<CustomerView>('customers', 'show', MOBILE)).toMatchObject({ status: 'active', lockedUntil: '2026-01-01T00:15:00Z' });
+
+    clock.advance(60);
+    expect(await cliJson<CustomerView>('customers', 'unlock', MOBILE)).toMatchObject({ status: 'active', lockedUntil: null });
+    expect((await login(storage, PIN)).ok).toBe(true);
+    await expectNoSecretPrinted(storage);
+  });
+
+  it('unlock clears the count of wrong PINs too', async () => {
+    await createCustomer();
+    const storage = await cliDatabase();
+    for (let i = 0; i < 4; i++) await login(storage, WRONG_PIN);
+    await cliJson('customers', 'unlock', MOBILE);
+    for (let i = 0; i < 4; i++) expect(await login(storage, WRONG_PIN)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await login(storage, WRONG_PIN)).toMatchObject({ ok: false, reason: 'locked' });
+  });
+});

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { checkAuthorizationRequest, type AuthorizeQuery } from '../../../src/core/authorize/authorization-request.js';
+import type { Client } from '../../../src/core/clients/client.js';
+
+const T = 1_767_225_600;
+const REDIRECT = 'https://acme.example/callback?from=connect';
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+function client(id: string, overrides: Partial<Client> = {}): Client {
+  return {
+    id,
+    name: 'Acme Shop',
+    secretHash: 'unused',
+    redirectUri: REDIRECT,
+    grants: ['client_credentials', 'authorization_code'],
+    requirePkce: false,
+    status: 'active',
+    createdAt: T,
+    updatedAt: T,
+    ...overrides,
+  };
+}
+
+const CLIENTS = new Map<string, Client>(
+  [
+    client('cid_acme'),
+    client('cid_pkce', { requirePkce: true }),
+    client('cid_disabled', { status: 'disabled' }),
+    client('cid_cc_only', { grants: ['client_credentials'] }),
+    client('cid_other', { redirectUri: 'https://other.example/cb' }),
+  ].map((c) => [c.id, c]),
+);
+const deps = { findClient: async (id: string) => CLIENTS.get(id) };
+
+const BASE = { response_type: 'code', client_id: 'cid_acme', redirect_uri: REDIRECT, state: 'xyz' } as const;
+
+type Expected =
+  | { kind: 'page_error'; message: RegExp }
+  | { kind: 'redirect_error'; error: string; description: RegExp; state: string | null }
+  | { kind: 'valid'; request: Record<string, unknown> };
+
+const page = (message: RegExp): Expected => ({ kind: 'page_error', message });
+const back = (error: string, description: RegExp, state: string | null = 'xyz'): Expected => ({ kind: 'redirect_error', error, description, state });
+
+// In the order authorization-request.ts checks them: nothing is redirected before
+// the client and its exact redirect URI are verified.
+const CASES: ReadonlyArray<readonly [string, AuthorizeQuery, Expected]> = [
+  ['client_id repeated', { ...BASE, client_id: ['cid_acme', 'cid_acme'] }, page(/client_id is repeated/)],
+  ['client_id missing', { ...BASE, client_id: undefined }, page(/client_id is missing/)],
+  ['client_id empty', { ...BASE, client_id: '' }, page(/client_id is missing/)],
+  ['client_id over 512 characters', { ...BASE, client_id: 'c'.repeat(513) }, page(/not known/)],
+  ['unknown client_id', { ...BASE, client_id: 'cid_nobody' }, page(/not known/)],
+  ['unknown client, even with other errors', { client_id: 'cid_nobody', response_type: 'token', redirect_uri: REDIRECT }, page(/not known/)],
+  ['disabled client', { ...BASE, client_id: 'cid_disabled' }, page(/Acme Shop cannot sign customers in/)],
+  ['redirect_uri repeated', { ...BASE, redirect_uri: [REDIRECT, REDIRECT] }, page(/redirect_uri is repeated/)],
+  ['redirect_uri missing', { ...BASE, redirect_uri: undefined }, page(/redirect_uri is missing/)],
+  ['redirect_uri empty', { ...BASE, redirect_uri: '' }, page(/redirect_uri is missing/)],
+  ['redirect_uri with a trailing slash', { ...BASE, redirect_uri: `${REDIRECT}/` }, page(/not the one registered/)],
+  ['redirect_uri in other case', { ...BASE, redirect_uri: REDIRECT.replace('acme', 'ACME') }, page(/not the one registered/)],
+  ['redirect_uri extending the registered one', { ...BASE, redirect_uri: `${REDIRECT}&next=https://evil.example` }, page(/not the one registered/)],
+  ['redirect_uri percent-encoded differently', { ...BASE, redirect_uri: REDIRECT.replace('from', '%66rom') }, page(/not the one registered/)],
+  ['redirect_uri of another client', { ...BASE, redirect_uri: 'https://other.example/cb' }, page(/not the one registered/)],
+  ['redirect_uri mismatch, even with other errors', { ...BASE, response_type: 'token', redirect_uri: 'https://evil.example/' }, page(/not the one registered/)],
+  ['a parameter repeated', { ...BASE, scope: ['a', 'b'] }, back('invalid_request', /^scope is repeated$/)],
+  ['response_type repeated', { ...BASE, response_type: ['code', 'code'] }, back('invalid_request', /^response_type is repeated$/)],
+  ['state repeated: not echoed', { ...BASE, state: ['a', 'b'] }, back('invalid_request', /^state is repeated$/, null)],
+  ['a parameter over 2048 characters', { ...BASE, nonce: 'n'.repeat(2049) }, back('invalid_request', /^nonce is too long$/)],
+  ['state over 2048 characters: not echoed', { ...BASE, state: 's'.repeat(2049) }, back('invalid_request', /^state is too long$/, null)],
+  ['response_type missing', { ...BASE, response_type: undefined }, back('invalid_request', /response_type is required/)],
+  ['response_type token', { ...BASE, response_type: 'token' }, back('unsupported_response_type', /must be code/)],
+  ['response_type code id_token', { ...BASE, response_type: 'code id_token' }, back('unsupported_response_type', /must be code/)],
+  ['response_type checked before prompt', { ...BASE, response_type: 'token', prompt: 'consent' }, back('unsupported_response_type', /must be code/)],
+  ['client without the authorization_code grant', { ...BASE, client_id: 'cid_cc_only' }, back('unauthorized_client', /authorization_code/)],
+  ['prompt consent', { ...BASE, prompt: 'consent' }, back('invalid_request', /prompt must be login or none/)],
+  ['prompt checked before user_id', { ...BASE, prompt: 'select_account', user_id: 'nobody' }, back('invalid_request', /prompt/)],
+  ['user_id without +', { ...BASE, user_id: '639171234567' }, back('invalid_request', /user_id must be a mobile number/)],
+  ['user_id in national format', { ...BASE, user_id: '09171234567' }, back('invalid_request', /user_id/)],
+  ['user_id a fixed line', { ...BASE, user_id: '+63 2 8123 4567' }, back('invalid_request', /user_id/)],
+  ['user_id checked before PKCE', { ...BASE, user_id: 'x', code_challenge_method: 'plain' }, back('invalid_request', /user_id/)],
+  ['code_challenge_method without code_challenge', { ...BASE, code_challenge_method: 'S256' }, back('invalid_request', /code_challenge_method without code_challenge/)],
+  ['code_challenge without a method (plain by default)', { ...BASE, code_challenge: CHALLENGE }, back('invalid_request', /must be S256/)],
+  ['code_challenge_method plain', { ...BASE, code_challenge: CHALLENGE, code_challenge_method: 'plain' }, back('invalid_request', /must be S256/)],
+  ['code_challenge_method s256 in lower case', { ...BASE, code_challenge: CHALLENGE, code_challenge_method: 's256' }, back('invalid_request', /must be S256/)],
+  ['code_challenge of 42 characters', { ...BASE, code_challenge: CHALLENGE.slice(1), code_challenge_method: 'S256' }, back('invalid_request', /43 base64url/)],
+  ['code_challenge with padding', { ...BASE, code_challenge: `${CHALLENGE}=`, code_challenge_method: 'S256' }, back('invalid_request', /43 base64url/)],
+  ['PKCE client without code_challenge', { ...BASE, client_id: 'cid_pkce' }, back('invalid_request', /must use PKCE/)],
+  [
+    'minimal valid request',
+    { response_type: 'code', client_id: 'cid_acme', redirect_uri: REDIRECT },
+    { kind: 'valid', request: { redirectUri: REDIRECT, state: null, codeChallenge: null, loginHint: null, prompt: null } },
+  ],
+  [
+    'empty optional parameters count as absent',
+    { ...BASE, state: '', prompt: '', user_id: '', code_challenge: '', code_challenge_method: '' },
+    { kind: 'valid', request: { state: null, codeChallenge: null, loginHint: null, prompt: null } },
+  ],
+  [
+    'full valid request: user_id normalised to E.164',
+    { ...BASE, prompt: 'login', user_id: '+63 917 123 4567', code_challenge: CHALLENGE, code_challenge_method: 'S256' },
+    { kind: 'valid', request: { redirectUri: REDIRECT, state: 'xyz', codeChallenge: CHALLENGE, loginHint: '+639171234567', prompt: 'login' } },
+  ],
+  ['prompt none', { ...BASE, prompt: 'none' }, { kind: 'valid', request: { prompt: 'none' } }],
+  [
+    'PKCE client with code_challenge',
+    { ...BASE, client_id: 'cid_pkce', code_challenge: CHALLENGE, code_challenge_method: 'S256' },
+    { kind: 'valid', request: { codeChallenge: CHALLENGE } },
+  ],
+  ['state of 2048 characters', { ...BASE, state: 's'.repeat(2048) }, { kind: 'valid', request: { state: 's'.repeat(2048) } }],
+  ['unknown extra parameters are ignored', { ...BASE, scope: 'openid', nonce: 'n' }, { kind: 'valid', request: { state: 'xyz' } }],
+];
+
+describe('checkAuthorizationRequest', () => {
+  it.each(CASES)('%s', async (_description, query, expected) => {
+    const result = await checkAuthorizationRequest(query, deps);
+    expect(result.kind).toBe(expected.kind);
+    if (expected.kind === 'page_error' && result.kind === 'page_error') {
+      expect(result.message).toMatch(expected.message);
+      // An error page never names where it would have sent the browser.
+      expect(result).toEqual({ kind: 'page_error', message: result.message });
+    } else if (expected.kind === 'redirect_error' && result.kind === 'redirect_error') {
+      expect(result).toEqual({ kind: 'redirect_error', redirectUri: REDIRECT, error: expected.error, description: result.description, state: expected.state });
+      expect(result.description).toMatch(expected.description);
+    } else if (expected.kind === 'valid' && result.kind === 'valid') {
+      expect(result.request).toMatchObject(expected.request);
+      expect(result.request.client).toBe(CLIENTS.get(String(query.client_id)));
+    }
+  });
+
+  it('looks up no client for an over-long client_id', async () => {
+    const asked: string[] = [];
+    await checkAuthorizationRequest({ ...BASE, client_id: 'c'.repeat(513) }, { findClient: async (id) => void asked.push(id) as undefined });
+    expect(asked).toEqual([]);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { maskMobile } from '../../../src/core/customers/customer.js';
+import { parseMobile } from '../../../src/core/customers/mobile.js';
+
+describe('parseMobile', () => {
+  it.each([
+    ['+639171234567', '+639171234567', '63', '+63******4567'],
+    ['+63 917 123 4567', '+639171234567', '63', '+63******4567'],
+    ['  +63-917-123-4567  ', '+639171234567', '63', '+63******4567'],
+    ['+63 (917) 123-4567', '+639171234567', '63', '+63******4567'],
+    ['+63.917.123.4567', '+639171234567', '63', '+63******4567'],
+    ['+44 7911 123456', '+447911123456', '44', '+44******3456'],
+    ['+49 151 23456789', '+4915123456789', '49', '+49*******6789'],
+    ['+65 9123 4567', '+6591234567', '65', '+65****4567'],
+    // NANP numbers do not tell mobile from fixed line: accepted.
+    ['+1 650 253 0000', '+16502530000', '1', '+1******0000'],
+  ])('normalises %j to E.164', (input, e164, countryCallingCode, masked) => {
+    expect(parseMobile(input)).toEqual({ e164, countryCallingCode, masked });
+  });
+
+  it.each([
+    ['no leading +', '639171234567'],
+    ['national format', '09171234567'],
+    ['doubled +', '++639171234567'],
+    ['too short', '+63917123'],
+    ['too long', '+6391712345678'],
+    ['unknown country code', '+999 1234567'],
+    ['letters', '+63917abc4567'],
+    ['an extension', '+63 917 123 4567 ext 9'],
+    ['only +', '+'],
+    ['empty', ''],
+    ['over 32 characters', `+63 917 123 4567${' '.repeat(20)}0`],
+  ])('refuses %s (%j)', (_why, input) => {
+    expect(parseMobile(input)).toBeUndefined();
+  });
+
+  it.each([
+    ['a Philippine fixed line', '+63 2 8123 4567'],
+    ['a London fixed line', '+44 20 7946 0958'],
+    ['a Berlin fixed line', '+49 30 123456'],
+    ['a Singapore fixed line', '+65 6123 4567'],
+    ['a US toll-free number', '+1 800 253 0000'],
+    ['a US premium-rate number', '+1 900 555 0123'],
+  ])('refuses %s: it cannot receive the SMS', (_why, input) => {
+    expect(parseMobile(input)).toBeUndefined();
+  });
+});
+
+describe('maskMobile', () => {
+  it('keeps the country code and the last 4 digits, every other digit becomes *', () => {
+    expect(maskMobile('+639171234567', '63')).toBe('+63******4567');
+    expect(maskMobile('+14155552671', '1')).toBe('+1******2671');
+    expect(maskMobile('+6591234567', '65')).toBe('+65****4567');
+  });
+
+  it('never shows more than the last 4 digits of the national number', () => {
+    const masked = maskMobile('+447911123456', '44');
+    expect(masked).toBe('+44******3456');
+    expect(masked.replace(/\*/g, '')).toBe('+443456');
+  });
+});

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach } from 'vitest';
+import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
+import type { IssuePinDeps } from '../../../src/core/login/issue-pin.js';
+import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import type { SendLimiter } from '../../../src/core/login/send-limiter.js';
+import type { VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
+import { SmsDeliveryFailed, type SmsMessage, type SmsSender } from '../../../src/core/sms/sms-sender.js';
+import { openStorage } from '../../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../../src/storage/ports.js';
+
+/** 2026-01-01T00:00:00Z. */
+export const T0 = 1_767_225_600;
+
+/** An SMS sender that keeps what it was asked to send, and can be told to fail. */
+export interface RecordingSender extends SmsSender {
+  readonly messages: SmsMessage[];
+  /** When set, `send` records the message, then throws this. */
+  failWith: Error | undefined;
+  /** The 6-digit code of the last message. */
+  lastCode(): string;
+}
+
+export function recordingSender(): RecordingSender {
+  const sender: RecordingSender = {
+    messages: [],
+    failWith: undefined,
+    async send(message) {
+      sender.messages.push(message);
+      if (sender.failWith) throw sender.failWith;
+    },
+    lastCode() {
+      const body = sender.messages.at(-1)?.body ?? '';
+      const match = /^(\d{6}) /.exec(body);
+      if (!match?.[1]) throw new Error(`no code in ${JSON.stringify(body)}`);
+      return match[1];
+    },
+  };
+  return sender;
+}
+
+/** A limiter that never refuses, and remembers what it was asked. */
+export function openLimiter(): SendLimiter & { calls: Array<[string, string]> } {
+  const calls: Array<[string, string]> = [];
+  return {
+    calls,
+    async take(mobile, ip) {
+      calls.push([mobile, ip]);
+      return undefined;
+    },
+  };
+}
+
+export const smsDown = () => new SmsDeliveryFailed('SMS not delivered: gateway unreachable');
+
+const opened: Storage[] = [];
+afterEach(async () => {
+  for (const storage of opened.splice(0)) await storage.close();
+});
+
+/** A migrated in-memory SQLite storage, closed after the test. */
+export async function memoryStorage(): Promise<Storage> {
+  const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
+  opened.push(storage);
+  await storage.migrate();
+  return storage;
+}
+
+/** Everything issuing and checking one-time PINs needs, on a fresh database at T0. */
+export async function otpSetup(limiter: SendLimiter = openLimiter()): Promise<{
+  storage: Storage;
+  clock: FixedClock;
+  sms: RecordingSender;
+  hasher: OtpHasher;
+  deps: IssuePinDeps & VerifyPinDeps;
+}> {
+  const storage = await memoryStorage();
+  const clock = fixedClock(T0);
+  const sms = recordingSender();
+  const hasher = new OtpHasher(randomBytes(32));
+  return { storage, clock, sms, hasher, deps: { challenges: storage.otpChallenges, hasher, sms, limiter, clock } };
+}
+
+/** A login challenge for `+639171234567` from "Acme Shop". */
+export const LOGIN = {
+  requestHash: 'request-hash-1',
+  purpose: 'login',
+  mobile: '+639171234567',
+  profileId: '123456789012',
+  pendingPinHash: null,
+  clientName: 'Acme Shop',
+  ip: '203.0.113.7',
+} as const;
