@@ -440,12 +440,12 @@ describe('credentials made by the command line work at the token endpoint', () =
     expect(refused.json()).toMatchObject({ error: 'invalid_client' });
   });
 
-  it('after rotate-secret the new secret works and the old one does not', async () => {
+  it('after rotate-secret --grace 0 the new secret works and the old one does not', async () => {
     const created = await createClient('--grants', 'client_credentials');
     const t = await appOnCliDatabase();
     expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(200);
 
-    const rotated = await cliJson<{ clientSecret: string }>(['clients', 'rotate-secret', created.clientId]);
+    const rotated = await cliJson<{ clientSecret: string }>(['clients', 'rotate-secret', created.clientId, '--grace', '0']);
     t.clock.advance(CLIENT_CACHE_SECONDS);
     const old = await requestToken(t, created.clientId, created.clientSecret);
     expect(old.statusCode).toBe(401);

@@ -252,7 +252,7 @@ describe('customers lock and unlock', () => {
     await createCustomer();
     const storage = await cliDatabase();
     for (let i = 0; i < 4; i++) await login(storage, WRONG_PIN);
-    expect(await login(storage, WRONG_PIN)).toEqual({ ok: false, reason: 'locked', until: T0 + 900 });
+    expect(await login(storage, WRONG_PIN)).toEqual({ ok: false, reason: 'locked', until: T0 + 900, justLocked: true });
     expect(await cliJson<CustomerView>('customers', 'show', MOBILE)).toMatchObject({ status: 'active', lockedUntil: '2026-01-01T00:15:00Z' });
 
     clock.advance(60);

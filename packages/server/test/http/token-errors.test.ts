@@ -65,9 +65,9 @@ const CASES: readonly ErrorCase[] = [
     expected: { status: 400, error: 'invalid_grant', description: 'authorization code is invalid', challenge: 'none' },
   },
   {
-    name: 'grant_type refresh_token (not served yet)',
+    name: 'grant_type refresh_token for a client without the refresh grant',
     request: ({ client }) => basic(client, { grant_type: 'refresh_token', refresh_token: 'x' }),
-    expected: { status: 400, error: 'unsupported_grant_type', challenge: 'none' },
+    expected: { status: 400, error: 'unauthorized_client', challenge: 'none' },
   },
   {
     name: 'no client authentication',

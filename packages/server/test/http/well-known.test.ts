@@ -19,7 +19,11 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
     });
-    expect(metadata.grant_types_supported).toEqual(['client_credentials', 'authorization_code']);
+    expect(metadata.grant_types_supported).toEqual(['client_credentials', 'authorization_code', 'refresh_token']);
+    expect(metadata).toMatchObject({
+      introspection_endpoint: `${TEST_AUTH_URL}/introspect`,
+      revocation_endpoint: `${TEST_AUTH_URL}/revoke`,
+    });
     expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual([
       'client_secret_basic',
       'client_secret_post',

@@ -35,6 +35,8 @@ function client(overrides: Partial<Client> = {}): Client {
     status: 'active',
     createdAt: T,
     updatedAt: T,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
     ...overrides,
   };
 }

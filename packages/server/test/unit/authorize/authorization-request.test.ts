@@ -17,6 +17,8 @@ function client(id: string, overrides: Partial<Client> = {}): Client {
     status: 'active',
     createdAt: T,
     updatedAt: T,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
     ...overrides,
   };
 }

@@ -19,6 +19,8 @@ const ACME: Client = {
   status: 'active',
   createdAt: T0,
   updatedAt: T0,
+  previousSecretHash: null,
+  previousSecretExpiresAt: null,
 };
 const CUSTOMER: Customer = {
   profileId: '123456789012',

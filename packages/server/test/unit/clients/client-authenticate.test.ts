@@ -3,6 +3,7 @@ import { authenticateClient, type ClientAuthInput } from '../../../src/core/clie
 import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { InvalidClient, InvalidRequest } from '../../../src/core/errors.js';
+import { fixedClock } from '../../../src/core/clock.js';
 
 const hasher = new ClientSecretHasher(new Uint8Array(32).fill(7));
 const SECRET = 'csk_sandbox_right';
@@ -18,6 +19,8 @@ function client(overrides: Partial<Client> = {}): Client {
     status: 'active',
     createdAt: 0,
     updatedAt: 0,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
     ...overrides,
   };
 }
@@ -30,6 +33,7 @@ function deps(clients: Client[] = [client()]) {
     lookups,
     deps: {
       environment: 'sandbox' as const,
+      clock: fixedClock(1_800_000_000),
       hasher,
       findClient: async (id: string) => {
         lookups.push(id);

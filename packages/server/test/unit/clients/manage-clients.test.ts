@@ -46,13 +46,28 @@ describe('client administration', () => {
     expect(deps.hasher.verify(clientSecret, stored!.secretHash)).toBe(true);
   });
 
-  it('rotates a secret: the new one verifies, the old one no longer', async () => {
+  it('rotates a secret: the new one verifies, the old one no longer (no grace)', async () => {
     const { deps, clients } = memoryDeps();
     const { client, clientSecret } = await registerClient({ name: 'Acme', redirectUri: 'https://acme.example/cb' }, deps);
-    const rotated = await rotateClientSecret(client.id, deps);
-    const hash = clients.get(client.id)!.secretHash;
-    expect(deps.hasher.verify(rotated.clientSecret, hash)).toBe(true);
-    expect(deps.hasher.verify(clientSecret, hash)).toBe(false);
+    const rotated = await rotateClientSecret(client.id, 0, deps);
+    const stored = clients.get(client.id)!;
+    expect(deps.hasher.verify(rotated.clientSecret, stored.secretHash)).toBe(true);
+    expect(deps.hasher.verify(clientSecret, stored.secretHash)).toBe(false);
+    expect(stored.previousSecretHash).toBeNull();
+    expect(stored.previousSecretExpiresAt).toBeNull();
+  });
+
+  it('keeps the previous secret for the grace period, and only the latest previous one', async () => {
+    const { deps, clients } = memoryDeps();
+    const { client, clientSecret: first } = await registerClient({ name: 'Acme', redirectUri: 'https://acme.example/cb' }, deps);
+    const { clientSecret: second } = await rotateClientSecret(client.id, 3600, deps);
+    let stored = clients.get(client.id)!;
+    expect(deps.hasher.verify(first, stored.previousSecretHash!)).toBe(true);
+    expect(stored.previousSecretExpiresAt).toBe(deps.clock.nowSeconds() + 3600);
+    await rotateClientSecret(client.id, 3600, deps);
+    stored = clients.get(client.id)!;
+    expect(deps.hasher.verify(second, stored.previousSecretHash!)).toBe(true);
+    expect(deps.hasher.verify(first, stored.previousSecretHash!)).toBe(false);
   });
 
   it.each([

@@ -62,6 +62,7 @@ describe('loadConfig: defaults', () => {
       sessionTtlSeconds: 43_200,
       smsSender: 'outbox',
       trustProxy: false,
+      secretRotationGraceSeconds: 86_400,
       logLevel: 'info',
     });
   });

@@ -47,7 +47,7 @@ describe('checkPin', () => {
     await wrongTimes(check, 4);
     expect((await storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(4);
     clock.advance(7);
-    expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until: T0 + 7 + 900 });
+    expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until: T0 + 7 + 900, justLocked: true });
     expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ lockedUntil: T0 + 7 + 900, status: 'active' });
   });
 
@@ -55,10 +55,10 @@ describe('checkPin', () => {
     const { storage, clock, check } = await setup();
     await wrongTimes(check, 4);
     const until = T0 + 900;
-    expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until });
-    expect(await check(PIN)).toEqual({ ok: false, reason: 'locked', until });
+    expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until, justLocked: true });
+    expect(await check(PIN)).toEqual({ ok: false, reason: 'locked', until, justLocked: false });
     clock.set(until - 1);
-    expect(await check(PIN)).toEqual({ ok: false, reason: 'locked', until });
+    expect(await check(PIN)).toEqual({ ok: false, reason: 'locked', until, justLocked: false });
     clock.set(until);
     const result = await check(PIN);
     expect(result.ok).toBe(true);
@@ -72,7 +72,7 @@ describe('checkPin', () => {
     await check(WRONG);
     for (let i = 0; i < 10; i++) {
       clock.advance(60);
-      expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until });
+      expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until, justLocked: false });
     }
     expect((await storage.customers.findCustomerByMobile(MOBILE))?.lockedUntil).toBe(until);
     clock.set(until);
@@ -84,7 +84,7 @@ describe('checkPin', () => {
     for (let round = 0; round < 3; round++) {
       const start = clock.nowSeconds();
       await wrongTimes(check, 4);
-      expect(await check(WRONG), `round ${round}`).toEqual({ ok: false, reason: 'locked', until: start + 900 });
+      expect(await check(WRONG), `round ${round}`).toEqual({ ok: false, reason: 'locked', until: start + 900, justLocked: true });
       clock.set(start + 900);
     }
     expect((await check(PIN)).ok).toBe(true);

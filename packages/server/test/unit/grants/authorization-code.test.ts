@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { issueCodeRedirect } from '../../../src/core/authorize/issue-code.js';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
 import type { Client } from '../../../src/core/clients/client.js';
+import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { fixedClock } from '../../../src/core/clock.js';
 import type { Customer } from '../../../src/core/customers/customer.js';
 import { InvalidGrant, InvalidRequest, type OAuthError } from '../../../src/core/errors.js';
@@ -31,6 +32,7 @@ async function setup(options: { codeChallenge?: string } = {}) {
     urls: URLS,
     accessTokenTtlSeconds: 3600,
     refreshTokenTtlSeconds: 86_400,
+    audit: createAuditLog(storage.audit, clock),
   };
   const location = await issueCodeRedirect(
     { clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: options.codeChallenge ?? null },

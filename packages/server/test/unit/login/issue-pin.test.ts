@@ -163,8 +163,8 @@ describe('resendPin', () => {
     for (let i = 0; i < 4; i++) await verify(other(sms.lastCode()));
     clock.set(T0 + 30);
     await resend();
-    expect(await verify(other(sms.lastCode()))).toEqual({ ok: false, reason: 'exhausted' });
-    expect(await verify(sms.lastCode())).toEqual({ ok: false, reason: 'exhausted' });
+    expect(await verify(other(sms.lastCode()))).toMatchObject({ ok: false, reason: 'exhausted' });
+    expect(await verify(sms.lastCode())).toMatchObject({ ok: false, reason: 'exhausted' });
   });
 
   it('answers "gone" for a used or unknown challenge', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startAuthorization } from '../../../src/core/authorize/start-authorization.js';
 import type { Client } from '../../../src/core/clients/client.js';
+import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { fixedClock } from '../../../src/core/clock.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
 import { verifyPin as verifyCustomerPin } from '../../../src/core/customers/pin.js';
@@ -30,6 +31,8 @@ const ACME: Client = {
   status: 'active',
   createdAt: T0,
   updatedAt: T0,
+  previousSecretHash: null,
+  previousSecretExpiresAt: null,
 };
 
 async function setup(query: Record<string, string> = {}) {
@@ -40,6 +43,7 @@ async function setup(query: Record<string, string> = {}) {
     findClient: async (id) => (id === ACME.id ? ACME : undefined),
     requests: storage.authorizationRequests,
     customers: storage.customers,
+    audit: createAuditLog(storage.audit, clock),
     sessions: storage.customerSessions,
     codes: storage.codes,
     clock,
