@@ -115,7 +115,7 @@ export interface OtpChallengeStore {
    */
   consumeOtpChallenge(id: string, now: number, maxAttempts: number): Promise<boolean>;
   /**
-   * Replaces the code of a live challenge (a resend) when it was last sent at
+   * Replaces the code of a live (unconsumed, unexpired at `now`) challenge (a resend) when it was last sent at
    * or before `sentBefore` and has had fewer than `maxResends` resends:
    * new code hash, `lastSentAt` = `now`, new expiry, one more resend.
    * Returns whether it did.

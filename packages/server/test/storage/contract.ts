@@ -436,6 +436,13 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         );
       });
 
+      it('never revives an expired challenge', async () => {
+        await otp().insertOtpChallenge(challenge({ expiresAt: T + 300 }));
+        const update = { codeHash: 'new', expiresAt: T + 700, sentBefore: T + 370, maxResends: 3 };
+        expect(await otp().resendOtpChallenge('challenge-1', { ...update, now: T + 300 })).toBe(false);
+        expect(await otp().resendOtpChallenge('challenge-1', { ...update, now: T + 299 })).toBe(true);
+      });
+
       it('replaces the code for one of concurrent resends', async () => {
         await otp().insertOtpChallenge(challenge());
         const results = await concurrently(5, (i) =>

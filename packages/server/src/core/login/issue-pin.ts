@@ -46,7 +46,7 @@ export async function issuePin(input: ChallengeInput, deps: IssuePinDeps): Promi
   const limited = await deps.limiter.take(input.mobile, input.ip);
   if (limited) return { reason: 'rate_limited', retryAfterSeconds: limited.retryAfterSeconds };
   const now = deps.clock.nowSeconds();
-  const id = randomBytes(16).toString('base64url');
+  const id = challengeId(now);
   const code = generateOtp();
   await deps.challenges.insertOtpChallenge({
     id,
@@ -85,7 +85,8 @@ export async function resendPin(
 ): Promise<{ sent: true } | SendRefusal> {
   const now = deps.clock.nowSeconds();
   const challenge = await deps.challenges.findOtpChallenge(challengeId);
-  if (!challenge || challenge.consumedAt !== null) return { reason: 'gone' };
+  // A consumed or expired challenge is over: a new one must be issued, not this one revived.
+  if (!challenge || challenge.consumedAt !== null || challenge.expiresAt <= now) return { reason: 'gone' };
   if (challenge.resends >= OTP_MAX_RESENDS) return { reason: 'no_more_resends' };
   const wait = challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now;
   if (wait > 0) return { reason: 'too_soon', retryAfterSeconds: wait };
@@ -103,6 +104,18 @@ export async function resendPin(
   if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
   if (!(await deliver(challenge.mobile, code, context.clientName, deps))) return { reason: 'sms_unavailable' };
   return { sent: true };
+}
+
+let sequence = 0;
+
+/**
+ * A challenge ID that sorts in creation order: the second, a per-process
+ * sequence, then 96 random bits. The newest challenge of a request is found
+ * by this order, so two made within one second must not tie at random.
+ */
+function challengeId(now: number): string {
+  sequence = (sequence + 1) % 0x1000000;
+  return `${now.toString(16).padStart(12, '0')}${sequence.toString(16).padStart(6, '0')}${randomBytes(12).toString('base64url')}`;
 }
 
 async function deliver(to: string, code: string, clientName: string, deps: IssuePinDeps): Promise<boolean> {

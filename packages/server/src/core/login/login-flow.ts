@@ -308,7 +308,7 @@ function refusalMessage(refusal: SendRefusal): string {
     case 'rate_limited':
       return `Too many codes were sent. Try again in ${Math.ceil(refusal.retryAfterSeconds / 60)} minute(s).`;
     case 'too_soon':
-      return `You can ask for a new code in ${refusal.retryAfterSeconds} seconds.`;
+      return `You can ask for a new code in ${refusal.retryAfterSeconds} second${refusal.retryAfterSeconds === 1 ? '' : 's'}.`;
     case 'no_more_resends':
       return 'No more codes can be sent for this sign-in. Go back to the app and start again.';
     case 'sms_unavailable':

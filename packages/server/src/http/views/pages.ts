@@ -158,7 +158,7 @@ export function otpPage(
     page.resendsLeft === 0
       ? html`<p class="hint" id="resend-hint">No more new codes can be sent for this sign-in.</p>`
       : page.resendInSeconds > 0
-        ? html`<p class="hint" id="resend-hint">Didn't get it? You can ask for a new code in ${page.resendInSeconds} seconds.</p>`
+        ? html`<p class="hint" id="resend-hint">Didn't get it? You can ask for a new code in ${page.resendInSeconds} ${page.resendInSeconds === 1 ? 'second' : 'seconds'}.</p>`
         : html`<p class="hint" id="resend-hint">Didn't get it? Ask for a new code.</p>`;
   const lead = html`<p class="lead">We sent a 6-digit code by SMS to <strong class="nowrap">${page.maskedMobile}</strong>.</p>`;
   const body = html`${requestHeader(page.clientName, 'Enter the code we texted you', lead)}

@@ -53,15 +53,16 @@ describe('issuePin', () => {
     expect(JSON.stringify(stored)).not.toContain(code);
   });
 
-  it('gives every challenge a new random ID', async () => {
+  it('gives every challenge a new ID that sorts in creation order, also within one second', async () => {
     const { deps } = await otpSetup();
-    const ids = new Set<string>();
+    const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
       const result = await issuePin(LOGIN, deps);
-      if ('challengeId' in result) ids.add(result.challengeId);
+      if ('challengeId' in result) ids.push(result.challengeId);
     }
-    expect(ids.size).toBe(20);
-    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(new Set(ids).size).toBe(20);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{18}[A-Za-z0-9_-]{16}$/);
+    expect([...ids].sort()).toEqual(ids);
   });
 
   it('writes a message naming the service, the consumer and the expiry, warning not to share the code', async () => {
@@ -152,7 +153,8 @@ describe('resendPin', () => {
     clock.set(T0 + 119);
     expect(await resend()).toEqual({ reason: 'no_more_resends' });
     clock.set(T0 + 600);
-    expect(await resend()).toEqual({ reason: 'no_more_resends' });
+    // Expired by now: over for good, never revived by a resend.
+    expect(await resend()).toEqual({ reason: 'gone' });
     expect(sms.messages).toHaveLength(4);
     clock.set(T0 + 90 + 299);
     expect((await verify(sms.lastCode())).ok).toBe(true);

@@ -78,6 +78,7 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
         })
         .where('id', '=', id)
         .where('consumed_at', 'is', null)
+        .where('expires_at', '>', update.now)
         .where('last_sent_at', '<=', update.sentBefore)
         .where('resends', '<', update.maxResends)
         .executeTakeFirst();
