@@ -8,3 +8,18 @@ export { runCli } from './cli/main.js';
 export { loadConfig, ConfigError } from './config/load.js';
 export type { Config } from './config/schema.js';
 export { fixedClock, systemClock, type Clock, type FixedClock } from './core/clock.js';
+
+// The resource-server check for the platform's other APIs (see docs/resource-servers.md).
+export { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from './resource-server.js';
+export {
+  createCustomerAccessCheck,
+  SESSION_CACHE_SECONDS,
+  type CustomerAccess,
+  type CustomerAccessCheck,
+  type CustomerAccessCheckDeps,
+} from './core/tokens/customer-access-check.js';
+export { KeyRing, KEY_RELOAD_SECONDS } from './core/keys/key-ring.js';
+export { deriveKey } from './core/keys/master-key.js';
+export { openStorage, type DatabaseLocation } from './storage/kysely/open-storage.js';
+export { resolveMasterKey } from './config/master-key-file.js';
+export { InvalidToken, OAuthError } from './core/errors.js';

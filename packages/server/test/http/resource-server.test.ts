@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
+import { startServer, type RunningServer } from '../../src/http/server.js';
+import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../src/resource-server.js';
+import { InvalidToken } from '../../src/core/errors.js';
+import { Browser, exchangeCode, logIn } from './customer-flow.js';
+import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../helpers/build.js';
+import { fixedClock } from '../../src/core/clock.js';
+import { postToken } from './wire.js';
+
+// A platform API checking customer tokens with openCustomerAccessCheck, beside a running Connect.
+describe('openCustomerAccessCheck', () => {
+  let dataDir: string;
+  let server: RunningServer;
+  let check: OpenedCustomerAccessCheck;
+  const clock = fixedClock(T0);
+  const env = () => ({
+    PORT: '0',
+    CONNECT_DATA_DIR: dataDir,
+    CONNECT_LOG_LEVEL: 'silent',
+    CONNECT_AUTH_URL: TEST_AUTH_URL,
+    CONNECT_BASE_URL: TEST_BASE_URL,
+  });
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'connect-rs-'));
+    server = await startServer({ env: env(), seedDemo: true, print: () => {}, clock });
+    check = await openCustomerAccessCheck(env(), clock);
+  });
+
+  afterAll(async () => {
+    await check?.close();
+    await server?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('accepts the current customer access token of a session and refuses it once refreshed', async () => {
+    const demo = server.demo!;
+    const client = { id: demo.clientId, secret: demo.clientSecret };
+    const browser = new Browser(server.app);
+    const callback = await logIn(
+      browser,
+      { response_type: 'code', client_id: demo.clientId, redirect_uri: DEMO_REDIRECT_URI, state: 's' },
+      { mobile: demo.customer.mobile, pin: demo.customer.pin },
+    );
+    const tokens = (await exchangeCode(server.app, client, { code: callback.get('code')!, redirect_uri: DEMO_REDIRECT_URI })).json<{
+      access_token: string;
+      refresh_token: string;
+    }>();
+
+    const access = await check.verify(tokens.access_token);
+    expect(access).toMatchObject({ profileId: demo.customer.profileId, clientId: demo.clientId });
+
+    await expect(check.verify(tokens.refresh_token)).rejects.toBeInstanceOf(InvalidToken);
+    await expect(check.verify(undefined)).rejects.toBeInstanceOf(InvalidToken);
+
+    const refreshed = await postToken(server.app, {
+      authorization: basicAuth(client.id, client.secret),
+      body: form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+    });
+    expect(refreshed.statusCode).toBe(200);
+    // The check caches a session for the current second at most: the old token
+    // passes until the second changes, never longer.
+    await expect(check.verify(tokens.access_token)).resolves.toMatchObject({ jti: access.jti });
+    clock.advance(1);
+    await expect(check.verify(tokens.access_token)).rejects.toThrow(/replaced or revoked/);
+    await expect(check.verify(refreshed.json<{ access_token: string }>().access_token)).resolves.toMatchObject({
+      profileId: demo.customer.profileId,
+    });
+  });
+
+  it('needs CONNECT_AUTH_URL to know the issuer', async () => {
+    await expect(openCustomerAccessCheck({ CONNECT_DATA_DIR: dataDir })).rejects.toThrow(/CONNECT_AUTH_URL/);
+  });
+});
