@@ -71,9 +71,7 @@ export async function checkRecipient(target: DeliveryTarget, now: Date): Promise
   if (expires instanceof Date && expires.getTime() <= now.getTime()) {
     throw new DeliveryError(`the recipient key ${key.getFingerprint().toUpperCase()} expired on ${expires.toISOString().slice(0, 10)}`);
   }
-  try {
-    await key.getPrimaryUser(now, { email });
-  } catch {
+  if (!(await hasValidUserWithEmail(key, email, now))) {
     const ids = key.getUserIDs().join(', ') || 'none';
     throw new DeliveryError(`the recipient key has no valid user ID with ${email} (its user IDs: ${ids})`);
   }
@@ -138,6 +136,24 @@ export async function writeCredentialsFile(recipient: CheckedRecipient, content:
   } catch (error) {
     throw new DeliveryError(`cannot write ${recipient.outPath} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+}
+
+/**
+ * Whether a user ID with the address `email` (lower case) is valid at `now`:
+ * self-certified, not revoked. OpenPGP.js compares addresses exactly, so each
+ * spelling the key carries (`Alice@Example.COM`) is checked as written.
+ */
+async function hasValidUserWithEmail(key: Key, email: string, now: Date): Promise<boolean> {
+  const spellings = new Set(key.users.map((user) => user.userID?.email ?? '').filter((address) => address.toLowerCase() === email));
+  for (const spelling of spellings) {
+    try {
+      await key.getPrimaryUser(now, { email: spelling });
+      return true;
+    } catch {
+      // Revoked or without a valid self-signature: try the next spelling.
+    }
+  }
+  return false;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -49,7 +49,10 @@ function parseSince(value: string, now: number): number {
     const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[duration[2] as 's' | 'm' | 'h' | 'd'];
     return now - Number(duration[1]) * unit;
   }
-  const parsed = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  // Date.parse rolls a day past the month's end over (2026-02-30 → March 2); such a date is refused.
+  const day = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  const lastOfMonth = day ? new Date(Date.UTC(Number(day[1]), Number(day[2]), 0)).getUTCDate() : 0;
+  const parsed = day && Number(day[3]) <= lastOfMonth ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(parsed)) throw new UsageError('--since must be an ISO date or time (2026-11-01, 2026-11-01T08:00:00Z) or a duration (90m, 24h, 7d)');
   return Math.floor(parsed / 1000);
 }
