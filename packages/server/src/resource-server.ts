@@ -21,7 +21,7 @@ export interface OpenedCustomerAccessCheck {
  * reloaded every 30 seconds, so rotations are followed without a restart.
  *
  * @example
- * const connect = await openCustomerAccessCheck(process.env);
+ * const connect = await openCustomerAccessCheck(environmentVariables);
  * const { profileId } = await connect.verify(bearerTokenFromRequest);
  */
 export async function openCustomerAccessCheck(

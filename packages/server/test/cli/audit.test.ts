@@ -227,7 +227,7 @@ describe('connect-auth audit', () => {
     expect(await audit(w, '--type', 'client.created', '--since', '2026-01-02')).toEqual([]);
   });
 
-  it('--limit shows at most that many, oldest first', async () => {
+  it('--limit shows the newest that many, listed oldest first', async () => {
     const { w, clientId } = await withEventAtT0();
     for (let i = 0; i < 4; i++) {
       w.clock.advance(1);
@@ -235,8 +235,8 @@ describe('connect-auth audit', () => {
     }
     const all = await audit(w);
     expect(all.map((e) => e.type)).toEqual(['client.created', 'client.disabled', 'client.enabled', 'client.disabled', 'client.enabled']);
-    expect(await audit(w, '--limit', '2')).toEqual(all.slice(0, 2));
-    expect(await audit(w, '--limit', '1', '--type', 'client.enabled')).toEqual([all[2]]);
+    expect(await audit(w, '--limit', '2')).toEqual(all.slice(3));
+    expect(await audit(w, '--limit', '1', '--type', 'client.enabled')).toEqual([all[4]]);
     expect(await audit(w, '--limit', '100000')).toEqual(all);
   });
 

@@ -178,13 +178,14 @@ describe('customer login', () => {
     t.clock.advance(1);
     page = await browser.submit(page, { mobile: MOBILE, pin: WRONG_PIN, action: 'login' });
     const lockedAt = T0 + 5;
+    const profileId = (await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId;
     expect(await events(t)).toEqual([
       {
         id: expect.any(String),
         at: lockedAt,
         type: 'customer.pin_lockout',
         actor: `ip:${IP}`,
-        subject: MOBILE,
+        subject: profileId,
         outcome: 'failure',
         details: { client_id: client.id, locked_until: lockedAt + 900 },
       },
@@ -214,7 +215,7 @@ describe('customer login', () => {
         at: T0 + 7,
         type: 'otp.exhausted',
         actor: 'system',
-        subject: MOBILE,
+        subject: (await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId,
         outcome: 'failure',
         details: { client_id: client.id, purpose: 'login' },
       },

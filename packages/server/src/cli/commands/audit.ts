@@ -4,7 +4,7 @@ import { isoTime, UsageError, type CommandResult } from '../output.js';
 
 /**
  * `audit [--since WHEN] [--type TYPE] [--limit N]`: the audit log, oldest
- * first. WHEN is an ISO date or time (`2026-11-01`, `2026-11-01T08:00:00Z`)
+ * first; with more than N events in the window, the newest N. WHEN is an ISO date or time (`2026-11-01`, `2026-11-01T08:00:00Z`)
  * or a duration back from now (`90m`, `24h`, `7d`); default the last 24 hours.
  */
 export async function auditCommand(

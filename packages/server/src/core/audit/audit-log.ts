@@ -57,7 +57,7 @@ export interface AuditRecord extends AuditEvent {
 /** Where audit records are kept (`storage/ports.ts` has the engine-backed one). */
 export interface AuditStore {
   insertAuditEvent(record: AuditRecord): Promise<void>;
-  /** Records at or after `since`, of one type when given, oldest first, at most `limit`. */
+  /** The newest `limit` records at or after `since` (of one type when given), listed oldest first. */
   listAuditEvents(filter: { since?: number; type?: AuditEventType; limit: number }): Promise<AuditRecord[]>;
 }
 

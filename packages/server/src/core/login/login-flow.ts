@@ -108,10 +108,11 @@ export async function submitLogin(
   if (!result.ok) {
     if (result.reason === 'locked') {
       if (result.justLocked) {
+        const locked = await deps.customers.findCustomerByMobile(mobile);
         await deps.audit.record({
           type: 'customer.pin_lockout',
           actor: `ip:${ip}`,
-          subject: mobile,
+          subject: locked?.profileId ?? null,
           outcome: 'failure',
           details: { client_id: pending.client.id, locked_until: result.until },
         });
@@ -209,7 +210,8 @@ export async function submitOtp(
           await deps.audit.record({
             type: 'otp.exhausted',
             actor: 'system',
-            subject: challenge.mobile,
+            // The profile ID, as for every customer event; a registration has none yet.
+            subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
             outcome: 'failure',
             details: { client_id: pending.client.id, purpose: challenge.purpose },
           });

@@ -24,8 +24,8 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
       let query = db.selectFrom('audit_events').selectAll();
       if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
       if (filter.type !== undefined) query = query.where('type', '=', filter.type);
-      const rows = await query.orderBy('at').orderBy('id').limit(filter.limit).execute();
-      return rows.map(
+      const newest = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+      return newest.reverse().map(
         (row): AuditRecord => ({
           id: row.id,
           at: Number(row.at),
