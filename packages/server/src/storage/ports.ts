@@ -189,6 +189,7 @@ export interface IdempotentRequestRecord {
   /** The response, sealed under the master key; `null` while the request runs. */
   readonly sealedResponse: string | null;
   readonly createdAt: number;
+  /** End of the claim while the request runs; end of the replay window once it is done. */
   readonly expiresAt: number;
 }
 
@@ -200,8 +201,8 @@ export interface IdempotentRequestStore {
    * another body). A record past `expiresAt` at `record.createdAt` is replaced.
    */
   claimIdempotentRequest(record: IdempotentRequestRecord): Promise<IdempotentRequestRecord | undefined>;
-  /** Stores the response of a claimed request. */
-  completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string): Promise<void>;
+  /** Stores the response of a claimed request and keeps it until `expiresAt`. */
+  completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string, expiresAt: number): Promise<void>;
   /** Releases a claim whose request failed, so a retry runs again. */
   releaseIdempotentRequest(clientId: string, reference: string): Promise<void>;
   /** Forgets records expired by `now`; returns how many. */

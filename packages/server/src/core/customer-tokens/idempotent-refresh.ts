@@ -7,6 +7,13 @@ import type { IdempotentRequestStore } from '../../storage/ports.js';
 /** How long a `Request-Reference-No` is remembered per client. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 
+/**
+ * How long a reference stays claimed by a request that has not finished.
+ * If the process dies mid-request, a retry after this time runs afresh
+ * instead of getting 409 for a day.
+ */
+export const IDEMPOTENCY_CLAIM_SECONDS = 60;
+
 /** What idempotent retries need. */
 export interface IdempotencyDeps {
   readonly idempotentRequests: IdempotentRequestStore;
@@ -39,7 +46,7 @@ export async function runIdempotently<T>(
     requestHash,
     sealedResponse: null,
     createdAt: now,
-    expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+    expiresAt: now + IDEMPOTENCY_CLAIM_SECONDS,
   });
   if (existing) {
     if (existing.requestHash !== requestHash) {
@@ -61,6 +68,7 @@ export async function runIdempotently<T>(
     request.clientId,
     request.reference,
     await seal(deps.sealKey, label, JSON.stringify(response)),
+    now + IDEMPOTENCY_WINDOW_SECONDS,
   );
   return { response, replayed: false };
 }

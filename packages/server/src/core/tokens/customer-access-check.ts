@@ -41,9 +41,13 @@ const MAX_CACHED_SESSIONS = 100_000;
 export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
   const cache = new Map<string, { second: number; accessJti: string; live: boolean; clientId: string; profileId: string }>();
 
-  async function sessionState(sid: string, now: number) {
+  async function sessionState(sid: string, now: number, token: { jti: string; iat: number }) {
     const hit = cache.get(sid);
-    if (hit && hit.second === now) return hit;
+    // A state naming another access token is read again when this token was
+    // minted in or after the second the state was read: a refresh may just
+    // have replaced the cached token, and its successor must not be refused.
+    const outdated = hit !== undefined && hit.live && hit.accessJti !== token.jti && token.iat >= hit.second;
+    if (hit && hit.second === now && !outdated) return hit;
     const session = await deps.tokenSessions.findTokenSession(sid);
     const state = {
       second: now,
@@ -62,7 +66,7 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
     async verify(token: string | undefined): Promise<CustomerAccess> {
       const claims: CustomerTokenClaims | undefined = token ? await decryptCustomerAccessToken(token, deps) : undefined;
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
-      const state = await sessionState(claims.sid, deps.clock.nowSeconds());
+      const state = await sessionState(claims.sid, deps.clock.nowSeconds(), claims);
       if (!state.live || state.accessJti !== claims.jti || state.clientId !== claims.clientId || state.profileId !== claims.sub) {
         throw new InvalidToken('the access token has been replaced or revoked');
       }

@@ -33,8 +33,9 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
   });
 
   app.addHook('onRequest', async (request, reply) => {
+    // CONTRACT.md §7: echoed whenever sent (Node already bounds header sizes).
     const reference = request.headers['request-reference-no'];
-    if (typeof reference === 'string' && reference.length <= 100) reply.header('request-reference-no', reference);
+    if (typeof reference === 'string') reply.header('request-reference-no', reference);
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   });
 
@@ -87,13 +88,21 @@ function isJson(contentType: string | undefined): boolean {
   return type === 'application/json';
 }
 
-/** Whether an Accept header allows application/json (absent: anything goes). */
+/**
+ * Whether an Accept header allows application/json (absent: anything goes).
+ * The most specific matching range decides (RFC 9110 §12.5.1): a wildcard
+ * does not override `application/json;q=0`.
+ */
 function acceptsJson(accept: FastifyRequest['headers']['accept']): boolean {
   if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((range) => {
+  const specificity: Record<string, number> = { 'application/json': 3, 'application/*': 2, '*/*': 1 };
+  let best = { specificity: 0, q: 0 };
+  for (const range of accept.split(',')) {
     const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const rank = specificity[type];
+    if (rank === undefined || rank <= best.specificity) continue;
     const q = params.find((p) => p.startsWith('q='));
-    if (q !== undefined && Number(q.slice(2)) === 0) return false;
-    return type === 'application/json' || type === 'application/*' || type === '*/*';
-  });
+    best = { specificity: rank, q: q === undefined ? 1 : Number(q.slice(2)) || 0 };
+  }
+  return best.q > 0;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ClientAuthInput } from '../../core/clients/client-authenticate.js';
 import type { Client } from '../../core/clients/client.js';
+import { InvalidRequest } from '../../core/errors.js';
 import { introspectToken, revokeToken, type TokenStateDeps } from '../../core/tokens/introspect-token.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 
@@ -35,7 +36,9 @@ export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRou
 
   app.post<{ Body: FormParams | undefined }>('/revoke', async (request, reply) => {
     const client = await clientOf(request);
-    await revokeToken(request.body?.token, client, deps.state);
+    // RFC 7009 §2.1: token is required.
+    if (request.body?.token === undefined) throw new InvalidRequest('token is required');
+    await revokeToken(request.body.token, client, deps.state);
     // RFC 7009 §2.2: 200 whether or not the token was valid.
     return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').send();
   });

@@ -47,13 +47,14 @@ export function createIdempotentRequestStore(db: Kysely<Database>): IdempotentRe
           .where('expires_at', '<=', record.createdAt)
           .execute();
       }
-      return find(record.clientId, record.reference);
+      // Lost a race twice: report what is there, or a running claim, never "claimed".
+      return (await find(record.clientId, record.reference)) ?? { ...record, requestHash: '' };
     },
 
-    async completeIdempotentRequest(clientId, reference, sealedResponse) {
+    async completeIdempotentRequest(clientId, reference, sealedResponse, expiresAt) {
       await db
         .updateTable('idempotent_requests')
-        .set({ sealed_response: sealedResponse })
+        .set({ sealed_response: sealedResponse, expires_at: expiresAt })
         .where('client_id', '=', clientId)
         .where('reference', '=', reference)
         .execute();

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
+import { identifyToken, introspectToken, revokeToken, type TokenStateDeps } from '../../../src/core/tokens/introspect-token.js';
+import { ACME, OTHER, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
+
+async function setup() {
+  const s = await tokenSetup();
+  const deps: TokenStateDeps = { keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: s.storage.tokenSessions, revokedTokens: s.storage.revokedTokens };
+  const session = await s.openSession();
+  const clientToken = (await issueClientAccessToken(ACME, s.deps)).token;
+  return { ...s, state: deps, session, clientToken };
+}
+
+describe('identifyToken', () => {
+  it('tells the three kinds apart, whatever the hint would have said', async () => {
+    const s = await setup();
+    expect((await identifyToken(s.clientToken, s.state))?.kind).toBe('client_access');
+    expect((await identifyToken(s.session.accessToken, s.state))?.kind).toBe('customer_access');
+    expect((await identifyToken(s.session.refreshToken, s.state))?.kind).toBe('refresh');
+  });
+
+  it.each(['', 'x', 'a.b', 'a.b.c', 'a.b.c.d', 'a.b.c.d.e', 'a.b.c.d.e.f'])('%j is no token of ours', async (token) => {
+    const s = await setup();
+    expect(await identifyToken(token, s.state)).toBeUndefined();
+  });
+});
+
+describe('introspectToken', () => {
+  it('answers active with the claims for each kind of token of the asking client', async () => {
+    const s = await setup();
+    expect(await introspectToken(s.session.refreshToken, ACME, s.state)).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+      client_id: ACME.id,
+      sub: PROFILE_ID,
+      sid: s.session.sid,
+      jti: s.session.refreshJti,
+      aud: URLS.authUrl,
+      exp: T0 + 86_400,
+    });
+    expect(await introspectToken(s.session.accessToken, ACME, s.state)).toMatchObject({ active: true, token_type: 'Bearer', jti: s.session.accessJti, aud: URLS.baseUrl });
+    expect(await introspectToken(s.clientToken, ACME, s.state)).toMatchObject({ active: true, token_type: 'Bearer', sub: ACME.id });
+  });
+
+  it('answers exactly { active: false } to another client, and for no token', async () => {
+    const s = await setup();
+    for (const token of [s.session.refreshToken, s.session.accessToken, s.clientToken]) {
+      expect(await introspectToken(token, OTHER, s.state)).toEqual({ active: false });
+    }
+    expect(await introspectToken(undefined, ACME, s.state)).toEqual({ active: false });
+    expect(await introspectToken('', ACME, s.state)).toEqual({ active: false });
+  });
+
+  it('a replaced access token is inactive at once; the refresh token stays active', async () => {
+    const s = await setup();
+    const refreshed = await refreshCustomerToken(s.session.refreshToken, ACME, s.deps);
+    expect(await introspectToken(s.session.accessToken, ACME, s.state)).toEqual({ active: false });
+    expect(await introspectToken(refreshed.accessToken, ACME, s.state)).toMatchObject({ active: true });
+    expect(await introspectToken(s.session.refreshToken, ACME, s.state)).toMatchObject({ active: true });
+  });
+
+  it('the stored refresh expiry counts too: inactive once it has passed, even before the token’s exp', async () => {
+    const s = await setup();
+    const state: TokenStateDeps = {
+      ...s.state,
+      tokenSessions: {
+        ...s.state.tokenSessions,
+        async findTokenSession(sid) {
+          const record = await s.storage.tokenSessions.findTokenSession(sid);
+          return record && { ...record, refreshExpiresAt: T0 + 10 };
+        },
+      },
+    };
+    s.clock.set(T0 + 9);
+    expect(await introspectToken(s.session.refreshToken, ACME, state)).toMatchObject({ active: true });
+    s.clock.set(T0 + 10);
+    expect(await introspectToken(s.session.refreshToken, ACME, state)).toEqual({ active: false });
+  });
+});
+
+describe('revokeToken', () => {
+  it('a refresh token ends its session, access token included', async () => {
+    const s = await setup();
+    s.clock.advance(3);
+    await revokeToken(s.session.refreshToken, ACME, s.state);
+    expect((await s.storage.tokenSessions.findTokenSession(s.session.sid))?.revokedAt).toBe(T0 + 3);
+    expect(await introspectToken(s.session.accessToken, ACME, s.state)).toEqual({ active: false });
+  });
+
+  it('a customer access token ends alone', async () => {
+    const s = await setup();
+    await revokeToken(s.session.accessToken, ACME, s.state);
+    expect(await introspectToken(s.session.accessToken, ACME, s.state)).toEqual({ active: false });
+    expect(await introspectToken(s.session.refreshToken, ACME, s.state)).toMatchObject({ active: true });
+    expect((await s.storage.tokenSessions.findTokenSession(s.session.sid))?.revokedAt).toBeNull();
+  });
+
+  it('a client access token is remembered as revoked until it expires', async () => {
+    const s = await setup();
+    await revokeToken(s.clientToken, ACME, s.state);
+    expect(await introspectToken(s.clientToken, ACME, s.state)).toEqual({ active: false });
+    expect(await s.storage.revokedTokens.deleteExpiredRevocations(T0 + 3599)).toBe(0);
+    expect(await s.storage.revokedTokens.deleteExpiredRevocations(T0 + 3600)).toBe(1);
+  });
+
+  it('another client’s tokens are left alone', async () => {
+    const s = await setup();
+    for (const token of [s.session.refreshToken, s.session.accessToken, s.clientToken]) await revokeToken(token, OTHER, s.state);
+    for (const token of [s.session.refreshToken, s.session.accessToken, s.clientToken]) {
+      expect(await introspectToken(token, ACME, s.state)).toMatchObject({ active: true });
+    }
+  });
+});

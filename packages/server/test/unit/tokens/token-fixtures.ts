@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { createAuditLog } from '../../../src/core/audit/audit-log.js';
+import type { Client } from '../../../src/core/clients/client.js';
+import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
+import { KeyRing } from '../../../src/core/keys/key-ring.js';
+import { deriveKey } from '../../../src/core/keys/master-key.js';
+import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { mintCustomerAccessToken, mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
+import type { Storage } from '../../../src/storage/ports.js';
+import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+
+export { T0 };
+
+export const URLS = { authUrl: 'https://auth.connect.test', baseUrl: 'https://api.connect.test' } as const;
+function client(id: string): Client {
+  return {
+    id,
+    name: id,
+    secretHash: 'x'.repeat(43),
+    redirectUri: 'https://acme.example/callback',
+    grants: ['client_credentials', 'authorization_code', 'refresh_token'],
+    requirePkce: false,
+    status: 'active',
+    createdAt: T0,
+    updatedAt: T0,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
+  };
+}
+
+export const ACME = client('cid_sandbox_acme');
+export const OTHER = client('cid_sandbox_other');
+export const PROFILE_ID = '123456789012';
+
+/** The tokens of one session, as the authorization code grant would have made them. */
+export interface SessionTokens {
+  readonly sid: string;
+  readonly accessToken: string;
+  readonly accessJti: string;
+  readonly refreshToken: string;
+  readonly refreshJti: string;
+}
+
+/** A fresh in-memory database and key ring at T0, with access tokens of 3600 s and refresh tokens of 86,400 s. */
+export async function tokenSetup(): Promise<{
+  storage: Storage;
+  clock: FixedClock;
+  keys: KeyRing;
+  /** The key the key ring's private keys are sealed with. */
+  sealKey: Uint8Array;
+  deps: RefreshDeps;
+  openSession(client?: Client, profileId?: string): Promise<SessionTokens>;
+}> {
+  const storage = await memoryStorage();
+  const clock = fixedClock(T0);
+  const sealKey = deriveKey(randomBytes(32), 'key-sealing');
+  const keys = await KeyRing.open({ keys: storage.keys, sealKey, clock });
+  const deps: RefreshDeps = {
+    keys,
+    clock,
+    urls: URLS,
+    accessTokenTtlSeconds: 3600,
+    refreshTokenTtlSeconds: 86_400,
+    tokenSessions: storage.tokenSessions,
+    audit: createAuditLog(storage.audit, clock),
+  };
+  return {
+    storage,
+    clock,
+    keys,
+    sealKey,
+    deps,
+    async openSession(client = ACME, profileId = PROFILE_ID) {
+      const sid = randomBytes(16).toString('base64url');
+      const subject = { profileId, clientId: client.id, sid };
+      const access = await mintCustomerAccessToken(subject, deps);
+      const refresh = await mintRefreshToken(subject, deps);
+      await storage.tokenSessions.insertTokenSession({
+        sid,
+        clientId: client.id,
+        profileId,
+        codeHash: null,
+        refreshJti: refresh.jti,
+        accessJti: access.jti,
+        createdAt: clock.nowSeconds(),
+        refreshExpiresAt: refresh.expiresAt,
+        accessExpiresAt: access.expiresAt,
+        revokedAt: null,
+      });
+      return { sid, accessToken: access.token, accessJti: access.jti, refreshToken: refresh.token, refreshJti: refresh.jti };
+    },
+  };
+}
+
+/** The rejection of `promise`; fails when it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
+    },
+    (error: unknown) => error,
+  );
+}

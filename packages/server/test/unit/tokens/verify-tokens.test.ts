@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { EncryptJWT, SignJWT, type JWTPayload } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
+import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken } from '../../../src/core/tokens/verify-tokens.js';
+import { rotateKeys } from '../../../src/core/keys/key-ring.js';
+import { ACME, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
+
+type Setup = Awaited<ReturnType<typeof tokenSetup>>;
+
+/** Signs `claims` with the setup's active key and the given `typ`. */
+function signed(s: Setup, typ: string, claims: JWTPayload): Promise<string> {
+  const { key, kid, alg } = s.keys.signingKey();
+  return new SignJWT(claims).setProtectedHeader({ alg, kid, typ }).sign(key);
+}
+
+/** Encrypts `claims` with the setup's active encryption key. */
+function encrypted(s: Setup, claims: JWTPayload, header: { typ?: string } = { typ: 'at+jwt' }): Promise<string> {
+  const { key, kid } = s.keys.encryptionKey();
+  return new EncryptJWT(claims).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid, ...header }).encrypt(key);
+}
+
+const CLIENT_CLAIMS = { iss: URLS.authUrl, aud: URLS.baseUrl, sub: ACME.id, client_id: ACME.id, jti: 'j1', iat: T0, exp: T0 + 60 };
+const REFRESH_CLAIMS = { iss: URLS.authUrl, aud: URLS.authUrl, sub: PROFILE_ID, client_id: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60 };
+const ACCESS_CLAIMS = { iss: URLS.authUrl, aud: URLS.baseUrl, sub: PROFILE_ID, client_id: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60 };
+
+describe('verifyClientAccessToken', () => {
+  it('accepts a token minted by issueClientAccessToken until exp - 1, not at exp', async () => {
+    const s = await setup60();
+    const { token } = await issueClientAccessToken(ACME, s.deps);
+    s.clock.set(T0 + 59);
+    expect(await verifyClientAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: ACME.id, clientId: ACME.id, jti: expect.any(String), iat: T0, exp: T0 + 60 });
+    s.clock.set(T0 + 60);
+    expect(await verifyClientAccessToken(token, s.deps)).toBeUndefined();
+  });
+
+  it.each<[string, string, JWTPayload]>([
+    ['typ JWT', 'JWT', CLIENT_CLAIMS],
+    ['typ rt+jwt', 'rt+jwt', CLIENT_CLAIMS],
+    ['another issuer', 'at+jwt', { ...CLIENT_CLAIMS, iss: 'https://evil.example' }],
+    ['the auth URL as audience', 'at+jwt', { ...CLIENT_CLAIMS, aud: URLS.authUrl }],
+    ['sub other than client_id', 'at+jwt', { ...CLIENT_CLAIMS, sub: PROFILE_ID }],
+    ['no client_id', 'at+jwt', { ...CLIENT_CLAIMS, client_id: undefined }],
+    ['a numeric client_id', 'at+jwt', { ...CLIENT_CLAIMS, client_id: 7, sub: '7' }],
+    ['no jti', 'at+jwt', { ...CLIENT_CLAIMS, jti: undefined }],
+    ['no iat', 'at+jwt', { ...CLIENT_CLAIMS, iat: undefined }],
+    ['no exp', 'at+jwt', { ...CLIENT_CLAIMS, exp: undefined }],
+    ['exp now', 'at+jwt', { ...CLIENT_CLAIMS, exp: T0 }],
+  ])('refuses a well-signed token with %s', async (_name, typ, claims) => {
+    const s = await setup60();
+    expect(await verifyClientAccessToken(await signed(s, typ, claims), s.deps)).toBeUndefined();
+  });
+
+  it('refuses tokens longer than 4096 characters without parsing them', async () => {
+    const s = await setup60();
+    const token = await signed(s, 'at+jwt', { ...CLIENT_CLAIMS, pad: 'x'.repeat(4096) });
+    expect(await verifyClientAccessToken(token, s.deps)).toBeUndefined();
+  });
+
+  it('a key retired by a rotation verifies until its window ends (longest lifetime + 2 × 30 s), then no more', async () => {
+    const s = await setup60();
+    const { token } = await issueClientAccessToken(ACME, s.deps);
+    const longLived = await signed(s, 'at+jwt', { ...CLIENT_CLAIMS, exp: T0 + 500 });
+    const kid = s.keys.signingKey().kid;
+    await rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, 60);
+    await s.keys.reload();
+    expect(s.keys.signingKey().kid).not.toBe(kid);
+    s.clock.set(T0 + 59);
+    expect(await verifyClientAccessToken(token, s.deps)).toBeDefined();
+    s.clock.set(T0 + 119);
+    expect(await verifyClientAccessToken(longLived, s.deps)).toBeDefined();
+    s.clock.set(T0 + 120);
+    expect(await verifyClientAccessToken(longLived, s.deps)).toBeUndefined();
+  });
+});
+
+describe('verifyRefreshToken', () => {
+  it('accepts a refresh token until exp - 1', async () => {
+    const s = await setup60();
+    const token = await signed(s, 'rt+jwt', REFRESH_CLAIMS);
+    s.clock.set(T0 + 59);
+    expect(await verifyRefreshToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60 });
+    s.clock.set(T0 + 60);
+    expect(await verifyRefreshToken(token, s.deps)).toBeUndefined();
+  });
+
+  it.each<[string, string, JWTPayload]>([
+    ['typ at+jwt', 'at+jwt', REFRESH_CLAIMS],
+    ['the base URL as audience', 'rt+jwt', { ...REFRESH_CLAIMS, aud: URLS.baseUrl }],
+    ['no sid', 'rt+jwt', { ...REFRESH_CLAIMS, sid: undefined }],
+    ['a numeric sid', 'rt+jwt', { ...REFRESH_CLAIMS, sid: 1 }],
+    ['another issuer', 'rt+jwt', { ...REFRESH_CLAIMS, iss: 'https://evil.example' }],
+  ])('refuses a well-signed token with %s', async (_name, typ, claims) => {
+    const s = await setup60();
+    expect(await verifyRefreshToken(await signed(s, typ, claims), s.deps)).toBeUndefined();
+  });
+
+  it('refuses a client access token', async () => {
+    const s = await setup60();
+    expect(await verifyRefreshToken((await issueClientAccessToken(ACME, s.deps)).token, s.deps)).toBeUndefined();
+  });
+});
+
+describe('decryptCustomerAccessToken', () => {
+  it('accepts a customer access token until exp - 1', async () => {
+    const s = await setup60();
+    const token = await encrypted(s, ACCESS_CLAIMS);
+    s.clock.set(T0 + 59);
+    expect(await decryptCustomerAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60 });
+    s.clock.set(T0 + 60);
+    expect(await decryptCustomerAccessToken(token, s.deps)).toBeUndefined();
+  });
+
+  it.each<[string, JWTPayload, { typ?: string }]>([
+    ['typ JWT', ACCESS_CLAIMS, { typ: 'JWT' }],
+    ['no typ', ACCESS_CLAIMS, {}],
+    ['the auth URL as audience', { ...ACCESS_CLAIMS, aud: URLS.authUrl }, { typ: 'at+jwt' }],
+    ['another issuer', { ...ACCESS_CLAIMS, iss: 'https://evil.example' }, { typ: 'at+jwt' }],
+    ['no sid', { ...ACCESS_CLAIMS, sid: undefined }, { typ: 'at+jwt' }],
+    ['no jti', { ...ACCESS_CLAIMS, jti: undefined }, { typ: 'at+jwt' }],
+    ['no exp', { ...ACCESS_CLAIMS, exp: undefined }, { typ: 'at+jwt' }],
+  ])('refuses a token encrypted with the right key but %s', async (_name, claims, header) => {
+    const s = await setup60();
+    expect(await decryptCustomerAccessToken(await encrypted(s, claims, header), s.deps)).toBeUndefined();
+  });
+
+  it('refuses a token encrypted with another key under the same kid', async () => {
+    const s = await setup60();
+    const token = await new EncryptJWT(ACCESS_CLAIMS)
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: s.keys.encryptionKey().kid, typ: 'at+jwt' })
+      .encrypt(randomBytes(32));
+    expect(await decryptCustomerAccessToken(token, s.deps)).toBeUndefined();
+  });
+
+  it('refuses a signed token and tokens longer than 4096 characters', async () => {
+    const s = await setup60();
+    expect(await decryptCustomerAccessToken(await signed(s, 'at+jwt', ACCESS_CLAIMS), s.deps)).toBeUndefined();
+    const long = await encrypted(s, { ...ACCESS_CLAIMS, pad: 'x'.repeat(4096) });
+    expect(await decryptCustomerAccessToken(long, s.deps)).toBeUndefined();
+  });
+});
+
+/** A setup whose tokens live 60 s. */
+async function setup60(): Promise<Setup> {
+  const s = await tokenSetup();
+  return { ...s, deps: { ...s.deps, accessTokenTtlSeconds: 60 } };
+}
