@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterEach, beforeEach } from 'vitest';
+import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../src/storage/ports.js';
 
 /**
  * The PostgreSQL server the tests use, from `CONNECT_TEST_POSTGRES_URL`
@@ -49,5 +52,36 @@ export async function createTestDatabase(): Promise<TestDatabase> {
         await client.end();
       }
     },
+  };
+}
+
+/**
+ * For a `describe` block on PostgreSQL: a fresh database for every test,
+ * dropped afterwards with every storage opened on it. `open()` opens one
+ * more storage (connection pool) on the current database; `databaseUrl()`
+ * is its URL, for raw queries.
+ */
+export function usePostgresStorage(): { open(): Storage; databaseUrl(): string } {
+  let database: TestDatabase | undefined;
+  const storages: Storage[] = [];
+  beforeEach(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    for (const storage of storages.splice(0)) await storage.close();
+    await database?.drop();
+    database = undefined;
+  });
+  const current = () => {
+    if (!database) throw new Error('usePostgresStorage: for use inside a test');
+    return database;
+  };
+  return {
+    open() {
+      const storage = openStorage({ engine: 'postgres', url: current().url });
+      storages.push(storage);
+      return storage;
+    },
+    databaseUrl: () => current().url,
   };
 }

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import { describe, expect, it } from 'vitest';
 import { build, type TestApp } from '../helpers/build.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import {
   addCustomer,
   authorizeParams,
@@ -92,22 +90,7 @@ describe('concurrent code redemption on SQLite', () => {
 noticePostgresSkipped('concurrent code redemption on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('concurrent code redemption on PostgreSQL', () => {
-  let database: TestDatabase;
-  const storages: Storage[] = [];
-  const open = () => {
-    const storage = openStorage({ engine: 'postgres', url: database.url });
-    storages.push(storage);
-    return storage;
-  };
-
-  beforeEach(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    for (const storage of storages.splice(0)) await storage.close();
-    await database?.drop();
-  });
+  const { open } = usePostgresStorage();
 
   it(`${EXCHANGES} simultaneous exchanges of one code on one instance: exactly one gets tokens`, async () => {
     const t = await build({ storage: open() });

@@ -5,12 +5,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import SqliteDatabase from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { deriveKey, unseal } from '../../src/core/keys/master-key.js';
-import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
 import { build, T0, type BuildOptions, type TestApp } from '../helpers/build.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import {
   accessClaims,
   expectInvalidToken,
@@ -453,22 +451,10 @@ async function expectSealed(rows: ReadonlyArray<Record<string, unknown>>, s: End
 noticePostgresSkipped('POST /tokens on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
-  let database: TestDatabase;
-  const storages: Storage[] = [];
-  const open = () => {
-    const storage = openStorage({ engine: 'postgres', url: database.url });
-    storages.push(storage);
-    return storage;
-  };
+  const { open, databaseUrl } = usePostgresStorage();
 
-  beforeEach(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
+  afterEach(() => {
     vi.restoreAllMocks();
-    for (const storage of storages.splice(0)) await storage.close();
-    await database?.drop();
   });
 
   it('refreshes, replays a retry, refuses another body with 409, and runs again after 24 h', async () => {
@@ -528,7 +514,7 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     const s = await endpoint({ storage: open() });
     const reference = randomUUID();
     const body = expectTokensBody(await s.post({ reference }));
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: databaseUrl() });
     await client.connect();
     try {
       const { rows } = await client.query<Record<string, unknown>>('select * from idempotent_requests');

@@ -1,32 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/core/clock.js';
 import { KeyRing } from '../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
-import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
 import { basicAuth, build, form, T0 } from '../helpers/build.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 
 noticePostgresSkipped('token endpoint on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('token endpoint on PostgreSQL', () => {
-  let database: TestDatabase;
-  const storages: Storage[] = [];
-  const open = () => {
-    const storage = openStorage({ engine: 'postgres', url: database.url });
-    storages.push(storage);
-    return storage;
-  };
-
-  beforeEach(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    for (const storage of storages.splice(0)) await storage.close();
-    await database?.drop();
-  });
+  const { open } = usePostgresStorage();
 
   it('two instances starting at once on an empty database agree on one signing key', async () => {
     const a = open();

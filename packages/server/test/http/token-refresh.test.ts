@@ -1,11 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { build, T0, TEST_AUTH_URL, TEST_BASE_URL, type BuildOptions } from '../helpers/build.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, MASKED_MOBILE, REDIRECT_URI } from './customer-flow.js';
 import {
   accessClaims,
@@ -308,22 +306,7 @@ describe('seed §3.2 and §3.3: lifetimes to the second (access 60 s, refresh 30
 noticePostgresSkipped('refresh grant on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('refresh grant on PostgreSQL', () => {
-  let database: TestDatabase;
-  const storages: Storage[] = [];
-  const open = () => {
-    const storage = openStorage({ engine: 'postgres', url: database.url });
-    storages.push(storage);
-    return storage;
-  };
-
-  beforeEach(async () => {
-    database = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    for (const storage of storages.splice(0)) await storage.close();
-    await database?.drop();
-  });
+  const { open } = usePostgresStorage();
 
   it('refreshes, retires the previous access token, and keeps the refresh token until its expiry', async () => {
     const { t, client, tokens } = await lifecycle({ storage: open(), accessTokenTtlSeconds: 60, refreshTokenTtlSeconds: 300 });
