@@ -1,78 +1,63 @@
-import { ConnectError, type ConnectErrorCode } from './errors.js';
+import { resolveOptions, basicAuthorization, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { InvalidResponse } from './errors.js';
+import { sendRequest } from './send-request.js';
 
-/** Where Connect is and who the consumer is. */
-export interface ClientCredentialsOptions {
-  /** Connect's `{auth_url}`, e.g. `https://auth.sandbox.example`. */
-  readonly authUrl: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  /** Give up after this many milliseconds; default 10,000. */
-  readonly timeoutMs?: number;
-  /** A `fetch` to use instead of the global one. */
-  readonly fetch?: typeof fetch;
-}
-
-/** A client-credentials access token. */
+/** A client-credentials access token (seed §5.3): send it as `Authorization: Bearer …`. */
 export interface ClientToken {
+  /** The token itself, a JWS-signed JWT (RFC 9068). */
   readonly accessToken: string;
+  /** Always `Bearer`. */
   readonly tokenType: 'Bearer';
   /** Lifetime in seconds, as Connect sent it. */
   readonly expiresIn: number;
+  /** When it expires, in epoch seconds on the consumer's clock: receipt time + `expiresIn`. */
+  readonly expiresAt: number;
 }
 
-const KNOWN_CODES = new Set<string>([
-  'invalid_request',
-  'invalid_client',
-  'invalid_grant',
-  'unauthorized_client',
-  'unsupported_grant_type',
-  'invalid_token',
-  'temporarily_unavailable',
-  'server_error',
-]);
-
 /**
- * Requests a client-credentials access token (`POST {auth_url}/token`,
- * authenticating with HTTP Basic).
+ * Requests a client-credentials access token once (`POST {auth_url}/token`,
+ * `client_secret_basic`). No cache and no retries: use
+ * {@link ClientCredentialsProvider} for that.
  *
- * @throws ConnectError with Connect's error code, or `invalid_response` when
- *   the answer is not a token response.
+ * @throws ConnectError with Connect's error code (`invalid_client`, …), or
+ *   `invalid_response`, `timeout`, `aborted`, `network_error`.
  * @example
  * const token = await requestClientToken({ authUrl, clientId, clientSecret });
  * await fetch(url, { headers: { authorization: `Bearer ${token.accessToken}` } });
  */
-export async function requestClientToken(options: ClientCredentialsOptions): Promise<ClientToken> {
-  const doFetch = options.fetch ?? fetch;
-  // RFC 6749 §2.3.1: both parts are form-encoded before Basic encoding.
-  const basic = btoa(`${formEncode(options.clientId)}:${formEncode(options.clientSecret)}`);
-  const response = await doFetch(`${options.authUrl.replace(/\/+$/, '')}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${basic}`,
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
+export async function requestClientToken(options: ConnectOptions, request: RequestOptions = {}): Promise<ClientToken> {
+  return fetchClientToken(resolveOptions(options), request.signal);
+}
+
+/** {@link requestClientToken} with resolved options (internal). */
+export async function fetchClientToken(options: ResolvedOptions, signal?: AbortSignal): Promise<ClientToken> {
+  const answer = await sendRequest(
+    {
+      method: 'POST',
+      url: `${options.authUrl}/token`,
+      headers: {
+        authorization: basicAuthorization(options.clientId, options.clientSecret),
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: 'grant_type=client_credentials',
     },
-    body: 'grant_type=client_credentials',
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  const body: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) throw toError(body, response.status);
-  const token = body as { access_token?: unknown; token_type?: unknown; expires_in?: unknown } | undefined;
-  if (typeof token?.access_token !== 'string' || typeof token.expires_in !== 'number' || token.token_type !== 'Bearer') {
-    throw new ConnectError('invalid_response', 'the token endpoint did not answer with a token', response.status);
+    options,
+    signal,
+  );
+  const receivedAt = options.clock.nowSeconds();
+  const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn } = answer.body;
+  // RFC 6749 §7.1: the token type is case-insensitive.
+  if (typeof accessToken !== 'string' || accessToken === '' || typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer' || !isLifetime(expiresIn)) {
+    throw new InvalidResponse('the token endpoint did not answer with a bearer token and its expires_in', {
+      status: answer.status,
+      endpoint: `POST ${options.authUrl}/token`,
+    });
   }
-  return { accessToken: token.access_token, tokenType: 'Bearer', expiresIn: token.expires_in };
+  return { accessToken, tokenType: 'Bearer', expiresIn, expiresAt: receivedAt + expiresIn };
 }
 
-function toError(body: unknown, status: number): ConnectError {
-  const error = (body as { error?: unknown } | undefined)?.error;
-  const description = (body as { error_description?: unknown } | undefined)?.error_description;
-  if (typeof error === 'string' && KNOWN_CODES.has(error)) {
-    return new ConnectError(error as ConnectErrorCode, typeof description === 'string' ? description : undefined, status);
-  }
-  return new ConnectError('invalid_response', `unexpected answer with HTTP status ${status}`, status);
-}
-
-function formEncode(value: string): string {
-  return encodeURIComponent(value).replace(/%20/g, '+');
+/** A positive whole number of seconds. */
+export function isLifetime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }

@@ -1,32 +1,240 @@
+import type { PendingAuthorization } from './start-authorization.js';
+
 /**
- * Error codes a Connect endpoint can answer with (RFC 6749 §5.2, RFC 6750 §3.1),
- * plus `invalid_response` when the answer was not a Connect answer at all.
+ * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and
+ * OpenID Connect's `login_required` / `interaction_required`.
  */
-export type ConnectErrorCode =
+export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
   | 'invalid_grant'
   | 'unauthorized_client'
   | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unsupported_response_type'
+  | 'access_denied'
+  | 'login_required'
+  | 'interaction_required'
   | 'invalid_token'
-  | 'temporarily_unavailable'
+  | 'insufficient_scope'
   | 'server_error'
-  | 'invalid_response';
+  | 'temporarily_unavailable';
 
-/** An error answer from Connect, or an answer that could not be understood. */
-export class ConnectError extends Error {
-  override readonly name = 'ConnectError';
-  /** The OAuth error code; `switch (err.error)` narrows on it. */
-  readonly error: ConnectErrorCode;
-  /** Connect's `error_description`, if any. */
-  readonly description: string | undefined;
-  /** The HTTP status, when there was a response. */
+/**
+ * Error codes the SDK itself raises: an answer that is not Connect's
+ * (`invalid_response`), a callback that fails its checks, a request that
+ * never completed, or a customer who must authorize again.
+ */
+export type SdkErrorCode =
+  | 'invalid_response'
+  | 'invalid_callback'
+  | 'state_mismatch'
+  | 'issuer_mismatch'
+  | 'timeout'
+  | 'aborted'
+  | 'network_error'
+  | 'reauthorization_required';
+
+/** Every code a {@link ConnectError} can carry; `switch (err.error)` narrows on it. */
+export type ConnectErrorCode = OAuthErrorCode | SdkErrorCode;
+
+/** What an error knows besides its description. */
+export interface ConnectErrorOptions {
+  /** The HTTP status, when Connect answered. */
+  readonly status?: number | undefined;
+  /** `Retry-After` of the answer, in seconds, when there was one. */
+  readonly retryAfter?: number | undefined;
+  /** The request that failed, e.g. `POST /token`; added to the message. */
+  readonly endpoint?: string | undefined;
+  /** The underlying error (a network failure, an abort reason). */
+  readonly cause?: unknown;
+}
+
+/**
+ * The base class of every error the SDK throws. Its `error` property is the
+ * code, so `switch (err.error)` narrows; {@link isConnectError} narrows the
+ * error object itself to the matching subclass.
+ *
+ * Messages never contain the client secret or a token.
+ *
+ * @example
+ * try {
+ *   await provider.getToken();
+ * } catch (err) {
+ *   if (!isConnectError(err)) throw err;
+ *   switch (err.error) {
+ *     case 'invalid_client': // wrong ID or secret, or another environment's
+ *     case 'timeout':
+ *     default:
+ *   }
+ * }
+ */
+export abstract class ConnectError extends Error {
+  /** The error code: Connect's on the wire, or the SDK's own. */
+  abstract readonly error: ConnectErrorCode;
+  /** Connect's `error_description`, or the SDK's explanation. */
+  readonly description: string;
+  /** The HTTP status, when Connect answered. */
   readonly status: number | undefined;
+  /** `Retry-After` in seconds, when the answer carried one. */
+  readonly retryAfter: number | undefined;
 
-  constructor(error: ConnectErrorCode, description: string | undefined, status: number | undefined) {
-    super(description ? `${error}: ${description}` : error);
-    this.error = error;
+  constructor(description: string, options: ConnectErrorOptions = {}) {
+    const context = [options.endpoint, options.status === undefined ? undefined : `HTTP ${options.status}`].filter(Boolean);
+    super(context.length > 0 ? `${description} (${context.join(', ')})` : description, options.cause === undefined ? undefined : { cause: options.cause });
     this.description = description;
-    this.status = status;
+    this.status = options.status;
+    this.retryAfter = options.retryAfter;
   }
+
+  /** The class name, e.g. `InvalidClient`. */
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** RFC 6749 §5.2: a parameter is missing, repeated or malformed (also 406/415 at `/tokens`). */
+export class InvalidRequest extends ConnectError { readonly error = 'invalid_request'; }
+/** RFC 6749 §5.2: client authentication failed (wrong ID or secret, disabled client, other environment). */
+export class InvalidClient extends ConnectError { readonly error = 'invalid_client'; }
+/** RFC 6749 §5.2: the code or refresh token is expired, used, revoked, unknown or another client's. */
+export class InvalidGrant extends ConnectError { readonly error = 'invalid_grant'; }
+/** RFC 6749 §5.2: the client may not use this grant (refresh is enabled per client by the operator). */
+export class UnauthorizedClient extends ConnectError { readonly error = 'unauthorized_client'; }
+/** RFC 6749 §5.2: the server does not support this grant type. */
+export class UnsupportedGrantType extends ConnectError { readonly error = 'unsupported_grant_type'; }
+/** RFC 6749 §5.2: the requested scope is not allowed. */
+export class InvalidScope extends ConnectError { readonly error = 'invalid_scope'; }
+/** RFC 6749 §4.1.2.1: the authorization request used a response type other than `code`. */
+export class UnsupportedResponseType extends ConnectError { readonly error = 'unsupported_response_type'; }
+/** RFC 6749 §4.1.2.1: the customer cancelled on the hosted pages. */
+export class AccessDenied extends ConnectError { readonly error = 'access_denied'; }
+/** `prompt=none` and the customer has no session at Connect: start again without `prompt=none`. */
+export class LoginRequired extends ConnectError { readonly error = 'login_required'; }
+/** The customer must interact with the hosted pages before a code can be issued. */
+export class InteractionRequired extends ConnectError { readonly error = 'interaction_required'; }
+/** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
+export class InvalidToken extends ConnectError { readonly error = 'invalid_token'; }
+/** RFC 6750 §3.1: the token lacks the scope the request needs. */
+export class InsufficientScope extends ConnectError { readonly error = 'insufficient_scope'; }
+/** Connect failed unexpectedly (retried by the SDK where that is safe). */
+export class ServerError extends ConnectError { readonly error = 'server_error'; }
+/** Connect is overloaded or down for a moment (503 or 429; retried by the SDK where that is safe). */
+export class TemporarilyUnavailable extends ConnectError { readonly error = 'temporarily_unavailable'; }
+/** The answer was not Connect's: HTML, garbage, or JSON of the wrong shape. */
+export class InvalidResponse extends ConnectError { readonly error = 'invalid_response'; }
+/** The callback URL is malformed or lacks a parameter Connect always sends. */
+export class InvalidCallback extends ConnectError { readonly error = 'invalid_callback'; }
+/** The callback's `state` is not the one of the pending authorization (RFC 6749 §10.12: possible CSRF). */
+export class StateMismatch extends ConnectError { readonly error = 'state_mismatch'; }
+/** The callback's `iss` is not Connect's auth URL (RFC 9207: possible mix-up attack). */
+export class IssuerMismatch extends ConnectError { readonly error = 'issuer_mismatch'; }
+/** No answer within the configured timeout (`timeoutMs`). */
+export class Timeout extends ConnectError { readonly error = 'timeout'; }
+/** The caller's `AbortSignal` fired; `cause` is its reason. */
+export class Aborted extends ConnectError { readonly error = 'aborted'; }
+/** The request did not reach Connect or the connection broke (DNS, refused, reset). */
+export class NetworkError extends ConnectError { readonly error = 'network_error'; }
+
+/** Why a customer must go through the authorization again. */
+export type ReauthorizationReason =
+  /** Nothing is stored for this customer key. */
+  | 'no_tokens'
+  /** The refresh token has expired (seed §3.4: both tokens expired). */
+  | 'refresh_expired'
+  /** Connect refused the refresh token (`invalid_grant`: revoked, expired by its clock, unknown). */
+  | 'refresh_rejected';
+
+/**
+ * The customer's tokens can no longer be renewed: send the customer's
+ * browser to `authorization.url`, keep `authorization.state` and
+ * `authorization.codeVerifier` with the customer's session, and complete
+ * the link when the callback arrives (seed §3.4, last row).
+ */
+export class ReauthorizationRequired extends ConnectError {
+  readonly error = 'reauthorization_required';
+  /** A ready authorization request: the URL plus what to keep until the callback. */
+  readonly authorization: PendingAuthorization;
+  /** Why the stored tokens cannot be used. */
+  readonly reason: ReauthorizationReason;
+  /** The customer key the tokens were stored under. */
+  readonly customerKey: string;
+
+  constructor(customerKey: string, reason: ReauthorizationReason, authorization: PendingAuthorization, options: ConnectErrorOptions = {}) {
+    const why = {
+      no_tokens: 'no tokens are stored for this customer',
+      refresh_expired: 'the refresh token has expired',
+      refresh_rejected: 'Connect refused the refresh token',
+    }[reason];
+    super(`${why}; the customer must authorize again`, options);
+    this.customerKey = customerKey;
+    this.reason = reason;
+    this.authorization = authorization;
+  }
+}
+
+/** Every concrete error class; `isConnectError` narrows to this union, which discriminates on `error`. */
+export type AnyConnectError =
+  | InvalidRequest
+  | InvalidClient
+  | InvalidGrant
+  | UnauthorizedClient
+  | UnsupportedGrantType
+  | InvalidScope
+  | UnsupportedResponseType
+  | AccessDenied
+  | LoginRequired
+  | InteractionRequired
+  | InvalidToken
+  | InsufficientScope
+  | ServerError
+  | TemporarilyUnavailable
+  | InvalidResponse
+  | InvalidCallback
+  | StateMismatch
+  | IssuerMismatch
+  | Timeout
+  | Aborted
+  | NetworkError
+  | ReauthorizationRequired;
+
+/**
+ * Whether `value` is an error from this SDK. Narrows to {@link AnyConnectError},
+ * so a `switch` on `error` gives each case its own class (and, for
+ * `reauthorization_required`, its `authorization`).
+ *
+ * @example
+ * if (isConnectError(err) && err.error === 'reauthorization_required') redirect(err.authorization.url);
+ */
+export function isConnectError(value: unknown): value is AnyConnectError {
+  return value instanceof ConnectError;
+}
+
+type WireErrorClass = new (description: string, options?: ConnectErrorOptions) => ConnectError & { readonly error: OAuthErrorCode };
+
+const WIRE_ERRORS: Readonly<Record<OAuthErrorCode, WireErrorClass>> = {
+  invalid_request: InvalidRequest,
+  invalid_client: InvalidClient,
+  invalid_grant: InvalidGrant,
+  unauthorized_client: UnauthorizedClient,
+  unsupported_grant_type: UnsupportedGrantType,
+  invalid_scope: InvalidScope,
+  unsupported_response_type: UnsupportedResponseType,
+  access_denied: AccessDenied,
+  login_required: LoginRequired,
+  interaction_required: InteractionRequired,
+  invalid_token: InvalidToken,
+  insufficient_scope: InsufficientScope,
+  server_error: ServerError,
+  temporarily_unavailable: TemporarilyUnavailable,
+};
+
+/**
+ * The error for a code Connect sent on the wire, or `undefined` for a code
+ * this SDK does not know (the caller then reports an invalid answer).
+ */
+export function errorForCode(code: unknown, description: string, options: ConnectErrorOptions = {}): ConnectError | undefined {
+  if (typeof code !== 'string' || !Object.hasOwn(WIRE_ERRORS, code)) return undefined;
+  const ErrorClass = WIRE_ERRORS[code as OAuthErrorCode];
+  return new ErrorClass(description, options);
 }

@@ -1,6 +1,71 @@
 /**
- * `@connect-auth/client`: the consumer SDK for Connect. No runtime
- * dependencies: it needs only `fetch`, `AbortSignal` and `btoa`.
+ * `@connect-auth/client`: the consumer SDK for Connect.
+ *
+ * No runtime dependencies: it needs `fetch`, `AbortSignal`, Web Crypto
+ * (`crypto.getRandomValues`, `crypto.subtle`, `crypto.randomUUID`), `URL`
+ * and `btoa`, so it runs on Node.js 20+ and any runtime that has them.
+ *
+ * - Client tokens: {@link ClientCredentialsProvider} (cached, renewed, single-flight, retried)
+ *   or {@link requestClientToken} (one request).
+ * - Linking a customer: {@link startAuthorization}, {@link parseCallback}, {@link exchangeCode}.
+ * - Keeping customer tokens usable: {@link CustomerTokenManager} with a {@link TokenStore}.
+ * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
  */
-export { requestClientToken, type ClientCredentialsOptions, type ClientToken } from './client-credentials.js';
-export { ConnectError, type ConnectErrorCode } from './errors.js';
+export { systemClock, type Clock } from './clock.js';
+export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './connect-options.js';
+export type { RetryOptions } from './retry.js';
+
+export { requestClientToken, type ClientToken } from './client-credentials.js';
+export {
+  ClientCredentialsProvider,
+  DEFAULT_RENEW_BEFORE_SECONDS,
+  type ClientCredentialsProviderOptions,
+} from './client-credentials-provider.js';
+
+export { createPkce, randomToken, type Pkce } from './pkce.js';
+export { startAuthorization, type AuthorizationOptions, type PendingAuthorization } from './start-authorization.js';
+export { parseCallback, type AuthorizationCallback, type CallbackExpectations } from './parse-callback.js';
+export { exchangeCode, type CodeGrant } from './exchange-code.js';
+export type { CustomerTokens } from './customer-tokens.js';
+export { refreshCustomerToken, type RefreshEndpoint, type RefreshOptions } from './refresh-customer-token.js';
+export { revokeToken } from './revoke-token.js';
+export { MemoryTokenStore, type TokenStore } from './token-store.js';
+export {
+  CustomerTokenManager,
+  type AuthorizationParams,
+  type CustomerTokenManagerOptions,
+  type LinkedCustomer,
+} from './customer-token-manager.js';
+
+export {
+  AccessDenied,
+  Aborted,
+  ConnectError,
+  InsufficientScope,
+  InteractionRequired,
+  InvalidCallback,
+  InvalidClient,
+  InvalidGrant,
+  InvalidRequest,
+  InvalidResponse,
+  InvalidScope,
+  InvalidToken,
+  isConnectError,
+  IssuerMismatch,
+  LoginRequired,
+  NetworkError,
+  ReauthorizationRequired,
+  ServerError,
+  StateMismatch,
+  TemporarilyUnavailable,
+  Timeout,
+  UnauthorizedClient,
+  UnsupportedGrantType,
+  UnsupportedResponseType,
+  type AnyConnectError,
+  type ConnectErrorCode,
+  type ConnectErrorOptions,
+  type OAuthErrorCode,
+  type ReauthorizationReason,
+  type SdkErrorCode,
+} from './errors.js';

@@ -1,11 +1,98 @@
-// Compile-only checks of the public API (run by `npm run typecheck`).
-import { ConnectError, requestClientToken, type ClientToken, type ConnectErrorCode } from '../src/index.js';
+// Compile-only checks of the public API (run by `npm run typecheck`); nothing here is executed.
+import {
+  ClientCredentialsProvider,
+  ConnectError,
+  CustomerTokenManager,
+  exchangeCode,
+  InvalidClient,
+  isConnectError,
+  LoginRequired,
+  MemoryTokenStore,
+  parseCallback,
+  ReauthorizationRequired,
+  refreshCustomerToken,
+  requestClientToken,
+  startAuthorization,
+  systemClock,
+  type AnyConnectError,
+  type AuthorizationCallback,
+  type ClientToken,
+  type Clock,
+  type ConnectErrorCode,
+  type CustomerTokens,
+  type OAuthErrorCode,
+  type PendingAuthorization,
+  type SdkErrorCode,
+  type TokenStore,
+} from '../src/index.js';
 
-const token: Promise<ClientToken> = requestClientToken({ authUrl: 'https://auth.example', clientId: 'id', clientSecret: 's' });
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function assertType<T extends true>(): T | void {}
+
+const options = { authUrl: 'https://auth.example', clientId: 'id', clientSecret: 's' };
+
+// --- client tokens -----------------------------------------------------------
+const token: Promise<ClientToken> = requestClientToken(options);
 void token;
-
+void requestClientToken(options, { signal: AbortSignal.timeout(1000) });
 // @ts-expect-error clientSecret is required
 void requestClientToken({ authUrl: 'https://auth.example', clientId: 'id' });
+// @ts-expect-error timeoutMs is a number of milliseconds
+void requestClientToken({ ...options, timeoutMs: '10s' });
+
+const provider = new ClientCredentialsProvider({ ...options, renewBeforeSeconds: 30, retry: { attempts: 5, sleep: async () => {} } });
+const fromProvider: Promise<ClientToken> = provider.getToken({ signal: new AbortController().signal });
+void fromProvider;
+declare const clientToken: ClientToken;
+assertType<Equal<typeof clientToken.tokenType, 'Bearer'>>();
+// @ts-expect-error tokens are read-only
+clientToken.accessToken = 'x';
+
+// --- clocks: the server's fixedClock shape fits -------------------------------
+const clock: Clock = { nowSeconds: () => 0 };
+void new ClientCredentialsProvider({ ...options, clock });
+void systemClock.nowSeconds();
+// @ts-expect-error a Clock answers in seconds through nowSeconds()
+const badClock: Clock = { now: () => new Date() };
+void badClock;
+
+// --- linking a customer ------------------------------------------------------
+async function link(callbackUrl: string): Promise<CustomerTokens> {
+  const pending: PendingAuthorization = await startAuthorization({ ...options, redirectUri: 'https://shop.example/cb', prompt: 'login' });
+  // @ts-expect-error prompt is login or none
+  void startAuthorization({ ...options, redirectUri: 'https://shop.example/cb', prompt: 'consent' });
+  const callback: AuthorizationCallback = parseCallback(callbackUrl, { state: pending.state, issuer: options.authUrl });
+  // @ts-expect-error the expected issuer is required
+  parseCallback(callbackUrl, { state: pending.state });
+  assertType<Equal<typeof pending.codeVerifier, string | undefined>>();
+  return exchangeCode(options, { ...pending, code: callback.code });
+}
+void link;
+
+// --- customer tokens ---------------------------------------------------------
+const store: TokenStore = {
+  get: async () => undefined,
+  set: async () => {},
+  delete: () => {},
+};
+const manager = new CustomerTokenManager({ ...options, redirectUri: 'https://shop.example/cb', store, refreshVia: 'tokens' });
+void new CustomerTokenManager({ ...options, redirectUri: 'https://shop.example/cb', store: new MemoryTokenStore() });
+// @ts-expect-error redirectUri is required
+void new CustomerTokenManager({ ...options });
+// @ts-expect-error refresh happens at token or tokens only
+void new CustomerTokenManager({ ...options, redirectUri: 'https://shop.example/cb', refreshVia: 'introspect' });
+const accessToken: Promise<string> = manager.getAccessToken('customer-1');
+void accessToken;
+declare const tokens: CustomerTokens;
+void refreshCustomerToken(options, tokens, { via: 'token' });
+// @ts-expect-error stored tokens are read-only
+tokens.expiresAt = 0;
+
+// --- errors: a discriminated union -------------------------------------------
+assertType<Equal<ConnectErrorCode, OAuthErrorCode | SdkErrorCode>>();
+// @ts-expect-error not a Connect error code
+const bad: ConnectErrorCode = 'no_such_error';
+void bad;
 
 declare const err: ConnectError;
 switch (err.error) {
@@ -15,10 +102,76 @@ switch (err.error) {
     break;
   }
   default: {
-    const rest: ConnectErrorCode = err.error;
+    const rest: Exclude<ConnectErrorCode, 'invalid_client'> = err.error;
     void rest;
   }
 }
-// @ts-expect-error not a Connect error code
-const bad: ConnectErrorCode = 'no_such_error';
-void bad;
+
+declare const caught: unknown;
+if (isConnectError(caught)) {
+  assertType<Equal<typeof caught, AnyConnectError>>();
+  switch (caught.error) {
+    case 'reauthorization_required': {
+      // Narrowed to the subclass: its authorization is there.
+      const pending: PendingAuthorization = caught.authorization;
+      const reason: 'no_tokens' | 'refresh_expired' | 'refresh_rejected' = caught.reason;
+      void pending;
+      void reason;
+      break;
+    }
+    case 'login_required': {
+      const narrowed: LoginRequired = caught;
+      void narrowed;
+      break;
+    }
+    case 'invalid_client': {
+      const narrowed: InvalidClient = caught;
+      // @ts-expect-error only ReauthorizationRequired carries an authorization
+      void caught.authorization;
+      void narrowed;
+      break;
+    }
+    default:
+      void caught.status;
+  }
+}
+
+// Every code is a case: a new code breaks this exhaustive switch at compile time.
+function describeCode(code: ConnectErrorCode): string {
+  switch (code) {
+    case 'invalid_request':
+    case 'invalid_client':
+    case 'invalid_grant':
+    case 'unauthorized_client':
+    case 'unsupported_grant_type':
+    case 'invalid_scope':
+    case 'unsupported_response_type':
+    case 'invalid_token':
+    case 'insufficient_scope':
+      return 'fix the request or the credentials';
+    case 'access_denied':
+    case 'login_required':
+    case 'interaction_required':
+    case 'reauthorization_required':
+      return 'send the customer through the authorization';
+    case 'server_error':
+    case 'temporarily_unavailable':
+    case 'timeout':
+    case 'aborted':
+    case 'network_error':
+      return 'try again later';
+    case 'invalid_response':
+    case 'invalid_callback':
+    case 'state_mismatch':
+    case 'issuer_mismatch':
+      return 'refuse the answer';
+    default: {
+      const unreachable: never = code;
+      return unreachable;
+    }
+  }
+}
+void describeCode;
+
+// instanceof works per class as well.
+if (caught instanceof ReauthorizationRequired) void caught.authorization.url;

@@ -1,53 +1,58 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, type RunningServer } from '@connect-auth/server';
+import { fixedClock } from '@connect-auth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectError, requestClientToken } from '../src/index.js';
+import { ConnectError, InvalidClient, InvalidResponse, isConnectError, requestClientToken } from '../src/index.js';
+import { startConnect, type TestConnect } from './support/test-connect.js';
 
-// The SDK against a real Connect server on an ephemeral port.
-let server: RunningServer;
-let dataDir: string;
+// requestClientToken: one request, against a real Connect server on an ephemeral port.
+let connect: TestConnect;
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'connect-sdk-'));
-  server = await startServer({
-    env: { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent' },
-    seedDemo: true,
-    print: () => {},
-  });
+  connect = await startConnect();
 });
 
 afterAll(async () => {
-  await server?.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await connect?.close();
 });
 
 describe('requestClientToken', () => {
-  it('gets a client-credentials token from Connect', async () => {
-    const { clientId, clientSecret } = server.demo!;
-    const token = await requestClientToken({ authUrl: server.urls.authUrl, clientId, clientSecret });
+  it('gets a client-credentials token, its expiry counted on the injected clock', async () => {
+    const clock = fixedClock(1_900_000_000);
+    const { clientId, clientSecret } = connect.demo;
+    const token = await requestClientToken({ authUrl: connect.authUrl, clientId, clientSecret, clock });
     expect(token.tokenType).toBe('Bearer');
     expect(token.expiresIn).toBe(3600);
+    expect(token.expiresAt).toBe(1_900_000_000 + 3600);
     expect(token.accessToken.split('.')).toHaveLength(3);
   });
 
-  it('raises invalid_client as a typed error for a wrong secret', async () => {
-    const error = await requestClientToken({
-      authUrl: server.urls.authUrl,
-      clientId: server.demo!.clientId,
-      clientSecret: 'csk_sandbox_wrong',
-    }).catch((e: unknown) => e);
+  it('accepts an auth URL with a trailing slash', async () => {
+    const { clientId, clientSecret } = connect.demo;
+    const token = await requestClientToken({ authUrl: `${connect.authUrl}/`, clientId, clientSecret });
+    expect(token.accessToken).toEqual(expect.any(String));
+  });
+
+  it('raises invalid_client as a typed error for a wrong secret, without the secret in the message', async () => {
+    const secret = 'csk_sandbox_wrong_secret_value';
+    const error = await requestClientToken({ authUrl: connect.authUrl, clientId: connect.demo.clientId, clientSecret: secret }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidClient);
     expect(error).toBeInstanceOf(ConnectError);
-    expect(error).toMatchObject({ error: 'invalid_client', status: 401, description: 'client authentication failed' });
+    expect(error).toMatchObject({ error: 'invalid_client', status: 401, description: 'client authentication failed', name: 'InvalidClient' });
+    expect((error as Error).message).toBe(`client authentication failed (POST ${connect.authUrl}/token, HTTP 401)`);
+    expect(String(error)).not.toContain(secret);
+    expect(JSON.stringify(error)).not.toContain(secret);
+    expect(isConnectError(error) && error.error === 'invalid_client').toBe(true);
   });
 
   it('raises invalid_response when the answer is not a token response', async () => {
-    const error = await requestClientToken({
-      authUrl: `${server.urls.authUrl}/healthz-not-here`,
-      clientId: 'a',
-      clientSecret: 'b',
-    }).catch((e: unknown) => e);
+    const error = await requestClientToken({ authUrl: `${connect.authUrl}/healthz-not-here`, clientId: 'a', clientSecret: 'b' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidResponse);
     expect(error).toMatchObject({ error: 'invalid_response', status: 404 });
+  });
+
+  it('refuses options that cannot work before sending anything', async () => {
+    const { clientId, clientSecret } = connect.demo;
+    await expect(requestClientToken({ authUrl: 'auth.example', clientId, clientSecret })).rejects.toThrow(TypeError);
+    await expect(requestClientToken({ authUrl: connect.authUrl, clientId, clientSecret: '' })).rejects.toThrow('clientSecret is required');
+    await expect(requestClientToken({ authUrl: connect.authUrl, clientId, clientSecret, timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
   });
 });

@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  CustomerTokenManager,
+  isConnectError,
+  ReauthorizationRequired,
+  type Clock,
+  type CustomerTokens,
+  type RefreshEndpoint,
+} from '@connect-auth/client';
+import { accountPage, homePage, problemPage, relinkPage, type AccountView } from './pages.js';
+import { SessionStore, type Session, type TokenSummary } from './session-store.js';
+
+/** How the shop reaches Connect. */
+export interface ConsumerAppOptions {
+  /** Connect's URLs and this shop's client credentials. */
+  readonly connect: { readonly authUrl: string; readonly baseUrl?: string; readonly clientId: string; readonly clientSecret: string };
+  /** The redirect URI registered for the client; its path is the shop's callback route. */
+  readonly redirectUri: string;
+  /** Where customer tokens are refreshed; default `tokens` (`POST {base_url}/tokens`). */
+  readonly refreshVia?: RefreshEndpoint;
+  /** The clock the SDK decides expiry with; default the system clock. */
+  readonly clock?: Clock;
+}
+
+/** The shop: a request handler for node:http, and the SDK manager it uses. */
+export interface ConsumerApp {
+  /** Handles one request. */
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** The SDK's token manager (tokens kept in memory). */
+  readonly manager: CustomerTokenManager;
+}
+
+/**
+ * A small merchant web app built only on `@connect-auth/client`: "Link my
+ * account" starts the authorization (state and PKCE verifier kept in a
+ * server-side session), `/callback` completes it, and `/account` calls the
+ * platform's example API `GET {base_url}/customer/profile` with the
+ * customer's access token and offers "Refresh now".
+ */
+export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
+  const baseUrl = (options.connect.baseUrl ?? options.connect.authUrl).replace(/\/+$/, '');
+  const manager = new CustomerTokenManager({
+    ...options.connect,
+    redirectUri: options.redirectUri,
+    refreshVia: options.refreshVia ?? 'tokens',
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const sessions = new SessionStore();
+  const callbackPath = new URL(options.redirectUri).pathname;
+
+  async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://shop.invalid');
+    const session = sessions.open(request, response);
+    const route = `${request.method} ${url.pathname}`;
+    if (route === 'GET /') return session.linked ? seeOther(response, '/account') : html(response, 200, homePage());
+    // The POST routes carry no CSRF token of their own: the SameSite=Lax session cookie is not sent on
+    // another site's POST, so a forged form finds no session. A real shop would add a token as well.
+    if (route === 'POST /link') {
+      const pending = await manager.startAuthorization();
+      session.pending = { state: pending.state, codeVerifier: pending.codeVerifier };
+      return seeOther(response, pending.url);
+    }
+    if (route === `GET ${callbackPath}`) return callback(request, response, session);
+    if (route === 'GET /account') return account(response, session);
+    if (route === 'POST /refresh') {
+      if (!session.linked) return seeOther(response, '/');
+      const before = await manager.store.get(session.customerKey);
+      const after = await manager.refresh(session.customerKey);
+      if (before) session.lastRefresh = { before: summary(before), after: summary(after) };
+      return seeOther(response, '/account');
+    }
+    if (route === 'POST /unlink') {
+      await manager.unlink(session.customerKey);
+      session.linked = undefined;
+      session.lastRefresh = undefined;
+      return seeOther(response, '/');
+    }
+    return html(response, 404, problemPage('Not found', `There is no page at ${url.pathname}.`, false));
+  }
+
+  async function callback(request: IncomingMessage, response: ServerResponse, session: Session): Promise<void> {
+    const pending = session.pending;
+    if (!pending) return html(response, 400, problemPage('Nothing to complete', 'This browser has no link in progress. Start again.'));
+    session.pending = undefined; // state and verifier are single use
+    const linked = await manager.completeAuthorization(session.customerKey, request.url ?? '', pending);
+    session.linked = { userId: linked.userId, profileId: linked.profileId };
+    session.lastRefresh = undefined;
+    return seeOther(response, '/account');
+  }
+
+  async function account(response: ServerResponse, session: Session): Promise<void> {
+    if (!session.linked) return seeOther(response, '/');
+    const tokens = await manager.getTokens(session.customerKey);
+    const view: AccountView = {
+      linked: session.linked,
+      token: summary(tokens),
+      profile: await callProfile(baseUrl, tokens.accessToken),
+      lastRefresh: session.lastRefresh,
+    };
+    return html(response, 200, accountPage(view));
+  }
+
+  return {
+    manager,
+    handle(request, response) {
+      route(request, response).catch((error: unknown) => {
+        const session = sessions.open(request, response);
+        if (error instanceof ReauthorizationRequired) {
+          // The SDK hands over a ready authorization: keep its state and verifier, offer the link.
+          session.pending = { state: error.authorization.state, codeVerifier: error.authorization.codeVerifier };
+          session.linked = undefined;
+          return html(response, 200, relinkPage(error.authorization.url, error.description));
+        }
+        if (isConnectError(error)) {
+          switch (error.error) {
+            case 'access_denied':
+              return html(response, 200, problemPage('Not linked', 'You cancelled the link. You can try again at any time.'));
+            case 'state_mismatch':
+            case 'issuer_mismatch':
+            case 'invalid_callback':
+              return html(response, 400, problemPage('This link cannot be completed', 'The answer did not match a link started here. Start again.'));
+            default:
+              return html(response, 502, problemPage('Connect could not help just now', `${error.name}: ${error.message}`));
+          }
+        }
+        console.error(error);
+        return html(response, 500, problemPage('Something went wrong', 'Please try again.', false));
+      });
+    },
+  };
+}
+
+/** Starts the shop on `host:port` (port 0: a free one). */
+export async function startConsumerApp(
+  options: ConsumerAppOptions & { readonly host?: string; readonly port?: number },
+): Promise<{ readonly url: string; readonly app: ConsumerApp; close(): Promise<void> }> {
+  const app = createConsumerApp(options);
+  const server = createServer((request, response) => app.handle(request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4000, options.host ?? '127.0.0.1', resolve);
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address}:${port}`,
+    app,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The platform's example protected API, called with the customer's access token. */
+async function callProfile(baseUrl: string, accessToken: string): Promise<AccountView['profile']> {
+  try {
+    const response = await fetch(`${baseUrl}/customer/profile`, {
+      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = (await response.json().catch(() => undefined)) as { error?: string; error_description?: string } | undefined;
+    if (response.ok) return { ok: true, body };
+    return { ok: false, message: `HTTP ${response.status}: ${body?.error ?? 'no JSON'} ${body?.error_description ?? ''}`.trim() };
+  } catch (error) {
+    return { ok: false, message: `The profile API did not answer: ${(error as Error).message}` };
+  }
+}
+
+/** A short, non-reversible name for a token, safe to show. */
+function summary(tokens: CustomerTokens): TokenSummary {
+  return { fingerprint: createHash('sha256').update(tokens.accessToken).digest('base64url').slice(0, 12), expiresAt: tokens.expiresAt };
+}
+
+function html(response: ServerResponse, status: number, body: string): void {
+  response
+    .writeHead(status, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'",
+    })
+    .end(body);
+}
+
+function seeOther(response: ServerResponse, location: string): void {
+  response.writeHead(303, { location, 'cache-control': 'no-store' }).end();
+}

@@ -1,0 +1,29 @@
+import { startConsumerApp } from './consumer-app.js';
+
+/**
+ * Runs the demo shop from environment variables:
+ * CONNECT_AUTH_URL (default http://127.0.0.1:3000), CONNECT_BASE_URL,
+ * CONNECT_CLIENT_ID, CONNECT_CLIENT_SECRET (required), SHOP_HOST / SHOP_PORT
+ * (default 127.0.0.1:4000), SHOP_REDIRECT_URI (default http://host:port/callback)
+ * and CONNECT_REFRESH_VIA (`tokens` or `token`).
+ */
+const env = process.env;
+const clientId = env.CONNECT_CLIENT_ID;
+const clientSecret = env.CONNECT_CLIENT_SECRET;
+if (!clientId || !clientSecret) {
+  console.error('Set CONNECT_CLIENT_ID and CONNECT_CLIENT_SECRET (npm start prints the demo client\'s), or run npm run demo.');
+  process.exit(1);
+}
+const host = env.SHOP_HOST ?? '127.0.0.1';
+const port = Number(env.SHOP_PORT ?? 4000);
+const refreshVia = env.CONNECT_REFRESH_VIA === 'token' ? 'token' : 'tokens';
+const authUrl = env.CONNECT_AUTH_URL ?? 'http://127.0.0.1:3000';
+const shop = await startConsumerApp({
+  connect: { authUrl, clientId, clientSecret, ...(env.CONNECT_BASE_URL ? { baseUrl: env.CONNECT_BASE_URL } : {}) },
+  redirectUri: env.SHOP_REDIRECT_URI ?? `http://${host}:${port}/callback`,
+  refreshVia,
+  host,
+  port,
+});
+console.log(`Demo Shop: ${shop.url} (Connect at ${authUrl})`);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shop.close().then(() => process.exit(0)));

@@ -1,0 +1,82 @@
+import { fetchClientToken, type ClientToken } from './client-credentials.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { raceAbort } from './race-abort.js';
+import { withRetry } from './retry.js';
+
+/** Options of a {@link ClientCredentialsProvider}. */
+export interface ClientCredentialsProviderOptions extends ConnectOptions {
+  /**
+   * Renew the token this many seconds before it expires; default 60. For a
+   * token that lives shorter than twice this margin, half its lifetime is
+   * used instead, so a short-lived token is still reused.
+   */
+  readonly renewBeforeSeconds?: number;
+}
+
+/** The default renewal margin, in seconds. */
+export const DEFAULT_RENEW_BEFORE_SECONDS = 60;
+
+/**
+ * Keeps a client-credentials access token (seed §3.4, first row; §5.3):
+ * reuses it while valid, renews it shortly before it expires, and asks
+ * Connect once however many callers want a token at the same moment.
+ * Transient failures (network errors, timeouts, 5xx, 429 with
+ * `Retry-After`) are retried with bounded backoff; OAuth errors such as
+ * `invalid_client` are thrown at once.
+ *
+ * @example
+ * const provider = new ClientCredentialsProvider({ authUrl, clientId, clientSecret });
+ * const { accessToken } = await provider.getToken();
+ */
+export class ClientCredentialsProvider {
+  readonly #options: ResolvedOptions;
+  readonly #renewBefore: number;
+  #token: ClientToken | undefined;
+  #pending: Promise<ClientToken> | undefined;
+
+  constructor(options: ClientCredentialsProviderOptions) {
+    this.#options = resolveOptions(options);
+    this.#renewBefore = options.renewBeforeSeconds ?? DEFAULT_RENEW_BEFORE_SECONDS;
+    if (!Number.isFinite(this.#renewBefore) || this.#renewBefore < 0) throw new TypeError('renewBeforeSeconds must be zero or more');
+  }
+
+  /**
+   * A valid token: the cached one, or a new one from Connect. Concurrent
+   * callers share one request; a caller's `signal` cancels only its own wait.
+   */
+  getToken(request: RequestOptions = {}): Promise<ClientToken> {
+    const cached = this.#token;
+    if (cached && this.#options.clock.nowSeconds() < cached.expiresAt - renewalMargin(cached.expiresIn, this.#renewBefore)) {
+      return Promise.resolve(cached);
+    }
+    if (!this.#pending) {
+      const pending = withRetry(() => fetchClientToken(this.#options), this.#options.retry).then(
+        (token) => {
+          this.#token = token;
+          return token;
+        },
+      );
+      this.#pending = pending;
+      // Cleared whatever the outcome; the rejection itself reaches every caller.
+      pending.then(
+        () => this.#clear(pending),
+        () => this.#clear(pending),
+      );
+    }
+    return raceAbort(this.#pending, request.signal);
+  }
+
+  /** Forgets the cached token, e.g. after an API refused it (401 `invalid_token`). */
+  invalidate(): void {
+    this.#token = undefined;
+  }
+
+  #clear(pending: Promise<ClientToken>): void {
+    if (this.#pending === pending) this.#pending = undefined;
+  }
+}
+
+/** The renewal margin for a token of `lifetime` seconds: the configured one, at most half the lifetime. */
+export function renewalMargin(lifetime: number, renewBefore: number): number {
+  return Math.min(renewBefore, Math.floor(lifetime / 2));
+}

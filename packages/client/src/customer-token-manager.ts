@@ -1,0 +1,198 @@
+import { ClientCredentialsProvider, DEFAULT_RENEW_BEFORE_SECONDS, renewalMargin } from './client-credentials-provider.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import type { CustomerTokens } from './customer-tokens.js';
+import { InvalidGrant, ReauthorizationRequired, type ReauthorizationReason } from './errors.js';
+import { exchangeCode } from './exchange-code.js';
+import { parseCallback, type AuthorizationCallback } from './parse-callback.js';
+import { raceAbort } from './race-abort.js';
+import { refreshAtToken, refreshAtTokens, type RefreshEndpoint } from './refresh-customer-token.js';
+import { revokeToken } from './revoke-token.js';
+import { startAuthorization, type PendingAuthorization } from './start-authorization.js';
+import { MemoryTokenStore, type TokenStore } from './token-store.js';
+
+/** Per-customer parameters of an authorization request. */
+export interface AuthorizationParams {
+  /** `login` forces a new login; `none` never shows a page. */
+  readonly prompt?: 'login' | 'none' | undefined;
+  /** The customer's mobile number (E.164), prefilled and fixed on the login page. */
+  readonly userId?: string | undefined;
+}
+
+/** Options of a {@link CustomerTokenManager}. */
+export interface CustomerTokenManagerOptions extends ConnectOptions {
+  /** The redirect URI registered for the client. */
+  readonly redirectUri: string;
+  /** Where tokens are kept; default a {@link MemoryTokenStore}. */
+  readonly store?: TokenStore | undefined;
+  /** Refresh at `/token` (default) or at `{base_url}/tokens`. */
+  readonly refreshVia?: RefreshEndpoint | undefined;
+  /** For `refreshVia: 'tokens'`: the client token source; default one built from these options. */
+  readonly clientCredentials?: ClientCredentialsProvider | undefined;
+  /** Refresh an access token this many seconds before it expires (at most half its lifetime); default 60. */
+  readonly renewBeforeSeconds?: number | undefined;
+  /** The parameters of the authorization URL a `ReauthorizationRequired` carries for a customer. */
+  readonly authorizationParams?: ((customerKey: string) => AuthorizationParams | undefined) | undefined;
+}
+
+/** A customer just linked: who it is and the tokens now stored. */
+export interface LinkedCustomer {
+  /** The masked mobile number. */
+  readonly userId: string;
+  /** The customer's unique numeric ID. */
+  readonly profileId: string;
+  /** The tokens stored under the customer key. */
+  readonly tokens: CustomerTokens;
+}
+
+/**
+ * Keeps each customer's tokens usable, by the consumer decision rules of
+ * seed §3.4:
+ *
+ * - a valid access token (not within the renewal margin) is used as it is;
+ * - an access token expired or about to expire, with a valid refresh token,
+ *   is refreshed at `/token` or `/tokens` (as configured), and the new one
+ *   stored; concurrent callers for one customer share that one refresh;
+ * - when the refresh token has expired too (or Connect refuses it), the
+ *   tokens are deleted and `ReauthorizationRequired` is thrown, carrying a
+ *   ready authorization URL with its state and PKCE verifier.
+ *
+ * @example
+ * const manager = new CustomerTokenManager({ authUrl, clientId, clientSecret, redirectUri });
+ * // "Link my account":
+ * const pending = await manager.startAuthorization();
+ * // at the redirect URI:
+ * await manager.completeAuthorization(userKey, request.url, pending);
+ * // whenever an API call needs it:
+ * const accessToken = await manager.getAccessToken(userKey);
+ */
+export class CustomerTokenManager {
+  /** The token store in use. */
+  readonly store: TokenStore;
+  readonly #options: ResolvedOptions;
+  readonly #redirectUri: string;
+  readonly #via: RefreshEndpoint;
+  readonly #clientCredentials: ClientCredentialsProvider | undefined;
+  readonly #renewBefore: number;
+  readonly #authorizationParams: CustomerTokenManagerOptions['authorizationParams'];
+  readonly #refreshing = new Map<string, Promise<CustomerTokens>>();
+
+  constructor(options: CustomerTokenManagerOptions) {
+    this.#options = resolveOptions(options);
+    if (!options.redirectUri) throw new TypeError('redirectUri is required');
+    this.#redirectUri = options.redirectUri;
+    this.store = options.store ?? new MemoryTokenStore();
+    this.#via = options.refreshVia ?? 'token';
+    this.#clientCredentials = options.clientCredentials ?? (this.#via === 'tokens' ? new ClientCredentialsProvider(options) : undefined);
+    this.#renewBefore = options.renewBeforeSeconds ?? DEFAULT_RENEW_BEFORE_SECONDS;
+    this.#authorizationParams = options.authorizationParams;
+  }
+
+  /** A new authorization request for this client (`state` and PKCE S256 included). */
+  startAuthorization(params: AuthorizationParams & { readonly state?: string } = {}): Promise<PendingAuthorization> {
+    const { authUrl, clientId } = this.#options;
+    return startAuthorization({ authUrl, clientId, redirectUri: this.#redirectUri, ...params });
+  }
+
+  /**
+   * Finishes a link at the redirect URI: checks the callback against what
+   * was kept ({@link parseCallback}), exchanges the code and stores the
+   * tokens under `customerKey`.
+   */
+  async completeAuthorization(
+    customerKey: string,
+    callbackUrl: string | URL,
+    pending: Pick<PendingAuthorization, 'state' | 'codeVerifier'>,
+    request: RequestOptions = {},
+  ): Promise<LinkedCustomer> {
+    const callback: AuthorizationCallback = parseCallback(callbackUrl, { state: pending.state, issuer: this.#options.authUrl });
+    const grant = { code: callback.code, redirectUri: this.#redirectUri, codeVerifier: pending.codeVerifier };
+    const tokens = await exchangeCode(this.#options, grant, request);
+    await this.store.set(customerKey, tokens);
+    return { userId: callback.userId, profileId: callback.profileId, tokens };
+  }
+
+  /** A usable customer access token; see {@link CustomerTokenManager.getTokens}. */
+  async getAccessToken(customerKey: string, request: RequestOptions = {}): Promise<string> {
+    return (await this.getTokens(customerKey, request)).accessToken;
+  }
+
+  /**
+   * The customer's tokens with a usable access token, refreshed first when
+   * needed.
+   *
+   * @throws ReauthorizationRequired when nothing is stored or the refresh
+   *   token is expired or refused; other `ConnectError`s when Connect cannot
+   *   be reached (the stored tokens are kept then).
+   */
+  async getTokens(customerKey: string, request: RequestOptions = {}): Promise<CustomerTokens> {
+    const refreshing = this.#refreshing.get(customerKey);
+    if (refreshing) return raceAbort(refreshing, request.signal);
+    const tokens = await this.store.get(customerKey);
+    if (tokens && this.#fresh(tokens)) return tokens;
+    return this.#shared(customerKey, false, request);
+  }
+
+  /** Refreshes now, whatever the access token's expiry (joins a refresh already running). */
+  refresh(customerKey: string, request: RequestOptions = {}): Promise<CustomerTokens> {
+    return this.#shared(customerKey, true, request);
+  }
+
+  /** Revokes the customer's refresh token at Connect (ending the session) and deletes the stored tokens. */
+  async unlink(customerKey: string, request: RequestOptions = {}): Promise<void> {
+    const tokens = await this.store.get(customerKey);
+    if (tokens) await revokeToken(this.#options, tokens.refreshToken, request);
+    await this.store.delete(customerKey);
+  }
+
+  #fresh(tokens: CustomerTokens): boolean {
+    const margin = renewalMargin(tokens.expiresAt - tokens.issuedAt, this.#renewBefore);
+    return this.#options.clock.nowSeconds() < tokens.expiresAt - margin;
+  }
+
+  #shared(customerKey: string, force: boolean, request: RequestOptions): Promise<CustomerTokens> {
+    let shared = this.#refreshing.get(customerKey);
+    if (!shared) {
+      // Not bound to one caller's signal: the others still want the result.
+      const started = this.#refreshNow(customerKey, force);
+      shared = started;
+      this.#refreshing.set(customerKey, started);
+      const clear = () => {
+        if (this.#refreshing.get(customerKey) === started) this.#refreshing.delete(customerKey);
+      };
+      started.then(clear, clear);
+    }
+    return raceAbort(shared, request.signal);
+  }
+
+  async #refreshNow(customerKey: string, force: boolean): Promise<CustomerTokens> {
+    const tokens = await this.store.get(customerKey);
+    if (!tokens) throw await this.#reauthorization(customerKey, 'no_tokens');
+    if (!force && this.#fresh(tokens)) return tokens;
+    const now = this.#options.clock.nowSeconds();
+    if (tokens.refreshExpiresAt !== undefined && now >= tokens.refreshExpiresAt) {
+      await this.store.delete(customerKey);
+      throw await this.#reauthorization(customerKey, 'refresh_expired');
+    }
+    try {
+      const fresh =
+        this.#via === 'tokens'
+          ? await refreshAtTokens(this.#options, tokens, this.#clientCredentials as ClientCredentialsProvider)
+          : await refreshAtToken(this.#options, tokens);
+      await this.store.set(customerKey, fresh);
+      return fresh;
+    } catch (error) {
+      if (error instanceof InvalidGrant) {
+        await this.store.delete(customerKey);
+        throw await this.#reauthorization(customerKey, 'refresh_rejected', error);
+      }
+      // An early refresh that failed for a passing reason: the old token still works until it expires.
+      if (!force && now < tokens.expiresAt) return tokens;
+      throw error;
+    }
+  }
+
+  async #reauthorization(customerKey: string, reason: ReauthorizationReason, cause?: unknown): Promise<ReauthorizationRequired> {
+    const authorization = await this.startAuthorization(this.#authorizationParams?.(customerKey) ?? {});
+    return new ReauthorizationRequired(customerKey, reason, authorization, { cause });
+  }
+}

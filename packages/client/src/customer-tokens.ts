@@ -1,0 +1,60 @@
+import { decodeJwtTimes } from './decode-jwt-times.js';
+
+/**
+ * A customer's tokens, as the SDK stores them. Plain JSON: a `TokenStore`
+ * may serialise it as it is. Times are epoch seconds on the consumer's own
+ * clock (the injected `Clock`), computed when the answer arrived.
+ */
+export interface CustomerTokens {
+  /** The customer access token: a JWE, opaque to the consumer. */
+  readonly accessToken: string;
+  /** The refresh token (a JWT); Connect does not rotate it, it lives until its own expiry. */
+  readonly refreshToken: string;
+  /** When the access token expires: receipt time + `expires_in`. */
+  readonly expiresAt: number;
+  /**
+   * When the refresh token expires, if known: receipt time + its lifetime
+   * (`exp - iat` of its unverified payload, read for scheduling only).
+   */
+  readonly refreshExpiresAt?: number;
+  /** When the access token was received. */
+  readonly issuedAt: number;
+}
+
+/**
+ * Builds stored tokens from a `/token` answer received at `now`. The refresh
+ * token's expiry keeps to the consumer's clock: its lifetime `exp - iat` is
+ * counted from the first receipt, so a skewed server clock does not matter.
+ */
+export function customerTokensFrom(
+  answer: { accessToken: string; refreshToken: string; expiresIn: number },
+  now: number,
+  previous?: CustomerTokens,
+): CustomerTokens {
+  let refreshExpiresAt: number | undefined;
+  if (previous && previous.refreshToken === answer.refreshToken) {
+    refreshExpiresAt = previous.refreshExpiresAt;
+  } else {
+    const times = decodeJwtTimes(answer.refreshToken);
+    if (times?.iat !== undefined && times.exp !== undefined && times.exp > times.iat) refreshExpiresAt = now + (times.exp - times.iat);
+  }
+  return {
+    accessToken: answer.accessToken,
+    refreshToken: answer.refreshToken,
+    expiresAt: now + answer.expiresIn,
+    ...(refreshExpiresAt === undefined ? {} : { refreshExpiresAt }),
+    issuedAt: now,
+  };
+}
+
+/**
+ * How far Connect's clock is ahead of the consumer's, in seconds, as far as
+ * the stored tokens tell: the refresh token's `exp` (Connect's clock) minus
+ * its expiry on the consumer's clock. 0 when unknown. Only used to read
+ * `expiresAt` of `POST /tokens`, which is an absolute time on Connect's clock.
+ */
+export function serverClockOffset(tokens: CustomerTokens): number {
+  if (tokens.refreshExpiresAt === undefined) return 0;
+  const exp = decodeJwtTimes(tokens.refreshToken)?.exp;
+  return exp === undefined ? 0 : exp - tokens.refreshExpiresAt;
+}

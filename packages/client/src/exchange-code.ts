@@ -1,0 +1,46 @@
+import { resolveOptions, type ConnectOptions, type RequestOptions } from './connect-options.js';
+import { customerTokensFrom, type CustomerTokens } from './customer-tokens.js';
+import { InvalidResponse } from './errors.js';
+import { requestCustomerTokens } from './request-customer-tokens.js';
+
+/** The authorization code and what the authorization request said. */
+export interface CodeGrant {
+  /** The `code` of the callback. */
+  readonly code: string;
+  /** The redirect URI of the authorization request (RFC 6749 §4.1.3: must be repeated). */
+  readonly redirectUri: string;
+  /** The PKCE verifier of the authorization request, if it used PKCE. */
+  readonly codeVerifier?: string | undefined;
+}
+
+/**
+ * Exchanges an authorization code for the customer's tokens
+ * (`POST {auth_url}/token`, `grant_type=authorization_code`,
+ * `client_secret_basic`). `expiresAt` is counted from the answer's arrival
+ * on the injected clock.
+ *
+ * Never retried: a code is single use, and a second exchange makes Connect
+ * revoke every token of the first (RFC 6749 §4.1.2), so a lost answer
+ * means starting the authorization again.
+ *
+ * @example
+ * const callback = parseCallback(url, { state: pending.state, issuer: authUrl });
+ * const tokens = await exchangeCode(options, { ...pending, code: callback.code });
+ */
+export async function exchangeCode(options: ConnectOptions, grant: CodeGrant, request: RequestOptions = {}): Promise<CustomerTokens> {
+  const resolved = resolveOptions(options);
+  const answer = await requestCustomerTokens(
+    resolved,
+    {
+      grant_type: 'authorization_code',
+      code: grant.code,
+      redirect_uri: grant.redirectUri,
+      ...(grant.codeVerifier === undefined ? {} : { code_verifier: grant.codeVerifier }),
+    },
+    request.signal,
+  );
+  if (answer.refreshToken === undefined) {
+    throw new InvalidResponse('the code exchange answered without a refresh_token', { endpoint: `POST ${resolved.authUrl}/token` });
+  }
+  return customerTokensFrom({ ...answer, refreshToken: answer.refreshToken }, resolved.clock.nowSeconds());
+}

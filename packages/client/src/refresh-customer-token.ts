@@ -1,0 +1,109 @@
+import { ClientCredentialsProvider } from './client-credentials-provider.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { customerTokensFrom, serverClockOffset, type CustomerTokens } from './customer-tokens.js';
+import { InvalidResponse, InvalidToken } from './errors.js';
+import { requestCustomerTokens } from './request-customer-tokens.js';
+import { withRetry } from './retry.js';
+import { sendRequest } from './send-request.js';
+
+/**
+ * Where a customer token is refreshed: `token` is `POST {auth_url}/token`
+ * with `grant_type=refresh_token` and the client secret; `tokens` is
+ * `POST {base_url}/tokens` with a client-credentials bearer token and an
+ * idempotent `Request-Reference-No`.
+ */
+export type RefreshEndpoint = 'token' | 'tokens';
+
+/** How one refresh is made. */
+export interface RefreshOptions extends RequestOptions {
+  /** The endpoint; default `token`. */
+  readonly via?: RefreshEndpoint | undefined;
+  /** For `tokens`: where the bearer token comes from; default a new provider on the same options. */
+  readonly clientCredentials?: ClientCredentialsProvider | undefined;
+}
+
+/**
+ * Gets a new customer access token with the refresh token (seed §3.4,
+ * second row). The previous access token stops working at once; the
+ * refresh token stays the same. Transient failures are retried: at
+ * `/tokens` with the same `Request-Reference-No`, so a lost answer is
+ * answered again instead of refreshing twice.
+ *
+ * @throws InvalidGrant when the refresh token is expired, revoked or unknown
+ *   (the customer must authorize again), or another `ConnectError`.
+ * @example
+ * const fresh = await refreshCustomerToken(options, tokens, { via: 'tokens' });
+ */
+export async function refreshCustomerToken(options: ConnectOptions, tokens: CustomerTokens, refresh: RefreshOptions = {}): Promise<CustomerTokens> {
+  const resolved = resolveOptions(options);
+  if (refresh.via === 'tokens') {
+    return refreshAtTokens(resolved, tokens, refresh.clientCredentials ?? new ClientCredentialsProvider(options), refresh.signal);
+  }
+  return refreshAtToken(resolved, tokens, refresh.signal);
+}
+
+/** `POST {auth_url}/token` with `grant_type=refresh_token` (internal). */
+export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerTokens, signal?: AbortSignal): Promise<CustomerTokens> {
+  const answer = await withRetry(
+    () => requestCustomerTokens(options, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken }, signal),
+    options.retry,
+    signal,
+  );
+  const refreshToken = answer.refreshToken ?? tokens.refreshToken;
+  return customerTokensFrom({ accessToken: answer.accessToken, refreshToken, expiresIn: answer.expiresIn }, options.clock.nowSeconds(), tokens);
+}
+
+/** `POST {base_url}/tokens` (seed §4.3, CONTRACT.md §7) (internal). */
+export async function refreshAtTokens(
+  options: ResolvedOptions,
+  tokens: CustomerTokens,
+  clientCredentials: ClientCredentialsProvider,
+  signal?: AbortSignal,
+): Promise<CustomerTokens> {
+  // One reference for every attempt: Connect answers a retry with the first answer.
+  const reference = crypto.randomUUID();
+  const body = JSON.stringify({ refreshToken: tokens.refreshToken });
+  const send = async () => {
+    const { accessToken } = await clientCredentials.getToken({ signal });
+    return sendRequest(
+      {
+        method: 'POST',
+        url: `${options.baseUrl}/tokens`,
+        headers: {
+          authorization: `Bearer ${accessToken}`,
+          accept: 'application/json',
+          'content-type': 'application/json',
+          'request-reference-no': reference,
+        },
+        body,
+      },
+      options,
+      signal,
+    );
+  };
+  const answer = await withRetry(
+    async () => {
+      try {
+        return await send();
+      } catch (error) {
+        // Our client token was refused (revoked, or expired early by Connect's clock): get a new one, once.
+        if (!(error instanceof InvalidToken)) throw error;
+        clientCredentials.invalidate();
+        return send();
+      }
+    },
+    options.retry,
+    signal,
+  );
+  const now = options.clock.nowSeconds();
+  const { accessToken, refreshToken, expiresAt } = answer.body;
+  if (typeof accessToken !== 'string' || accessToken === '' || typeof refreshToken !== 'string' || refreshToken === '' || !Number.isSafeInteger(expiresAt)) {
+    throw new InvalidResponse('POST /tokens did not answer with accessToken, refreshToken and expiresAt', {
+      status: answer.status,
+      endpoint: `POST ${options.baseUrl}/tokens`,
+    });
+  }
+  // expiresAt is on Connect's clock; turn it into a lifetime counted on ours.
+  const expiresIn = Math.max(1, (expiresAt as number) - serverClockOffset(tokens) - now);
+  return customerTokensFrom({ accessToken, refreshToken, expiresIn }, now, tokens);
+}

@@ -1,0 +1,69 @@
+import { checkUrl } from './connect-options.js';
+import { createPkce, randomToken } from './pkce.js';
+
+/** What the authorization request says. */
+export interface AuthorizationOptions {
+  /** Connect's `{auth_url}`. */
+  readonly authUrl: string;
+  /** The consumer's client ID. */
+  readonly clientId: string;
+  /** Exactly the redirect URI registered for the client. */
+  readonly redirectUri: string;
+  /** `login` ends any session at Connect and asks for the PIN again; `none` never shows a page. */
+  readonly prompt?: 'login' | 'none' | undefined;
+  /** The customer's mobile number in E.164 (`+639171234567`): prefilled and not editable on the login page. */
+  readonly userId?: string | undefined;
+  /** A `state` of your own; default 256 random bits. It must be unguessable and used once. */
+  readonly state?: string | undefined;
+  /** Use PKCE S256 (RFC 7636); default true. Clients created with `--require-pkce` must. */
+  readonly pkce?: boolean | undefined;
+}
+
+/**
+ * An authorization in progress: send the browser to `url`, and keep
+ * `state` and `codeVerifier` (server-side, with the customer's session)
+ * until the callback arrives.
+ */
+export interface PendingAuthorization {
+  /** `{auth_url}/authorize?…`, ready for a redirect. */
+  readonly url: string;
+  /** Must come back unchanged in the callback. */
+  readonly state: string;
+  /** The PKCE verifier for the code exchange; `undefined` without PKCE. Keep it secret. */
+  readonly codeVerifier: string | undefined;
+  /** The redirect URI of the request; the code exchange repeats it. */
+  readonly redirectUri: string;
+}
+
+/**
+ * Builds the `GET {auth_url}/authorize` URL (seed §4.2, CONTRACT.md §6) with
+ * `response_type=code`, a CSPRNG `state` and, by default, PKCE S256.
+ *
+ * @example
+ * const pending = await startAuthorization({ authUrl, clientId, redirectUri, prompt: 'login' });
+ * session.pending = { state: pending.state, codeVerifier: pending.codeVerifier };
+ * response.writeHead(303, { location: pending.url }).end();
+ */
+export async function startAuthorization(options: AuthorizationOptions): Promise<PendingAuthorization> {
+  const authUrl = checkUrl('authUrl', options.authUrl);
+  if (!options.clientId) throw new TypeError('clientId is required');
+  if (!options.redirectUri) throw new TypeError('redirectUri is required');
+  const state = options.state ?? randomToken(32);
+  if (state === '') throw new TypeError('state must not be empty');
+  const url = new URL(`${authUrl}/authorize`);
+  const params = url.searchParams;
+  params.set('response_type', 'code');
+  params.set('client_id', options.clientId);
+  params.set('redirect_uri', options.redirectUri);
+  params.set('state', state);
+  if (options.prompt !== undefined) params.set('prompt', options.prompt);
+  if (options.userId !== undefined) params.set('user_id', options.userId);
+  let codeVerifier: string | undefined;
+  if (options.pkce !== false) {
+    const pkce = await createPkce();
+    codeVerifier = pkce.codeVerifier;
+    params.set('code_challenge', pkce.codeChallenge);
+    params.set('code_challenge_method', pkce.codeChallengeMethod);
+  }
+  return { url: url.href, state, codeVerifier, redirectUri: options.redirectUri };
+}
