@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
 import { ENVIRONMENTS } from '../environment.js';
@@ -91,12 +92,9 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
   const malformed = () => new InvalidClient('malformed HTTP Basic credentials', 'client_secret_basic');
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
   if (!match?.[1] || match[1].length > 4 * MAX_CREDENTIAL_LENGTH) throw malformed();
-  let decoded: string;
-  try {
-    decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(match[1], 'base64'));
-  } catch {
-    throw malformed();
-  }
+  const bytes = Buffer.from(match[1], 'base64');
+  if (!isUtf8(bytes)) throw malformed();
+  const decoded = bytes.toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) throw malformed();
   const clientId = formDecode(decoded.slice(0, colon));
@@ -106,6 +104,7 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
 }
 
 function formDecode(value: string): string | undefined {
+  if (!value.includes('%') && !value.includes('+')) return value;
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch {

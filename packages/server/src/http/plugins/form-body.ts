@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { InvalidRequest } from '../../core/errors.js';
 
@@ -30,31 +31,29 @@ export function useFormBody(app: FastifyInstance): void {
   );
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** Parses a form body; exported for tests. */
 export function parseForm(body: Uint8Array): FormParams {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw new InvalidRequest('request body is not valid UTF-8');
-  }
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (!isUtf8(bytes)) throw new InvalidRequest('request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
   const params: Record<string, string> = Object.create(null);
-  const seen = new Set<string>();
+  // Names seen with an empty value: dropped from the result, but a repeat is still a repeat.
+  let empty: Set<string> | undefined;
   for (const pair of text.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     const name = decode(eq === -1 ? pair : pair.slice(0, eq));
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    if (seen.has(name)) throw new InvalidRequest(`parameter ${JSON.stringify(name.slice(0, 40))} is repeated`);
-    seen.add(name);
+    if (name in params || empty?.has(name)) throw new InvalidRequest(`parameter ${JSON.stringify(name.slice(0, 40))} is repeated`);
     if (value !== '') params[name] = value;
+    else (empty ??= new Set()).add(name);
   }
   return params;
 }
 
 function decode(component: string): string {
+  // Most components need no decoding at all (grant_type=client_credentials).
+  if (!component.includes('%') && !component.includes('+')) return component;
   try {
     return decodeURIComponent(component.replace(/\+/g, ' '));
   } catch {

@@ -16,7 +16,9 @@ const API_HEADERS = {
 export function registerSecurityHeaders(app: FastifyInstance, options: { hsts: boolean }): void {
   const headers: Record<string, string> = { ...API_HEADERS };
   if (options.hsts) headers['strict-transport-security'] = 'max-age=31536000; includeSubDomains';
-  app.addHook('onRequest', async (_request, reply) => {
+  // A callback hook, not an async one: no promise per request for synchronous work.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(headers);
+    done();
   });
 }

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
@@ -8,6 +9,8 @@ import type { Environment } from '../../core/environment.js';
 /** `GET /authorize` (CONTRACT.md §6): the browser entry point of the customer's authorization. */
 export async function authorizeRoutes(app: FastifyInstance, deps: { flow: StartAuthorizationDeps; environment: Environment }): Promise<void> {
   const { names, attributes } = cookiePolicy(deps.environment);
+  // Cookies are parsed only on the browser routes, not on every API request.
+  await app.register(fastifyCookie);
 
   app.get<{ Querystring: AuthorizeQuery }>('/authorize', { config: { html: true } }, async (request, reply) => {
     let browserId = request.cookies[names.browser];

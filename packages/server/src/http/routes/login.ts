@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Environment } from '../../core/environment.js';
@@ -43,6 +44,8 @@ const PATHS = { login: '/login', register: '/register', otp: '/login/otp' } as c
 export async function loginRoutes(app: FastifyInstance, deps: LoginRouteDeps): Promise<void> {
   const { names, attributes } = cookiePolicy(deps.environment);
   useFormBody(app);
+  // Cookies are parsed only on the browser routes, not on every API request.
+  await app.register(fastifyCookie);
   await app.register(fastifyCsrf, {
     cookieKey: names.csrf,
     cookieOpts: attributes,

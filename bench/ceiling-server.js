@@ -1,0 +1,133 @@
+// The practical ceiling for Connect's client_credentials token endpoint: the
+// least work that still does the same job on the same stack (Fastify 5, jose 6).
+//
+// - parses the same application/x-www-form-urlencoded body;
+// - checks HTTP Basic credentials against one in-memory client, HMAC-SHA-256
+//   of the secret compared with crypto.timingSafeEqual (as Connect stores it);
+// - signs one ES256 JWT per request with the claims and header of a Connect
+//   client access token (iss, sub, client_id, aud, iat, exp, jti; typ at+jwt, kid).
+//
+// No database, no logging, no security headers, no client cache: the bare minimum.
+//
+// Environment: PORT (required), HOST (default 127.0.0.1),
+// BENCH_CLIENT_ID and BENCH_CLIENT_SECRET (the one client),
+// CEILING_SIGNER: `jose` (default: jose's SignJWT) or `node` (node:crypto's
+// asynchronous sign, as Connect signs its access tokens; the same JWT).
+import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
+import Fastify from 'fastify';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
+
+const port = Number(process.env.PORT);
+const host = process.env.HOST ?? '127.0.0.1';
+const clientId = process.env.BENCH_CLIENT_ID;
+const clientSecret = process.env.BENCH_CLIENT_SECRET;
+const signer = process.env.CEILING_SIGNER ?? 'jose';
+if (!port || !clientId || !clientSecret || !['jose', 'node'].includes(signer)) {
+  process.stderr.write('ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose or node\n');
+  process.exit(2);
+}
+
+const TTL_SECONDS = 3600;
+const hmacKey = randomBytes(32);
+const hmac = (secret) => createHmac('sha256', hmacKey).update(secret, 'utf8').digest();
+const clients = new Map([[clientId, { id: clientId, secretHash: hmac(clientSecret) }]]);
+
+const { privateKey, publicKey } = await generateKeyPair('ES256');
+const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
+const issuer = `http://${host}:${port}`;
+
+function signWithJose(claims) {
+  return new SignJWT({ client_id: claims.client_id })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
+    .setIssuer(claims.iss)
+    .setSubject(claims.sub)
+    .setAudience(claims.aud)
+    .setIssuedAt(claims.iat)
+    .setExpirationTime(claims.exp)
+    .setJti(claims.jti)
+    .sign(privateKey);
+}
+
+const privateKeyObject = KeyObject.from(privateKey);
+const encodedHeader = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid })).toString('base64url');
+function signWithNodeCrypto(claims) {
+  const input = `${encodedHeader}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return new Promise((resolve, reject) => {
+    sign('sha256', Buffer.from(input), { key: privateKeyObject, dsaEncoding: 'ieee-p1363' }, (error, signature) =>
+      error ? reject(error) : resolve(`${input}.${signature.toString('base64url')}`),
+    );
+  });
+}
+
+const signJwt = signer === 'node' ? signWithNodeCrypto : signWithJose;
+
+function unauthorized(reply) {
+  return reply
+    .code(401)
+    .header('www-authenticate', 'Basic realm="ceiling"')
+    .header('cache-control', 'no-store')
+    .send({ error: 'invalid_client', error_description: 'client authentication failed' });
+}
+
+function authenticate(header) {
+  if (typeof header !== 'string' || !header.startsWith('Basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  let id;
+  let secret;
+  try {
+    id = decodeURIComponent(decoded.slice(0, colon));
+    secret = decodeURIComponent(decoded.slice(colon + 1));
+  } catch {
+    return undefined;
+  }
+  const client = clients.get(id);
+  const actual = hmac(secret);
+  if (!client || !timingSafeEqual(actual, client.secretHash)) return undefined;
+  return client;
+}
+
+const app = Fastify({ logger: false, bodyLimit: 16 * 1024 });
+app.removeAllContentTypeParsers();
+app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+  done(null, Object.fromEntries(new URLSearchParams(body)));
+});
+
+app.post(
+  '/token',
+  {
+    schema: {
+      response: {
+        200: {
+          type: 'object',
+          properties: { access_token: { type: 'string' }, token_type: { type: 'string' }, expires_in: { type: 'integer' } },
+        },
+      },
+    },
+  },
+  async (request, reply) => {
+    const params = request.body ?? {};
+    if (params.grant_type !== 'client_credentials') {
+      return reply.code(400).header('cache-control', 'no-store').send({ error: 'unsupported_grant_type' });
+    }
+    const client = authenticate(request.headers.authorization);
+    if (!client) return unauthorized(reply);
+    const now = Math.floor(Date.now() / 1000);
+    const token = await signJwt({
+      client_id: client.id,
+      iss: issuer,
+      sub: client.id,
+      aud: issuer,
+      iat: now,
+      exp: now + TTL_SECONDS,
+      jti: randomUUID(),
+    });
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    return { access_token: token, token_type: 'Bearer', expires_in: TTL_SECONDS };
+  },
+);
+
+await app.listen({ port, host });
+process.stdout.write(`ceiling listening on ${issuer}\n`);
+for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => app.close().then(() => process.exit(0)));
