@@ -3,11 +3,19 @@
 // (`taskset -c 1 node bench/load.js '<json>'`).
 //
 // Input (argv[2], JSON): { url, method, headers, body, duration, connections,
-// pipelining, timeout }. Output (stdout): one JSON document with the summary.
+// pipelining, timeout, amount, bodiesFile, uuidHeader }. Output (stdout): one
+// JSON document with the summary.
+//
+// Optional, for requests that cannot repeat: `bodiesFile` names a JSON file
+// holding an array of bodies, each sent once, in order (with `amount`, the
+// run stops when they are used up); `uuidHeader` names a header that gets a
+// fresh random UUID (version 4) on every request.
 //
 // Latency percentiles come from autocannon's 'response' events at
 // sub-millisecond resolution (autocannon's own histogram counts whole
 // milliseconds, too coarse for a 1-3 ms endpoint); its figures are kept too.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 const options = JSON.parse(process.argv[2] ?? '{}');
@@ -21,7 +29,27 @@ let latencies = new Float64Array(1 << 17);
 let count = 0;
 const statuses = {};
 
+const bodies = options.bodiesFile ? JSON.parse(readFileSync(options.bodiesFile, 'utf8')) : undefined;
+let nextBody = 0;
+const perRequest =
+  bodies || options.uuidHeader
+    ? {
+        requests: [
+          {
+            setupRequest(request) {
+              const changed = { ...request };
+              if (bodies) changed.body = bodies[nextBody++ % bodies.length];
+              if (options.uuidHeader) changed.headers = { ...request.headers, [options.uuidHeader]: randomUUID() };
+              return changed;
+            },
+          },
+        ],
+      }
+    : {};
+
 const cpuAtStart = process.cpuUsage();
+const startNs = process.hrtime.bigint();
+let lastResponseNs = startNs;
 const instance = autocannon(
   {
     url: options.url,
@@ -32,6 +60,8 @@ const instance = autocannon(
     connections: options.connections ?? 16,
     pipelining: options.pipelining ?? 1,
     timeout: options.timeout ?? 10,
+    ...(options.amount ? { amount: options.amount } : {}),
+    ...perRequest,
   },
   (error, result) => {
     if (error) {
@@ -47,6 +77,10 @@ const instance = autocannon(
       pipelining: result.pipelining,
       requestsPerSecond: result.requests.average,
       requestsTotal: result.requests.total,
+      // Every request from the start to the last response: the figure for short
+      // counted runs (`amount`), where autocannon's own duration ends on a timer tick.
+      secondsToLastResponse: round(Number(lastResponseNs - startNs) / 1e9),
+      requestsPerSecondOverall: lastResponseNs > startNs ? result.requests.total / (Number(lastResponseNs - startNs) / 1e9) : null,
       responses2xx: result['2xx'],
       non2xx: result.non2xx,
       statusCodes: statuses,
@@ -67,7 +101,7 @@ const instance = autocannon(
         max: result.latency.max,
       },
       throughputBytesPerSecond: result.throughput.average,
-      // Near 100, the load generator itself was the limit.
+      // Near 100, the load generator itself was the limit (over autocannon's duration).
       loadGeneratorCpuPercent: Math.round(cpuPercent(process.cpuUsage(cpuAtStart), result.duration)),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -76,6 +110,7 @@ const instance = autocannon(
 
 instance.on('response', (_client, statusCode, _bytes, responseTime) => {
   statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+  lastResponseNs = process.hrtime.bigint();
   if (statusCode < 200 || statusCode > 299) return;
   if (count === latencies.length) {
     const grown = new Float64Array(latencies.length * 2);
