@@ -89,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const refreshDeps = { ...tokenDeps, tokenSessions: storage.tokenSessions, audit };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokenDeps),
-    bindGrant(authorizationCodeGrant, { ...tokenDeps, audit, transaction: (work) => storage.transaction(work) }),
+    bindGrant(authorizationCodeGrant, { ...tokenDeps, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refreshDeps),
   ]);
   const findClient = cacheClientLookup(async (id) => {

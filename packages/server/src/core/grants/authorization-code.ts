@@ -4,14 +4,15 @@ import type { Clock } from '../clock.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
 import type { AuthorizationCodeRecord } from '../login/records.js';
-import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
-import type { Stores } from '../../storage/ports.js';
+import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
+import type { AuthorizationCodeStore, Stores } from '../../storage/ports.js';
 import type { GrantHandler } from './grant.js';
 
 /** What the authorization_code grant reads and writes. */
 export interface AuthorizationCodeDeps extends CustomerTokenDeps {
   /** Runs `work` in one database transaction. */
   transaction<T>(work: (tx: Pick<Stores, 'codes' | 'tokenSessions'>) => Promise<T>): Promise<T>;
+  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode'>;
   readonly clock: Clock;
   readonly audit: AuditLog;
 }
@@ -19,15 +20,6 @@ export interface AuthorizationCodeDeps extends CustomerTokenDeps {
 /** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits). */
 export function hashCode(code: string): string {
   return createHash('sha256').update(code).digest('base64url');
-}
-
-// Thrown inside the transaction to roll back the redemption when the code was
-// presented with the wrong redirect_uri or PKCE verifier: the rightful client
-// can still redeem it.
-class BindingMismatch extends Error {
-  constructor(readonly oauthError: InvalidGrant) {
-    super(oauthError.description);
-  }
 }
 
 /**
@@ -52,38 +44,37 @@ export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
     const codeHash = hashCode(code);
     const now = deps.clock.nowSeconds();
 
-    let outcome:
-      | { record: AuthorizationCodeRecord; tokens: { accessToken: string; refreshToken: string } }
-      | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
-    try {
-      outcome = await deps.transaction(async (tx) => {
-        const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
-        if (!record) return refusal(tx, codeHash, client.id, now);
-        const mismatch = bindingMismatch(record, redirectUri, verifier);
-        if (mismatch) throw new BindingMismatch(mismatch);
-
-        const sid = randomBytes(16).toString('base64url');
-        const subject = { profileId: record.profileId, clientId: client.id, sid };
-        const access = await mintCustomerAccessToken(subject, deps);
-        const refresh = await mintRefreshToken(subject, deps);
-        await tx.tokenSessions.insertTokenSession({
-          sid,
-          clientId: client.id,
-          profileId: record.profileId,
-          codeHash,
-          refreshJti: refresh.jti,
-          accessJti: access.jti,
-          createdAt: now,
-          refreshExpiresAt: refresh.expiresAt,
-          accessExpiresAt: access.expiresAt,
-          revokedAt: null,
-        });
-        return { record, tokens: { accessToken: access.token, refreshToken: refresh.token } };
-      });
-    } catch (error) {
-      if (error instanceof BindingMismatch) throw error.oauthError;
-      throw error;
+    // Check the code and mint the tokens before the transaction, so the
+    // database is held only for the two writes, not for the signing.
+    const found = await deps.codes.findAuthorizationCode(codeHash);
+    let minted: { sid: string; access: MintedToken; refresh: MintedToken } | undefined;
+    if (found && found.clientId === client.id && found.consumedAt === null && found.expiresAt > now) {
+      // A wrong redirect_uri or verifier leaves the code unused: the rightful client can still redeem it.
+      const mismatch = bindingMismatch(found, redirectUri, verifier);
+      if (mismatch) throw mismatch;
+      const sid = randomBytes(16).toString('base64url');
+      const subject = { profileId: found.profileId, clientId: client.id, sid };
+      minted = { sid, access: await mintCustomerAccessToken(subject, deps), refresh: await mintRefreshToken(subject, deps) };
     }
+
+    const outcome = await deps.transaction(async (tx): Promise<{ ok: true } | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } }> => {
+      const record = minted ? await tx.codes.consumeAuthorizationCode(codeHash, client.id, now) : undefined;
+      // Unusable from the start, or redeemed by a concurrent exchange meanwhile.
+      if (!record || !minted) return refusal(tx, codeHash, client.id, now);
+      await tx.tokenSessions.insertTokenSession({
+        sid: minted.sid,
+        clientId: client.id,
+        profileId: record.profileId,
+        codeHash,
+        refreshJti: minted.refresh.jti,
+        accessJti: minted.access.jti,
+        createdAt: now,
+        refreshExpiresAt: minted.refresh.expiresAt,
+        accessExpiresAt: minted.access.expiresAt,
+        revokedAt: null,
+      });
+      return { ok: true };
+    });
     if ('error' in outcome) {
       if (outcome.replayed) {
         await deps.audit.record({ type: 'code.replayed', actor: `client:${client.id}`, subject: outcome.replayed.profileId, outcome: 'failure', details: { revoked_sessions: outcome.replayed.revoked } });
@@ -91,10 +82,10 @@ export const authorizationCodeGrant: GrantHandler<AuthorizationCodeDeps> = {
       throw outcome.error;
     }
     return {
-      accessToken: outcome.tokens.accessToken,
+      accessToken: (minted as NonNullable<typeof minted>).access.token,
       tokenType: 'Bearer',
       expiresIn: deps.accessTokenTtlSeconds,
-      refreshToken: outcome.tokens.refreshToken,
+      refreshToken: (minted as NonNullable<typeof minted>).refresh.token,
     };
   },
 };

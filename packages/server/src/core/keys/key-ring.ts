@@ -21,10 +21,19 @@ export interface ActiveSigningKey {
   readonly key: CryptoKey;
 }
 
+/** Imports a base64url AES-256 key for AES-GCM, not extractable. */
+async function importAesKey(k: string): Promise<CryptoKey> {
+  return (await globalThis.crypto.subtle.importKey('raw', base64url.decode(k), { name: 'AES-GCM' }, false, [
+    'encrypt',
+    'decrypt',
+  ])) as CryptoKey;
+}
+
 /** A symmetric key ready to encrypt customer access tokens, with its `kid`. */
 export interface ActiveEncryptionKey {
   readonly kid: string;
-  readonly key: Uint8Array;
+  /** AES-256-GCM, imported once (not per token). */
+  readonly key: CryptoKey;
 }
 
 /** What a key ring and key rotation need. */
@@ -121,7 +130,7 @@ export class KeyRing {
   #active: ActiveSigningKey | undefined;
   #verifying = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
   #activeEncryption: ActiveEncryptionKey | undefined;
-  #decrypting = new Map<string, { key: Uint8Array; verifyUntil: number | null }>();
+  #decrypting = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
   #jwks: { keys: JWK[] } = { keys: [] };
   #lastLoad = Number.NEGATIVE_INFINITY;
   #loading: Promise<void> | undefined;
@@ -172,10 +181,10 @@ export class KeyRing {
         active = { kid: record.kid, alg: SIGNING_ALG, key: privateKey };
       }
     }
-    const decrypting = new Map<string, { key: Uint8Array; verifyUntil: number | null }>();
+    const decrypting = new Map<string, { key: CryptoKey; verifyUntil: number | null }>();
     let activeEncryption: ActiveEncryptionKey | undefined;
     for (const record of live.filter((k) => k.use === 'enc')) {
-      const key = this.#decrypting.get(record.kid)?.key ?? base64url.decode((JSON.parse(await this.#openSealed(record)) as { k: string }).k);
+      const key = this.#decrypting.get(record.kid)?.key ?? (await importAesKey((JSON.parse(await this.#openSealed(record)) as { k: string }).k));
       decrypting.set(record.kid, { key, verifyUntil: record.verifyUntil });
       if (!activeEncryption && record.status === 'active') activeEncryption = { kid: record.kid, key };
     }
@@ -211,7 +220,7 @@ export class KeyRing {
    * The key to decrypt a token with `kid`, or `undefined` when unknown or past
    * its window; an unknown `kid` triggers one reload, at most once a second.
    */
-  async decryptionKey(kid: string): Promise<Uint8Array | undefined> {
+  async decryptionKey(kid: string): Promise<CryptoKey | undefined> {
     const now = this.#deps.clock.nowSeconds();
     let entry = this.#decrypting.get(kid);
     if (!entry && now - this.#lastLoad >= 1) {

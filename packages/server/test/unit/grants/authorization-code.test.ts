@@ -27,6 +27,7 @@ async function setup(options: { codeChallenge?: string } = {}) {
   const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(randomBytes(32), 'key-sealing'), clock });
   const deps: AuthorizationCodeDeps = {
     transaction: (work) => storage.transaction(work),
+    codes: storage.codes,
     clock,
     keys,
     urls: URLS,

@@ -52,7 +52,8 @@ describe('KeyRing', () => {
     const stored = await s.storage.keys.listKeys();
     expect(stored.map((k) => k.use).sort()).toEqual(['enc', 'sig']);
     expect(first.encryptionKey().kid).toBe(second.encryptionKey().kid);
-    expect(first.encryptionKey().key).toHaveLength(32);
+    expect(first.encryptionKey().key.algorithm).toMatchObject({ name: 'AES-GCM', length: 256 });
+    expect(first.encryptionKey().key.extractable).toBe(false);
     const [jwk] = first.jwks().keys;
     expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: first.signingKey().kid });
     expect(jwk).not.toHaveProperty('d');
