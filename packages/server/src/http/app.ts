@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createAuditLog } from '../core/audit/audit-log.js';
 import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -70,7 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 30_000,
     trustProxy: deps.trustProxy,
     // One line per request (logRequests below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
 
   registerSecurityHeaders(app, { hsts: deps.environment === 'production' });
