@@ -26,8 +26,9 @@ export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> 
 
 /** `keys rotate`: a new active signing key; the old ones verify until their tokens expire. */
 export async function rotateKeysCommand(runtime: Runtime): Promise<CommandResult> {
-  const key = await rotateKeys(runtime, maxTokenTtlSeconds(runtime.config));
-  await recordAdminAction(runtime, { type: 'keys.rotated', subject: key.kid });
+  const key = await rotateKeys(runtime, maxTokenTtlSeconds(runtime.config), (tx, newKey) =>
+    recordAdminAction(runtime, { type: 'keys.rotated', subject: newKey.kid }, tx),
+  );
   return {
     json: { kid: key.kid, alg: key.alg, use: key.use, status: key.status, createdAt: isoTime(key.createdAt) },
     text: `new signing key ${key.kid} (${key.alg}) and a new token encryption key are active; running servers use them within 60 seconds\n`,

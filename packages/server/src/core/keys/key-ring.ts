@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
-import type { SigningKeyStore, Storage } from '../../storage/ports.js';
+import type { SigningKeyStore, Storage, Stores } from '../../storage/ports.js';
 import { seal, unseal } from './master-key.js';
 import type { SigningKeyRecord } from './signing-key.js';
 
@@ -103,6 +103,8 @@ export async function generateEncryptionKey(sealKey: Uint8Array, now: number): P
 export async function rotateKeys(
   deps: { storage: Pick<Storage, 'transaction'>; sealKey: Uint8Array; clock: Clock },
   maxTokenTtlSeconds: number,
+  /** Runs in the same transaction with the new signing key (e.g. to record it in the audit log). */
+  alsoInTransaction?: (tx: Stores, key: SigningKeyRecord) => Promise<void>,
 ): Promise<SigningKeyRecord> {
   const now = deps.clock.nowSeconds();
   const key = await generateSigningKey(deps.sealKey, now);
@@ -114,6 +116,7 @@ export async function rotateKeys(
     // The customer access token encryption key rotates with it.
     await tx.keys.insertKey(encryptionKey);
     await tx.keys.retireKeys('enc', encryptionKey.kid, now, verifyUntil);
+    await alsoInTransaction?.(tx, key);
   });
   return key;
 }

@@ -107,6 +107,20 @@ describe('KeyRing', () => {
     expect(ring.jwks().keys.map((k) => k.kid)).toEqual([rotated.kid]);
   });
 
+  it('rolls the rotation back when the work joined to its transaction fails', async () => {
+    const s = await setup();
+    const ring = await s.open();
+    const before = await s.storage.keys.listKeys();
+    await expect(
+      rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, MAX_TTL, async () => {
+        throw new Error('audit write failed');
+      }),
+    ).rejects.toThrow('audit write failed');
+    expect(await s.storage.keys.listKeys()).toEqual(before);
+    await ring.reload();
+    expect(ring.signingKey().kid).toBe(before.find((k) => k.use === 'sig')?.kid);
+  });
+
   it('another instance picks up a rotation on reload, and verifies a new kid at once', async () => {
     const s = await setup();
     const a = await s.open();
