@@ -20,22 +20,19 @@
 //      token verified in a loop, single core, in-process, warm cache.
 //
 // See bench/README.md, "Customer token endpoints", for the knobs.
-import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BENCH = join(ROOT, 'bench');
 const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
 const CONNECT_DIST = join(ROOT, 'packages/server/dist/index.js');
-const HOST = '127.0.0.1';
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
-const CLOCK_TICKS_PER_SECOND = 100;
 
 // ------------------------------------------------- micro-benchmark (child mode)
 
@@ -101,7 +98,6 @@ const config = (() => {
   };
 })();
 
-const children = new Set();
 const startedAt = Date.now();
 const cleanups = [];
 
@@ -118,84 +114,6 @@ function progress(message) {
 
 function pinned(cpu, command, args) {
   return config.pin ? ['taskset', ['-c', cpu, command, ...args]] : [command, args];
-}
-
-function spawnTracked(command, args, options) {
-  const child = spawn(command, args, options);
-  children.add(child);
-  child.exitState = new Promise((resolve) => {
-    const done = (state) => {
-      children.delete(child);
-      child.exited = state;
-      resolve(state);
-    };
-    child.once('exit', (code, signal) => done({ code, signal }));
-    child.once('error', (error) => done({ code: null, signal: null, error: error.message }));
-  });
-  return child;
-}
-
-async function stop(child, graceMs = 5000) {
-  if (child.exited) return child.exited;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  const state = await child.exitState;
-  clearTimeout(timer);
-  return state;
-}
-
-function killAll() {
-  for (const child of children) child.kill('SIGKILL');
-}
-
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    process.stderr.write(`\nbench: ${signal}, stopping every process\n`);
-    killAll();
-    process.exit(130);
-  });
-}
-
-function run(command, args, options) {
-  return new Promise((resolve, reject) => {
-    const child = execFile(command, args, { ...options, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      children.delete(child);
-      if (error) reject(new Error(`${[command, ...args].join(' ').slice(0, 200)} failed: ${stderr.trim() || error.message}`));
-      else resolve(stdout);
-    });
-    children.add(child);
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function cleanEnv() {
-  const env = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('CONNECT_') || name.startsWith('BENCH_')) continue;
-    if (['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'NODE_OPTIONS', 'NODE_ENV'].includes(name)) continue;
-    env[name] = value;
-  }
-  return env;
-}
-
-function cpuTimeMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
 }
 
 // ---------------------------------------------------------------- PostgreSQL

@@ -15,20 +15,17 @@
 // in load.js) to another, so neither steals the other's CPU. Every server is
 // checked with one real token request before it is loaded, warmed up, then
 // measured. See bench/README.md for the knobs (BENCH_* variables).
-import { execFile, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BENCH = join(ROOT, 'bench');
 const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
-const HOST = '127.0.0.1';
 /** USER_HZ of /proc/<pid>/stat (100 on Linux everywhere in practice). */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 const SERVERS = {
   connect: { label: 'Connect' },
@@ -47,7 +44,6 @@ const config = (() => {
     process.exit(2);
   }
 })();
-const children = new Set();
 const startedAt = Date.now();
 
 function readConfig(env) {
@@ -93,82 +89,6 @@ function progress(message) {
 /** Runs `command` under `taskset -c <cpu>` when pinning is on. */
 function pinned(cpu, command, args) {
   return config.pin ? ['taskset', ['-c', cpu, command, ...args]] : [command, args];
-}
-
-/** Spawns a child that is killed when the benchmark ends, however it ends. */
-function spawnTracked(command, args, options) {
-  const child = spawn(command, args, options);
-  children.add(child);
-  child.exitState = new Promise((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      child.exited = { code, signal };
-      resolve(child.exited);
-    });
-    child.once('error', (error) => {
-      children.delete(child);
-      child.exited = { code: null, signal: null, error };
-      resolve(child.exited);
-    });
-  });
-  return child;
-}
-
-/** Asks a child to stop (SIGTERM), then kills it if it has not within `graceMs`. */
-async function stop(child, graceMs = 5000) {
-  if (child.exited) return child.exited;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  const state = await child.exitState;
-  clearTimeout(timer);
-  return state;
-}
-
-function killAll() {
-  for (const child of children) child.kill('SIGKILL');
-}
-
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    process.stderr.write(`\nbench: ${signal}, stopping every server\n`);
-    killAll();
-    process.exit(130);
-  });
-}
-
-/** Runs a command to completion and returns its stdout; fails with its stderr. */
-function run(command, args, options) {
-  return new Promise((resolve, reject) => {
-    const child = execFile(command, args, { ...options, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      children.delete(child);
-      if (error) reject(new Error(`${[command, ...args].join(' ')} failed: ${stderr.trim() || error.message}`));
-      else resolve(stdout);
-    });
-    children.add(child);
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The environment every server starts from: no inherited Connect settings. */
-function cleanEnv() {
-  const env = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name.startsWith('CONNECT_') || name.startsWith('BENCH_')) continue;
-    if (['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'NODE_OPTIONS', 'NODE_ENV'].includes(name)) continue;
-    env[name] = value;
-  }
-  return env;
 }
 
 // ------------------------------------------------------------------ servers
@@ -276,20 +196,6 @@ async function load(url, request, duration) {
   const [command, args] = pinned(config.loadCpu, process.execPath, [join(BENCH, 'load.js'), JSON.stringify(options)]);
   const stdout = await run(command, args, { cwd: ROOT, timeout: (duration + 30) * 1000, killSignal: 'SIGKILL' });
   return JSON.parse(stdout.trim().split('\n').pop());
-}
-
-/**
- * CPU time (ms, user + system, every thread) a process has used so far, from
- * /proc; `undefined` where there is no /proc. Divided by the requests served,
- * it is a figure that the noise of other work on the machine barely moves.
- */
-function cpuTimeMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
 }
 
 function countLines(file) {
