@@ -94,12 +94,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   ]);
   const findClient = cacheClientLookup(async (id) => {
     try {
-      return await deps.storage.clients.findClient(id);
+      return await storage.clients.findClient(id);
     } catch (error) {
       // The database is out of reach: tell the client to retry rather than fail for good.
       throw new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
     }
-  }, deps.clock);
+  }, clock);
   const authenticate = async (input: ClientAuthInput) => {
     try {
       return await authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment, clock });
@@ -150,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(customerProfileRoutes, { check, customers: storage.customers });
   await app.register(assetRoutes);
   if (deps.environment === 'sandbox') await app.register(sandboxRoutes, { outbox: storage.outbox });
-  await app.register(wellKnownRoutes, { urls: deps.urls, keyRing: deps.keyRing, grants });
-  await app.register(healthRoutes, { storage: deps.storage });
+  await app.register(wellKnownRoutes, { urls, keyRing: deps.keyRing, grants });
+  await app.register(healthRoutes, { storage });
   return app;
 }

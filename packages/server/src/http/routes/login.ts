@@ -76,32 +76,23 @@ export async function loginRoutes(app: FastifyInstance, deps: LoginRouteDeps): P
         return seeOther(reply, result.location);
       case 'dead_end':
         return sendErrorPage(reply, 400, 'This sign-in cannot continue', result.message);
-      case 'login_page': {
-        const { pending } = result;
-        const readonly = pending.request.loginHint !== null;
-        const body = loginPage({
-          clientName: pending.client.name,
-          action: pageUrl('login', pending.requestId),
-          csrfToken: csrfToken(),
-          error: result.error,
-          mobile: pending.request.loginHint ?? result.mobile,
-          mobileReadonly: readonly,
-          registerHref: readonly ? undefined : pageUrl('register', pending.requestId),
-        });
-        return sendPage(reply, result.error ? 400 : 200, body, pending.request.redirectUri);
-      }
+      case 'login_page':
       case 'register_page': {
         const { pending } = result;
+        // With user_id the mobile is fixed, and there is no switching between the two pages.
         const readonly = pending.request.loginHint !== null;
-        const body = registerPage({
+        const form = {
           clientName: pending.client.name,
-          action: pageUrl('register', pending.requestId),
           csrfToken: csrfToken(),
           error: result.error,
           mobile: pending.request.loginHint ?? result.mobile,
           mobileReadonly: readonly,
-          loginHref: readonly ? undefined : pageUrl('login', pending.requestId),
-        });
+        };
+        const other = (page: 'login' | 'register') => (readonly ? undefined : pageUrl(page, pending.requestId));
+        const body =
+          result.kind === 'login_page'
+            ? loginPage({ ...form, action: pageUrl('login', pending.requestId), registerHref: other('register') })
+            : registerPage({ ...form, action: pageUrl('register', pending.requestId), loginHref: other('login') });
         return sendPage(reply, result.error ? 400 : 200, body, pending.request.redirectUri);
       }
       case 'otp_page': {
