@@ -189,7 +189,7 @@ describe('connect-auth serve --seed-demo', () => {
       engine: 'sqlite',
     });
     // The token request was logged, so the checks below look at real request logs.
-    expect(logs.some(({ entry }) => (entry.req as { path?: string } | undefined)?.path === '/token')).toBe(true);
+    expect(logs.some(({ entry }) => entry.path === '/token')).toBe(true);
     expect(logs.some(({ entry }) => entry.msg === 'shutting down')).toBe(true);
     for (const { raw } of logs) {
       expect(raw).not.toContain(banner.clientSecret);

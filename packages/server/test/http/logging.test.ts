@@ -5,8 +5,10 @@ import { postToken } from './wire.js';
 interface LogLine {
   readonly msg?: string;
   readonly reqId?: string;
-  readonly req?: { method?: string; path?: string };
-  readonly res?: { statusCode?: number };
+  readonly method?: string;
+  readonly path?: string;
+  readonly statusCode?: number;
+  readonly responseTime?: number;
 }
 
 describe('request logging', () => {
@@ -38,8 +40,11 @@ describe('request logging', () => {
 
     // Every request appears once, with its method, path and final status.
     const completed = lines.filter((line) => line.msg === 'request completed');
-    for (const line of completed) expect(line.req).toMatchObject({ method: 'POST', path: '/token' });
-    expect(completed.map((line) => line.res?.statusCode)).toEqual(responses.map((res) => res.statusCode));
+    for (const line of completed) {
+      expect(line).toMatchObject({ method: 'POST', path: '/token', remoteAddress: '127.0.0.1' });
+      expect(line.responseTime).toBeGreaterThanOrEqual(0);
+    }
+    expect(completed.map((line) => line.statusCode)).toEqual(responses.map((res) => res.statusCode));
     expect(new Set(completed.map((line) => line.reqId)).size).toBe(responses.length);
 
     const secretsNeverLogged = {
@@ -64,5 +69,20 @@ describe('request logging', () => {
       expect({ what, logged: text.includes(value as string) }).toEqual({ what, logged: false });
     }
     expect(text).not.toMatch(/"authorization"/i);
+  });
+
+  it('logs the path of a request without its query string', async () => {
+    const t = await build({ captureLogs: true });
+    const res = await t.app.inject({ method: 'GET', url: '/authorize?client_id=cid_sandbox_x&state=S3CR3T-STATE&user_id=585676066295' });
+    const completed = t.logs
+      .join('')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => line.msg === 'request completed');
+    expect(completed).toHaveLength(1);
+    expect(completed[0]).toMatchObject({ method: 'GET', path: '/authorize', statusCode: res.statusCode });
+    expect(t.logs.join('')).not.toContain('S3CR3T-STATE');
+    expect(t.logs.join('')).not.toContain('585676066295');
   });
 });

@@ -77,7 +77,7 @@ function readCredentials(input: ClientAuthInput): { clientId: string; clientSecr
     if (input.clientId !== undefined && input.clientId !== basic.clientId) {
       throw new InvalidRequest('client_id does not match the client of the Authorization header');
     }
-    return { ...basic, method: 'client_secret_basic' };
+    return basic;
   }
   if (input.clientSecret !== undefined) {
     if (input.clientId === undefined) throw new InvalidRequest('client_id is required with client_secret');
@@ -88,7 +88,7 @@ function readCredentials(input: ClientAuthInput): { clientId: string; clientSecr
 }
 
 /** Reads `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1, RFC 7617). */
-function parseBasic(header: string): { clientId: string; clientSecret: string } {
+function parseBasic(header: string): { clientId: string; clientSecret: string; method: 'client_secret_basic' } {
   const malformed = () => new InvalidClient('malformed HTTP Basic credentials', 'client_secret_basic');
   const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
   if (!match?.[1] || match[1].length > 4 * MAX_CREDENTIAL_LENGTH) throw malformed();
@@ -100,7 +100,7 @@ function parseBasic(header: string): { clientId: string; clientSecret: string } 
   const clientId = formDecode(decoded.slice(0, colon));
   const clientSecret = formDecode(decoded.slice(colon + 1));
   if (clientId === undefined || clientSecret === undefined || clientSecret === '') throw malformed();
-  return { clientId, clientSecret };
+  return { clientId, clientSecret, method: 'client_secret_basic' };
 }
 
 function formDecode(value: string): string | undefined {
@@ -112,9 +112,18 @@ function formDecode(value: string): string | undefined {
   }
 }
 
+/** For each environment, the others with the ID and secret prefixes of their credentials. */
+const FOREIGN_PREFIXES = new Map(
+  ENVIRONMENTS.map((own) => [
+    own,
+    ENVIRONMENTS.filter((env) => env !== own).map((env) => ({ env, idPrefix: clientIdPrefix(env), secretPrefix: clientSecretPrefix(env) })),
+  ]),
+);
+
 /** The other environment these credentials were issued for, if their prefix says so. */
 function foreignEnvironment(clientId: string, secret: string, own: Environment): Environment | undefined {
-  return ENVIRONMENTS.find(
-    (env) => env !== own && (clientId.startsWith(clientIdPrefix(env)) || secret.startsWith(clientSecretPrefix(env))),
-  );
+  for (const { env, idPrefix, secretPrefix } of FOREIGN_PREFIXES.get(own) ?? []) {
+    if (clientId.startsWith(idPrefix) || secret.startsWith(secretPrefix)) return env;
+  }
+  return undefined;
 }

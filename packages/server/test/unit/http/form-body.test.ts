@@ -32,6 +32,17 @@ describe('parseForm', () => {
   it('does not let a parameter named __proto__ reach the prototype', () => {
     const params = parse('__proto__=x&constructor=y');
     expect(params.__proto__).toBe('x');
-    expect(Object.getPrototypeOf(params)).toBeNull();
+    expect(params.constructor).toBe('y');
+    expect(Object.keys(params)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(Object.getPrototypeOf(params))).toBeNull();
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('inherits nothing, so a name of an Object method is just a parameter', () => {
+    const params = parse('grant_type=client_credentials');
+    expect('toString' in params).toBe(false);
+    expect('hasOwnProperty' in params).toBe(false);
+    expect(() => parse('toString=a&toString=b')).toThrow(/repeated/);
+    expect(parse('valueOf=v').valueOf).toBe('v');
   });
 });
