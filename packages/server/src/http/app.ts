@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createAuditLog } from '../core/audit/audit-log.js';
 import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -17,7 +17,7 @@ import { bindGrant, createGrantRegistry } from '../core/grants/registry.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import type { Storage } from '../storage/ports.js';
-import { logRequests } from './plugins/request-log.js';
+import { RequestLogController } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
@@ -69,13 +69,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     requestTimeout: 30_000,
     trustProxy: deps.trustProxy,
-    // One line per request (logRequests below) instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
+    // One line per request instead of Fastify's two.
+    logController: new RequestLogController(),
   });
 
   registerSecurityHeaders(app, { hsts: deps.environment === 'production' });
   registerErrorHandling(app);
-  logRequests(app);
 
   const { storage, clock, urls } = deps;
   const audit = createAuditLog(storage.audit, clock, (error) => app.log.error({ err: error }, 'writing the audit log failed'));
