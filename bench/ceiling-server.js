@@ -11,8 +11,9 @@
 //
 // Environment: PORT (required), HOST (default 127.0.0.1),
 // BENCH_CLIENT_ID and BENCH_CLIENT_SECRET (the one client),
-// CEILING_SIGNER: `jose` (default: jose's SignJWT) or `node` (node:crypto's
-// asynchronous sign, as Connect signs its access tokens; the same JWT).
+// CEILING_SIGNER: `jose` (default: jose's SignJWT, as Connect signs) or `node`
+// (node:crypto's asynchronous sign of the same JWT: a measurement of what
+// signing costs, not how Connect signs).
 import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
