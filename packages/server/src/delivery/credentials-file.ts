@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createMessage, encrypt, readKey, type Key } from 'openpgp';
 
@@ -136,6 +136,26 @@ export async function writeCredentialsFile(recipient: CheckedRecipient, content:
   } catch (error) {
     throw new DeliveryError(`cannot write ${recipient.outPath} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+}
+
+/**
+ * Removes a credentials file written for a change that was then not saved:
+ * it would hold a secret that does not exist.
+ *
+ * @throws DeliveryError when the file cannot be removed, naming it so that
+ *   the operator can delete it.
+ */
+export async function removeCredentialsFile(recipient: CheckedRecipient, cause: unknown): Promise<never> {
+  const reason = cause instanceof Error ? (cause.message.split('\n')[0] ?? 'error') : String(cause);
+  try {
+    await rm(recipient.outPath, { force: true });
+  } catch (error) {
+    throw new DeliveryError(
+      `nothing was saved (${reason}), and ${recipient.outPath} could not be removed (${(error as NodeJS.ErrnoException).code ?? 'error'}): delete it, the secret in it does not exist`,
+      { cause },
+    );
+  }
+  throw new DeliveryError(`nothing was saved (${reason}); ${recipient.outPath} was removed again`, { cause });
 }
 
 /**

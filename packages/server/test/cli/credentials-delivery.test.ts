@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/core/clients/client.js';
 import { fixedClock } from '../../src/core/clock.js';
@@ -146,6 +147,26 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(home.recipientsOf(path)).toEqual(encryptionKeyIds);
     return armored;
+  }
+
+  /**
+   * Makes the workspace's SQLite database refuse to commit any change to the
+   * clients table: each change adds a row whose deferred foreign key nothing
+   * satisfies, and SQLite checks deferred keys only at COMMIT. A real commit
+   * failure, after the credentials file was written inside the transaction.
+   */
+  function refuseCommitsChangingClients(w: CliWorkspace): void {
+    const db = new SqliteDatabase(join(w.dataDir, 'connect-sandbox.db'));
+    try {
+      db.exec(`
+        CREATE TABLE commit_guard_target (id TEXT PRIMARY KEY);
+        CREATE TABLE commit_guard (ref TEXT REFERENCES commit_guard_target (id) DEFERRABLE INITIALLY DEFERRED);
+        CREATE TRIGGER commit_guard_insert AFTER INSERT ON clients BEGIN INSERT INTO commit_guard VALUES ('none'); END;
+        CREATE TRIGGER commit_guard_update AFTER UPDATE ON clients BEGIN INSERT INTO commit_guard VALUES ('none'); END;
+      `);
+    } finally {
+      db.close();
+    }
   }
 
   type Refusal = readonly [string, (w: CliWorkspace & { outDir: string }) => string[], RegExp, number | 'non-zero'];
@@ -322,6 +343,19 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
     });
   });
 
+  it('clients create removes the file again when the database refuses the commit, and creates nothing', async () => {
+    const w = workspace();
+    expect(await w.cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+    refuseCommitsChangingClients(w);
+    const run = await w.cli(createArgs(...delivery('alice@example.com', keys.alice, join(w.outDir, 'acme.asc'))));
+    const line = expectFailure(run, 1);
+    expect(line).toMatch(/nothing was saved \(FOREIGN KEY constraint failed\); \S+acme\.asc was removed again/);
+    expect(line).not.toContain('csk_');
+    expect(filesIn(w.outDir)).toEqual([]);
+    expect(await w.cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+    expect((await w.auditEvents()).filter((event) => event.type === 'client.created')).toEqual([]);
+  });
+
   describe('clients rotate-secret', () => {
     /** A workspace with one client made without delivery; returns its ID and secret. */
     async function withClient() {
@@ -333,6 +367,18 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
     async function storedClient(w: CliWorkspace, id: string): Promise<Client | undefined> {
       return (await w.storage()).clients.findClient(id);
     }
+
+    it('removes the file again when the database refuses the commit; the old secret stays the only one', async () => {
+      const { w, clientId, secret } = await withClient();
+      const before = await storedClient(w, clientId);
+      refuseCommitsChangingClients(w);
+      const run = await w.cli(['clients', 'rotate-secret', clientId, ...delivery('alice@example.com', keys.alice, join(w.outDir, 'rotated.asc'))]);
+      const line = expectFailure(run, 1);
+      expect(line).toMatch(/nothing was saved \(FOREIGN KEY constraint failed\); \S+rotated\.asc was removed again/);
+      expect(filesIn(w.outDir)).toEqual([]);
+      expect(await storedClient(w, clientId)).toEqual(before);
+      expect(await tokenOutcome(await w.app(), clientId, secret)).toBe(200);
+    });
 
     it('puts the new secret only in the file; the old one keeps working for the grace period', async () => {
       const { w, clientId, secret } = await withClient();

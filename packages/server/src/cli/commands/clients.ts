@@ -1,10 +1,12 @@
 import { registerClient, rotateClientSecret, setClientStatus, updateClientSettings } from '../../core/clients/manage-clients.js';
 import type { Client } from '../../core/clients/client.js';
 import type { Runtime } from '../../runtime.js';
+import type { Stores } from '../../storage/ports.js';
 import { NotFound } from '../../storage/errors.js';
 import { clockDate } from '../../core/clock.js';
 import {
   checkRecipient,
+  removeCredentialsFile,
   writeCredentialsFile,
   type CheckedRecipient,
   type CredentialsFileContent,
@@ -41,6 +43,33 @@ async function findOrFail(runtime: Runtime, id: string | undefined): Promise<Cli
   return client;
 }
 
+/**
+ * Runs a change that makes a client secret in one transaction, and writes
+ * the credentials file (when there is a recipient) inside it: a file that
+ * cannot be written leaves nothing changed. If the transaction then fails to
+ * commit, the file is removed again, since the secret in it does not exist.
+ */
+async function changeDelivering<T extends { client: Client; clientSecret: string }>(
+  runtime: Runtime,
+  recipient: CheckedRecipient | undefined,
+  change: (tx: Stores) => Promise<T>,
+): Promise<T> {
+  let written = false;
+  try {
+    return await runtime.storage.transaction(async (tx) => {
+      const result = await change(tx);
+      if (recipient) {
+        await writeCredentialsFile(recipient, fileContent(runtime, result.client, result.clientSecret), clockDate(runtime.clock));
+        written = true;
+      }
+      return result;
+    });
+  } catch (error) {
+    if (written && recipient) return removeCredentialsFile(recipient, error);
+    throw error;
+  }
+}
+
 /** `clients create`: registers a client and shows its secret once, or delivers it encrypted. */
 export async function createClient(runtime: Runtime, options: ClientsOptions): Promise<CommandResult> {
   if (!options.name) throw new UsageError('--name is required');
@@ -49,7 +78,7 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
   // Every check of the delivery happens before a secret exists.
   const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
   const environment = runtime.config.environment;
-  const { client, clientSecret } = await runtime.storage.transaction(async (tx) => {
+  const { client, clientSecret } = await changeDelivering(runtime, recipient, async (tx) => {
     const registered = await registerClient(
       {
         name: options.name as string,
@@ -64,8 +93,6 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
       { type: 'client.created', subject: registered.client.id, details: { name: registered.client.name, delivered_to: recipient?.email ?? null } },
       tx,
     );
-    // Inside the transaction: if the file cannot be written, no client is created.
-    if (recipient) await writeCredentialsFile(recipient, fileContent(runtime, registered.client, registered.clientSecret), clockDate(runtime.clock));
     return registered;
   });
   const summary = { clientId: client.id, name: client.name, redirectUri: client.redirectUri, grants: client.grants, environment };
@@ -154,14 +181,13 @@ export async function rotateSecret(runtime: Runtime, id: string | undefined, opt
   const grace = graceSeconds(runtime, options.grace);
   const delivery = deliveryTarget(options);
   const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
-  const { client, clientSecret } = await runtime.storage.transaction(async (tx) => {
+  const { client, clientSecret } = await changeDelivering(runtime, recipient, async (tx) => {
     const rotated = await rotateClientSecret(existing.id, grace, { ...adminDeps(runtime), clients: tx.clients });
     await recordAdminAction(
       runtime,
       { type: 'client.secret_rotated', subject: existing.id, details: { grace_seconds: grace, delivered_to: recipient?.email ?? null } },
       tx,
     );
-    if (recipient) await writeCredentialsFile(recipient, fileContent(runtime, rotated.client, rotated.clientSecret), clockDate(runtime.clock));
     return rotated;
   });
   const until = client.previousSecretExpiresAt;
