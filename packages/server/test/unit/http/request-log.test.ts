@@ -8,7 +8,7 @@ function fakeExchange(url: string) {
     ['info', 'error', 'warn'].map((level) => [level, (fields: Record<string, unknown>, msg: string) => calls.push({ level, fields, msg })]),
   );
   const request = { method: 'POST', url, ip: '192.0.2.7', log } as unknown as FastifyRequest;
-  const reply = { statusCode: 200, elapsedTime: 1.5, log } as unknown as FastifyReply;
+  const reply = { statusCode: 200, elapsedTime: 1.5004999, log } as unknown as FastifyReply;
   return { request, reply, calls };
 }
 
