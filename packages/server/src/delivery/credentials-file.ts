@@ -142,8 +142,10 @@ export async function writeCredentialsFile(recipient: CheckedRecipient, content:
  * Removes a credentials file written for a change that was then not saved:
  * it would hold a secret that does not exist.
  *
- * @throws DeliveryError when the file cannot be removed, naming it so that
- *   the operator can delete it.
+ * @param cause why the change was not saved (its first line is shown).
+ * @throws DeliveryError always: saying that nothing was saved and that the
+ *   file was removed, or, if it could not be, naming it for the operator to
+ *   delete.
  */
 export async function removeCredentialsFile(recipient: CheckedRecipient, cause: unknown): Promise<never> {
   const reason = cause instanceof Error ? (cause.message.split('\n')[0] ?? 'error') : String(cause);
