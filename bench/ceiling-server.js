@@ -13,7 +13,12 @@
 // BENCH_CLIENT_ID and BENCH_CLIENT_SECRET (the one client),
 // CEILING_SIGNER: `jose` (default: jose's SignJWT, as Connect signs) or `node`
 // (node:crypto's asynchronous sign of the same JWT: a measurement of what
-// signing costs, not how Connect signs).
+// signing costs, not how Connect signs),
+// CEILING_WITH: empty (default), or a comma-separated list of Connect's own
+// parts to add, to measure what they cost on their own: `log` (Connect's
+// logger and its one request line per request, to stdout) and `headers`
+// (Connect's security headers). They come from packages/server/dist, so
+// Connect must be built.
 import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -23,8 +28,11 @@ const host = process.env.HOST ?? '127.0.0.1';
 const clientId = process.env.BENCH_CLIENT_ID;
 const clientSecret = process.env.BENCH_CLIENT_SECRET;
 const signer = process.env.CEILING_SIGNER ?? 'jose';
-if (!port || !clientId || !clientSecret || !['jose', 'node'].includes(signer)) {
-  process.stderr.write('ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose or node\n');
+const withParts = (process.env.CEILING_WITH ?? '').split(',').filter(Boolean);
+if (!port || !clientId || !clientSecret || !['jose', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
+  process.stderr.write(
+    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose or node; CEILING_WITH lists log, headers\n',
+  );
   process.exit(2);
 }
 
@@ -89,7 +97,17 @@ function authenticate(header) {
   return client;
 }
 
-const app = Fastify({ logger: false, bodyLimit: 16 * 1024 });
+const connectDist = new URL('../packages/server/dist/http/', import.meta.url);
+async function connectLogging() {
+  const { createLogger } = await import(new URL('logger.js', connectDist).href);
+  const { RequestLogController } = await import(new URL('plugins/request-log.js', connectDist).href);
+  return { loggerInstance: createLogger({ level: 'info' }), logController: new RequestLogController() };
+}
+const app = Fastify({ ...(withParts.includes('log') ? await connectLogging() : { logger: false }), bodyLimit: 16 * 1024 });
+if (withParts.includes('headers')) {
+  const { registerSecurityHeaders } = await import(new URL('plugins/security-headers.js', connectDist).href);
+  registerSecurityHeaders(app, { hsts: false });
+}
 app.removeAllContentTypeParsers();
 app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
   done(null, Object.fromEntries(new URLSearchParams(body)));
