@@ -22,10 +22,11 @@
 // See bench/README.md, "Customer token endpoints", for the knobs.
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
+import { fmt, loadAverage, machine, textTable } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -431,29 +432,8 @@ async function benchEngine(engine, databaseUrl) {
 
 // ------------------------------------------------------------------- report
 
-function fmt(value, digits) {
-  if (value === null || value === undefined || Number.isNaN(value)) return '-';
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
 
-function table(rows) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  const line = (row) => row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
-}
 
-async function machine() {
-  const lscpu = await run('lscpu', []).catch(() => '');
-  const model = /^Model name:\s*(.+)$/m.exec(lscpu)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  return {
-    cpus: cpus().length,
-    model,
-    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
-    node: process.version,
-    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
-  };
-}
 
 // --------------------------------------------------------------------- main
 
@@ -502,7 +482,7 @@ async function main() {
         rows.push([r.label, engineLabel[e.engine], fmt(r.reqPerSecond, 0), fmt(r.latencyMs.p50, 2), fmt(r.latencyMs.p99, 2), String(r.non2xx + r.errors + r.timeouts), fmt(r.serverCpuUsPerRequest, 0)]);
       }
     }
-    process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(`\n${textTable(rows, 2)}\n\n`);
     for (const e of engines) {
       process.stdout.write(`resource-server check (${engineLabel[e.engine]}): ${fmt(e.check.checksPerSecond, 0)} checks/s, ${fmt(e.check.usPerCheck, 1)} µs per check\n`);
     }
@@ -514,7 +494,7 @@ async function main() {
     const report = {
       benchmark: 'customer token endpoints: POST /token authorization_code and refresh_token, POST /tokens, resource-server check',
       startedAt: new Date(startedAt).toISOString(),
-      machine: { ...host, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100) },
+      machine: { ...host, loadAverageAfter: loadAverage() },
       config: { ...config, connectRequestLogging: 'info, to a file' },
       engines,
       skipped,

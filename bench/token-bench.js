@@ -16,10 +16,11 @@
 // checked with one real token request before it is loaded, warmed up, then
 // measured. See bench/README.md for the knobs (BENCH_* variables).
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
+import { fmt, loadAverage, machine, textTable } from './report.js';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -267,10 +268,6 @@ async function benchServer(name, workDir, client) {
 
 // ------------------------------------------------------------------- report
 
-function fmt(value, digits) {
-  if (value === null || value === undefined || Number.isNaN(value)) return '-';
-  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
 
 function table(results) {
   const rows = [
@@ -285,23 +282,9 @@ function table(results) {
       fmt(r.serverCpuUsPerRequest, 0),
     ]),
   ];
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  const line = (row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+  return textTable(rows);
 }
 
-async function machine() {
-  const lscpu = await run('lscpu', []).catch(() => '');
-  const model = /^Model name:\s*(.+)$/m.exec(lscpu)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
-  return {
-    cpus: cpus().length,
-    model,
-    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
-    node: process.version,
-    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
-  };
-}
 
 // --------------------------------------------------------------------- main
 
@@ -368,7 +351,7 @@ async function main() {
     const report = {
       benchmark: 'POST /token grant_type=client_credentials, client_secret_basic',
       startedAt: new Date(startedAt).toISOString(),
-      machine: { ...host, loadAverageAfter: loadavg().map((l) => Math.round(l * 100) / 100) },
+      machine: { ...host, loadAverageAfter: loadAverage() },
       config: { ...config, connectRequestLogging: 'info, to a file' },
       results,
       ratios,

@@ -1,0 +1,38 @@
+// What both benchmark scripts print and record: numbers, tables, the machine.
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { run } from './processes.js';
+
+/** A number with exactly `digits` decimals and thousands separators; `-` when there is none. */
+export function fmt(value, digits) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '-';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * A plain-text table: the first row is the header, then a rule. The first
+ * `textColumns` columns are left-aligned, the rest (numbers) right-aligned.
+ */
+export function textTable(rows, textColumns = 1) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  const line = (row) => row.map((cell, i) => (i < textColumns ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The 1, 5 and 15 minute load averages, to two decimals. */
+export function loadAverage() {
+  return loadavg().map((l) => Math.round(l * 100) / 100);
+}
+
+/** The machine a run measured, as recorded with its results. */
+export async function machine() {
+  const lscpu = await run('lscpu', []).catch(() => '');
+  const model = /^Model name:\s*(.+)$/m.exec(lscpu)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown';
+  return {
+    cpus: cpus().length,
+    model,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    loadAverage: loadAverage(),
+  };
+}
