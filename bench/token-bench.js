@@ -268,7 +268,6 @@ async function benchServer(name, workDir, client) {
 
 // ------------------------------------------------------------------- report
 
-
 function table(results) {
   const rows = [
     ['server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU µs/req'],
@@ -284,7 +283,6 @@ function table(results) {
   ];
   return textTable(rows);
 }
-
 
 // --------------------------------------------------------------------- main
 
