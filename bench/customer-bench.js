@@ -25,7 +25,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
+import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
 import { fmt, loadAverage, machine, textTable } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -101,10 +101,6 @@ const config = (() => {
 
 const startedAt = Date.now();
 const cleanups = [];
-
-function fail(message) {
-  throw Object.assign(new Error(message), { benchFailure: true });
-}
 
 function progress(message) {
   const seconds = ((Date.now() - startedAt) / 1000).toFixed(1).padStart(5);
@@ -434,17 +430,9 @@ async function benchEngine(engine, databaseUrl) {
 
 async function main() {
   const deadlineSeconds = 60 + config.engines.length * (3 * (config.warmup + config.duration) + config.checkSeconds + 90);
-  setTimeout(() => {
-    process.stderr.write(`\nbench FAILED: still running after ${deadlineSeconds} s; stopping every process\n`);
-    killAll();
-    process.exit(1);
-  }, deadlineSeconds * 1000).unref();
+  stopAfter(deadlineSeconds, 'process');
 
-  if (config.pin) {
-    await run('taskset', ['-c', `${config.serverCpu},${config.loadCpu}`, 'true']).catch((error) =>
-      fail(`CPU pinning needs taskset and CPUs ${config.serverCpu} and ${config.loadCpu} (${error.message}); set BENCH_PIN=0 to run unpinned`),
-    );
-  }
+  if (config.pin) await checkPinning(config.serverCpu, config.loadCpu);
   const host = await machine();
   progress(`${host.cpus} CPUs (${host.model}), Node ${host.node}, load average ${host.loadAverage.join(' ')}`);
   progress(

@@ -99,3 +99,27 @@ export function cpuTimeMs(pid) {
     return undefined;
   }
 }
+
+/** Ends the run with a failure the scripts print as one line (no stack trace). */
+export function fail(message) {
+  throw Object.assign(new Error(message), { benchFailure: true });
+}
+
+/**
+ * The last resort: whatever happens, the run ends after `seconds`, with every
+ * process it started stopped. Every step has its own timeout besides.
+ */
+export function stopAfter(seconds, what) {
+  setTimeout(() => {
+    process.stderr.write(`\nbench FAILED: still running after ${seconds} s; stopping every ${what}\n`);
+    killAll();
+    process.exit(1);
+  }, seconds * 1000).unref();
+}
+
+/** Fails unless `taskset` can pin to both CPUs. */
+export async function checkPinning(serverCpu, loadCpu) {
+  await run('taskset', ['-c', `${serverCpu},${loadCpu}`, 'true']).catch((error) =>
+    fail(`CPU pinning needs taskset and CPUs ${serverCpu} and ${loadCpu} (${error.message}); set BENCH_PIN=0 to run unpinned`),
+  );
+}

@@ -19,7 +19,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanEnv, cpuTimeMs, freePort, HOST, killAll, run, spawnTracked, stop } from './processes.js';
+import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
 import { fmt, loadAverage, machine, textTable } from './report.js';
 import { fileURLToPath } from 'node:url';
 
@@ -77,10 +77,6 @@ function readConfig(env) {
     keepTemp: env.BENCH_KEEP_TMP === '1',
     enforceTargets: env.BENCH_ENFORCE_TARGETS === '1',
   };
-}
-
-function fail(message) {
-  throw Object.assign(new Error(message), { benchFailure: true });
 }
 
 function progress(message) {
@@ -289,17 +285,9 @@ function table(results) {
 async function main() {
   // Whatever happens, the run ends: every step has its own timeout, and this is the last resort.
   const deadlineSeconds = 60 + config.servers.length * (config.warmup + config.duration + 45);
-  setTimeout(() => {
-    process.stderr.write(`\nbench FAILED: still running after ${deadlineSeconds} s; stopping every server\n`);
-    killAll();
-    process.exit(1);
-  }, deadlineSeconds * 1000).unref();
+  stopAfter(deadlineSeconds, 'server');
 
-  if (config.pin) {
-    await run('taskset', ['-c', `${config.serverCpu},${config.loadCpu}`, 'true']).catch((error) =>
-      fail(`CPU pinning needs taskset and CPUs ${config.serverCpu} and ${config.loadCpu} (${error.message}); set BENCH_PIN=0 to run unpinned`),
-    );
-  }
+  if (config.pin) await checkPinning(config.serverCpu, config.loadCpu);
   const host = await machine();
   progress(`${host.cpus} CPUs (${host.model}), Node ${host.node}, load average ${host.loadAverage.join(' ')}`);
   progress(
