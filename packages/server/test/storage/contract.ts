@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/core/clients/client.js';
+import { clientRecord } from '../helpers/client-record.js';
 import { fixedClock } from '../../src/core/clock.js';
 import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
@@ -25,20 +26,7 @@ export interface StorageFactory {
 const T = 1_767_225_600;
 
 function client(overrides: Partial<Client> = {}): Client {
-  return {
-    id: 'cid_sandbox_contract',
-    name: 'Acme',
-    secretHash: 'hash-1',
-    redirectUri: 'https://acme.example/callback',
-    grants: ['client_credentials', 'authorization_code'],
-    requirePkce: false,
-    status: 'active',
-    createdAt: T,
-    updatedAt: T,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-    ...overrides,
-  };
+  return clientRecord({ id: 'cid_sandbox_contract', name: 'Acme', secretHash: 'hash-1', redirectUri: 'https://acme.example/callback', ...overrides });
 }
 
 function key(overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {

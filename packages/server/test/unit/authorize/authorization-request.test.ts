@@ -1,26 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { checkAuthorizationRequest, type AuthorizeQuery } from '../../../src/core/authorize/authorization-request.js';
 import type { Client } from '../../../src/core/clients/client.js';
+import { clientRecord } from '../../helpers/client-record.js';
 
-const T = 1_767_225_600;
 const REDIRECT = 'https://acme.example/callback?from=connect';
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 function client(id: string, overrides: Partial<Client> = {}): Client {
-  return {
-    id,
-    name: 'Acme Shop',
-    secretHash: 'unused',
-    redirectUri: REDIRECT,
-    grants: ['client_credentials', 'authorization_code'],
-    requirePkce: false,
-    status: 'active',
-    createdAt: T,
-    updatedAt: T,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-    ...overrides,
-  };
+  return clientRecord({ id, redirectUri: REDIRECT, ...overrides });
 }
 
 const CLIENTS = new Map<string, Client>(

@@ -5,23 +5,12 @@ import { fixedClock } from '../../../src/core/clock.js';
 import type { Customer } from '../../../src/core/customers/customer.js';
 import { hashCode } from '../../../src/core/grants/authorization-code.js';
 import { findSessionCustomer, hashCookieValue, startCustomerSession } from '../../../src/core/login/customer-session.js';
+import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 
 const ISSUER = 'https://auth.connect.test';
 const REDIRECT = 'https://acme.example/cb';
-const ACME: Client = {
-  id: 'cid_acme',
-  name: 'Acme Shop',
-  secretHash: 'unused',
-  redirectUri: REDIRECT,
-  grants: ['client_credentials', 'authorization_code'],
-  requirePkce: false,
-  status: 'active',
-  createdAt: T0,
-  updatedAt: T0,
-  previousSecretHash: null,
-  previousSecretExpiresAt: null,
-};
+const ACME: Client = clientRecord({ id: 'cid_acme', redirectUri: REDIRECT });
 const CUSTOMER: Customer = {
   profileId: '123456789012',
   mobile: '+639171234567',

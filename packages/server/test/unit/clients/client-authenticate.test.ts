@@ -4,25 +4,13 @@ import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { InvalidClient, InvalidRequest } from '../../../src/core/errors.js';
 import { fixedClock } from '../../../src/core/clock.js';
+import { clientRecord } from '../../helpers/client-record.js';
 
 const hasher = new ClientSecretHasher(new Uint8Array(32).fill(7));
 const SECRET = 'csk_sandbox_right';
 
 function client(overrides: Partial<Client> = {}): Client {
-  return {
-    id: 'cid_sandbox_acme',
-    name: 'Acme',
-    secretHash: hasher.hash(SECRET),
-    redirectUri: 'https://acme.example/cb',
-    grants: ['client_credentials'],
-    requirePkce: false,
-    status: 'active',
-    createdAt: 0,
-    updatedAt: 0,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-    ...overrides,
-  };
+  return clientRecord({ secretHash: hasher.hash(SECRET), grants: ['client_credentials'], createdAt: 0, updatedAt: 0, ...overrides });
 }
 
 const basic = (raw: string) => `Basic ${Buffer.from(raw).toString('base64')}`;

@@ -16,24 +16,13 @@ import {
   type PendingLogin,
 } from '../../../src/core/login/login-flow.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, openLimiter, recordingSender, T0 } from './otp-fixtures.js';
 
 const MOBILE = '+639171234567';
 const PIN = '7391';
 const IP = '203.0.113.7';
-const ACME: Client = {
-  id: 'cid_acme',
-  name: 'Acme Shop',
-  secretHash: 'unused',
-  redirectUri: 'https://acme.example/cb',
-  grants: ['client_credentials', 'authorization_code'],
-  requirePkce: false,
-  status: 'active',
-  createdAt: T0,
-  updatedAt: T0,
-  previousSecretHash: null,
-  previousSecretExpiresAt: null,
-};
+const ACME: Client = clientRecord({ id: 'cid_acme' });
 
 async function setup(query: Record<string, string> = {}) {
   const storage = await memoryStorage();

@@ -7,25 +7,21 @@ import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { mintCustomerAccessToken, mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { Storage } from '../../../src/storage/ports.js';
+import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 
 export { T0 };
 
 export const URLS = { authUrl: 'https://auth.connect.test', baseUrl: 'https://api.connect.test' } as const;
 function client(id: string): Client {
-  return {
+  return clientRecord({
     id,
     name: id,
-    secretHash: 'x'.repeat(43),
     redirectUri: 'https://acme.example/callback',
     grants: ['client_credentials', 'authorization_code', 'refresh_token'],
-    requirePkce: false,
-    status: 'active',
     createdAt: T0,
     updatedAt: T0,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-  };
+  });
 }
 
 export const ACME = client('cid_sandbox_acme');
