@@ -14,7 +14,9 @@
 // Each server is pinned to one CPU core and the load generator (autocannon,
 // in load.js) to another, so neither steals the other's CPU. Every server is
 // checked with one real token request before it is loaded, warmed up, then
-// measured. See bench/README.md for the knobs (BENCH_* variables).
+// measured. The servers take turns for several rounds (BENCH_ROUNDS), and the
+// verdicts use the median of the rounds, so that one disturbed measurement
+// does not decide them. See bench/README.md for the knobs (BENCH_* variables).
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +65,7 @@ function readConfig(env) {
   const ceilingWith = (env.BENCH_CEILING_WITH?.trim() || '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const part of ceilingWith) if (!['log', 'headers'].includes(part)) fail(`BENCH_CEILING_WITH: unknown part "${part}"; known: log, headers`);
   return {
+    rounds: int('BENCH_ROUNDS', 3, 1, 10),
     duration: int('BENCH_DURATION', 10, 1, 60),
     warmup: int('BENCH_WARMUP', 3, 0, 30),
     connections: int('BENCH_CONNECTIONS', 16, 1, 1000),
@@ -264,34 +267,69 @@ async function benchServer(name, workDir, client) {
 
 // ------------------------------------------------------------------- report
 
-function table(results) {
+function table(summaries) {
   const rows = [
     ['server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU µs/req'],
-    ...results.map((r) => [
+    ...summaries.map((r) => [
       r.label,
       fmt(r.requestsPerSecond, 0),
-      fmt(r.latencyMs.p50, 2),
-      fmt(r.latencyMs.p99, 2),
+      fmt(r.p50Ms, 2),
+      fmt(r.p99Ms, 2),
       String(r.non2xx),
-      String(r.errors + r.timeouts),
+      String(r.errors),
       fmt(r.serverCpuUsPerRequest, 0),
     ]),
   ];
   return textTable(rows);
 }
 
+/** The middle value (the mean of the two middle ones for an even count); undefined if any is unknown. */
+function median(values) {
+  if (values.length === 0 || values.some((v) => v === undefined)) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * One server over all rounds: the median of its req/s, p50 and CPU per
+ * request, the highest of its p99s, and every non-2xx response and error.
+ */
+function summarize(runs) {
+  return {
+    name: runs[0].name,
+    label: runs[0].label,
+    rounds: runs.length,
+    requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+    p50Ms: median(runs.map((r) => r.latencyMs.p50)),
+    p99Ms: Math.max(...runs.map((r) => r.latencyMs.p99)),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: runs.reduce((sum, r) => sum + r.errors + r.timeouts, 0),
+    serverCpuUsPerRequest: median(runs.map((r) => r.serverCpuUsPerRequest)),
+  };
+}
+
+/** `a`'s requests per second over `b`'s in each round (servers measured minutes apart at most). */
+function roundRatios(rounds, a, b) {
+  return rounds.flatMap((results) => {
+    const first = results.find((r) => r.name === a);
+    const second = results.find((r) => r.name === b);
+    return first && second ? [first.requestsPerSecond / second.requestsPerSecond] : [];
+  });
+}
+
 // --------------------------------------------------------------------- main
 
 async function main() {
   // Whatever happens, the run ends: every step has its own timeout, and this is the last resort.
-  const deadlineSeconds = 60 + config.servers.length * (config.warmup + config.duration + 45);
+  const deadlineSeconds = 60 + config.rounds * config.servers.length * (config.warmup + config.duration + 45);
   stopAfter(deadlineSeconds, 'server');
 
   if (config.pin) await checkPinning(config.serverCpu, config.loadCpu);
   const host = await machine();
   progress(`${host.cpus} CPUs (${host.model}), Node ${host.node}, load average ${host.loadAverage.join(' ')}`);
   progress(
-    `servers ${config.servers.join(', ')}; warm-up ${config.warmup} s, measure ${config.duration} s, ${config.connections} connections, pipelining ${config.pipelining}; ` +
+    `servers ${config.servers.join(', ')}, ${config.rounds} round${config.rounds === 1 ? '' : 's'}; warm-up ${config.warmup} s, measure ${config.duration} s, ${config.connections} connections, pipelining ${config.pipelining}; ` +
       (config.pin ? `servers on CPU ${config.serverCpu}, load generator on CPU ${config.loadCpu}` : 'not pinned'),
   );
 
@@ -300,35 +338,49 @@ async function main() {
   try {
     progress(`creating a Connect client in ${workDir}`);
     const client = await createConnectClient(workDir);
-    const results = [];
-    for (const name of config.servers) results.push(await benchServer(name, workDir, client));
+    const rounds = [];
+    for (let round = 1; round <= config.rounds; round += 1) {
+      if (config.rounds > 1) progress(`round ${round} of ${config.rounds}`);
+      const results = [];
+      for (const name of config.servers) results.push({ round, ...(await benchServer(name, workDir, client)) });
+      rounds.push(results);
+    }
 
-    const byName = Object.fromEntries(results.map((r) => [r.name, r]));
-    const ratio = (a, b) => (byName[a] && byName[b] ? byName[a].requestsPerSecond / byName[b].requestsPerSecond : undefined);
-    const ratios = { connectVsOidcProvider: ratio('connect', 'oidc-provider'), connectVsCeiling: ratio('connect', 'ceiling') };
+    const summaries = config.servers.map((name) => summarize(rounds.map((results) => results.find((r) => r.name === name))));
+    const connect = summaries.find((s) => s.name === 'connect');
+    const perRound = { connectVsOidcProvider: roundRatios(rounds, 'connect', 'oidc-provider'), connectVsCeiling: roundRatios(rounds, 'connect', 'ceiling') };
+    const ratios = { connectVsOidcProvider: median(perRound.connectVsOidcProvider), connectVsCeiling: median(perRound.connectVsCeiling) };
     const targets = {
       connectVsOidcProvider: ratios.connectVsOidcProvider === undefined ? undefined : ratios.connectVsOidcProvider >= TARGETS.vsOidcProvider,
       // The target is about the bare ceiling; a changed one (BENCH_CEILING_SIGNER, BENCH_CEILING_WITH) only measures.
       connectVsCeiling: ratios.connectVsCeiling === undefined || !ceilingIsBare() ? undefined : ratios.connectVsCeiling >= TARGETS.vsCeiling,
-      connectP99: byName.connect ? byName.connect.latencyMs.p99 < TARGETS.p99Ms && byName.connect.non2xx === 0 : undefined,
+      connectP99: connect ? connect.p99Ms < TARGETS.p99Ms && connect.non2xx === 0 : undefined,
     };
 
     const mark = (met) => (met === undefined ? 'n/a' : met ? 'met' : 'MISSED');
-    process.stdout.write(`\n${table(results)}\n\n`);
+    const several = config.rounds > 1;
+    if (several) process.stdout.write(`\nmedians of ${config.rounds} rounds; p99 is the highest of them, non-2xx and errors their sum`);
+    process.stdout.write(`\n${table(summaries)}\n\n`);
     // A server that did not use (nearly) all of its core was held back by something else.
-    const heldBack = results.filter((r) => r.serverCpuPercent !== undefined && r.serverCpuPercent < 90);
+    const heldBack = rounds.flat().filter((r) => r.serverCpuPercent !== undefined && r.serverCpuPercent < 90);
     for (const r of heldBack) {
-      process.stdout.write(`note: ${r.label} used only ${r.serverCpuPercent}% of its core; other work on the machine held it back, so the ratios are unreliable\n`);
+      process.stdout.write(`note: ${r.label} used only ${r.serverCpuPercent}% of its core in round ${r.round}; other work on the machine held it back, so that round's ratios are unreliable\n`);
     }
+    const eachRound = (values, digits, unit) => (several ? `; rounds ${values.map((v) => fmt(v, digits) + unit).join(', ')}` : '');
     if (ratios.connectVsOidcProvider !== undefined) {
-      process.stdout.write(`Connect / oidc-provider: ${fmt(ratios.connectVsOidcProvider, 2)}x  (target >= ${TARGETS.vsOidcProvider}x: ${mark(targets.connectVsOidcProvider)})\n`);
+      process.stdout.write(
+        `Connect / oidc-provider: ${fmt(ratios.connectVsOidcProvider, 2)}x  (target >= ${TARGETS.vsOidcProvider}x: ${mark(targets.connectVsOidcProvider)}` +
+          `${eachRound(perRound.connectVsOidcProvider, 2, 'x')})\n`,
+      );
     }
     if (ratios.connectVsCeiling !== undefined) {
       const verdict = ceilingIsBare() ? `target >= ${TARGETS.vsCeiling * 100}%: ${mark(targets.connectVsCeiling)}` : 'the target applies to the bare ceiling only';
-      process.stdout.write(`Connect / ceiling:       ${fmt(ratios.connectVsCeiling * 100, 1)}%  (${verdict})\n`);
+      process.stdout.write(
+        `Connect / ceiling:       ${fmt(ratios.connectVsCeiling * 100, 1)}%  (${verdict}${eachRound(perRound.connectVsCeiling.map((r) => r * 100), 1, '%')})\n`,
+      );
     }
-    if (byName.connect) {
-      process.stdout.write(`Connect p99:             ${fmt(byName.connect.latencyMs.p99, 2)} ms (target < ${TARGETS.p99Ms} ms, no non-2xx: ${mark(targets.connectP99)})\n`);
+    if (connect) {
+      process.stdout.write(`Connect p99:             ${fmt(connect.p99Ms, 2)} ms (target < ${TARGETS.p99Ms} ms, no non-2xx: ${mark(targets.connectP99)})\n`);
     }
 
     const resultsDir = join(BENCH, 'results');
@@ -339,9 +391,10 @@ async function main() {
       startedAt: new Date(startedAt).toISOString(),
       machine: { ...host, loadAverageAfter: loadAverage() },
       config: { ...config, connectRequestLogging: 'info, to a file' },
-      results,
-      ratios,
-      heldBack: heldBack.map((r) => r.name),
+      summaries,
+      rounds,
+      ratios: { ...ratios, perRound },
+      heldBack: heldBack.map((r) => ({ name: r.name, round: r.round })),
       targets: { ...TARGETS, met: targets },
     };
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
