@@ -1,74 +1,34 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { MASTER_KEY_FILE } from '../../src/config/master-key-file.js';
 import { CLIENT_CACHE_SECONDS } from '../../src/core/clients/cached-client-lookup.js';
 import { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
-import { fixedClock, type FixedClock } from '../../src/core/clock.js';
+import type { FixedClock } from '../../src/core/clock.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
+import { build, T0, type TestApp } from '../helpers/build.js';
+import { cliWorkspace, expectFailure, parseOneDocument, requestToken, type CliWorkspace, type Run } from './command-line.js';
 
-/** What one `connect-auth` run produced. */
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-const tempDirs: string[] = [];
-afterAll(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
+let ws: CliWorkspace;
 let dataDir: string;
-let env: Record<string, string>;
 let clock: FixedClock;
 
 beforeEach(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'connect-cli-'));
-  tempDirs.push(dataDir);
-  env = { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox' };
-  clock = fixedClock(T0);
+  ws = cliWorkspace();
+  dataDir = ws.dataDir;
+  clock = ws.clock;
 });
 
 /** Runs `connect-auth ...argv` in-process on this test's data folder. */
-async function cli(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    env: { ...env, ...extraEnv },
-    clock,
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-  });
-  return { code, stdout, stderr };
+function cli(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  return ws.cli(argv, extraEnv);
 }
 
 /** Runs a `--json` command that must succeed, checks it printed exactly one JSON document, and returns it. */
-async function cliJson<T = Record<string, unknown>>(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<T> {
-  const run = await cli([...argv, '--json'], extraEnv);
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return parseOneDocument(run.stdout) as T;
-}
-
-/** Parses stdout that must hold one JSON document and nothing else (JSON.parse refuses trailing text). */
-function parseOneDocument(stdout: string): unknown {
-  expect(stdout.endsWith('\n')).toBe(true);
-  return JSON.parse(stdout);
-}
-
-/** Expects a failed run: the given status, nothing on stdout, one line on stderr; returns that line. */
-function expectFailure(run: Run, code: number | 'non-zero'): string {
-  if (code === 'non-zero') expect(run.code).not.toBe(0);
-  else expect(run.code).toBe(code);
-  expect(run.stdout).toBe('');
-  expect(run.stderr).toMatch(/^connect-auth: [^\n]+\n$/);
-  return run.stderr;
+function cliJson<T = Record<string, unknown>>(argv: readonly string[], extraEnv: Record<string, string> = {}): Promise<T> {
+  return ws.cliJson<T>(argv, extraEnv);
 }
 
 interface CreatedClient {
@@ -107,27 +67,9 @@ function createClient(...extra: string[]): Promise<CreatedClient> {
   return cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme Shop', '--redirect-uri', REDIRECT_URI, ...extra]);
 }
 
-/** The master key the sandbox generated into the data folder. */
-function sandboxMasterKey(): Buffer {
-  const key = Buffer.from(readFileSync(join(dataDir, MASTER_KEY_FILE), 'utf8').trim(), 'base64');
-  expect(key).toHaveLength(32);
-  return key;
-}
-
-/** An app on the CLI's database file and master key, as `serve` would build it. */
+/** An app on the CLI's database file and master key, as `serve` would build it, with a clock of its own. */
 async function appOnCliDatabase(): Promise<TestApp> {
-  const storage = openStorage({ engine: 'sqlite', path: join(dataDir, 'connect-sandbox.db') });
-  onTestFinished(() => storage.close());
-  return build({ storage, masterKey: sandboxMasterKey() });
-}
-
-async function requestToken(t: TestApp, clientId: string, clientSecret: string) {
-  return t.app.inject({
-    method: 'POST',
-    url: '/token',
-    headers: { authorization: basicAuth(clientId, clientSecret), 'content-type': 'application/x-www-form-urlencoded' },
-    payload: form({ grant_type: 'client_credentials' }),
-  });
+  return build({ storage: await ws.storage(), masterKey: ws.masterKey() });
 }
 
 describe('clients create', () => {
@@ -245,7 +187,7 @@ describe('clients create', () => {
 describe('a secret is shown once', () => {
   it('never appears in the output of list, show, update, enable, disable or a later rotation', async () => {
     const created = await createClient('--grants', 'client_credentials');
-    const storedHash = new ClientSecretHasher(deriveKey(sandboxMasterKey(), 'client-secret-hmac')).hash(created.clientSecret);
+    const storedHash = new ClientSecretHasher(deriveKey(ws.masterKey(), 'client-secret-hmac')).hash(created.clientSecret);
     const id = created.clientId;
     const runs: Run[] = [
       await cli(['clients', 'list']),
