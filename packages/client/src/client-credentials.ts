@@ -1,6 +1,5 @@
-import { resolveOptions, basicAuthorization, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import { InvalidResponse } from './errors.js';
-import { sendRequest } from './send-request.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { requestTokens } from './token-endpoint.js';
 
 /** A client-credentials access token (seed §5.3): send it as `Authorization: Bearer …`. */
 export interface ClientToken {
@@ -31,33 +30,7 @@ export async function requestClientToken(options: ConnectOptions, request: Reque
 
 /** {@link requestClientToken} with resolved options (internal). */
 export async function fetchClientToken(options: ResolvedOptions, signal?: AbortSignal): Promise<ClientToken> {
-  const answer = await sendRequest(
-    {
-      method: 'POST',
-      url: `${options.authUrl}/token`,
-      headers: {
-        authorization: basicAuthorization(options.clientId, options.clientSecret),
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
-      body: 'grant_type=client_credentials',
-    },
-    options,
-    signal,
-  );
+  const { accessToken, expiresIn } = await requestTokens(options, { grant_type: 'client_credentials' }, signal);
   const receivedAt = options.clock.nowSeconds();
-  const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn } = answer.body;
-  // RFC 6749 §7.1: the token type is case-insensitive.
-  if (typeof accessToken !== 'string' || accessToken === '' || typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer' || !isLifetime(expiresIn)) {
-    throw new InvalidResponse('the token endpoint did not answer with a bearer token and its expires_in', {
-      status: answer.status,
-      endpoint: `POST ${options.authUrl}/token`,
-    });
-  }
   return { accessToken, tokenType: 'Bearer', expiresIn, expiresAt: receivedAt + expiresIn };
-}
-
-/** A positive whole number of seconds. */
-export function isLifetime(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }

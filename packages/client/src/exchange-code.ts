@@ -1,7 +1,7 @@
 import { resolveOptions, type ConnectOptions, type RequestOptions } from './connect-options.js';
 import { customerTokensFrom, type CustomerTokens } from './customer-tokens.js';
 import { InvalidResponse } from './errors.js';
-import { requestCustomerTokens } from './request-customer-tokens.js';
+import { requestTokens } from './token-endpoint.js';
 
 /** The authorization code and what the authorization request said. */
 export interface CodeGrant {
@@ -29,7 +29,7 @@ export interface CodeGrant {
  */
 export async function exchangeCode(options: ConnectOptions, grant: CodeGrant, request: RequestOptions = {}): Promise<CustomerTokens> {
   const resolved = resolveOptions(options);
-  const answer = await requestCustomerTokens(
+  const answer = await requestTokens(
     resolved,
     {
       grant_type: 'authorization_code',

@@ -2,7 +2,7 @@ import { ClientCredentialsProvider } from './client-credentials-provider.js';
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
 import { customerTokensFrom, serverClockOffset, type CustomerTokens } from './customer-tokens.js';
 import { InvalidResponse, InvalidToken } from './errors.js';
-import { requestCustomerTokens } from './request-customer-tokens.js';
+import { requestTokens } from './token-endpoint.js';
 import { withRetry } from './retry.js';
 import { sendRequest } from './send-request.js';
 
@@ -45,7 +45,7 @@ export async function refreshCustomerToken(options: ConnectOptions, tokens: Cust
 /** `POST {auth_url}/token` with `grant_type=refresh_token` (internal). */
 export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerTokens, signal?: AbortSignal): Promise<CustomerTokens> {
   const answer = await withRetry(
-    () => requestCustomerTokens(options, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken }, signal),
+    () => requestTokens(options, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken }, signal),
     options.retry,
     signal,
   );

@@ -1,24 +1,25 @@
-import { isLifetime } from './client-credentials.js';
 import { basicAuthorization, type ResolvedOptions } from './connect-options.js';
 import { InvalidResponse } from './errors.js';
 import { sendRequest } from './send-request.js';
 
-/** The fields of a `/token` answer for a customer (internal). */
-export interface CustomerTokenAnswer {
+/** The fields of a successful `/token` answer (internal). */
+export interface TokenAnswer {
   readonly accessToken: string;
   readonly expiresIn: number;
   readonly refreshToken: string | undefined;
 }
 
 /**
- * `POST {auth_url}/token` for a customer grant (`authorization_code` or
- * `refresh_token`) with `client_secret_basic`; one attempt (internal).
+ * `POST {auth_url}/token` with `client_secret_basic`, for any grant
+ * (`client_credentials`, `authorization_code`, `refresh_token`); one attempt.
+ * The answer must hold a bearer token with its lifetime, and a refresh token
+ * only if a non-empty one (internal).
  */
-export async function requestCustomerTokens(
+export async function requestTokens(
   options: ResolvedOptions,
   params: Readonly<Record<string, string>>,
   signal?: AbortSignal,
-): Promise<CustomerTokenAnswer> {
+): Promise<TokenAnswer> {
   const answer = await sendRequest(
     {
       method: 'POST',
@@ -48,4 +49,9 @@ export async function requestCustomerTokens(
     });
   }
   return { accessToken, expiresIn, refreshToken };
+}
+
+/** A positive whole number of seconds. */
+function isLifetime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
