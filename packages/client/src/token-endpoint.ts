@@ -39,6 +39,7 @@ export async function requestTokens(
     typeof accessToken === 'string' &&
     accessToken !== '' &&
     typeof tokenType === 'string' &&
+    // RFC 6749 §7.1: the token type is case-insensitive.
     tokenType.toLowerCase() === 'bearer' &&
     isLifetime(expiresIn) &&
     (refreshToken === undefined || (typeof refreshToken === 'string' && refreshToken !== ''));
