@@ -21,12 +21,12 @@
 //
 // See bench/README.md, "Customer token endpoints", for the knobs.
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
-import { fmt, loadAverage, machine, textTable } from './report.js';
+import { fmt, loadAverage, machine, textTable, writeResults } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -471,9 +471,6 @@ async function main() {
     }
     for (const [engine, reason] of Object.entries(skipped)) process.stdout.write(`${engine}: skipped (${reason})\n`);
 
-    const resultsDir = join(BENCH, 'results');
-    mkdirSync(resultsDir, { recursive: true });
-    const file = join(resultsDir, `customer-bench-${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}.json`);
     const report = {
       benchmark: 'customer token endpoints: POST /token authorization_code and refresh_token, POST /tokens, resource-server check',
       startedAt: new Date(startedAt).toISOString(),
@@ -482,7 +479,7 @@ async function main() {
       engines,
       skipped,
     };
-    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    const file = writeResults('customer-bench', startedAt, report);
     process.stdout.write(`\nraw results: ${file}\n`);
   } finally {
     killAll();

@@ -1,5 +1,8 @@
-// What both benchmark scripts print and record: numbers, tables, the machine.
+// What both benchmark scripts print and record: numbers, tables, the machine, the results file.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { run } from './processes.js';
 
 /** A number with exactly `digits` decimals and thousands separators; `-` when there is none. */
@@ -35,4 +38,13 @@ export async function machine() {
     node: process.version,
     loadAverage: loadAverage(),
   };
+}
+
+/** Writes a run's raw results to `bench/results/<name>-<start time>.json` (ignored by git); returns the path. */
+export function writeResults(name, startedAt, report) {
+  const dir = fileURLToPath(new URL('results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}-${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
 }

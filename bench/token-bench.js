@@ -17,12 +17,12 @@
 // measured. The servers take turns for several rounds (BENCH_ROUNDS), and the
 // verdicts use the median of the rounds, so that one disturbed measurement
 // does not decide them. See bench/README.md for the knobs (BENCH_* variables).
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
-import { fmt, loadAverage, machine, textTable } from './report.js';
+import { fmt, loadAverage, machine, textTable, writeResults } from './report.js';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -383,9 +383,6 @@ async function main() {
       process.stdout.write(`Connect p99:             ${fmt(connect.p99Ms, 2)} ms (target < ${TARGETS.p99Ms} ms, no non-2xx: ${mark(targets.connectP99)})\n`);
     }
 
-    const resultsDir = join(BENCH, 'results');
-    mkdirSync(resultsDir, { recursive: true });
-    const file = join(resultsDir, `token-bench-${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}.json`);
     const report = {
       benchmark: 'POST /token grant_type=client_credentials, client_secret_basic',
       startedAt: new Date(startedAt).toISOString(),
@@ -397,7 +394,7 @@ async function main() {
       heldBack: heldBack.map((r) => ({ name: r.name, round: r.round })),
       targets: { ...TARGETS, met: targets },
     };
-    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    const file = writeResults('token-bench', startedAt, report);
     process.stdout.write(`\nraw results: ${file}\n`);
     ok = true;
     if (config.enforceTargets && Object.values(targets).some((met) => met === false)) process.exitCode = 1;
