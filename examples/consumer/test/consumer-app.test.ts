@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, startServer, type RunningServer } from '@connect-auth/server';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserTestsRun, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { createConsumerApp } from '../src/consumer-app.js';
 
 /*
@@ -18,36 +18,9 @@ import { createConsumerApp } from '../src/consumer-app.js';
  * actual redirect URI.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const IN_CI = Boolean(process.env.CI);
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const STEP_TIMEOUT_MS = 10_000;
 
-if (!HAVE_CHROMIUM && !IN_CI) {
-  console.warn(
-    [
-      '',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      `!!  DEMO SHOP BROWSER TEST SKIPPED: ${CHROMIUM} is not installed.`,
-      '!!  Install it with: apt-get update && apt-get install -y chromium',
-      '!!  (In CI, where CI is set, this test fails instead of skipping.)',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      '',
-    ].join('\n'),
-  );
-}
-
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)('the demo shop in Chromium', () => {
+describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in Chromium', () => {
   let dataDir: string | undefined;
   let connect: RunningServer | undefined;
   let shop: Server | undefined;
@@ -55,7 +28,6 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)('the demo shop in Chromium', () => {
   let browser: Browser | undefined;
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: this test needs Debian's chromium package (.ci/run installs it)`);
     dataDir = await mkdtemp(join(tmpdir(), 'connect-shop-'));
     const env = { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent' };
     connect = await startServer({ env, seedDemo: true, print: () => {} });
@@ -77,7 +49,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)('the demo shop in Chromium', () => {
     });
     shop.on('request', app.handle);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 15_000 });
+    browser = await launchChromium();
   }, 40_000);
 
   afterAll(async () => {

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
+import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
 
 /*
  * The hosted pages in a real browser: Debian's Chromium driven by
@@ -15,56 +15,24 @@ import { DEMO_CLIENT_NAME, DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js
  * the browser's requests there are answered by Playwright, not a server.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const IN_CI = Boolean(process.env.CI);
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-if (!HAVE_CHROMIUM && !IN_CI) {
-  console.warn(
-    [
-      '',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      `!!  BROWSER TESTS SKIPPED: ${CHROMIUM} is not installed.`,
-      '!!  Install it with: apt-get update && apt-get install -y chromium',
-      '!!  (In CI, where CI is set, these tests fail instead of skipping.)',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      '',
-    ].join('\n'),
-  );
-}
-
 const CONSUMER_ORIGIN = new URL(DEMO_REDIRECT_URI).origin;
 const UNREGISTERED_MOBILE = '+639171234568';
 const STEP_TIMEOUT_MS = 5_000;
 
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)('customer login in Chromium', () => {
+describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login in Chromium', () => {
   let dataDir: string | undefined;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) {
-      throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium package (.ci/run installs it)`);
-    }
     dataDir = await mkdtemp(join(tmpdir(), 'connect-browser-'));
     server = await startServer({
       env: { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent' },
       seedDemo: true,
       print: () => {},
     });
-    // launch() gives Chromium a fresh temporary --user-data-dir and removes it on close.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 15_000 });
+    browser = await launchChromium();
   }, 30_000);
 
   afterAll(async () => {
