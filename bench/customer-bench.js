@@ -25,8 +25,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
-import { fmt, loadAverage, machine, textTable, writeResults } from './report.js';
+import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
+import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -66,23 +66,13 @@ if (process.argv[2] === '--check') {
 
 // ---------------------------------------------------------------- settings
 
-const config = (() => {
-  const int = (name, fallback, min, max) => {
-    const raw = process.env[name]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      process.stderr.write(`bench: ${name} must be a whole number from ${min} to ${max}, not "${raw}"\n`);
-      process.exit(2);
-    }
-    return value;
-  };
-  const engines = (process.env.BENCH_ENGINES?.trim() || 'sqlite,postgres').split(',').map((s) => s.trim());
+const config = readSettings(readConfig);
+
+function readConfig(env) {
+  const int = (name, fallback, min, max) => wholeNumberSetting(env, name, fallback, min, max);
+  const engines = (env.BENCH_ENGINES?.trim() || 'sqlite,postgres').split(',').map((s) => s.trim());
   for (const engine of engines) {
-    if (!['sqlite', 'postgres'].includes(engine)) {
-      process.stderr.write(`bench: BENCH_ENGINES: unknown engine "${engine}"; known: sqlite, postgres\n`);
-      process.exit(2);
-    }
+    if (!['sqlite', 'postgres'].includes(engine)) fail(`BENCH_ENGINES: unknown engine "${engine}"; known: sqlite, postgres`);
   }
   return {
     codes: int('BENCH_CODES', 3000, 100, 50_000),
@@ -91,21 +81,18 @@ const config = (() => {
     connections: int('BENCH_CONNECTIONS', 16, 1, 1000),
     checkSeconds: int('BENCH_CHECK_SECONDS', 3, 1, 30),
     engines,
-    postgresAdminUrl: process.env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
-    pin: process.env.BENCH_PIN !== '0',
-    serverCpu: process.env.BENCH_SERVER_CPU?.trim() || '0',
-    loadCpu: process.env.BENCH_LOAD_CPU?.trim() || '1',
-    keepTemp: process.env.BENCH_KEEP_TMP === '1',
+    postgresAdminUrl: env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
+    pin: env.BENCH_PIN !== '0',
+    serverCpu: env.BENCH_SERVER_CPU?.trim() || '0',
+    loadCpu: env.BENCH_LOAD_CPU?.trim() || '1',
+    keepTemp: env.BENCH_KEEP_TMP === '1',
   };
-})();
+}
 
 const startedAt = Date.now();
+const progress = progressPrinter(startedAt);
 const cleanups = [];
 
-function progress(message) {
-  const seconds = ((Date.now() - startedAt) / 1000).toFixed(1).padStart(5);
-  process.stdout.write(`[bench ${seconds}s] ${message}\n`);
-}
 
 // ---------------------------------------------------------------- processes
 
@@ -487,8 +474,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`\nbench FAILED: ${error.benchFailure ? error.message : (error.stack ?? error)}\n`);
-  killAll();
-  process.exitCode = 1;
-});
+runMain(main);

@@ -100,6 +100,37 @@ export function cpuTimeMs(pid) {
   }
 }
 
+/** A whole-number setting from the environment: `fallback` when unset; fails outside `min`-`max`. */
+export function wholeNumberSetting(env, name, fallback, min, max) {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) fail(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`);
+  return value;
+}
+
+/** A script's settings, `read(process.env)`; a bad one ends the run with one line and exit status 2. */
+export function readSettings(read) {
+  try {
+    return read(process.env);
+  } catch (error) {
+    process.stderr.write(`bench: ${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+/**
+ * Runs a script's `main`. A failure ends the run with exit status 1 and every
+ * process stopped; an expected one ({@link fail}) is printed as one line.
+ */
+export function runMain(main) {
+  main().catch((error) => {
+    process.stderr.write(`\nbench FAILED: ${error.benchFailure ? error.message : (error.stack ?? error)}\n`);
+    killAll();
+    process.exitCode = 1;
+  });
+}
+
 /** Ends the run with a failure the scripts print as one line (no stack trace). */
 export function fail(message) {
   throw Object.assign(new Error(message), { benchFailure: true });

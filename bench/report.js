@@ -21,6 +21,14 @@ export function textTable(rows, textColumns = 1) {
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
+/** A progress printer: `[bench <seconds since startedAt>s] message`. */
+export function progressPrinter(startedAt) {
+  return (message) => {
+    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1).padStart(5);
+    process.stdout.write(`[bench ${seconds}s] ${message}\n`);
+  };
+}
+
 /** The 1, 5 and 15 minute load averages, to two decimals. */
 export function loadAverage() {
   return loadavg().map((l) => Math.round(l * 100) / 100);

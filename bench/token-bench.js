@@ -2,14 +2,8 @@
 //
 // Three servers answer the same `POST /token` (grant_type=client_credentials,
 // HTTP Basic client authentication, form body), one after the other, in one
-// run on one machine:
-//
-//   connect        Connect itself (`connect-auth serve`): embedded SQLite on a
-//                  fresh data folder, request logging on at `info`, logs to a
-//                  file in that folder;
-//   oidc-provider  panva's oidc-provider 9, JWT access tokens (oidc-provider-server.js);
-//   ceiling        a bare Fastify route doing the same work with nothing else
-//                  (ceiling-server.js): the practical upper bound.
+// run on one machine: Connect, oidc-provider and the ceiling, a bare Fastify
+// route doing the same work (token-servers.js describes and starts them).
 //
 // Each server is pinned to one CPU core and the load generator (autocannon,
 // in load.js) to another, so neither steals the other's CPU. Every server is
@@ -17,75 +11,38 @@
 // measured. The servers take turns for several rounds (BENCH_ROUNDS), and the
 // verdicts use the median of the rounds, so that one disturbed measurement
 // does not decide them. See bench/README.md for the knobs (BENCH_* variables).
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, run, spawnTracked, stop, stopAfter } from './processes.js';
-import { fmt, loadAverage, machine, textTable, writeResults } from './report.js';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BENCH = join(ROOT, 'bench');
-const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
-/** USER_HZ of /proc/<pid>/stat (100 on Linux everywhere in practice). */
-
-const SERVERS = {
-  connect: { label: 'Connect' },
-  'oidc-provider': { label: 'oidc-provider 9' },
-  ceiling: { label: 'ceiling (bare Fastify)' },
-};
+import { checkPinning, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
+import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
+import { BENCH, ceilingIsBare, checkTokenResponse, countLines, createConnectClient, readServerConfig, ROOT, serverLabel, serverLaunch, tokenRequest, waitUntilServing } from './token-servers.js';
 
 /** The targets the token endpoint is held to (with request logging on). */
 const TARGETS = { vsOidcProvider: 2, vsCeiling: 0.9, p99Ms: 10 };
 
-const config = (() => {
-  try {
-    return readConfig(process.env);
-  } catch (error) {
-    process.stderr.write(`bench: ${error.message}\n`);
-    process.exit(2);
-  }
-})();
+const config = readSettings(readConfig);
 const startedAt = Date.now();
+const progress = progressPrinter(startedAt);
 
 function readConfig(env) {
-  const int = (name, fallback, min, max) => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) fail(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`);
-    return value;
-  };
-  const servers = (env.BENCH_SERVERS?.trim() || 'ceiling,oidc-provider,connect').split(',').map((s) => s.trim());
-  for (const name of servers) {
-    if (!SERVERS[name]) fail(`BENCH_SERVERS: unknown server "${name}"; known: ${Object.keys(SERVERS).join(', ')}`);
-  }
-  if (!['jose', 'node'].includes(env.BENCH_CEILING_SIGNER?.trim() || 'jose')) fail('BENCH_CEILING_SIGNER must be jose or node');
-  const ceilingWith = (env.BENCH_CEILING_WITH?.trim() || '').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const part of ceilingWith) if (!['log', 'headers'].includes(part)) fail(`BENCH_CEILING_WITH: unknown part "${part}"; known: log, headers`);
+  const int = (name, fallback, min, max) => wholeNumberSetting(env, name, fallback, min, max);
   return {
+    ...readServerConfig(env, 'ceiling,oidc-provider,connect'),
     rounds: int('BENCH_ROUNDS', 3, 1, 10),
     duration: int('BENCH_DURATION', 10, 1, 60),
     warmup: int('BENCH_WARMUP', 3, 0, 30),
     connections: int('BENCH_CONNECTIONS', 16, 1, 1000),
     pipelining: int('BENCH_PIPELINING', 1, 1, 100),
-    servers,
     pin: env.BENCH_PIN !== '0',
     serverCpu: env.BENCH_SERVER_CPU?.trim() || '0',
     loadCpu: env.BENCH_LOAD_CPU?.trim() || '1',
-    ceilingSigner: env.BENCH_CEILING_SIGNER?.trim() || 'jose',
-    ceilingWith,
     cpuProfile: env.BENCH_CPU_PROF === '1',
     keepTemp: env.BENCH_KEEP_TMP === '1',
     enforceTargets: env.BENCH_ENFORCE_TARGETS === '1',
   };
 }
 
-function progress(message) {
-  const seconds = ((Date.now() - startedAt) / 1000).toFixed(1).padStart(5);
-  process.stdout.write(`[bench ${seconds}s] ${message}\n`);
-}
 
 // ---------------------------------------------------------------- processes
 
@@ -96,42 +53,12 @@ function pinned(cpu, command, args) {
 
 // ------------------------------------------------------------------ servers
 
-/** Connect's environment: fresh data folder, embedded SQLite, logging at info. */
-function connectEnv(workDir) {
-  return {
-    ...cleanEnv(),
-    CONNECT_DATA_DIR: workDir,
-    DATABASE_URL: `sqlite:${join(workDir, 'connect.db')}`,
-    CONNECT_LOG_LEVEL: process.env.BENCH_CONNECT_LOG_LEVEL ?? 'info',
-    HOST,
-  };
-}
-
-async function createConnectClient(workDir) {
-  const stdout = await run(
-    process.execPath,
-    [CONNECT_BIN, 'clients', 'create', '--name', 'Bench', '--redirect-uri', 'https://b.example/cb', '--grants', 'client_credentials', '--json'],
-    { cwd: ROOT, env: connectEnv(workDir) },
-  );
-  const created = JSON.parse(stdout);
-  if (!created.clientId || !created.clientSecret) fail(`clients create printed no credentials: ${stdout}`);
-  return { id: created.clientId, secret: created.clientSecret };
-}
-
 /** Starts one server on `port`, its output going to a file in `workDir`. */
 function startServer(name, port, workDir, client) {
   const logFile = join(workDir, `${name}.log`);
   const out = openSync(logFile, 'a');
   const nodeArgs = config.cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', join(BENCH, 'results', 'profiles'), '--cpu-prof-name', `${name}-${process.pid}.cpuprofile`] : [];
-  let script;
-  let env;
-  if (name === 'connect') {
-    script = [CONNECT_BIN, 'serve'];
-    env = { ...connectEnv(workDir), PORT: String(port) };
-  } else {
-    script = [join(BENCH, name === 'ceiling' ? 'ceiling-server.js' : 'oidc-provider-server.js')];
-    env = { ...cleanEnv(), PORT: String(port), HOST, BENCH_CLIENT_ID: client.id, BENCH_CLIENT_SECRET: client.secret, CEILING_SIGNER: config.ceilingSigner, CEILING_WITH: config.ceilingWith.join(',') };
-  }
+  const { script, env } = serverLaunch(name, { port, workDir, client, config });
   const [command, args] = pinned(config.serverCpu, process.execPath, [...nodeArgs, ...script]);
   const child = spawnTracked(command, args, { cwd: ROOT, env, stdio: ['ignore', out, out] });
   closeSync(out);
@@ -139,59 +66,6 @@ function startServer(name, port, workDir, client) {
 }
 
 // ----------------------------------------------------------------- requests
-
-function tokenRequest(client) {
-  const basic = Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64');
-  return {
-    method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'grant_type=client_credentials',
-  };
-}
-
-/** Sends one token request and checks that a real JWT access token came back. */
-async function checkTokenResponse(url, request, client) {
-  const response = await fetch(url, { ...request, signal: AbortSignal.timeout(5000) });
-  const text = await response.text();
-  const problem = (what) => fail(`${url}: ${what}; status ${response.status}, body ${text.slice(0, 300)}`);
-  if (response.status !== 200) problem('token request did not succeed');
-  let body;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    problem('response is not JSON');
-  }
-  const parts = typeof body.access_token === 'string' ? body.access_token.split('.') : [];
-  if (parts.length !== 3 || parts.some((p) => p === '')) problem('access_token is not a compact JWS (3 dot-separated parts)');
-  if (String(body.token_type).toLowerCase() !== 'bearer') problem('token_type is not Bearer');
-  if (!/no-store/.test(response.headers.get('cache-control') ?? '')) problem('response lacks Cache-Control: no-store');
-  const decode = (part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  const header = decode(parts[0]);
-  const claims = decode(parts[1]);
-  if (header.alg !== 'ES256' || String(header.typ).toLowerCase() !== 'at+jwt' || !header.kid) {
-    problem(`JWT header is ${JSON.stringify(header)}, expected alg ES256, typ at+jwt and a kid`);
-  }
-  const missing = ['iss', 'sub', 'client_id', 'aud', 'iat', 'exp', 'jti'].filter((claim) => claims[claim] === undefined);
-  if (missing.length > 0) problem(`JWT lacks the claims ${missing.join(', ')}`);
-  if (claims.sub !== client.id || claims.client_id !== client.id) problem('JWT sub/client_id is not the client');
-  return { header, claims: Object.keys(claims).sort() };
-}
-
-/** Waits until the server answers a token request (or dies, or `timeoutMs` passes). */
-async function waitUntilServing(name, server, url, request, client, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (server.child.exited) fail(`${name} exited during start-up (${JSON.stringify(server.child.exited)}); see ${server.logFile}`);
-    try {
-      return await checkTokenResponse(url, request, client);
-    } catch (error) {
-      const refused = error.cause?.code === 'ECONNREFUSED';
-      if (!refused) throw error;
-      if (Date.now() > deadline) fail(`${name} did not start listening within ${timeoutMs / 1000} s; see ${server.logFile}`);
-      await sleep(100);
-    }
-  }
-}
 
 /** One autocannon run in its own (pinned) process; returns load.js's summary. */
 async function load(url, request, duration) {
@@ -201,28 +75,10 @@ async function load(url, request, duration) {
   return JSON.parse(stdout.trim().split('\n').pop());
 }
 
-function countLines(file) {
-  let lines = 0;
-  for (const byte of readFileSync(file)) if (byte === 10) lines += 1;
-  return lines;
-}
-
 // -------------------------------------------------------------- one server
 
-/** Whether the ceiling runs as defined: jose signing, nothing of Connect added. */
-function ceilingIsBare() {
-  return config.ceilingSigner === 'jose' && config.ceilingWith.length === 0;
-}
-
-/** The ceiling's label, naming what a run changed in it. */
-function ceilingLabel() {
-  const signer = config.ceilingSigner === 'node' ? ', node:crypto' : '';
-  const added = config.ceilingWith.length > 0 ? ` + Connect ${config.ceilingWith.join(' + ')}` : '';
-  return signer || added ? `ceiling (bare Fastify${signer}${added})` : SERVERS.ceiling.label;
-}
-
 async function benchServer(name, workDir, client) {
-  const label = name === 'ceiling' ? ceilingLabel() : SERVERS[name].label;
+  const label = serverLabel(name, config);
   const port = await freePort();
   const url = `http://${HOST}:${port}/token`;
   const request = tokenRequest(client);
@@ -337,7 +193,7 @@ async function main() {
   let ok = false;
   try {
     progress(`creating a Connect client in ${workDir}`);
-    const client = await createConnectClient(workDir);
+    const client = await createConnectClient(workDir, config);
     const rounds = [];
     for (let round = 1; round <= config.rounds; round += 1) {
       if (config.rounds > 1) progress(`round ${round} of ${config.rounds}`);
@@ -353,7 +209,7 @@ async function main() {
     const targets = {
       connectVsOidcProvider: ratios.connectVsOidcProvider === undefined ? undefined : ratios.connectVsOidcProvider >= TARGETS.vsOidcProvider,
       // The target is about the bare ceiling; a changed one (BENCH_CEILING_SIGNER, BENCH_CEILING_WITH) only measures.
-      connectVsCeiling: ratios.connectVsCeiling === undefined || !ceilingIsBare() ? undefined : ratios.connectVsCeiling >= TARGETS.vsCeiling,
+      connectVsCeiling: ratios.connectVsCeiling === undefined || !ceilingIsBare(config) ? undefined : ratios.connectVsCeiling >= TARGETS.vsCeiling,
       connectP99: connect ? connect.p99Ms < TARGETS.p99Ms && connect.non2xx === 0 : undefined,
     };
 
@@ -374,7 +230,7 @@ async function main() {
       );
     }
     if (ratios.connectVsCeiling !== undefined) {
-      const verdict = ceilingIsBare() ? `target >= ${TARGETS.vsCeiling * 100}%: ${mark(targets.connectVsCeiling)}` : 'the target applies to the bare ceiling only';
+      const verdict = ceilingIsBare(config) ? `target >= ${TARGETS.vsCeiling * 100}%: ${mark(targets.connectVsCeiling)}` : 'the target applies to the bare ceiling only';
       process.stdout.write(
         `Connect / ceiling:       ${fmt(ratios.connectVsCeiling * 100, 1)}%  (${verdict}${eachRound(perRound.connectVsCeiling.map((r) => r * 100), 1, '%')})\n`,
       );
@@ -405,8 +261,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`\nbench FAILED: ${error.benchFailure ? error.message : (error.stack ?? error)}\n`);
-  killAll();
-  process.exitCode = 1;
-});
+runMain(main);
