@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config/schema.js';
+import { TurnBatchedDestination } from './log-destination.js';
 
 /**
  * Paths that may hold a secret. No log call passes a secret, so this is the
@@ -58,11 +59,9 @@ export function createLogger(options: { level: LogLevel; destination?: Destinati
         err: pino.stdSerializers.err,
       },
     },
-    // One write(2) per line, as it is logged: nothing is held in memory to be
-    // lost if the process dies, and it measured cheaper than batching lines
-    // (sonic-boom's asynchronous writes with minLength: 4 KiB), whose
-    // buffering and thread-pool hand-off cost more per request than the
-    // write they save (bench/README.md).
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    // The lines of one event-loop turn go out together, with one write(2)
+    // when the turn ends; errors at once; nothing is held past the turn or
+    // lost at exit (log-destination.ts, bench/README.md).
+    options.destination ?? new TurnBatchedDestination(pino.destination({ dest: 1, sync: true })),
   );
 }
