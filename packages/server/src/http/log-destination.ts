@@ -15,9 +15,11 @@ let exitHookInstalled = false;
  * event loop together, with one `write(2)` on `target` when that turn ends
  * (a `setImmediate`), instead of one per line.
  *
- * Under load one turn completes several requests, and a system call costs
- * more than formatting a line: on the benchmark machine a `write(2)` of one
- * request line took 2-8 µs, the line itself under 1 µs (bench/README.md).
+ * Under load one turn completes several requests (about 8 in the token
+ * benchmark), and system calls are dear on virtual machines: there a
+ * `write(2)` of one request line took 2-2.5 µs even in a tight loop, and
+ * writing the lines of a turn together made Connect answer about 5% more
+ * token requests (bench/README.md).
  * Lines are held for the rest of the current turn only (microseconds, a
  * millisecond under heavy load) and never beyond:
  * - `error` and `fatal` lines are written at once, with everything before them;
