@@ -17,7 +17,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
-import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
+import { fmt, loadAverage, machine, median, progressPrinter, textTable, writeResults } from './report.js';
 import { BENCH, ceilingIsBare, checkTokenResponse, countLines, createConnectClient, readServerConfig, ROOT, serverLabel, serverLaunch, tokenRequest, waitUntilServing } from './token-servers.js';
 
 const config = readSettings(readConfig);
@@ -109,12 +109,6 @@ async function countServer(name, workDir, client, round) {
   } finally {
     await stop(child, 15_000);
   }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 async function main() {

@@ -1,4 +1,4 @@
-// What both benchmark scripts print and record: numbers, tables, the machine, the results file.
+// What the benchmark scripts print and record: numbers, tables, the machine, the results file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';

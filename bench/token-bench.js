@@ -15,7 +15,7 @@ import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkPinning, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
-import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
+import { fmt, loadAverage, machine, median, progressPrinter, textTable, writeResults } from './report.js';
 import { BENCH, ceilingIsBare, checkTokenResponse, countLines, createConnectClient, readServerConfig, ROOT, serverLabel, serverLaunch, tokenRequest, waitUntilServing } from './token-servers.js';
 
 /** The targets the token endpoint is held to (with request logging on). */
@@ -147,14 +147,6 @@ function againstTarget(value, target, digits) {
   let shown = digits;
   while (shown < 6 && value < target && fmt(value, shown) === fmt(target, shown)) shown += 1;
   return fmt(value, shown);
-}
-
-/** The middle value (the mean of the two middle ones for an even count); undefined if any is unknown. */
-function median(values) {
-  if (values.length === 0 || values.some((v) => v === undefined)) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /**
