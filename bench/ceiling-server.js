@@ -14,8 +14,8 @@
 // CEILING_SIGNER: `jose` (default: jose's SignJWT, as Connect signs) or `node`
 // (node:crypto's asynchronous sign of the same JWT: a measurement of what
 // signing costs, not how Connect signs),
-// CEILING_WITH: empty (default), or a comma-separated list of Connect's own
-// parts to add, to measure what they cost on their own: `log` (Connect's
+// CEILING_WITH: empty (default), or a list of Connect's own parts to add
+// (separated by `,` or `+`), to measure what they cost on their own: `log` (Connect's
 // logger and its one request line per request, to stdout) and `headers`
 // (Connect's security headers). They come from packages/server/dist, so
 // Connect must be built.
@@ -28,7 +28,7 @@ const host = process.env.HOST ?? '127.0.0.1';
 const clientId = process.env.BENCH_CLIENT_ID;
 const clientSecret = process.env.BENCH_CLIENT_SECRET;
 const signer = process.env.CEILING_SIGNER ?? 'jose';
-const withParts = (process.env.CEILING_WITH ?? '').split(',').filter(Boolean);
+const withParts = (process.env.CEILING_WITH ?? '').split(/[,+]/).filter(Boolean);
 if (!port || !clientId || !clientSecret || !['jose', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
   process.stderr.write(
     'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose or node; CEILING_WITH lists log, headers\n',

@@ -11,6 +11,14 @@ export function fmt(value, digits) {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/** The middle value (the mean of the two middle ones for an even count); undefined if there is none or any is unknown. */
+export function median(values) {
+  if (values.length === 0 || values.some((v) => v === undefined)) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /**
  * A plain-text table: the first row is the header, then a rule. The first
  * `textColumns` columns are left-aligned, the rest (numbers) right-aligned.
