@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { createAuditLog } from '../core/audit/audit-log.js';
 import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
+import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
 import type { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import type { Environment } from '../core/environment.js';
@@ -99,9 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
     }
   }, clock);
+  // A secret that verified is recognised for the client cache time without a new HMAC.
+  const secrets = rememberVerifiedSecrets(deps.hasher, clock);
   const authenticate = async (input: ClientAuthInput) => {
     try {
-      return await authenticateClient(input, { findClient, hasher: deps.hasher, environment: deps.environment, clock });
+      return await authenticateClient(input, { findClient, secrets, environment: deps.environment, clock });
     } catch (error) {
       if (error instanceof InvalidClient) {
         await audit.record({

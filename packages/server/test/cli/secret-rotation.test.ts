@@ -88,6 +88,20 @@ describe('rotate-secret with a grace period', () => {
     expect(stored).toMatchObject({ previousSecretHash: null, previousSecretExpiresAt: null });
   });
 
+  it('--grace 0 while a server is running: the old secret it just verified is refused once its client cache time has passed', async () => {
+    const w = cliWorkspace();
+    const created = await createClient(w);
+    const t = await w.app();
+    // Verified, so the running server recognises it for the client cache time without a new HMAC.
+    expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(OK);
+    const rotated = await rotate(w, created.clientId, '--grace', '0');
+    // CLI changes reach running servers within the client cache time (README).
+    w.clock.advance(CLIENT_CACHE_SECONDS);
+    expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(REFUSED);
+    expect(await tokenOutcome(t, created.clientId, rotated.clientSecret)).toBe(OK);
+    expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(REFUSED);
+  });
+
   it('CONNECT_SECRET_ROTATION_GRACE=0 makes rotations end the old secret at once', async () => {
     const w = cliWorkspace({ env: { CONNECT_SECRET_ROTATION_GRACE: '0' } });
     const created = await createClient(w);

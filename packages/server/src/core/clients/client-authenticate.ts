@@ -4,7 +4,7 @@ import type { Environment } from '../environment.js';
 import { ENVIRONMENTS } from '../environment.js';
 import { InvalidClient, InvalidRequest, type ClientAuthMethod } from '../errors.js';
 import { clientIdPrefix, clientSecretPrefix, type Client } from './client.js';
-import type { ClientSecretHasher } from './client-secret.js';
+import type { ClientSecretVerifier } from './verified-secrets.js';
 
 /** The credentials a request carried, as received. */
 export interface ClientAuthInput {
@@ -21,7 +21,8 @@ export interface ClientAuthInput {
 /** What client authentication reads. */
 export interface ClientAuthDeps {
   findClient(id: string): Promise<Client | undefined>;
-  readonly hasher: ClientSecretHasher;
+  /** A `ClientSecretHasher`, or one that remembers verified secrets (`rememberVerifiedSecrets`). */
+  readonly secrets: ClientSecretVerifier;
   readonly environment: Environment;
   readonly clock: Clock;
 }
@@ -56,12 +57,12 @@ export async function authenticateClient(input: ClientAuthInput, deps: ClientAut
 
   const client = await deps.findClient(clientId);
   const secretMatches =
-    deps.hasher.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH) ||
+    deps.secrets.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH) ||
     // After a rotation the previous secret works until its grace period ends.
     (client?.previousSecretHash != null &&
       client.previousSecretExpiresAt !== null &&
       client.previousSecretExpiresAt > deps.clock.nowSeconds() &&
-      deps.hasher.verify(clientSecret, client.previousSecretHash));
+      deps.secrets.verify(clientSecret, client.previousSecretHash));
   if (!client || !secretMatches) throw failed();
   if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId });
   return client;

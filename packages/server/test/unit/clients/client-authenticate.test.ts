@@ -22,7 +22,7 @@ function deps(clients: Client[] = [client()]) {
     deps: {
       environment: 'sandbox' as const,
       clock: fixedClock(1_800_000_000),
-      hasher,
+      secrets: hasher,
       findClient: async (id: string) => {
         lookups.push(id);
         return clients.find((c) => c.id === id);
