@@ -30,7 +30,11 @@ let exitHookInstalled = false;
  * its last turn.
  */
 export class TurnBatchedDestination implements DestinationStream {
-  /** Asks pino for each line's level (`lastLevel`) before `write`. */
+  /**
+   * Asks pino for each line's level (`lastLevel`) before `write`. pino sets
+   * the other `last*` fields too; they are declared so that every instance
+   * has them from the start.
+   */
   readonly [pino.symbols.needsMetadataGsym] = true as const;
   lastLevel = 0;
   lastTime = '';

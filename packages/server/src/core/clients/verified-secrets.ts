@@ -57,7 +57,8 @@ export function rememberVerifiedSecrets(
         drop(hash, entry);
       }
       const entry = remembered.get(storedHash);
-      if (entry) {
+      // Checked here too: the sweep above relies on the clock only moving forward.
+      if (entry && entry.until > now) {
         const presented = Buffer.from(secret, 'utf8');
         if (presented.length === entry.secret.length && timingSafeEqual(presented, entry.secret)) return true;
       }

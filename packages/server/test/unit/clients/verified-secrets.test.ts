@@ -71,6 +71,20 @@ describe('rememberVerifiedSecrets', () => {
     expect(secrets.verify(SECRET, HASH)).toBe(true);
   });
 
+  it('never recognises a secret past its time, even after the clock stepped back', () => {
+    const { clock, counted, secrets } = setup();
+    const other = 'csk_sandbox_' + 'o'.repeat(43);
+    const otherHash = hasher.hash(other);
+    expect(secrets.verify(SECRET, HASH)).toBe(true);
+    // The clock steps back an hour: this secret is remembered behind one that ends later.
+    clock.advance(-3600);
+    expect(secrets.verify(other, otherHash)).toBe(true);
+    expect(counted.hmacs).toBe(2);
+    clock.advance(CLIENT_CACHE_SECONDS);
+    expect(secrets.verify(other, otherHash)).toBe(true);
+    expect(counted.hmacs).toBe(3);
+  });
+
   it('holds at most the given number of secrets, dropping the oldest', () => {
     const { counted, secrets } = setup(2);
     const clients = ['a', 'b', 'c'].map((letter) => {
