@@ -41,5 +41,6 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }
-  return grant.handle({ params, client });
+  // Awaited, not returned: returning a promise from an async function takes extra microtask turns.
+  return await grant.handle({ params, client });
 }

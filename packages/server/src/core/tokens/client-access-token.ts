@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { Clock } from '../clock.js';
 import type { Client } from '../clients/client.js';
 import type { ActiveSigningKey } from '../keys/key-ring.js';
+import { signJwt } from './jwt.js';
 import type { PublicUrls } from './public-urls.js';
 
 /** RFC 9068 §2.1: the `typ` header of a JWT access token. */
@@ -34,14 +34,11 @@ export async function issueClientAccessToken(client: Pick<Client, 'id'>, deps: C
   const now = deps.clock.nowSeconds();
   const expiresAt = now + deps.accessTokenTtlSeconds;
   const { kid, alg, key } = deps.keys.signingKey();
-  const token = await new SignJWT({ client_id: client.id })
-    .setProtectedHeader({ alg, typ: ACCESS_TOKEN_JWT_TYPE, kid })
-    .setIssuer(deps.urls.authUrl)
-    .setSubject(client.id)
-    .setAudience(deps.urls.baseUrl)
-    .setIssuedAt(now)
-    .setExpirationTime(expiresAt)
-    .setJti(randomUUID())
-    .sign(key);
+  const token = await signJwt(
+    // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat and jti.
+    { iss: deps.urls.authUrl, sub: client.id, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti: randomUUID(), client_id: client.id },
+    { alg, typ: ACCESS_TOKEN_JWT_TYPE, kid },
+    key,
+  );
   return { token, expiresIn: deps.accessTokenTtlSeconds, expiresAt };
 }

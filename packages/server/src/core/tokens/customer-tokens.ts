@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { EncryptJWT, SignJWT } from 'jose';
 import type { Clock } from '../clock.js';
 import { ENCRYPTION_ALG, ENCRYPTION_ENC, type ActiveEncryptionKey, type ActiveSigningKey } from '../keys/key-ring.js';
+import { encryptJwt, signJwt } from './jwt.js';
 import type { PublicUrls } from './public-urls.js';
 
 /** The `typ` of a refresh token, so it can never pass for an access token (RFC 8725 §3.11). */
@@ -43,15 +43,11 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
   const expiresAt = now + deps.accessTokenTtlSeconds;
   const jti = randomUUID();
   const { kid, key } = deps.keys.encryptionKey();
-  const token = await new EncryptJWT({ client_id: subject.clientId, sid: subject.sid })
-    .setProtectedHeader({ alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' })
-    .setIssuer(deps.urls.authUrl)
-    .setSubject(subject.profileId)
-    .setAudience(deps.urls.baseUrl)
-    .setIssuedAt(now)
-    .setExpirationTime(expiresAt)
-    .setJti(jti)
-    .encrypt(key);
+  const token = await encryptJwt(
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid },
+    { alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' },
+    key,
+  );
   return { token, jti, issuedAt: now, expiresAt };
 }
 
@@ -66,14 +62,10 @@ export async function mintRefreshToken(subject: CustomerTokenSubject, deps: Cust
   const expiresAt = now + deps.refreshTokenTtlSeconds;
   const jti = randomUUID();
   const { kid, alg, key } = deps.keys.signingKey();
-  const token = await new SignJWT({ client_id: subject.clientId, sid: subject.sid })
-    .setProtectedHeader({ alg, typ: REFRESH_TOKEN_JWT_TYPE, kid })
-    .setIssuer(deps.urls.authUrl)
-    .setSubject(subject.profileId)
-    .setAudience(deps.urls.authUrl)
-    .setIssuedAt(now)
-    .setExpirationTime(expiresAt)
-    .setJti(jti)
-    .sign(key);
+  const token = await signJwt(
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid },
+    { alg, typ: REFRESH_TOKEN_JWT_TYPE, kid },
+    key,
+  );
   return { token, jti, issuedAt: now, expiresAt };
 }
