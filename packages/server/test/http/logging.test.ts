@@ -71,6 +71,17 @@ describe('request logging', () => {
     expect(text).not.toMatch(/"authorization"/i);
   });
 
+  it("binds the request ID to a request's other lines, as to its request line", async () => {
+    const t = await build({ captureLogs: true });
+    const res = await postToken(t.app, { authorization: basicAuth('cid_sandbox_nobody', `csk_sandbox_${'x'.repeat(43)}`), body: form({ grant_type: 'client_credentials' }) });
+    expect(res.statusCode).toBe(401);
+    const lines = t.logs.join('').trim().split('\n').map((line) => JSON.parse(line) as LogLine & { error?: string });
+    const failure = lines.find((line) => line.error === 'invalid_client');
+    const completed = lines.find((line) => line.msg === 'request completed');
+    expect(failure?.reqId).toMatch(/^req-/);
+    expect(completed?.reqId).toBe(failure?.reqId);
+  });
+
   it('logs the path of a request without its query string', async () => {
     const t = await build({ captureLogs: true });
     const res = await t.app.inject({ method: 'GET', url: '/authorize?client_id=cid_sandbox_x&state=S3CR3T-STATE&user_id=585676066295' });

@@ -1,4 +1,5 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 
 /**
  * Logs each request once, when its response is sent, as one flat line:
@@ -11,16 +12,27 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
  * request", "request completed") with nested `req`/`res` objects; one flat
  * line, written by Fastify's log controller rather than by an extra
  * `onResponse` hook, keeps logging cheap on the token endpoint's hot path
- * (bench/README.md). Fastify's other log lines (a response stream that
- * failed, a serializer that threw) stay as they are.
+ * (bench/README.md). The line goes straight to the server's logger, with
+ * the request ID as a field, so that a request that logs nothing else needs
+ * no child logger (see `requestChildLogger`). Fastify's other log lines (a
+ * response stream that failed, a serializer that threw) stay as they are.
  */
 export class RequestLogController extends LogController {
+  readonly #log: FastifyBaseLogger;
+
+  /** @param log the server's logger, which writes the request lines. */
+  constructor(log: FastifyBaseLogger) {
+    super();
+    this.#log = log;
+  }
+
   override incomingRequest(_request: FastifyRequest, _reply: FastifyReply): void {
     // Nothing: the request is logged once, when it completes.
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const line = {
+      reqId: request.id,
       method: request.method,
       path: pathOf(request.url),
       remoteAddress: request.ip,
@@ -28,12 +40,74 @@ export class RequestLogController extends LogController {
       // Milliseconds, to the microsecond (Fastify measures it to the nanosecond).
       responseTime: Math.round(reply.elapsedTime * 1000) / 1000,
     };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log.info(line, 'request completed');
+    if (error) this.#log.error({ ...line, err: error }, 'request errored');
+    else this.#log.info(line, 'request completed');
   }
 }
 
 function pathOf(url: string): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * Fastify's `childLoggerFactory`: `request.log` is a child logger bound to
+ * the request ID, as Fastify's own, but it is only made when something logs
+ * through it. Most requests log nothing besides their request line, and
+ * making a pino child for each of them (a new object over the logger's
+ * prototype chain, its bindings serialized, its formatters rebuilt) was a
+ * measurable part of the token endpoint's cost (bench/README.md).
+ */
+export function requestChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options);
+}
+
+class LazyChildLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+  #made: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #child(): FastifyBaseLogger {
+    return (this.#made ??= this.#parent.child(this.#bindings, this.#options));
+  }
+
+  get level(): string {
+    return this.#made?.level ?? this.#options.level ?? this.#parent.level;
+  }
+
+  set level(level: string) {
+    this.#child().level = level;
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#child().child(bindings, options);
+  }
+
+  // Each call is passed on as it was made (pino's log methods are overloaded).
+  fatal(...args: unknown[]): void {
+    Reflect.apply(this.#child().fatal, this.#made, args);
+  }
+  error(...args: unknown[]): void {
+    Reflect.apply(this.#child().error, this.#made, args);
+  }
+  warn(...args: unknown[]): void {
+    Reflect.apply(this.#child().warn, this.#made, args);
+  }
+  info(...args: unknown[]): void {
+    Reflect.apply(this.#child().info, this.#made, args);
+  }
+  debug(...args: unknown[]): void {
+    Reflect.apply(this.#child().debug, this.#made, args);
+  }
+  trace(...args: unknown[]): void {
+    Reflect.apply(this.#child().trace, this.#made, args);
+  }
+  silent(): void {}
 }

@@ -1,41 +1,119 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Writable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { RequestLogController } from '../../../src/http/plugins/request-log.js';
+import { createLogger } from '../../../src/http/logger.js';
+import { RequestLogController, requestChildLogger } from '../../../src/http/plugins/request-log.js';
 
+type Call = { level: string; fields: Record<string, unknown>; msg: string };
+
+/** A logger that records its calls, and a request and reply whose own `log` must stay unused. */
 function fakeExchange(url: string) {
-  const calls: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
-  const log = Object.fromEntries(
-    ['info', 'error', 'warn'].map((level) => [level, (fields: Record<string, unknown>, msg: string) => calls.push({ level, fields, msg })]),
-  );
-  const request = { method: 'POST', url, ip: '192.0.2.7', log } as unknown as FastifyRequest;
-  const reply = { statusCode: 200, elapsedTime: 1.5004999, log } as unknown as FastifyReply;
-  return { request, reply, calls };
+  const calls: Call[] = [];
+  const record = (level: string) => (fields: Record<string, unknown>, msg: string) => calls.push({ level, fields, msg });
+  const log = { info: record('info'), error: record('error'), warn: record('warn') } as unknown as FastifyBaseLogger;
+  const unused = new Proxy({}, { get: () => expect.unreachable('request.log used for the request line') });
+  const request = { id: 'req-7', method: 'POST', url, ip: '192.0.2.7', log: unused } as unknown as FastifyRequest;
+  const reply = { statusCode: 200, elapsedTime: 1.5004999, log: unused } as unknown as FastifyReply;
+  return { controller: new RequestLogController(log), request, reply, calls };
+}
+
+/** A real pino logger writing to an array, with a count of the child loggers made from it. */
+function countingLogger() {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const made = { children: 0 };
+  const child = logger.child;
+  // Children inherit this method: count only the ones made from `logger` itself.
+  logger.child = function (this: typeof logger, ...args: Parameters<typeof child>) {
+    if (this === logger) made.children += 1;
+    return child.apply(this, args);
+  } as typeof logger.child;
+  const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, made, parsed };
 }
 
 describe('RequestLogController', () => {
   it('writes nothing when a request comes in', () => {
-    const { request, reply, calls } = fakeExchange('/token');
-    new RequestLogController().incomingRequest(request, reply);
+    const { controller, request, reply, calls } = fakeExchange('/token');
+    controller.incomingRequest(request, reply);
     expect(calls).toEqual([]);
   });
 
-  it('writes one flat info line when a response completes, without the query string', () => {
-    const { request, reply, calls } = fakeExchange('/authorize?state=secret-state');
-    new RequestLogController().requestCompleted(null, request, reply);
+  it('writes one flat info line through the server logger when a response completes, without the query string', () => {
+    const { controller, request, reply, calls } = fakeExchange('/authorize?state=secret-state');
+    controller.requestCompleted(null, request, reply);
     expect(calls).toEqual([
       {
         level: 'info',
-        fields: { method: 'POST', path: '/authorize', remoteAddress: '192.0.2.7', statusCode: 200, responseTime: 1.5 },
+        fields: { reqId: 'req-7', method: 'POST', path: '/authorize', remoteAddress: '192.0.2.7', statusCode: 200, responseTime: 1.5 },
         msg: 'request completed',
       },
     ]);
   });
 
   it('logs a response that failed at error level, with the error', () => {
-    const { request, reply, calls } = fakeExchange('/token');
+    const { controller, request, reply, calls } = fakeExchange('/token');
     const error = new Error('socket hang up');
-    new RequestLogController().requestCompleted(error, request, reply);
+    controller.requestCompleted(error, request, reply);
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ level: 'error', msg: 'request errored', fields: { path: '/token', statusCode: 200, err: error } });
+    expect(calls[0]).toMatchObject({ level: 'error', msg: 'request errored', fields: { reqId: 'req-7', path: '/token', statusCode: 200, err: error } });
+  });
+});
+
+describe('requestChildLogger', () => {
+  it('makes no child logger until something logs through it', () => {
+    const { logger, made, parsed } = countingLogger();
+    const log = requestChildLogger(logger, { reqId: 'req-1' }, {});
+    expect(log.level).toBe('info');
+    expect(made.children).toBe(0);
+    expect(parsed()).toEqual([]);
+  });
+
+  it('logs at every level with the request ID bound, making the child once', () => {
+    const { logger, made, parsed } = countingLogger();
+    logger.level = 'trace';
+    const log = requestChildLogger(logger, { reqId: 'req-2' }, {});
+    log.info({ detail: 'x' }, 'first');
+    log.warn('second %s', 'formatted');
+    log.error(new Error('third'));
+    log.fatal('fourth');
+    log.debug('fifth');
+    log.trace('sixth');
+    log.silent('never written');
+    expect(made.children).toBe(1);
+    expect(parsed().map(({ level, reqId, msg, detail }) => ({ level, reqId, msg, detail }))).toEqual([
+      { level: 30, reqId: 'req-2', msg: 'first', detail: 'x' },
+      { level: 40, reqId: 'req-2', msg: 'second formatted', detail: undefined },
+      { level: 50, reqId: 'req-2', msg: 'third', detail: undefined },
+      { level: 60, reqId: 'req-2', msg: 'fourth', detail: undefined },
+      { level: 20, reqId: 'req-2', msg: 'fifth', detail: undefined },
+      { level: 10, reqId: 'req-2', msg: 'sixth', detail: undefined },
+    ]);
+  });
+
+  it('passes the level Fastify asks for (a route logLevel) on to the child, and changes its own level', () => {
+    const { logger, parsed } = countingLogger();
+    const log = requestChildLogger(logger, { reqId: 'req-3' }, { level: 'warn' });
+    expect(log.level).toBe('warn');
+    log.info('dropped at warn');
+    log.warn('kept');
+    log.level = 'error';
+    log.warn('dropped at error');
+    expect(log.level).toBe('error');
+    expect(parsed().map((line) => line.msg)).toEqual(['kept']);
+  });
+
+  it('makes grandchildren that keep the request ID', () => {
+    const { logger, parsed } = countingLogger();
+    requestChildLogger(logger, { reqId: 'req-4' }, {}).child({ part: 'sms' }).info('sent');
+    expect(parsed()).toEqual([expect.objectContaining({ reqId: 'req-4', part: 'sms', msg: 'sent' })]);
   });
 });
