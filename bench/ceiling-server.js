@@ -11,9 +11,12 @@
 //
 // Environment: PORT (required), HOST (default 127.0.0.1),
 // BENCH_CLIENT_ID and BENCH_CLIENT_SECRET (the one client),
-// CEILING_SIGNER: `jose` (default: jose's SignJWT, as Connect signs) or `node`
-// (node:crypto's asynchronous sign of the same JWT: a measurement of what
-// signing costs, not how Connect signs),
+// CEILING_SIGNER: `jose` (default: jose's CompactSign over the claims set
+// serialized with JSON.stringify, as Connect signs), `jose-jwt` (jose's
+// SignJWT, as the ceiling signed until 2026-11-24: it copies the claims with
+// structuredClone and checks each one, which costs several µs per token) or
+// `node` (node:crypto's asynchronous sign of the same JWT: a measurement of
+// what signing costs, not how Connect signs),
 // CEILING_WITH: empty (default), or a list of Connect's own parts to add
 // (separated by `,` or `+`), to measure what they cost on their own: `log` (Connect's
 // logger and its one request line per request, to stdout) and `headers`
@@ -21,7 +24,7 @@
 // Connect must be built.
 import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 const port = Number(process.env.PORT);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -29,9 +32,9 @@ const clientId = process.env.BENCH_CLIENT_ID;
 const clientSecret = process.env.BENCH_CLIENT_SECRET;
 const signer = process.env.CEILING_SIGNER ?? 'jose';
 const withParts = (process.env.CEILING_WITH ?? '').split(/[,+]/).filter(Boolean);
-if (!port || !clientId || !clientSecret || !['jose', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
+if (!port || !clientId || !clientSecret || !['jose', 'jose-jwt', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
   process.stderr.write(
-    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose or node; CEILING_WITH lists log, headers\n',
+    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose, jose-jwt or node; CEILING_WITH lists log, headers\n',
   );
   process.exit(2);
 }
@@ -45,7 +48,13 @@ const { privateKey, publicKey } = await generateKeyPair('ES256');
 const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
 const issuer = `http://${host}:${port}`;
 
+const header = { alg: 'ES256', typ: 'at+jwt', kid };
+const encoder = new TextEncoder();
 function signWithJose(claims) {
+  return new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(privateKey);
+}
+
+function signWithJoseJwt(claims) {
   return new SignJWT({ client_id: claims.client_id })
     .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
     .setIssuer(claims.iss)
@@ -68,7 +77,7 @@ function signWithNodeCrypto(claims) {
   });
 }
 
-const signJwt = signer === 'node' ? signWithNodeCrypto : signWithJose;
+const signJwt = { jose: signWithJose, 'jose-jwt': signWithJoseJwt, node: signWithNodeCrypto }[signer];
 
 function unauthorized(reply) {
   return reply
