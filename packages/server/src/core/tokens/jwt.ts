@@ -10,12 +10,15 @@ export type JwtClaims = Readonly<Record<string, string | number>>;
 const encoder = new TextEncoder();
 const NUMERIC_DATE_CLAIMS = ['iat', 'nbf', 'exp'] as const;
 
-/** The claims set as the JWS payload or JWE plaintext: its UTF-8 JSON (RFC 7519 §7.1). */
-function claimsBytes(claims: JwtClaims): Uint8Array {
+/**
+ * The claims set as the JWS payload or JWE plaintext: its UTF-8 JSON (RFC 7519
+ * §7.1); an error, returned rather than thrown, when a time is not whole seconds.
+ */
+function claimsBytes(claims: JwtClaims): Uint8Array | TypeError {
   for (const name of NUMERIC_DATE_CLAIMS) {
     const value = claims[name];
     // RFC 7519 §2: a NumericDate is a number of seconds (JSON.stringify would write NaN as null).
-    if (value !== undefined && !Number.isSafeInteger(value)) throw new TypeError(`JWT claim ${name} must be whole seconds`);
+    if (value !== undefined && !Number.isSafeInteger(value)) return new TypeError(`JWT claim ${name} must be whole seconds`);
   }
   return encoder.encode(JSON.stringify(claims));
 }
@@ -33,14 +36,9 @@ function claimsBytes(claims: JwtClaims): Uint8Array {
  * await signJwt({ iss, sub, aud, iat, exp, jti }, { alg: 'ES256', typ: 'at+jwt', kid }, key);
  */
 export function signJwt(claims: JwtClaims, header: CompactJWSHeaderParameters, key: CryptoKey): Promise<string> {
-  let payload: Uint8Array;
-  try {
-    payload = claimsBytes(claims);
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
   // Not an async function: the token endpoint's hot path awaits jose's promise itself.
-  return new CompactSign(payload).setProtectedHeader(header).sign(key);
+  const payload = claimsBytes(claims);
+  return payload instanceof Error ? Promise.reject(payload) : new CompactSign(payload).setProtectedHeader(header).sign(key);
 }
 
 /**
@@ -48,11 +46,6 @@ export function signJwt(claims: JwtClaims, header: CompactJWSHeaderParameters, k
  * claims set, for the same reason `signJwt` does not use `SignJWT`.
  */
 export function encryptJwt(claims: JwtClaims, header: CompactJWEHeaderParameters, key: CryptoKey): Promise<string> {
-  let plaintext: Uint8Array;
-  try {
-    plaintext = claimsBytes(claims);
-  } catch (error) {
-    return Promise.reject(error as Error);
-  }
-  return new CompactEncrypt(plaintext).setProtectedHeader(header).encrypt(key);
+  const plaintext = claimsBytes(claims);
+  return plaintext instanceof Error ? Promise.reject(plaintext) : new CompactEncrypt(plaintext).setProtectedHeader(header).encrypt(key);
 }
