@@ -11,11 +11,11 @@
 //
 // Environment: PORT (required), HOST (default 127.0.0.1),
 // BENCH_CLIENT_ID and BENCH_CLIENT_SECRET (the one client),
-// CEILING_SIGNER: `jose` (default: jose's CompactSign over the claims set
-// serialized with JSON.stringify, as Connect signs), `jose-jwt` (jose's
-// SignJWT, as the ceiling signed until 2026-11-24: it copies the claims with
-// structuredClone and checks each one, which costs several µs per token) or
-// `node` (node:crypto's asynchronous sign of the same JWT: a measurement of
+// CEILING_SIGNER: `jose` (default: jose's SignJWT, its API for JWTs),
+// `jose-compact` (jose's CompactSign over the claims set serialized with
+// JSON.stringify, as Connect signs since 2026-11-24: SignJWT copies the claims
+// with structuredClone and checks each one, which costs several µs per token)
+// or `node` (node:crypto's asynchronous sign of the same JWT: a measurement of
 // what signing costs, not how Connect signs),
 // CEILING_WITH: empty (default), or a list of Connect's own parts to add
 // (separated by `,` or `+`), to measure what they cost on their own: `log` (Connect's
@@ -32,9 +32,9 @@ const clientId = process.env.BENCH_CLIENT_ID;
 const clientSecret = process.env.BENCH_CLIENT_SECRET;
 const signer = process.env.CEILING_SIGNER ?? 'jose';
 const withParts = (process.env.CEILING_WITH ?? '').split(/[,+]/).filter(Boolean);
-if (!port || !clientId || !clientSecret || !['jose', 'jose-jwt', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
+if (!port || !clientId || !clientSecret || !['jose', 'jose-compact', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
   process.stderr.write(
-    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose, jose-jwt or node; CEILING_WITH lists log, headers\n',
+    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose, jose-compact or node; CEILING_WITH lists log, headers\n',
   );
   process.exit(2);
 }
@@ -50,11 +50,11 @@ const issuer = `http://${host}:${port}`;
 
 const header = { alg: 'ES256', typ: 'at+jwt', kid };
 const encoder = new TextEncoder();
-function signWithJose(claims) {
+function signWithJoseCompact(claims) {
   return new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(privateKey);
 }
 
-function signWithJoseJwt(claims) {
+function signWithJose(claims) {
   return new SignJWT({ client_id: claims.client_id })
     .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
     .setIssuer(claims.iss)
@@ -77,7 +77,7 @@ function signWithNodeCrypto(claims) {
   });
 }
 
-const signJwt = { jose: signWithJose, 'jose-jwt': signWithJoseJwt, node: signWithNodeCrypto }[signer];
+const signJwt = { jose: signWithJose, 'jose-compact': signWithJoseCompact, node: signWithNodeCrypto }[signer];
 
 function unauthorized(reply) {
   return reply

@@ -33,7 +33,7 @@ export function readServerConfig(env, defaultServers) {
     if (!SERVERS[name]) fail(`BENCH_SERVERS: unknown server "${name}"; known: ${Object.keys(SERVERS).join(', ')}`);
   }
   const ceilingSigner = env.BENCH_CEILING_SIGNER?.trim() || 'jose';
-  if (!['jose', 'jose-jwt', 'node'].includes(ceilingSigner)) fail('BENCH_CEILING_SIGNER must be jose, jose-jwt or node');
+  if (!['jose', 'jose-compact', 'node'].includes(ceilingSigner)) fail('BENCH_CEILING_SIGNER must be jose, jose-compact or node');
   const ceilingWith = (env.BENCH_CEILING_WITH?.trim() || '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const part of ceilingWith) if (!['log', 'headers'].includes(part)) fail(`BENCH_CEILING_WITH: unknown part "${part}"; known: log, headers`);
   const connectLogLevel = env.BENCH_CONNECT_LOG_LEVEL?.trim() || 'info';
@@ -48,7 +48,7 @@ export function ceilingIsBare(config) {
 /** A server's label, naming what a run changed in the ceiling. */
 export function serverLabel(name, config) {
   if (name !== 'ceiling' || ceilingIsBare(config)) return SERVERS[name].label;
-  const signer = { jose: '', 'jose-jwt': ', SignJWT', node: ', node:crypto' }[config.ceilingSigner];
+  const signer = { jose: '', 'jose-compact': ', CompactSign', node: ', node:crypto' }[config.ceilingSigner];
   const added = config.ceilingWith.length > 0 ? ` + Connect ${config.ceilingWith.join(' + ')}` : '';
   return `ceiling (bare Fastify${signer}${added})`;
 }
