@@ -48,10 +48,10 @@ const { privateKey, publicKey } = await generateKeyPair('ES256');
 const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
 const issuer = `http://${host}:${port}`;
 
-const header = { alg: 'ES256', typ: 'at+jwt', kid };
+const protectedHeader = { alg: 'ES256', typ: 'at+jwt', kid };
 const encoder = new TextEncoder();
 function signWithJoseCompact(claims) {
-  return new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(header).sign(privateKey);
+  return new CompactSign(encoder.encode(JSON.stringify(claims))).setProtectedHeader(protectedHeader).sign(privateKey);
 }
 
 function signWithJose(claims) {
