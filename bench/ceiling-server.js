@@ -109,9 +109,8 @@ function authenticate(header) {
 const connectDist = new URL('../packages/server/dist/http/', import.meta.url);
 async function connectLogging() {
   const { createLogger } = await import(new URL('logger.js', connectDist).href);
-  const { RequestLogController, requestChildLogger } = await import(new URL('plugins/request-log.js', connectDist).href);
-  const loggerInstance = createLogger({ level: 'info' });
-  return { loggerInstance, logController: new RequestLogController(loggerInstance), childLoggerFactory: requestChildLogger };
+  const { requestLogging } = await import(new URL('plugins/request-log.js', connectDist).href);
+  return requestLogging(createLogger({ level: 'info' }));
 }
 const app = Fastify({ ...(withParts.includes('log') ? await connectLogging() : { logger: false }), bodyLimit: 16 * 1024 });
 if (withParts.includes('headers')) {

@@ -18,7 +18,7 @@ import { bindGrant, createGrantRegistry } from '../core/grants/registry.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import type { Storage } from '../storage/ports.js';
-import { RequestLogController, requestChildLogger } from './plugins/request-log.js';
+import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
@@ -65,14 +65,8 @@ export interface AppDeps {
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(deps.logger
-      ? {
-          loggerInstance: deps.logger,
-          // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
-          logController: new RequestLogController(deps.logger),
-          childLoggerFactory: requestChildLogger,
-        }
-      : { logger: false }),
+    // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
+    ...(deps.logger ? requestLogging(deps.logger) : { logger: false }),
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     requestTimeout: 30_000,

@@ -1,4 +1,4 @@
-import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 
 /**
@@ -48,6 +48,17 @@ export class RequestLogController extends LogController {
 function pathOf(url: string): string {
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * The Fastify options that log requests through `logger` as Connect does:
+ * one line per request (`RequestLogController`) and a request's child logger
+ * only when it logs more (`requestChildLogger`).
+ */
+export function requestLogging(
+  logger: FastifyBaseLogger,
+): Required<Pick<FastifyServerOptions, 'loggerInstance' | 'logController' | 'childLoggerFactory'>> {
+  return { loggerInstance: logger, logController: new RequestLogController(logger), childLoggerFactory: requestChildLogger };
 }
 
 /**
