@@ -5,13 +5,13 @@ import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { main as serve } from '../http/server.js';
-import { openRuntime, type Runtime } from '../runtime.js';
-import { StorageError } from '../storage/errors.js';
+import { openRuntime, type Runtime } from '../compose/runtime.js';
+import { StorageError } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
 import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
-import { UsageError, type CommandResult } from './output.js';
+import { UsageError, type CommandResult } from './commands/output.js';
 
 /** Where a CLI run reads its configuration and writes its output. */
 export interface CliIo {

@@ -2,7 +2,8 @@ import { registerClient, rotateClientSecret, updateClientSettings, type ClientAd
 import { randomInt } from 'node:crypto';
 import { createCustomer } from '../core/customers/manage-customers.js';
 import { hashPin } from '../core/customers/pin.js';
-import type { ClientStore, CustomerStore } from '../storage/ports.js';
+import type { ClientStore } from '../core/clients/client-store.js';
+import type { CustomerStore } from '../core/customers/customer-store.js';
 
 /** The name the sandbox demo client is registered under. */
 export const DEMO_CLIENT_NAME = 'Connect Demo Shop';

@@ -12,7 +12,7 @@ import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { createCustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { OtpHasher } from '../core/login/one-time-pin.js';
-import type { SendLimiter } from '../core/login/send-limiter.js';
+import type { SendLimiter } from '../core/limits/send-limiter.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
 import { bindGrant, createGrantRegistry } from '../core/grants/registry.js';
 import type { KeyRing } from '../core/keys/key-ring.js';

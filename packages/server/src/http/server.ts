@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { KEY_RELOAD_SECONDS, KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
-import { openRuntime } from '../runtime.js';
+import { openRuntime } from '../compose/runtime.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { SENDS_PER_IP, SENDS_PER_MOBILE, type SendLimiter } from '../core/login/send-limiter.js';
+import { SENDS_PER_IP, SENDS_PER_MOBILE, type SendLimiter } from '../core/limits/send-limiter.js';
 
 /**
  * The one-time-PIN send limits, with rate-limiter-flexible: in memory (one

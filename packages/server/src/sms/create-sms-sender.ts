@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
 import type { Config } from '../config/schema.js';
-import type { SmsOutboxStore } from '../storage/ports.js';
+import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import { createConsoleSender } from './console-sender.js';
 import { createOutboxSender } from './outbox-sender.js';
 import { createWebhookSender } from './webhook-sender.js';

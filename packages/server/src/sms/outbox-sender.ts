@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
-import type { SmsOutboxStore } from '../storage/ports.js';
+import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 
 /**
  * The sandbox's SMS "gateway": messages are kept in the database and can be

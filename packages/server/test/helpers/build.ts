@@ -12,7 +12,7 @@ import type { Environment } from '../../src/core/environment.js';
 import { KeyRing } from '../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { OtpHasher } from '../../src/core/login/one-time-pin.js';
-import type { SendLimiter } from '../../src/core/login/send-limiter.js';
+import type { SendLimiter } from '../../src/core/limits/send-limiter.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
 import { createSendLimiter } from '../../src/limits/send-limiter.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';

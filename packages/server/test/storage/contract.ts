@@ -6,15 +6,11 @@ import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import { issuePin } from '../../src/core/login/issue-pin.js';
 import { OtpHasher } from '../../src/core/login/one-time-pin.js';
-import type {
-  AuthorizationCodeRecord,
-  AuthorizationRequestRecord,
-  CustomerSessionRecord,
-  OtpChallengeRecord,
-  TokenSessionRecord,
-} from '../../src/core/login/records.js';
+import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
+import type { OtpChallengeRecord } from '../../src/core/login/records.js';
+import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import { SmsDeliveryFailed } from '../../src/core/sms/sms-sender.js';
-import { Conflict, NotFound } from '../../src/storage/errors.js';
+import { Conflict, NotFound } from '../../src/core/storage-errors.js';
 import type { Storage } from '../../src/storage/ports.js';
 
 /** Opens a fresh, empty storage for one test, and disposes of it afterwards. */

@@ -1,6 +1,6 @@
 import { AUDIT_EVENT_TYPES, type AuditEventType } from '../../core/audit/audit-log.js';
-import type { Runtime } from '../../runtime.js';
-import { isoTime, UsageError, type CommandResult } from '../output.js';
+import type { Runtime } from '../../compose/runtime.js';
+import { isoTime, UsageError, type CommandResult } from './output.js';
 
 /**
  * `audit [--since WHEN] [--type TYPE] [--limit N]`: the audit log, oldest

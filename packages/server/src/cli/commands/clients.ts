@@ -1,8 +1,8 @@
 import { registerClient, rotateClientSecret, setClientStatus, updateClientSettings } from '../../core/clients/manage-clients.js';
 import type { Client } from '../../core/clients/client.js';
-import type { Runtime } from '../../runtime.js';
+import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../storage/ports.js';
-import { NotFound } from '../../storage/errors.js';
+import { NotFound } from '../../core/storage-errors.js';
 import { clockDate } from '../../core/clock.js';
 import {
   checkRecipient,
@@ -12,8 +12,8 @@ import {
   type CredentialsFileContent,
   type DeliveryTarget,
 } from '../../delivery/credentials-file.js';
-import { recordAdminAction } from '../audit-actor.js';
-import { clientView, isoTime, table, UsageError, type CommandResult } from '../output.js';
+import { recordAdminAction } from './audit-actor.js';
+import { clientView, isoTime, table, UsageError, type CommandResult } from './output.js';
 
 /** Options of the `clients` subcommands, as parsed. */
 export interface ClientsOptions {

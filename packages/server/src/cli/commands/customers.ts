@@ -1,10 +1,10 @@
 import { createCustomer, findCustomerByReference } from '../../core/customers/manage-customers.js';
 import type { Customer } from '../../core/customers/customer.js';
 import { parseMobile } from '../../core/customers/mobile.js';
-import type { Runtime } from '../../runtime.js';
-import { NotFound } from '../../storage/errors.js';
-import { recordAdminAction } from '../audit-actor.js';
-import { isoTime, table, UsageError, type CommandResult } from '../output.js';
+import type { Runtime } from '../../compose/runtime.js';
+import { NotFound } from '../../core/storage-errors.js';
+import { recordAdminAction } from './audit-actor.js';
+import { isoTime, table, UsageError, type CommandResult } from './output.js';
 
 /** The public view of a customer: never the PIN hash. */
 function customerView(customer: Customer, now: number) {

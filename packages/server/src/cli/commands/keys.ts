@@ -1,8 +1,8 @@
 import { rotateKeys } from '../../core/keys/key-ring.js';
 import { displayStatus } from '../../core/keys/signing-key.js';
-import { maxTokenTtlSeconds, type Runtime } from '../../runtime.js';
-import { recordAdminAction } from '../audit-actor.js';
-import { isoTime, type CommandResult } from '../output.js';
+import { maxTokenTtlSeconds, type Runtime } from '../../compose/runtime.js';
+import { recordAdminAction } from './audit-actor.js';
+import { isoTime, type CommandResult } from './output.js';
 
 /** `keys list`: every key with its status (active, retired and still verifying, or expired). */
 export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { parseMobile } from '../customers/mobile.js';
 import type { Customer } from '../customers/customer.js';
 import { hashCode } from '../grants/authorization-code.js';
-import type { AuthorizationCodeStore } from '../../storage/ports.js';
+import type { AuthorizationCodeStore } from '../journey/stores.js';
 import { buildRedirect } from './redirect.js';
 
 /** What issuing a code needs. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
 import { endCustomerSession, findSessionCustomer, hashCookieValue, type CustomerSessionDeps } from '../login/customer-session.js';
-import type { AuthorizationRequestStore } from '../../storage/ports.js';
+import type { AuthorizationRequestStore } from '../journey/stores.js';
 import { checkAuthorizationRequest, type AuthorizeQuery } from './authorization-request.js';
 import { errorRedirect, issueCodeRedirect, type IssueCodeDeps } from './issue-code.js';
 

@@ -1,5 +1,5 @@
-import { NotFound } from '../../storage/errors.js';
-import type { ClientPatch } from '../../storage/ports.js';
+import { NotFound } from '../storage-errors.js';
+import type { ClientPatch } from './client-store.js';
 import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
 import type { Client, GrantType } from './client.js';

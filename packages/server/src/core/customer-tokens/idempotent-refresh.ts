@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { InvalidRequest } from '../errors.js';
 import { seal, unseal } from '../keys/master-key.js';
-import type { IdempotentRequestStore } from '../../storage/ports.js';
+import type { IdempotentRequestStore } from './idempotent-request-store.js';
 
 /** How long a `Request-Reference-No` is remembered per client. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;

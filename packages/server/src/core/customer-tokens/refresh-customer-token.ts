@@ -3,7 +3,7 @@ import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
-import type { TokenSessionStore } from '../../storage/ports.js';
+import type { TokenSessionStore } from '../tokens/token-session-store.js';
 
 /** What a refresh needs. */
 export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<TokenVerifyDeps, 'keys'> {

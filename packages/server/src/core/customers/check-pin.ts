@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { CustomerStore } from '../../storage/ports.js';
+import type { CustomerStore } from './customer-store.js';
 import type { Customer } from './customer.js';
 import { hashPin, isValidPin, verifyPin } from './pin.js';
 

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { CustomerStore } from '../../storage/ports.js';
-import { Conflict } from '../../storage/errors.js';
+import type { CustomerStore } from './customer-store.js';
+import { Conflict } from '../storage-errors.js';
 import type { Customer } from './customer.js';
 import { parseMobile, type MobileNumber } from './mobile.js';
 import { hashPin, isValidPin } from './pin.js';

@@ -3,9 +3,10 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../clock.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
-import type { AuthorizationCodeRecord } from '../login/records.js';
+import type { AuthorizationCodeRecord } from '../journey/records.js';
 import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
-import type { AuthorizationCodeStore, Stores } from '../../storage/ports.js';
+import type { AuthorizationCodeStore } from '../journey/stores.js';
+import type { Stores } from '../../storage/ports.js';
 import type { GrantHandler } from './grant.js';
 
 /** What the authorization_code grant reads and writes. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
-import type { SigningKeyStore, Storage, Stores } from '../../storage/ports.js';
+import type { SigningKeyStore } from './signing-key-store.js';
 import { seal, unseal } from './master-key.js';
 import type { SigningKeyRecord } from './signing-key.js';
 
@@ -100,11 +100,11 @@ export async function generateEncryptionKey(sealKey: Uint8Array, now: number): P
  *
  * @param maxTokenTtlSeconds the longest lifetime of a token signed by these keys.
  */
-export async function rotateKeys(
-  deps: { storage: Pick<Storage, 'transaction'>; sealKey: Uint8Array; clock: Clock },
+export async function rotateKeys<Tx extends { readonly keys: SigningKeyStore }>(
+  deps: { storage: { transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> }; sealKey: Uint8Array; clock: Clock },
   maxTokenTtlSeconds: number,
   /** Runs in the same transaction with the new signing key (e.g. to record it in the audit log). */
-  alsoInTransaction?: (tx: Stores, key: SigningKeyRecord) => Promise<void>,
+  alsoInTransaction?: (tx: Tx, key: SigningKeyRecord) => Promise<void>,
 ): Promise<SigningKeyRecord> {
   const now = deps.clock.nowSeconds();
   const key = await generateSigningKey(deps.sealKey, now);

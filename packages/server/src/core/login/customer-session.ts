@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Customer } from '../customers/customer.js';
-import type { CustomerSessionStore, CustomerStore } from '../../storage/ports.js';
+import type { CustomerSessionStore } from '../journey/stores.js';
+import type { CustomerStore } from '../customers/customer-store.js';
 
 /** How long customer sessions last. */
 export interface SessionPolicy {

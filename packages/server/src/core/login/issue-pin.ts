@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { oneTimePinMessage, SmsDeliveryFailed, type SmsSender } from '../sms/sms-sender.js';
-import type { OtpChallengeStore } from '../../storage/ports.js';
+import type { OtpChallengeStore } from './otp-challenge-store.js';
 import { generateOtp, OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS, type OtpHasher } from './one-time-pin.js';
 import type { OtpPurpose } from './records.js';
-import type { SendLimiter } from './send-limiter.js';
+import type { SendLimiter } from '../limits/send-limiter.js';
 
 /** What sending one-time PINs needs. */
 export interface IssuePinDeps {

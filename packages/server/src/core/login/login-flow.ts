@@ -7,11 +7,14 @@ import { createCustomer, CustomerValidationError } from '../customers/manage-cus
 import { parseMobile } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
 import { errorRedirect, issueCodeRedirect, type IssueCodeDeps } from '../authorize/issue-code.js';
-import type { AuthorizationRequestStore, CustomerStore, OtpChallengeStore } from '../../storage/ports.js';
+import type { AuthorizationRequestStore } from '../journey/stores.js';
+import type { CustomerStore } from '../customers/customer-store.js';
+import type { OtpChallengeStore } from './otp-challenge-store.js';
 import { hashCookieValue, startCustomerSession, type CustomerSessionDeps } from './customer-session.js';
 import { issuePin, resendPin, type IssuePinDeps, type SendRefusal } from './issue-pin.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from './one-time-pin.js';
-import type { AuthorizationRequestRecord, OtpChallengeRecord } from './records.js';
+import type { AuthorizationRequestRecord } from '../journey/records.js';
+import type { OtpChallengeRecord } from './records.js';
 import { verifyPin, type VerifyPinDeps } from './verify-pin.js';
 
 /** What the hosted login pages need. */

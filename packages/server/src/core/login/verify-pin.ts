@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { OtpChallengeStore } from '../../storage/ports.js';
+import type { OtpChallengeStore } from './otp-challenge-store.js';
 import { OTP_MAX_ATTEMPTS, type OtpHasher } from './one-time-pin.js';
 import type { OtpChallengeRecord } from './records.js';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { InvalidToken } from '../errors.js';
-import type { TokenSessionStore } from '../../storage/ports.js';
+import type { TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, type CustomerTokenClaims, type TokenVerifyDeps } from './verify-tokens.js';
 
 /** What the resource-server check needs. */

@@ -1,5 +1,5 @@
 import type { Client } from '../clients/client.js';
-import type { RevokedTokenStore, TokenSessionStore } from '../../storage/ports.js';
+import type { RevokedTokenStore, TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken, type TokenVerifyDeps } from './verify-tokens.js';
 
 /** What introspection and revocation read and write. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CustomerAccessCheck } from '../../core/tokens/customer-access-check.js';
 import { parseMobile } from '../../core/customers/mobile.js';
 import { InvalidToken } from '../../core/errors.js';
-import type { CustomerStore } from '../../storage/ports.js';
+import type { CustomerStore } from '../../core/customers/customer-store.js';
 
 /**
  * `GET {base_url}/customer/profile`: an example of a protected platform API.

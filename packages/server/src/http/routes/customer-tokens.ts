@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticateBearer, type BearerDeps } from '../../core/clients/authenticate-bearer.js';
+import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
 import { refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseMobile } from '../../core/customers/mobile.js';
 import { InvalidRequest } from '../../core/errors.js';
-import type { SmsOutboxStore } from '../../storage/ports.js';
+import type { SmsOutboxStore } from '../../core/sms/outbox-store.js';
 
 /**
  * `GET /sandbox/messages?to=<E164>` (CONTRACT.md §8): the sandbox SMS outbox,

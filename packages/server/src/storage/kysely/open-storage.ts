@@ -2,7 +2,7 @@ import { Kysely, Migrator, sql } from 'kysely';
 import type { Storage, Stores } from '../ports.js';
 import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
-import type { Database } from './schema.js';
+import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';

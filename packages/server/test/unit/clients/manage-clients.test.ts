@@ -9,8 +9,8 @@ import {
   validateRedirectUri,
 } from '../../../src/core/clients/manage-clients.js';
 import { fixedClock } from '../../../src/core/clock.js';
-import { NotFound } from '../../../src/storage/errors.js';
-import type { ClientPatch } from '../../../src/storage/ports.js';
+import { NotFound } from '../../../src/core/storage-errors.js';
+import type { ClientPatch } from '../../../src/core/clients/client-store.js';
 
 function memoryDeps(environment: 'sandbox' | 'production' = 'sandbox') {
   const clients = new Map<string, Client>();

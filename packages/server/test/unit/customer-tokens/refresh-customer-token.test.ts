@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
-import type { TokenSessionRecord } from '../../../src/core/login/records.js';
+import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS, type SessionTokens } from '../tokens/token-fixtures.js';
 
 type Setup = Awaited<ReturnType<typeof tokenSetup>>;

@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SENDS_PER_IP, SENDS_PER_MOBILE } from '../../../src/core/login/send-limiter.js';
+import { SENDS_PER_IP, SENDS_PER_MOBILE } from '../../../src/core/limits/send-limiter.js';
 import { createSendLimiter } from '../../../src/limits/send-limiter.js';
 
 /** A mobile number and an address no earlier run used, so a shared Redis holds no budget spent on them. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { issuePin, resendPin } from '../../../src/core/login/issue-pin.js';
 import { verifyPin } from '../../../src/core/login/verify-pin.js';
-import type { SendLimiter } from '../../../src/core/login/send-limiter.js';
+import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { LOGIN, openLimiter, otpSetup, smsDown, T0 } from './otp-fixtures.js';
 
 const CONTEXT = { clientName: LOGIN.clientName, ip: LOGIN.ip };

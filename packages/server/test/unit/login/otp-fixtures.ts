@@ -3,7 +3,7 @@ import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import type { IssuePinDeps } from '../../../src/core/login/issue-pin.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
-import type { SendLimiter } from '../../../src/core/login/send-limiter.js';
+import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import type { VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
 import { SmsDeliveryFailed, type SmsMessage, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';

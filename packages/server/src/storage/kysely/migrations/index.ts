@@ -3,6 +3,7 @@ import * as initial from './2026-11-21T10-00-initial.js';
 import * as customers from './2026-11-21T12-00-customers.js';
 import * as tokenLifecycle from './2026-11-21T14-00-token-lifecycle.js';
 import * as onboarding from './2026-11-21T16-00-onboarding.js';
+import * as journey from './2026-11-25T10-00-journey.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T12-00-customers': customers,
   '2026-11-21T14-00-token-lifecycle': tokenLifecycle,
   '2026-11-21T16-00-onboarding': onboarding,
+  '2026-11-25T10-00-journey': journey,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

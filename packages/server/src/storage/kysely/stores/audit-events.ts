@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuditEventType, AuditRecord, AuditStore } from '../../../core/audit/audit-log.js';
-import type { Database } from '../schema.js';
+import type { Database } from './schema.js';
 
 /** The Kysely {@link AuditStore}. */
 export function createAuditStore(db: Kysely<Database>): AuditStore {

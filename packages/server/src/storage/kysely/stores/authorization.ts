@@ -1,11 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type {
-  AuthorizationCodeRecord,
-  AuthorizationRequestRecord,
-  CustomerSessionRecord,
-} from '../../../core/login/records.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../../ports.js';
-import type { AuthorizationCodesTable, AuthorizationRequestsTable, CustomerSessionsTable, Database } from '../schema.js';
+import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../../../core/journey/stores.js';
+import type { AuthorizationCodesTable, AuthorizationRequestsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
@@ -26,6 +22,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           created_at: r.createdAt,
           expires_at: r.expiresAt,
           completed_at: r.completedAt,
+          status: r.completedAt === null ? 'pending' : 'cancelled',
         }),
         'authorization request exists',
       );

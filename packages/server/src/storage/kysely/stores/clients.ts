@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import { isGrantType, type Client, type ClientStatus } from '../../../core/clients/client.js';
-import { NotFound } from '../../errors.js';
-import type { ClientPatch, ClientStore } from '../../ports.js';
-import type { ClientsTable, Database } from '../schema.js';
+import { NotFound } from '../../../core/storage-errors.js';
+import type { ClientPatch, ClientStore } from '../../../core/clients/client-store.js';
+import type { ClientsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link ClientStore}, shared by both engines. */

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Customer, CustomerStatus } from '../../../core/customers/customer.js';
-import { NotFound } from '../../errors.js';
-import type { CustomerPatch, CustomerStore } from '../../ports.js';
-import type { CustomersTable, Database } from '../schema.js';
+import { NotFound } from '../../../core/storage-errors.js';
+import type { CustomerPatch, CustomerStore } from '../../../core/customers/customer-store.js';
+import type { CustomersTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link CustomerStore}, shared by both engines. */

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import { Conflict } from '../../errors.js';
-import type { IdempotentRequestRecord, IdempotentRequestStore } from '../../ports.js';
-import type { Database, IdempotentRequestsTable } from '../schema.js';
+import { Conflict } from '../../../core/storage-errors.js';
+import type { IdempotentRequestRecord, IdempotentRequestStore } from '../../../core/customer-tokens/idempotent-request-store.js';
+import type { Database, IdempotentRequestsTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link IdempotentRequestStore}. */

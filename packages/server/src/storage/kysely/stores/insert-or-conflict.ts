@@ -1,4 +1,4 @@
-import { Conflict } from '../../errors.js';
+import { Conflict } from '../../../core/storage-errors.js';
 
 /**
  * Runs an insert and turns a unique-key violation of either engine into

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { OtpChallengeRecord, OtpPurpose } from '../../../core/login/records.js';
-import type { OtpChallengeStore } from '../../ports.js';
-import type { Database, OtpChallengesTable } from '../schema.js';
+import type { OtpChallengeStore } from '../../../core/login/otp-challenge-store.js';
+import type { Database, OtpChallengesTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link OtpChallengeStore}. */

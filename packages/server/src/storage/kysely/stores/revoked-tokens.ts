@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { RevokedTokenStore } from '../../ports.js';
-import type { Database } from '../schema.js';
-import { Conflict } from '../../errors.js';
+import type { RevokedTokenStore } from '../../../core/tokens/token-session-store.js';
+import type { Database } from './schema.js';
+import { Conflict } from '../../../core/storage-errors.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link RevokedTokenStore}. */

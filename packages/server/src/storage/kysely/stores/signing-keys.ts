@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { KeyStatus, KeyUse, SigningKeyRecord } from '../../../core/keys/signing-key.js';
-import type { SigningKeyStore } from '../../ports.js';
-import type { Database, SigningKeysTable } from '../schema.js';
+import type { SigningKeyStore } from '../../../core/keys/signing-key-store.js';
+import type { Database, SigningKeysTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link SigningKeyStore}, shared by both engines. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { OutboxMessage } from '../../../core/login/records.js';
-import type { SmsOutboxStore } from '../../ports.js';
-import type { Database } from '../schema.js';
+import type { OutboxMessage } from '../../../core/sms/outbox-store.js';
+import type { SmsOutboxStore } from '../../../core/sms/outbox-store.js';
+import type { Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link SmsOutboxStore}. */

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { TokenSessionRecord } from '../../../core/login/records.js';
-import type { TokenSessionStore } from '../../ports.js';
-import type { Database, TokenSessionsTable } from '../schema.js';
+import type { TokenSessionRecord } from '../../../core/tokens/records.js';
+import type { TokenSessionStore } from '../../../core/tokens/token-session-store.js';
+import type { Database, TokenSessionsTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link TokenSessionStore}. */

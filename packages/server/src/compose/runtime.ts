@@ -1,11 +1,11 @@
-import { ClientSecretHasher } from './core/clients/client-secret.js';
-import type { Clock } from './core/clock.js';
-import { deriveKey } from './core/keys/master-key.js';
-import { OtpHasher } from './core/login/one-time-pin.js';
-import { resolveMasterKey } from './config/master-key-file.js';
-import type { Config } from './config/schema.js';
-import { openStorage } from './storage/kysely/open-storage.js';
-import type { Storage } from './storage/ports.js';
+import { ClientSecretHasher } from '../core/clients/client-secret.js';
+import type { Clock } from '../core/clock.js';
+import { deriveKey } from '../core/keys/master-key.js';
+import { OtpHasher } from '../core/login/one-time-pin.js';
+import { resolveMasterKey } from '../config/master-key-file.js';
+import type { Config } from '../config/schema.js';
+import { openStorage } from '../storage/kysely/open-storage.js';
+import type { Storage } from '../storage/ports.js';
 
 /** The services the server and every CLI command share. */
 export interface Runtime {

@@ -1,7 +1,7 @@
-import type { Client } from './client.js';
+import type { Client } from '../clients/client.js';
 import { InvalidToken } from '../errors.js';
-import { verifyClientAccessToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
-import type { RevokedTokenStore } from '../../storage/ports.js';
+import { verifyClientAccessToken, type TokenVerifyDeps } from './verify-tokens.js';
+import type { RevokedTokenStore } from './token-session-store.js';
 
 /** What checking a client's bearer token needs. */
 export interface BearerDeps extends TokenVerifyDeps {

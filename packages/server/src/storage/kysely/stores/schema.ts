@@ -54,6 +54,9 @@ export interface AuthorizationRequestsTable {
   created_at: number;
   expires_at: number;
   completed_at: number | null;
+  /** The journey's state (`core/journey/states.ts`). */
+  status: string;
+  profile_id: string | null;
 }
 
 export interface OtpChallengesTable {
@@ -139,6 +142,19 @@ export interface AuditEventsTable {
   details: string | null;
 }
 
+export interface ConsentsTable {
+  profile_id: string;
+  client_id: string;
+  approved_at: number;
+}
+
+export interface RateLimitCountersTable {
+  key: string;
+  points: number;
+  /** Epoch milliseconds; `null`: never expires. */
+  expires_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -152,5 +168,7 @@ export interface Database {
   revoked_tokens: RevokedTokensTable;
   idempotent_requests: IdempotentRequestsTable;
   audit_events: AuditEventsTable;
+  consents: ConsentsTable;
+  rate_limit_counters: RateLimitCountersTable;
 }
 

@@ -14,5 +14,10 @@ export class NotFound extends StorageError {}
 /** A record with the same unique key exists already. */
 export class Conflict extends StorageError {}
 
-/** A single-use record was consumed before. */
-export class AlreadyConsumed extends StorageError {}
+/**
+ * The database failed or did not answer in time (connection lost, timeout,
+ * busy, disk full, …). Nothing of the failed statement or transaction was
+ * written; the caller may retry later. The driver's error is the `cause`,
+ * for the logs only.
+ */
+export class StorageUnavailable extends StorageError {}

@@ -1,5 +1,5 @@
-import type { Client } from '../core/clients/client.js';
-import type { Environment } from '../core/environment.js';
+import type { Client } from '../../core/clients/client.js';
+import type { Environment } from '../../core/environment.js';
 
 /** What a command produced: a JSON document for `--json`, and text for people. */
 export interface CommandResult {

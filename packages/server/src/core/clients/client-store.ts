@@ -1,0 +1,34 @@
+/**
+ * The storage port of clients.
+ *
+ * Implemented by `storage/kysely/` for both engines and held to this by
+ * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ */
+import type { Client, ClientStatus, GrantType } from './client.js';
+
+/** Fields of a client that `updateClient` may change. */
+export interface ClientPatch {
+  name?: string;
+  redirectUri?: string;
+  grants?: readonly GrantType[];
+  requirePkce?: boolean;
+  status?: ClientStatus;
+  secretHash?: string;
+  previousSecretHash?: string | null;
+  previousSecretExpiresAt?: number | null;
+}
+
+/** Registered API consumers. */
+export interface ClientStore {
+  /** The client with this ID, or `undefined`. */
+  findClient(id: string): Promise<Client | undefined>;
+  /** Every client, oldest first. */
+  listClients(): Promise<Client[]>;
+  /** Adds a client. Throws `Conflict` when the ID exists. */
+  insertClient(client: Client): Promise<void>;
+  /**
+   * Changes the given fields and sets `updatedAt` to `now`; returns the
+   * updated client. Throws `NotFound` when there is no such client.
+   */
+  updateClient(id: string, patch: ClientPatch, now: number): Promise<Client>;
+}

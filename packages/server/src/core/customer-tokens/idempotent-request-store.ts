@@ -1,0 +1,35 @@
+/**
+ * The storage port of idempotent `POST /tokens` requests.
+ *
+ * Implemented by `storage/kysely/` for both engines and held to this by
+ * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ */
+
+/** What `POST /tokens` remembers of a request, by client and `Request-Reference-No`. */
+export interface IdempotentRequestRecord {
+  readonly clientId: string;
+  readonly reference: string;
+  /** SHA-256 of the request body. */
+  readonly requestHash: string;
+  /** The response, sealed under the master key; `null` while the request runs. */
+  readonly sealedResponse: string | null;
+  readonly createdAt: number;
+  /** End of the claim while the request runs; end of the replay window once it is done. */
+  readonly expiresAt: number;
+}
+
+/** Idempotent retries of `POST /tokens`. */
+export interface IdempotentRequestStore {
+  /**
+   * Claims a reference for a request. Returns `undefined` when this call
+   * claimed it, or the record already there (completed, running, or with
+   * another body). A record past `expiresAt` at `record.createdAt` is replaced.
+   */
+  claimIdempotentRequest(record: IdempotentRequestRecord): Promise<IdempotentRequestRecord | undefined>;
+  /** Stores the response of a claimed request and keeps it until `expiresAt`. */
+  completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string, expiresAt: number): Promise<void>;
+  /** Releases a claim whose request failed, so a retry runs again. */
+  releaseIdempotentRequest(clientId: string, reference: string): Promise<void>;
+  /** Forgets records expired by `now`; returns how many. */
+  deleteExpiredIdempotentRequests(now: number): Promise<number>;
+}

@@ -1,0 +1,47 @@
+/**
+ * Records of the customer's journey, as stores keep them.
+ * Every timestamp is epoch seconds; every secret is stored only hashed.
+ */
+
+/** A validated `/authorize` request waiting for the customer to log in. */
+export interface AuthorizationRequestRecord {
+  /** SHA-256 of the request ID that travels in the hosted pages' URLs. */
+  readonly idHash: string;
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly state: string | null;
+  /** PKCE S256 challenge, when the request carried one. */
+  readonly codeChallenge: string | null;
+  /** The `user_id` of the request (E.164), when given. */
+  readonly loginHint: string | null;
+  /** SHA-256 of the browser cookie the request is bound to. */
+  readonly browserHash: string;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly completedAt: number | null;
+}
+
+/** A customer's login session at Connect (the hosted pages' cookie). */
+export interface CustomerSessionRecord {
+  /** SHA-256 of the session cookie value. */
+  readonly idHash: string;
+  readonly profileId: string;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  /** Absolute end of the session. */
+  readonly expiresAt: number;
+  readonly endedAt: number | null;
+}
+
+/** An authorization code, single use. */
+export interface AuthorizationCodeRecord {
+  /** SHA-256 of the code. */
+  readonly codeHash: string;
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly profileId: string;
+  readonly codeChallenge: string | null;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly consumedAt: number | null;
+}

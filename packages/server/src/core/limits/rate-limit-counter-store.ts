@@ -1,0 +1,29 @@
+/**
+ * The storage port of rate-limit counters: the database keeps them when
+ * there is no Redis, so every instance counts against the same budgets.
+ *
+ * Implemented by `storage/kysely/` for both engines and held to this by
+ * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * Unlike other stores, times here are epoch milliseconds (the rate limiter's unit).
+ */
+
+/** A counter as stored. */
+export interface RateLimitCounter {
+  readonly points: number;
+  /** Epoch milliseconds; `null`: never expires. */
+  readonly expiresAt: number | null;
+}
+
+/** Rate-limit counters by key. */
+export interface RateLimitCounterStore {
+  /**
+   * Adds `points` to the counter of `key` in one atomic statement and returns
+   * it. A counter that is missing or expired at `nowMs` (or any counter, when
+   * `forceExpire`) starts again from `points` and expires at `expiresAt`.
+   */
+  addToRateLimitCounter(key: string, points: number, expiresAt: number | null, nowMs: number, forceExpire: boolean): Promise<RateLimitCounter>;
+  /** The counter of `key`, or `undefined` when missing or expired at `nowMs`. */
+  findRateLimitCounter(key: string, nowMs: number): Promise<RateLimitCounter | undefined>;
+  /** Removes the counter of `key`; returns whether there was one. */
+  deleteRateLimitCounter(key: string): Promise<boolean>;
+}

@@ -1,0 +1,23 @@
+/**
+ * Records of customer token sessions, as stores keep them.
+ * Every timestamp is epoch seconds; every secret is stored only hashed.
+ */
+
+/**
+ * The tokens one authorization gave a client for a customer (`sid`): the
+ * refresh token and the one access token currently valid.
+ */
+export interface TokenSessionRecord {
+  readonly sid: string;
+  readonly clientId: string;
+  readonly profileId: string;
+  /** The code the session was created from, so a replay can revoke it. */
+  readonly codeHash: string | null;
+  readonly refreshJti: string;
+  /** The only customer access token of this session still accepted. */
+  readonly accessJti: string;
+  readonly createdAt: number;
+  readonly refreshExpiresAt: number;
+  readonly accessExpiresAt: number;
+  readonly revokedAt: number | null;
+}

@@ -1,0 +1,37 @@
+/**
+ * The storage ports of customer token sessions and revoked tokens.
+ *
+ * Implemented by `storage/kysely/` for both engines and held to this by
+ * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ */
+import type { TokenSessionRecord } from './records.js';
+
+/** Token sessions (`sid`): what refresh, introspection and revocation check. */
+export interface TokenSessionStore {
+  insertTokenSession(session: TokenSessionRecord): Promise<void>;
+  findTokenSession(sid: string): Promise<TokenSessionRecord | undefined>;
+  /** Revokes every session created from a code (a code replay); returns how many. */
+  revokeTokenSessionsByCode(codeHash: string, now: number): Promise<number>;
+  /**
+   * Makes `accessJti` the session's only valid access token, in one
+   * conditional update: only while the session is unrevoked, its refresh
+   * token is `refreshJti` and unexpired at `now`. Returns whether it did.
+   */
+  replaceAccessToken(
+    sid: string,
+    update: { refreshJti: string; accessJti: string; accessExpiresAt: number; now: number },
+  ): Promise<boolean>;
+  /** Revokes one session (its refresh token and its access token); returns whether it was live. */
+  revokeTokenSession(sid: string, now: number): Promise<boolean>;
+  /** Ends the session's current access token if it is `accessJti`, leaving the refresh token valid. */
+  revokeAccessToken(sid: string, accessJti: string): Promise<boolean>;
+}
+
+/** Revoked self-contained tokens (client access tokens), by `jti`, kept until they expire. */
+export interface RevokedTokenStore {
+  /** Records a revocation; revoking twice is a no-op. */
+  revokeToken(entry: { jti: string; clientId: string; revokedAt: number; expiresAt: number }): Promise<void>;
+  isTokenRevoked(jti: string): Promise<boolean>;
+  /** Forgets revocations of tokens expired by `now`; returns how many. */
+  deleteExpiredRevocations(now: number): Promise<number>;
+}
