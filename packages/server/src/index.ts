@@ -13,12 +13,12 @@ export { fixedClock, systemClock, type Clock, type FixedClock } from './core/clo
 export { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from './resource-server.js';
 export {
   createCustomerAccessCheck,
-  SESSION_CACHE_SECONDS,
   type CustomerAccess,
   type CustomerAccessCheck,
   type CustomerAccessCheckDeps,
 } from './core/tokens/customer-access-check.js';
-export { KeyRing, KEY_RELOAD_SECONDS } from './core/keys/key-ring.js';
+export { KeyRing } from './core/keys/key-ring.js';
+export { KEY_RELOAD_SECONDS, SESSION_CACHE_SECONDS } from './core/lifetimes.js';
 export { deriveKey } from './core/keys/master-key.js';
 export { openStorage, type DatabaseLocation } from './storage/kysely/open-storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';

@@ -24,15 +24,17 @@ export interface Runtime {
 
 /**
  * Opens the database (migrated to the latest schema) and derives the keys
- * from the master key. Close with `runtime.storage.close()`.
+ * from the master key: what the server and every CLI command share. Close
+ * with `runtime.storage.close()`. `storage` uses an open database instead
+ * (two test servers on one database); its owner closes it.
  */
-export async function openRuntime(config: Config, clock: Clock): Promise<Runtime> {
+export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
   const masterKey = resolveMasterKey(config);
-  const storage = openStorage(config.database);
+  const storage = options.storage ?? openStorage(config.database);
   try {
     await storage.migrate();
   } catch (error) {
-    await storage.close().catch(() => {});
+    if (!options.storage) await storage.close().catch(() => {});
     throw error;
   }
   return {
@@ -49,5 +51,6 @@ export async function openRuntime(config: Config, clock: Clock): Promise<Runtime
 
 /** The longest lifetime of any token signed by the signing keys. */
 export function maxTokenTtlSeconds(config: Config): number {
-  return Math.max(config.accessTokenTtlSeconds, config.refreshTokenTtlSeconds, config.codeTtlSeconds);
+  const { accessTokenSeconds, refreshTokenSeconds, codeSeconds } = config.lifetimes;
+  return Math.max(accessTokenSeconds, refreshTokenSeconds, codeSeconds);
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
+import { DEFAULT_LIFETIMES } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind } from './schema.js';
 
@@ -92,11 +93,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     masterKey,
     smsWebhookUrl,
     smsWebhookSecret,
-    codeTtlSeconds: readInteger(read, 'CONNECT_CODE_TTL', DEFAULTS.codeTtlSeconds, 1),
-    accessTokenTtlSeconds: readInteger(read, 'CONNECT_ACCESS_TOKEN_TTL', DEFAULTS.accessTokenTtlSeconds, 1),
-    refreshTokenTtlSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULTS.refreshTokenTtlSeconds, 1),
-    sessionIdleSeconds: readInteger(read, 'CONNECT_SESSION_IDLE_TTL', DEFAULTS.sessionIdleSeconds, 1),
-    sessionTtlSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULTS.sessionTtlSeconds, 1),
+    lifetimes: Object.freeze({
+      codeSeconds: readInteger(read, 'CONNECT_CODE_TTL', DEFAULT_LIFETIMES.codeSeconds, 1),
+      accessTokenSeconds: readInteger(read, 'CONNECT_ACCESS_TOKEN_TTL', DEFAULT_LIFETIMES.accessTokenSeconds, 1),
+      refreshTokenSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULT_LIFETIMES.refreshTokenSeconds, 1),
+      sessionIdleSeconds: readInteger(read, 'CONNECT_SESSION_IDLE_TTL', DEFAULT_LIFETIMES.sessionIdleSeconds, 1),
+      sessionSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULT_LIFETIMES.sessionSeconds, 1),
+    }),
     smsSender,
     trustProxy: trustProxyValue === 'true',
     secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),

@@ -4,6 +4,7 @@
  * `load.ts` reads and checks it once at start-up.
  */
 import type { Environment } from '../core/environment.js';
+import type { Lifetimes } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 
 /** Log verbosity, as pino names it. */
@@ -44,16 +45,13 @@ export interface Config {
   readonly smsWebhookUrl: string | undefined;
   /** `CONNECT_SMS_WEBHOOK_SECRET`: HMAC-SHA-256 key signing each SMS webhook call; required with the URL. */
   readonly smsWebhookSecret: string | undefined;
-  /** `CONNECT_CODE_TTL`: authorization code lifetime in seconds; default 300. */
-  readonly codeTtlSeconds: number;
-  /** `CONNECT_ACCESS_TOKEN_TTL`: access token lifetime in seconds; default 3600. */
-  readonly accessTokenTtlSeconds: number;
-  /** `CONNECT_REFRESH_TOKEN_TTL`: refresh token lifetime in seconds; default 604800. */
-  readonly refreshTokenTtlSeconds: number;
-  /** `CONNECT_SESSION_IDLE_TTL`: a customer's login session unused this many seconds ends; default 1800. */
-  readonly sessionIdleSeconds: number;
-  /** `CONNECT_SESSION_TTL`: a customer's login session ends this many seconds after login; default 43200 (12 h). */
-  readonly sessionTtlSeconds: number;
+  /**
+   * The configurable lifetimes, each documented with its variable and
+   * default in `core/lifetimes.ts`: `CONNECT_CODE_TTL`,
+   * `CONNECT_ACCESS_TOKEN_TTL`, `CONNECT_REFRESH_TOKEN_TTL`,
+   * `CONNECT_SESSION_IDLE_TTL`, `CONNECT_SESSION_TTL` (whole seconds, 1 up).
+   */
+  readonly lifetimes: Lifetimes;
   /**
    * `CONNECT_SMS_SENDER`: how one-time PINs are delivered: `outbox` (sandbox
    * default; readable at `/sandbox/messages`), `console` (sandbox only:
@@ -86,11 +84,6 @@ export const DEFAULTS = {
   port: 3000,
   host: '127.0.0.1',
   dataDir: './data',
-  codeTtlSeconds: 300,
-  accessTokenTtlSeconds: 3600,
-  refreshTokenTtlSeconds: 604_800,
-  sessionIdleSeconds: 1800,
-  sessionTtlSeconds: 43_200,
   secretRotationGraceSeconds: 86_400,
   logLevel: 'info',
 } as const;

@@ -43,7 +43,7 @@ async function seedDemoCustomer(deps: { customers: CustomerStore; clock: ClientA
   const existing = await deps.customers.findCustomerByMobile(DEMO_MOBILE);
   if (existing) {
     const now = deps.clock.nowSeconds();
-    await deps.customers.updateCustomer(existing.profileId, { pinHash: await hashPin(pin), status: 'active', failedPinAttempts: 0, lockedUntil: null }, now);
+    await deps.customers.updateCustomer(existing.profileId, { pinHash: await hashPin(pin), status: 'active', pinAttempts: 0, lockedUntil: null }, now);
     return { profileId: existing.profileId, mobile: DEMO_MOBILE, pin };
   }
   const { customer } = await createCustomer({ mobile: DEMO_MOBILE, pin, name: 'Demo Customer' }, deps);

@@ -3,16 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { KEY_RELOAD_SECONDS, KeyRing } from '../core/keys/key-ring.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
 import { openRuntime } from '../compose/runtime.js';
+import { composeServices, type Services } from '../compose/services.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
-import { Redis } from 'ioredis';
-import { createSendLimiter } from '../limits/send-limiter.js';
-import { createSmsSender } from '../sms/create-sms-sender.js';
+import { KEY_RELOAD_SECONDS } from '../core/lifetimes.js';
 
 /** How to start a server. */
 export interface StartOptions {
@@ -54,33 +52,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let keyReload: NodeJS.Timeout | undefined;
-  let redis: Redis | undefined;
+  let services: Services | undefined;
   try {
-    const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock });
-    // With PORT=0 the real port is known after listen; URLs are filled in then.
-    const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
-    redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
-    redis?.on('error', (error: Error) => logger.warn({ err: error }, 'redis error'));
-    const app = await buildApp({
-      environment: config.environment,
-      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
-      codeTtlSeconds: config.codeTtlSeconds,
-      sessionIdleSeconds: config.sessionIdleSeconds,
-      sessionTtlSeconds: config.sessionTtlSeconds,
-      trustProxy: config.trustProxy,
-      storage,
-      keyRing,
-      hasher: runtime.hasher,
-      otpHasher: runtime.otpHasher,
-      csrfKey: runtime.csrfKey,
-      idempotencyKey: runtime.idempotencyKey,
-      sms: createSmsSender(config, storage, clock),
-      sendLimiter: createSendLimiter(redis),
-      clock,
-      urls,
-      logger,
-    });
+    services = await composeServices(runtime, { log: logger });
+    const { keyRing, urls } = services;
+    const app = await buildApp({ services, logger });
     const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, customers: storage.customers, environment: config.environment }) : undefined;
 
     await app.listen({ port: config.port, host: config.host });
@@ -107,13 +83,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       async close() {
         clearInterval(keyReload);
         await app.close();
-        redis?.disconnect();
+        await services?.close();
         await storage.close();
       },
     };
   } catch (error) {
     clearInterval(keyReload);
-    redis?.disconnect();
+    await services?.close();
     await storage.close().catch(() => {});
     throw error;
   }

@@ -17,7 +17,7 @@ import type { AuditStore } from '../core/audit/audit-log.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-request-store.js';
 import type { CustomerStore } from '../core/customers/customer-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../core/journey/stores.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../core/journey/stores.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
 import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
@@ -31,6 +31,7 @@ export interface Stores {
   readonly authorizationRequests: AuthorizationRequestStore;
   readonly otpChallenges: OtpChallengeStore;
   readonly customerSessions: CustomerSessionStore;
+  readonly consents: ConsentStore;
   readonly codes: AuthorizationCodeStore;
   readonly tokenSessions: TokenSessionStore;
   readonly outbox: SmsOutboxStore;

@@ -3,13 +3,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { MASTER_KEY_FILE } from '../../src/config/master-key-file.js';
-import { CLIENT_CACHE_SECONDS } from '../../src/core/clients/cached-client-lookup.js';
 import { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
 import type { FixedClock } from '../../src/core/clock.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { build, T0, type TestApp } from '../helpers/build.js';
 import { cliWorkspace, expectFailure, parseOneDocument, requestToken, type CliWorkspace, type Run } from './command-line.js';
+import { CLIENT_CACHE_SECONDS } from '../../src/core/lifetimes.js';
 
 let ws: CliWorkspace;
 let dataDir: string;

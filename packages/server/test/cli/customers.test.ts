@@ -5,7 +5,7 @@ import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vite
 import { runCli } from '../../src/cli/main.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import { checkPin } from '../../src/core/customers/check-pin.js';
-import { findSessionCustomer, hashCookieValue, startCustomerSession, type CustomerSessionDeps } from '../../src/core/login/customer-session.js';
+import { hashCookieValue, newSession, useSession } from '../../src/core/journey/session.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 
@@ -91,11 +91,18 @@ async function cliDatabase(): Promise<Storage> {
 }
 
 function login(storage: Storage, pin: string) {
-  return checkPin(MOBILE, pin, { customers: storage.customers, clock });
+  return checkPin(MOBILE, pin, { customers: storage.customers, clock, queue: { run: (work) => work() } });
 }
 
-function sessionDeps(storage: Storage): CustomerSessionDeps {
-  return { sessions: storage.customerSessions, customers: storage.customers, clock, sessionIdleSeconds: 1800, sessionTtlSeconds: 43_200 };
+/** Starts a session for the customer, as a completed login does; returns the cookie value. */
+async function startSession(storage: Storage, profileId: string): Promise<string> {
+  const session = newSession(profileId, clock.nowSeconds(), { sessionSeconds: 43_200 });
+  await storage.customerSessions.insertCustomerSession(session.record);
+  return session.id;
+}
+
+function sessionCustomer(storage: Storage, sessionId: string) {
+  return useSession(sessionId, { db: storage, clock, lifetimes: { sessionIdleSeconds: 1800 } });
 }
 
 /** Fails when any output of this test shows the PIN or its stored hash. */
@@ -129,7 +136,7 @@ describe('customers create', () => {
     expect(created.mobile).toBe(MOBILE);
     const storage = await cliDatabase();
     const stored = await storage.customers.findCustomer(created.profileId);
-    expect(stored).toMatchObject({ mobile: MOBILE, status: 'active', name: null, createdAt: T0, failedPinAttempts: 0, lockedUntil: null });
+    expect(stored).toMatchObject({ mobile: MOBILE, status: 'active', name: null, createdAt: T0, pinAttempts: 0, lockedUntil: null });
     expect(stored?.pinHash).toMatch(/^scrypt\$/);
     expect((await login(storage, '0042')).ok).toBe(true);
   });
@@ -206,6 +213,7 @@ describe('customers list and show', () => {
       status: 'active',
       lockedUntil: null,
       createdAt: '2026-01-01T00:00:00Z',
+      approvedClients: [],
     });
     expect(await cliJson<CustomerView>('customers', 'show', MOBILE)).toEqual(byId);
     expect(await cliJson<CustomerView>('customers', 'show', '+63 917 123 4567')).toEqual(byId);
@@ -229,22 +237,22 @@ describe('customers lock and unlock', () => {
     const created = await createCustomer();
     const storage = await cliDatabase();
     const customer = await storage.customers.findCustomer(created.profileId);
-    const sessionId = await startCustomerSession(customer!, undefined, sessionDeps(storage));
-    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeDefined();
+    const sessionId = await startSession(storage, customer!.profileId);
+    expect(await sessionCustomer(storage, sessionId)).toBeDefined();
 
     clock.advance(100);
     const locked = await cliJson<CustomerView>('customers', 'lock', created.profileId);
     expect(locked).toMatchObject({ profileId: created.profileId, status: 'locked' });
 
     expect(await login(storage, PIN)).toEqual({ ok: false, reason: 'disabled' });
-    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeUndefined();
+    expect(await sessionCustomer(storage, sessionId)).toBeUndefined();
     expect((await storage.customerSessions.findCustomerSession(hashCookieValue(sessionId)))?.endedAt).toBe(T0 + 100);
     expect((await cliJson<CustomerView>('customers', 'show', MOBILE)).status).toBe('locked');
 
     // Unlocking lets the customer log in again; the ended session stays ended.
     expect(await cliJson<CustomerView>('customers', 'unlock', MOBILE)).toMatchObject({ status: 'active', lockedUntil: null });
     expect((await login(storage, PIN)).ok).toBe(true);
-    expect(await findSessionCustomer(sessionId, sessionDeps(storage))).toBeUndefined();
+    expect(await sessionCustomer(storage, sessionId)).toBeUndefined();
     await expectNoSecretPrinted(storage);
   });
 

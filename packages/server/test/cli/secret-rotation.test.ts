@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_CACHE_SECONDS } from '../../src/core/clients/cached-client-lookup.js';
 import { T0 } from '../helpers/build.js';
 import { cliWorkspace, expectFailure, parseOneDocument, requestToken, tokenOutcome, type CliWorkspace } from './command-line.js';
+import { CLIENT_CACHE_SECONDS } from '../../src/core/lifetimes.js';
 
 /**
  * `clients rotate-secret ID [--grace SECONDS]`: the new secret works at

@@ -5,18 +5,19 @@ import { createLocalJWKSet, jwtVerify, type JWTPayload, type ProtectedHeaderPara
 import { onTestFinished } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/http/logger.js';
-import { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
+import { openRuntime } from '../../src/compose/runtime.js';
+import { composeServices, type ServiceOverrides, type Services } from '../../src/compose/services.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+import type { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
 import { registerClient, type RegisterClientInput } from '../../src/core/clients/manage-clients.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import type { Environment } from '../../src/core/environment.js';
-import { KeyRing } from '../../src/core/keys/key-ring.js';
-import { deriveKey } from '../../src/core/keys/master-key.js';
-import { OtpHasher } from '../../src/core/login/one-time-pin.js';
-import type { SendLimiter } from '../../src/core/limits/send-limiter.js';
+import type { PinCheckQueue } from '../../src/core/customers/check-pin.js';
+import type { KeyRing } from '../../src/core/keys/key-ring.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
-import { createSendLimiter } from '../../src/limits/send-limiter.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';
-import { openStorage, type DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
+import type { DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 
 /** A start time for fixed clocks: 2026-01-01T00:00:00Z. */
@@ -39,10 +40,14 @@ export interface BuildOptions {
   readonly codeTtlSeconds?: number;
   readonly sessionIdleSeconds?: number;
   readonly sessionTtlSeconds?: number;
+  /** More configuration, as environment variables (e.g. `CONNECT_SMS_LIMIT_PER_ADDRESS`). */
+  readonly env?: Readonly<Record<string, string>>;
   /** The SMS sender; default: the sandbox outbox of the app's storage. */
   readonly sms?: SmsSender;
-  /** The one-time-PIN send limiter; default: in memory, with the real budgets. */
-  readonly sendLimiter?: SendLimiter;
+  /** The limits; default: as configured (shared through the database). */
+  readonly limits?: ServiceOverrides['limits'];
+  /** The PIN-check queue; default: as the server builds it. */
+  readonly pinChecks?: PinCheckQueue;
   /** Capture logs (JSON lines) into `logs`. */
   readonly captureLogs?: boolean;
 }
@@ -50,6 +55,7 @@ export interface BuildOptions {
 /** A built app with the parts a test needs to reach. */
 export interface TestApp {
   readonly app: FastifyInstance;
+  readonly services: Services;
   readonly storage: Storage;
   readonly clock: FixedClock;
   readonly keyRing: KeyRing;
@@ -64,18 +70,44 @@ export interface TestApp {
   verifyAccessToken(token: string): Promise<{ payload: JWTPayload; protectedHeader: ProtectedHeaderParameters }>;
 }
 
+/** The configuration of a test app: the server's own loader over test settings. */
+export function testConfig(options: BuildOptions & { masterKey: Buffer }): Config {
+  const database = options.database ?? { engine: 'sqlite', path: ':memory:' };
+  const env: Record<string, string> = {
+    CONNECT_ENVIRONMENT: options.environment ?? 'sandbox',
+    DATABASE_URL: database.engine === 'sqlite' ? `sqlite:${database.path}` : database.url,
+    CONNECT_MASTER_KEY: options.masterKey.toString('base64'),
+    CONNECT_AUTH_URL: TEST_AUTH_URL,
+    CONNECT_BASE_URL: TEST_BASE_URL,
+    // Production requires a gateway; the tests replace the sender (`sms`) all the same.
+    ...(options.environment === 'production'
+      ? { CONNECT_SMS_WEBHOOK_URL: 'https://sms.connect.test/send', CONNECT_SMS_WEBHOOK_SECRET: 'test-webhook-secret' }
+      : {}),
+    ...options.env,
+  };
+  const ttl = (name: string, value: number | undefined) => {
+    if (value !== undefined) env[name] = String(value);
+  };
+  ttl('CONNECT_ACCESS_TOKEN_TTL', options.accessTokenTtlSeconds);
+  ttl('CONNECT_REFRESH_TOKEN_TTL', options.refreshTokenTtlSeconds);
+  ttl('CONNECT_CODE_TTL', options.codeTtlSeconds);
+  ttl('CONNECT_SESSION_IDLE_TTL', options.sessionIdleSeconds);
+  ttl('CONNECT_SESSION_TTL', options.sessionTtlSeconds);
+  return loadConfig(env);
+}
+
 /**
- * Builds the app on a fresh in-memory SQLite database (unless told
- * otherwise) with a fixed clock, and closes everything when the test ends.
+ * Builds the app the way the server does (the composition root), on a fresh
+ * in-memory SQLite database (unless told otherwise) with a fixed clock, and
+ * closes everything when the test ends.
  */
 export async function build(options: BuildOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? fixedClock(T0);
   const environment = options.environment ?? 'sandbox';
   const masterKey = options.masterKey ?? randomBytes(32);
-  const storage = options.storage ?? openStorage(options.database ?? { engine: 'sqlite', path: ':memory:' });
-  await storage.migrate();
-  const hasher = new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac'));
-  const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock });
+  const config = testConfig({ ...options, masterKey });
+  const runtime = await openRuntime(config, clock, options.storage ? { storage: options.storage } : {});
+  const { storage } = runtime;
   const logs: string[] = [];
   const logger = options.captureLogs
     ? createLogger({
@@ -88,32 +120,22 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
         }),
       })
     : false;
-  const app = await buildApp({
-    environment,
-    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
-    refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 604_800,
-    codeTtlSeconds: options.codeTtlSeconds ?? 300,
-    sessionIdleSeconds: options.sessionIdleSeconds ?? 1800,
-    sessionTtlSeconds: options.sessionTtlSeconds ?? 43_200,
-    trustProxy: false,
+  const services = await composeServices(runtime, {
     sms: options.sms ?? createOutboxSender(storage.outbox, clock),
-    sendLimiter: options.sendLimiter ?? createSendLimiter(),
-    otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
-    csrfKey: deriveKey(masterKey, 'csrf'),
-    idempotencyKey: deriveKey(masterKey, 'idempotency'),
-    storage,
-    keyRing,
-    hasher,
-    clock,
-    urls: { authUrl: TEST_AUTH_URL, baseUrl: TEST_BASE_URL },
-    logger,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.pinChecks ? { pinChecks: options.pinChecks } : {}),
+    ...(logger ? { log: logger } : {}),
   });
+  const app = await buildApp({ services, logger });
   onTestFinished(async () => {
     await app.close();
+    await services.close();
     if (!options.storage) await storage.close();
   });
+  const { keyRing, runtime: { hasher } } = services;
   return {
     app,
+    services,
     storage,
     clock,
     keyRing,

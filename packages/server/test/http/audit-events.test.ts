@@ -214,7 +214,7 @@ describe('customer login', () => {
         id: expect.any(String),
         at: T0 + 7,
         type: 'otp.exhausted',
-        actor: 'system',
+        actor: 'ip:127.0.0.1',
         subject: (await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId,
         outcome: 'failure',
         details: { client_id: client.id, purpose: 'login' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashCookieValue } from '../../src/core/login/customer-session.js';
+import { hashCookieValue } from '../../src/core/journey/session.js';
 import { build, type TestApp } from '../helpers/build.js';
 import {
   addCustomer,

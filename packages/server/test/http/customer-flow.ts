@@ -95,6 +95,18 @@ export class Browser {
   }
 }
 
+/**
+ * Follows `res` when it leads to the consent page (a session meeting a
+ * client the customer has not approved) and approves the client there;
+ * otherwise returns `res` as it is.
+ */
+export async function approveIfAsked(browser: Browser, res: Response): Promise<Response> {
+  if (res.statusCode !== 303 || !String(res.headers.location).startsWith('/consent?')) return res;
+  const page = await browser.follow(res);
+  expectPage(page, 200);
+  return browser.submit(page, { action: 'approve' });
+}
+
 /** `/authorize?…` from parameters; `undefined` ones are left out. */
 export function authorizeUrl(params: Record<string, string | undefined>): string {
   const defined = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashCookieValue } from '../../src/core/login/customer-session.js';
+import { hashCookieValue } from '../../src/core/journey/session.js';
 import { verifyPin } from '../../src/core/customers/pin.js';
 import { build, type TestApp } from '../helpers/build.js';
 import {
@@ -370,7 +370,7 @@ describe('hosted pages: registration', () => {
     expect(await t.storage.customers.listCustomers()).toHaveLength(1);
     expect(params.get('profileId')).toBe(customer?.profileId);
     expect(params.get('userId')).toBe(MASKED_MOBILE);
-    expect(customer).toMatchObject({ mobile: MOBILE, status: 'active', failedPinAttempts: 0, lockedUntil: null, createdAt: t.clock.nowSeconds() });
+    expect(customer).toMatchObject({ mobile: MOBILE, status: 'active', pinAttempts: 0, lockedUntil: null, createdAt: t.clock.nowSeconds() });
     expect(await verifyPin('2468', customer?.pinHash ?? '')).toBe(true);
     expect(browser.cookies.get('connect_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
@@ -482,7 +482,7 @@ describe('hosted pages: bad input', () => {
     expect(await outbox(t.app, OTHER_MOBILE)).toEqual([]);
     expect((await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId)))?.completedAt).toBeNull();
     expect(browser.cookies.has('connect_session')).toBe(false);
-    expect((await t.storage.customers.findCustomerByMobile(OTHER_MOBILE))?.failedPinAttempts).toBe(0);
+    expect((await t.storage.customers.findCustomerByMobile(OTHER_MOBILE))?.pinAttempts).toBe(0);
   });
 
   it('bad one-time-PIN input → 4xx pages; malformed codes spend no try; nothing completes', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashCookieValue } from '../../src/core/login/customer-session.js';
+import { hashCookieValue } from '../../src/core/journey/session.js';
 import { build, T0, type TestApp } from '../helpers/build.js';
 import {
   addCustomer,
@@ -89,7 +89,7 @@ describe('login: mobile and PIN', () => {
       expect(errorOf(res.body)).toEqual({ field: 'pin', message: 'Your PIN is 4 to 6 digits.' });
       page = res;
     }
-    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(0);
+    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(0);
   });
 
   it('5 wrong PINs lock the account for 15 minutes, shown with the time; the right PIN fails during the lock and works after it', async () => {
@@ -100,11 +100,11 @@ describe('login: mobile and PIN', () => {
       page = await postLogin(browser, page, MOBILE, '000000');
       expect(errorOf(page.body)).toEqual({ field: 'pin', message: 'The mobile number or PIN is not right.' });
     }
-    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(4);
+    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(4);
 
     page = await postLogin(browser, page, MOBILE, '000000');
     expectPage(page, 400);
-    const locked = 'Too many wrong PINs. For your security this account is locked until 00:15 UTC (about 15 minutes).';
+    const locked = 'Too many wrong PINs. For your security, PIN login for this number is locked. Try again in 15 minutes.';
     expect(errorOf(page.body)).toEqual({ field: undefined, message: locked });
     expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.lockedUntil).toBe(T0 + 900);
 
@@ -117,14 +117,14 @@ describe('login: mobile and PIN', () => {
 
     t.clock.advance(899);
     page = await postLogin(browser, page, MOBILE, PIN);
-    expect(errorOf(page.body).message).toBe('Too many wrong PINs. For your security this account is locked until 00:15 UTC (about 1 minute).');
+    expect(errorOf(page.body).message).toBe('Too many wrong PINs. For your security, PIN login for this number is locked. Try again in 1 minute.');
     expect(await outbox(t.app, MOBILE)).toEqual([]);
 
     // The lock has lifted (and the 15-minute sign-in page with it: a new one is opened).
     t.clock.advance(1);
     const { page: fresh } = await startLogin(browser, authorizeParams(client));
     const otpPage = await submitCredentials(browser, fresh, MOBILE, PIN);
-    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(0);
+    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(0);
     expectClientRedirect(await enterOtp(browser, otpPage, MOBILE));
   });
 
@@ -135,7 +135,7 @@ describe('login: mobile and PIN', () => {
     for (let attempt = 1; attempt <= 4; attempt++) page = await postLogin(browser, page, MOBILE, '000000');
     await submitCredentials(browser, page, MOBILE, PIN);
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
-    expect(customer).toMatchObject({ failedPinAttempts: 0, lockedUntil: null });
+    expect(customer).toMatchObject({ pinAttempts: 0, lockedUntil: null });
   });
 });
 
@@ -242,8 +242,8 @@ describe('one-time PIN', () => {
     expectClientRedirect(await enterOtp(browser, otpPage, MOBILE, code));
     const again = await browser.submit(otpPage, { otp: code });
     expectPage(again, 400);
-    expect(pageText(again.body)).toContain('This sign-in page has expired or was opened in another browser.');
-    for (const path of ['/login', '/register', '/login/otp']) expectPage(await browser.get(`${path}?request=${requestId}`), 400);
+    expect(pageText(again.body)).toContain('This sign-in has already finished. Go back to the app to continue.');
+    for (const path of ['/login', '/register', '/login/otp', '/consent']) expectPage(await browser.get(`${path}?request=${requestId}`), 400);
   });
 
   it("one request's code does not answer another request's challenge", async () => {

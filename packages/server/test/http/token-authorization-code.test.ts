@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtDecrypt, jwtVerify } from 
 import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../src/core/authorize/pkce.js';
 import { build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type BuildOptions, type TestApp } from '../helpers/build.js';
-import { addCustomer, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, logIn, pkcePair, REDIRECT_URI, type Response } from './customer-flow.js';
+import { addCustomer, approveIfAsked, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, logIn, pkcePair, REDIRECT_URI, type Response } from './customer-flow.js';
 import { expectJson, expectNoStore, expectOAuthError, fetchJwks, postToken, type Credentials } from './wire.js';
 
 interface Setup {
@@ -27,7 +27,7 @@ async function setup(options: BuildOptions = {}): Promise<Setup> {
     profileId: customer.profileId,
     browser,
     async code(extra = {}, who = client) {
-      const res = await browser.get(authorizeUrl(authorizeParams(who, extra)));
+      const res = await approveIfAsked(browser, await browser.get(authorizeUrl(authorizeParams(who, extra))));
       return expectClientRedirect(res).get('code') ?? '';
     },
   };

@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { compactDecrypt, EncryptJWT, SignJWT, type JWTPayload } from 'jose';
 import { expect } from 'vitest';
 import { basicAuth, build, form, type BuildOptions, type TestApp } from '../helpers/build.js';
-import { addCustomer, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, LEAK, logIn, REDIRECT_URI } from './customer-flow.js';
+import { addCustomer, approveIfAsked, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, LEAK, logIn, REDIRECT_URI } from './customer-flow.js';
 import { expectJson, expectNoStore, expectOAuthError, postToken, type Credentials } from './wire.js';
 
 /**
@@ -55,7 +55,7 @@ export async function lifecycle(options: BuildOptions & { grants?: readonly stri
     browser,
     tokens,
     async newSession(who = client) {
-      const res = await browser.get(authorizeUrl(authorizeParams(who)));
+      const res = await approveIfAsked(browser, await browser.get(authorizeUrl(authorizeParams(who))));
       return redeem(t.app, who, expectClientRedirect(res).get('code') ?? '');
     },
     addClient: (grants = REFRESH_GRANTS) => t.createClient({ name: 'Other', grants }),

@@ -1,15 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/core/clients/client.js';
 import { clientRecord } from '../helpers/client-record.js';
-import { fixedClock } from '../../src/core/clock.js';
 import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
-import { issuePin } from '../../src/core/login/issue-pin.js';
-import { OtpHasher } from '../../src/core/login/one-time-pin.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
+import { TRANSITIONS } from '../../src/core/journey/states.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
-import { SmsDeliveryFailed } from '../../src/core/sms/sms-sender.js';
 import { Conflict, NotFound } from '../../src/core/storage-errors.js';
 import type { Storage } from '../../src/storage/ports.js';
 
@@ -47,7 +44,7 @@ function customer(overrides: Partial<Customer> = {}): Customer {
     name: 'Juan dela Cruz',
     pinHash: 'scrypt$32768$8$1$salt$hash',
     status: 'active',
-    failedPinAttempts: 0,
+    pinAttempts: 0,
     lockedUntil: null,
     createdAt: T,
     updatedAt: T,
@@ -67,6 +64,8 @@ function authorizationRequest(overrides: Partial<AuthorizationRequestRecord> = {
     createdAt: T,
     expiresAt: T + 900,
     completedAt: null,
+    status: 'pending',
+    profileId: null,
     ...overrides,
   };
 }
@@ -248,7 +247,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
     describe('customers', () => {
       it('stores and finds a customer by profile ID and by mobile with every field intact', async () => {
-        const c = customer({ lockedUntil: T + 900, failedPinAttempts: 3, status: 'locked' });
+        const c = customer({ lockedUntil: T + 900, pinAttempts: 3, status: 'locked' });
         await storage.customers.insertCustomer(c);
         expect(await storage.customers.findCustomer(c.profileId)).toEqual(c);
         expect(await storage.customers.findCustomerByMobile(c.mobile)).toEqual(c);
@@ -281,45 +280,52 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       });
 
       it('updates only the given fields and sets updatedAt', async () => {
-        await storage.customers.insertCustomer(customer({ failedPinAttempts: 2, lockedUntil: T + 5 }));
+        await storage.customers.insertCustomer(customer({ pinAttempts: 2, lockedUntil: T + 5 }));
         const updated = await storage.customers.updateCustomer('123456789012', { status: 'locked', lockedUntil: null }, T + 99);
-        expect(updated).toEqual(customer({ status: 'locked', failedPinAttempts: 2, lockedUntil: null, updatedAt: T + 99 }));
+        expect(updated).toEqual(customer({ status: 'locked', pinAttempts: 2, lockedUntil: null, updatedAt: T + 99 }));
         expect(await storage.customers.findCustomer('123456789012')).toEqual(updated);
-        const renamed = await storage.customers.updateCustomer('123456789012', { name: null, pinHash: 'new', failedPinAttempts: 0 }, T + 100);
+        const renamed = await storage.customers.updateCustomer('123456789012', { name: null, pinHash: 'new', pinAttempts: 0 }, T + 100);
         expect(renamed).toEqual(customer({ status: 'locked', name: null, pinHash: 'new', lockedUntil: null, updatedAt: T + 100 }));
       });
 
       it('throws NotFound when updating an unknown customer', async () => {
         await expect(storage.customers.updateCustomer('999999999999', { status: 'locked' }, T)).rejects.toBeInstanceOf(NotFound);
-        await expect(storage.customers.recordPinFailure('999999999999', T, 5, 900)).rejects.toBeInstanceOf(NotFound);
       });
 
-      it('counts wrong PINs and locks on the last one until now + lockSeconds, starting the count again', async () => {
+      it('counts PIN attempts before they are checked and locks on the last one until now + lockSeconds', async () => {
         await storage.customers.insertCustomer(customer());
-        for (const count of [1, 2, 3, 4]) {
-          expect(await storage.customers.recordPinFailure('123456789012', T + count, 5, 900)).toMatchObject({
-            failedPinAttempts: count,
-            lockedUntil: null,
-            updatedAt: T + count,
-          });
+        for (const attempt of [1, 2, 3, 4]) {
+          const claim = await storage.customers.claimPinAttempt('+639171234567', T + attempt, 5, 900);
+          expect(claim).toMatchObject({ attempt, customer: { pinAttempts: attempt, lockedUntil: null, updatedAt: T + attempt } });
         }
-        expect(await storage.customers.recordPinFailure('123456789012', T + 50, 5, 900)).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 950 });
-        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 950 });
-        expect(await storage.customers.recordPinFailure('123456789012', T + 2000, 5, 900)).toMatchObject({ failedPinAttempts: 1, lockedUntil: T + 950 });
+        expect(await storage.customers.claimPinAttempt('+639171234567', T + 50, 5, 900)).toMatchObject({ attempt: 5, customer: { lockedUntil: T + 950 } });
+        // Locked: no attempt at all, up to the last second of the lock.
+        expect(await storage.customers.claimPinAttempt('+639171234567', T + 51, 5, 900)).toBeUndefined();
+        expect(await storage.customers.claimPinAttempt('+639171234567', T + 949, 5, 900)).toBeUndefined();
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 5, lockedUntil: T + 950 });
+        // Lifted: the count starts again from 1.
+        expect(await storage.customers.claimPinAttempt('+639171234567', T + 950, 5, 900)).toMatchObject({ attempt: 1, customer: { lockedUntil: null } });
       });
 
-      it('counts every one of 10 concurrent wrong PINs', async () => {
-        await storage.customers.insertCustomer(customer());
-        const results = await concurrently(10, () => storage.customers.recordPinFailure('123456789012', T, 100, 900));
-        expect(results.map((c) => c.failedPinAttempts).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 10, lockedUntil: null });
+      it('grants no attempt for an unknown mobile or an account an operator locked', async () => {
+        await storage.customers.insertCustomer(customer({ status: 'locked' }));
+        expect(await storage.customers.claimPinAttempt('+639171234567', T, 5, 900)).toBeUndefined();
+        expect(await storage.customers.claimPinAttempt('+639179999999', T, 5, 900)).toBeUndefined();
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null });
       });
 
-      it('locks exactly on the 5th of 10 concurrent wrong PINs and the 10th, each counted once', async () => {
+      it('grants exactly 5 of 50 concurrent attempts, the 5th locking', async () => {
         await storage.customers.insertCustomer(customer());
-        const results = await concurrently(10, () => storage.customers.recordPinFailure('123456789012', T, 5, 900));
-        expect(results.map((c) => c.failedPinAttempts).sort((a, b) => a - b)).toEqual([0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
-        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ failedPinAttempts: 0, lockedUntil: T + 900 });
+        const results = await concurrently(50, () => storage.customers.claimPinAttempt('+639171234567', T, 5, 900));
+        const granted = results.filter((r) => r !== undefined);
+        expect(granted.map((r) => r?.attempt).sort()).toEqual([1, 2, 3, 4, 5]);
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 5, lockedUntil: T + 900 });
+      });
+
+      it('clears the count and the lock after a right PIN', async () => {
+        await storage.customers.insertCustomer(customer({ pinAttempts: 5, lockedUntil: T + 900 }));
+        await storage.customers.clearPinAttempts('123456789012', T + 1);
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null, updatedAt: T + 1 });
       });
     });
 
@@ -338,17 +344,30 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await expect(storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest())).rejects.toBeInstanceOf(Conflict);
       });
 
-      it('completes a request once', async () => {
+      it('moves a journey along a transition only from its from-states, binding the customer when told', async () => {
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
-        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-1', T + 30)).toBe(true);
-        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-1', T + 31)).toBe(false);
-        expect((await storage.authorizationRequests.findAuthorizationRequest('request-1'))?.completedAt).toBe(T + 30);
-        expect(await storage.authorizationRequests.completeAuthorizationRequest('request-unknown', T)).toBe(false);
+        const requests = storage.authorizationRequests;
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpSent, T + 1)).toBeUndefined();
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.pinVerified, T + 2, '123456789012')).toEqual(
+          authorizationRequest({ status: 'pin_verified', profileId: '123456789012' }),
+        );
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpSent, T + 3)).toMatchObject({ status: 'otp_sent', profileId: '123456789012', completedAt: null });
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpVerified, T + 4)).toMatchObject({ status: 'code_issued', completedAt: T + 4 });
+        // Final: nothing moves it any more.
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 5)).toBeUndefined();
+        expect(await requests.findAuthorizationRequest('request-1')).toMatchObject({ status: 'code_issued', completedAt: T + 4 });
+        expect(await requests.transitionAuthorizationRequest('request-unknown', TRANSITIONS.cancelled, T)).toBeUndefined();
       });
 
-      it('completes a request for exactly one of 10 concurrent calls', async () => {
+      it('moves a journey only before it expires', async () => {
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
-        const results = await concurrently(10, (i) => storage.authorizationRequests.completeAuthorizationRequest('request-1', T + i));
+        expect(await storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 900)).toBeUndefined();
+        expect(await storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 899)).toMatchObject({ status: 'cancelled' });
+      });
+
+      it('moves a journey for exactly one of 10 concurrent calls', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent' }));
+        const results = await concurrently(10, (i) => storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpVerified, T + i));
         expect(results.filter(Boolean)).toHaveLength(1);
       });
     });
@@ -372,41 +391,44 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
       it('consumes a challenge once', async () => {
         await otp().insertOtpChallenge(challenge());
-        expect(await otp().consumeOtpChallenge('challenge-1', T + 10, 5)).toBe(true);
-        expect(await otp().consumeOtpChallenge('challenge-1', T + 11, 5)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 10)).toBe(true);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 11)).toBe(false);
         expect((await otp().findOtpChallenge('challenge-1'))?.consumedAt).toBe(T + 10);
-        expect(await otp().consumeOtpChallenge('challenge-unknown', T, 5)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-unknown', T)).toBe(false);
       });
 
       it('consumes a challenge for exactly one of 10 concurrent calls', async () => {
         await otp().insertOtpChallenge(challenge());
-        const results = await concurrently(10, () => otp().consumeOtpChallenge('challenge-1', T + 1, 5));
+        const results = await concurrently(10, () => otp().consumeOtpChallenge('challenge-1', T + 1));
         expect(results.filter(Boolean)).toHaveLength(1);
       });
 
       it('consumes a challenge until expiresAt - 1, not at or after expiresAt', async () => {
         await otp().insertOtpChallenge(challenge());
-        expect(await otp().consumeOtpChallenge('challenge-1', T + 300, 5)).toBe(false);
-        expect(await otp().consumeOtpChallenge('challenge-1', T + 301, 5)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 300)).toBe(false);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 301)).toBe(false);
         expect((await otp().findOtpChallenge('challenge-1'))?.consumedAt).toBeNull();
-        expect(await otp().consumeOtpChallenge('challenge-1', T + 299, 5)).toBe(true);
+        expect(await otp().consumeOtpChallenge('challenge-1', T + 299)).toBe(true);
       });
 
-      it('consumes a challenge only while it has fewer than maxAttempts wrong entries', async () => {
-        await otp().insertOtpChallenge(challenge({ attempts: 5 }));
-        await otp().insertOtpChallenge(challenge({ id: 'challenge-2', attempts: 4 }));
-        expect(await otp().consumeOtpChallenge('challenge-1', T, 5)).toBe(false);
-        expect(await otp().consumeOtpChallenge('challenge-2', T, 5)).toBe(true);
-      });
-
-      it('counts wrong entries, also when they come at once', async () => {
+      it('counts entries before they are checked, only while the challenge is live and has entries left', async () => {
         await otp().insertOtpChallenge(challenge());
-        expect(await otp().recordOtpFailure('challenge-1')).toBe(1);
-        expect(await otp().recordOtpFailure('challenge-1')).toBe(2);
-        const results = await concurrently(8, () => otp().recordOtpFailure('challenge-1'));
-        expect(results.sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
-        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(10);
-        expect(await otp().recordOtpFailure('challenge-unknown')).toBe(0);
+        expect(await otp().claimOtpAttempt('challenge-1', T, 5)).toEqual(challenge({ attempts: 1 }));
+        expect((await otp().claimOtpAttempt('challenge-1', T, 5))?.attempts).toBe(2);
+        await otp().insertOtpChallenge(challenge({ id: 'used', consumedAt: T }));
+        await otp().insertOtpChallenge(challenge({ id: 'spent', attempts: 5 }));
+        expect(await otp().claimOtpAttempt('used', T, 5)).toBeUndefined();
+        expect(await otp().claimOtpAttempt('spent', T, 5)).toBeUndefined();
+        expect(await otp().claimOtpAttempt('challenge-1', T + 300, 5)).toBeUndefined();
+        expect(await otp().claimOtpAttempt('challenge-unknown', T, 5)).toBeUndefined();
+        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(2);
+      });
+
+      it('grants exactly 5 of 50 concurrent entries', async () => {
+        await otp().insertOtpChallenge(challenge());
+        const results = await concurrently(50, () => otp().claimOtpAttempt('challenge-1', T, 5));
+        expect(results.filter(Boolean).map((r) => r?.attempts).sort()).toEqual([1, 2, 3, 4, 5]);
+        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(5);
       });
 
       it('replaces the code of a challenge last sent at or before sentBefore', async () => {
@@ -459,29 +481,6 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await otp().findLatestOtpChallenge('request-unknown')).toBeUndefined();
       });
 
-      it('retires a challenge whose SMS could not be sent, as issuePin does', async () => {
-        let code = '';
-        const result = await issuePin(
-          { requestHash: 'request-1', purpose: 'login', mobile: '+639171234567', profileId: '123456789012', pendingPinHash: null, clientName: 'Acme', ip: '192.0.2.1' },
-          {
-            challenges: otp(),
-            hasher: new OtpHasher(new Uint8Array(32).fill(1)),
-            sms: {
-              async send(message) {
-                code = message.body.slice(0, 6);
-                throw new SmsDeliveryFailed('SMS not delivered: gateway unreachable');
-              },
-            },
-            limiter: { take: async () => undefined },
-            clock: fixedClock(T),
-          },
-        );
-        expect(result).toEqual({ reason: 'sms_unavailable' });
-        expect(code).toMatch(/^\d{6}$/);
-        const retired = await otp().findLatestOtpChallenge('request-1');
-        expect(retired?.consumedAt).toBe(T);
-        expect(await otp().consumeOtpChallenge(retired?.id ?? '', T + 1, 5)).toBe(false);
-      });
     });
 
     describe('customer sessions', () => {
@@ -494,14 +493,23 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await expect(sessions().insertCustomerSession(customerSession())).rejects.toBeInstanceOf(Conflict);
       });
 
-      it('marks a live session as used, never an ended one', async () => {
+      it('uses a live session (marking it), never an ended, expired or idle one', async () => {
         await sessions().insertCustomerSession(customerSession());
-        await sessions().insertCustomerSession(customerSession({ idHash: 'session-2', endedAt: T + 5 }));
-        await sessions().touchCustomerSession('session-1', T + 10);
-        await sessions().touchCustomerSession('session-2', T + 10);
-        await sessions().touchCustomerSession('session-unknown', T + 10);
-        expect((await sessions().findCustomerSession('session-1'))?.lastSeenAt).toBe(T + 10);
-        expect((await sessions().findCustomerSession('session-2'))?.lastSeenAt).toBe(T);
+        await sessions().insertCustomerSession(customerSession({ idHash: 'ended', endedAt: T + 5 }));
+        expect(await sessions().useCustomerSession('session-1', T + 10, 1800)).toEqual(customerSession({ lastSeenAt: T + 10 }));
+        expect(await sessions().useCustomerSession('ended', T + 10, 1800)).toBeUndefined();
+        expect(await sessions().useCustomerSession('session-unknown', T + 10, 1800)).toBeUndefined();
+        expect((await sessions().findCustomerSession('ended'))?.lastSeenAt).toBe(T);
+        // Idle: last seen T + 10, so live until T + 10 + 1800 - 1.
+        expect(await sessions().useCustomerSession('session-1', T + 10 + 1800, 1800)).toBeUndefined();
+        expect(await sessions().useCustomerSession('session-1', T + 10 + 1799, 1800)).toBeDefined();
+      });
+
+      it('never uses a session at or past its absolute end', async () => {
+        await sessions().insertCustomerSession(customerSession());
+        const { expiresAt } = customerSession();
+        expect(await sessions().useCustomerSession('session-1', expiresAt, 10 * expiresAt)).toBeUndefined();
+        expect(await sessions().useCustomerSession('session-1', expiresAt - 1, 10 * expiresAt)).toBeDefined();
       });
 
       it('ends a session once, keeping the first end time', async () => {
@@ -523,6 +531,34 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await sessions().findCustomerSession('ended'))?.endedAt).toBe(T + 1);
         expect((await sessions().findCustomerSession('other'))?.endedAt).toBeNull();
         expect(await sessions().endCustomerSessionsOf('123456789012', T + 60)).toBe(0);
+      });
+    });
+
+    describe('consents', () => {
+      const consent = (clientId = 'cid_sandbox_a', approvedAt = T) => ({ profileId: '123456789012', clientId, approvedAt });
+
+      it('records approvals per customer and client, keeping the first approval time', async () => {
+        await storage.consents.insertConsent(consent('cid_sandbox_b', T + 5));
+        await storage.consents.insertConsent(consent('cid_sandbox_a', T));
+        await storage.consents.insertConsent(consent('cid_sandbox_a', T + 99));
+        await storage.consents.insertConsent({ profileId: '223456789012', clientId: 'cid_sandbox_a', approvedAt: T });
+        expect(await storage.consents.findConsent('123456789012', 'cid_sandbox_a')).toEqual(consent('cid_sandbox_a', T));
+        expect(await storage.consents.findConsent('123456789012', 'cid_sandbox_c')).toBeUndefined();
+        expect(await storage.consents.listConsents('123456789012')).toEqual([consent('cid_sandbox_a', T), consent('cid_sandbox_b', T + 5)]);
+      });
+
+      it('records one approval of 10 concurrent ones', async () => {
+        await concurrently(10, (i) => storage.consents.insertConsent(consent('cid_sandbox_a', T + i)));
+        expect(await storage.consents.listConsents('123456789012')).toHaveLength(1);
+      });
+
+      it("removes every approval of one customer and no one else's", async () => {
+        await storage.consents.insertConsent(consent('cid_sandbox_a'));
+        await storage.consents.insertConsent(consent('cid_sandbox_b'));
+        await storage.consents.insertConsent({ profileId: '223456789012', clientId: 'cid_sandbox_a', approvedAt: T });
+        expect(await storage.consents.deleteConsentsOf('123456789012')).toBe(2);
+        expect(await storage.consents.listConsents('123456789012')).toEqual([]);
+        expect(await storage.consents.listConsents('223456789012')).toHaveLength(1);
       });
     });
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // Rules of the codebase's shape that a compiler does not check.
@@ -17,7 +17,90 @@ function offenders(dir: string, pattern: RegExp): string[] {
     .map((file) => relative(SRC, file));
 }
 
+/** An import of a file: a package as written, or a path under `src/` (without extension). */
+type Import = { readonly kind: 'package'; readonly name: string } | { readonly kind: 'local'; readonly path: string };
+
+/** What a file imports (static and dynamic imports, re-exports). */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/\bfrom\s*'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/g)].map((m) => (m[1] ?? m[2]) as string);
+  return specifiers.map((s) =>
+    s.startsWith('.') ? { kind: 'local', path: relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '') } : { kind: 'package', name: s },
+  );
+}
+
+/** Folder-to-folder import arrows of `src/` (a file's folder is the directory it sits in; `.` is `src/` itself). */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, dirname(file)) || '.';
+    for (const entry of importsOf(file)) {
+      if (entry.kind !== 'local' || entry.path.startsWith('..')) continue;
+      const to = dirname(entry.path);
+      if (to === from) continue;
+      graph.set(from, (graph.get(from) ?? new Set()).add(to));
+    }
+  }
+  return graph;
+}
+
+/** The strongly connected groups of more than one folder (Tarjan): each is a circle of imports. */
+function circles(graph: Map<string, Set<string>>): string[][] {
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    order.set(node, index);
+    low.set(node, index++);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!order.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (stack.includes(next)) {
+        low.set(node, Math.min(low.get(node) as number, order.get(next) as number));
+      }
+    }
+    if (low.get(node) === order.get(node)) {
+      const group: string[] = [];
+      let member: string | undefined;
+      do {
+        member = stack.pop() as string;
+        group.push(member);
+      } while (member !== node);
+      if (group.length > 1) found.push(group.sort());
+    }
+  };
+  for (const node of new Set([...graph.keys(), ...[...graph.values()].flatMap((s) => [...s])])) if (!order.has(node)) visit(node);
+  return found;
+}
+
 describe('architecture', () => {
+  it('no folders import each other in a circle', () => {
+    expect(circles(folderGraph())).toEqual([]);
+  });
+
+  it('finds a circle when there is one (the check itself works)', () => {
+    const graph = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a'])],
+      ['d', new Set(['a'])],
+    ]);
+    expect(circles(graph)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('the journey imports only core: Node built-ins and modules under core/ (its types and storage ports)', () => {
+    const outside = sourceFiles(join(SRC, 'core/journey')).flatMap((file) =>
+      importsOf(file)
+        .filter((entry) => (entry.kind === 'package' ? !entry.name.startsWith('node:') : !entry.path.startsWith('core/')))
+        .map((entry) => `${relative(SRC, file)} imports ${entry.kind === 'package' ? entry.name : entry.path}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
   it('core imports nothing of Fastify, Kysely, the SQL drivers or the HTTP layer', () => {
     expect(offenders('core', /from '(fastify|@fastify\/[^']+|kysely|pg|better-sqlite3|pino)'|from '\.\.\/(\.\.\/)?http\//)).toEqual([]);
   });

@@ -19,10 +19,15 @@ function customerView(customer: Customer, now: number) {
   };
 }
 
-function describe(customer: Customer, now: number): CommandResult {
-  const view = customerView(customer, now);
+/** One customer with the clients they approved (their sessions sign in to these silently). */
+async function describe(runtime: Runtime, customer: Customer): Promise<CommandResult> {
+  const view = customerView(customer, runtime.clock.nowSeconds());
+  const consents = await runtime.storage.consents.listConsents(customer.profileId);
+  const approvedClients = await Promise.all(
+    consents.map(async (c) => ({ clientId: c.clientId, name: (await runtime.storage.clients.findClient(c.clientId))?.name ?? null, approvedAt: isoTime(c.approvedAt) })),
+  );
   return {
-    json: view,
+    json: { ...view, approvedClients },
     text: table([
       ['profile ID', view.profileId],
       ['mobile', view.mobile],
@@ -30,6 +35,9 @@ function describe(customer: Customer, now: number): CommandResult {
       ['name', view.name ?? '-'],
       ['status', view.lockedUntil ? `${view.status} (too many wrong PINs: locked until ${view.lockedUntil})` : view.status],
       ['created', view.createdAt],
+      ...(approvedClients.length === 0
+        ? [['approved clients', '-'] as const]
+        : approvedClients.map((c) => ['approved client', `${c.clientId} (${c.name ?? 'removed'}, since ${c.approvedAt})`] as const)),
     ]),
   };
 }
@@ -76,24 +84,29 @@ export async function listCustomersCommand(runtime: Runtime): Promise<CommandRes
 
 /** `customers show PROFILE_ID|E164`. */
 export async function showCustomerCommand(runtime: Runtime, reference: string | undefined): Promise<CommandResult> {
-  return describe(await findOrFail(runtime, reference), runtime.clock.nowSeconds());
+  return describe(runtime, await findOrFail(runtime, reference));
 }
 
 /**
- * `customers lock` / `customers unlock`. A lock stops every login and ends
- * the customer's sessions; unlocking also clears a lockout from wrong PINs.
+ * `customers lock` / `customers unlock`. A lock stops every login, ends the
+ * customer's sessions and removes their approvals of clients (after an
+ * unlock each client asks for consent again); unlocking also clears a
+ * lockout from wrong PINs.
  */
 export async function setCustomerLockCommand(runtime: Runtime, reference: string | undefined, lock: boolean): Promise<CommandResult> {
   const customer = await findOrFail(runtime, reference);
   const now = runtime.clock.nowSeconds();
   const updated = await runtime.storage.transaction(async (tx) => {
     await recordAdminAction(runtime, { type: lock ? 'customer.locked' : 'customer.unlocked', subject: customer.profileId }, tx);
-    if (lock) await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
+    if (lock) {
+      await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
+      await tx.consents.deleteConsentsOf(customer.profileId);
+    }
     return tx.customers.updateCustomer(
       customer.profileId,
-      lock ? { status: 'locked' } : { status: 'active', failedPinAttempts: 0, lockedUntil: null },
+      lock ? { status: 'locked' } : { status: 'active', pinAttempts: 0, lockedUntil: null },
       now,
     );
   });
-  return describe(updated, now);
+  return describe(runtime, updated);
 }

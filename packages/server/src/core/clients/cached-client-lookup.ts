@@ -1,8 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Client } from './client.js';
-
-/** How long a server trusts a client record it read; CLI changes reach running servers within this time. */
-export const CLIENT_CACHE_SECONDS = 5;
+import { CLIENT_CACHE_SECONDS } from '../lifetimes.js';
 
 const MAX_ENTRIES = 10_000;
 

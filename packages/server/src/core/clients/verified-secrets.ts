@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { CLIENT_CACHE_SECONDS } from './cached-client-lookup.js';
+import { CLIENT_CACHE_SECONDS } from '../lifetimes.js';
 
 /** Checks a presented client secret against its stored HMAC. */
 export interface ClientSecretVerifier {

@@ -3,16 +3,7 @@ import type { Clock } from '../clock.js';
 import { InvalidRequest } from '../errors.js';
 import { seal, unseal } from '../keys/master-key.js';
 import type { IdempotentRequestStore } from './idempotent-request-store.js';
-
-/** How long a `Request-Reference-No` is remembered per client. */
-export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
-
-/**
- * How long a reference stays claimed by a request that has not finished.
- * If the process dies mid-request, a retry after this time runs afresh
- * instead of getting 409 for a day.
- */
-export const IDEMPOTENCY_CLAIM_SECONDS = 60;
+import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifetimes.js';
 
 /** What idempotent retries need. */
 export interface IdempotencyDeps {

@@ -59,5 +59,5 @@ export async function refreshCustomerToken(refreshToken: string | undefined, cli
   });
   // Revoked or expired between the read and the update.
   if (!replaced) throw new InvalidGrant('refresh token has been revoked');
-  return { accessToken: access.token, refreshToken, expiresIn: deps.accessTokenTtlSeconds, expiresAt: access.expiresAt };
+  return { accessToken: access.token, refreshToken, expiresIn: deps.lifetimes.accessTokenSeconds, expiresAt: access.expiresAt };
 }

@@ -1,61 +1,66 @@
 import type { Clock } from '../clock.js';
+import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../lifetimes.js';
+import { isPinLocked, type Customer } from './customer.js';
 import type { CustomerStore } from './customer-store.js';
-import type { Customer } from './customer.js';
-import { hashPin, isValidPin, verifyPin } from './pin.js';
+import { verifyPin } from './pin.js';
 
-/** Wrong PINs in a row that lock an account. */
-export const PIN_MAX_ATTEMPTS = 5;
-/** How long such a lock lasts; it then lifts by itself. */
-export const PIN_LOCK_SECONDS = 15 * 60;
+/**
+ * The bounded queue PIN hashing runs through (scrypt is slow on purpose):
+ * `run` starts `work` when a slot is free and rejects at once with
+ * `TemporarilyUnavailable` when the queue is full, instead of queueing
+ * without limit.
+ */
+export interface PinCheckQueue {
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
 
-/** The outcome of a mobile + PIN login. */
+/** The outcome of a mobile + PIN check. */
 export type CheckPinResult =
   | { readonly ok: true; readonly customer: Customer }
   /** Unknown mobile or wrong PIN: one answer for both. */
   | { readonly ok: false; readonly reason: 'invalid' }
-  /** Locked by wrong PINs until `until` (epoch seconds); `justLocked` when this attempt locked it. */
+  /** PIN login locked until `until` (epoch seconds); `justLocked` when this attempt locked it. */
   | { readonly ok: false; readonly reason: 'locked'; readonly until: number; readonly justLocked: boolean }
   /** Locked by an operator. */
   | { readonly ok: false; readonly reason: 'disabled' };
 
 /** What checking a PIN needs. */
 export interface CheckPinDeps {
-  readonly customers: Pick<CustomerStore, 'findCustomerByMobile' | 'recordPinFailure' | 'updateCustomer'>;
+  readonly customers: Pick<CustomerStore, 'claimPinAttempt' | 'clearPinAttempts' | 'findCustomerByMobile'>;
+  readonly queue: PinCheckQueue;
   readonly clock: Clock;
 }
 
-// Checked against when the mobile is unknown, so the answer takes as long.
-let dummyHash: Promise<string> | undefined;
-
 /**
- * Checks a customer's mobile number and PIN.
+ * Checks a customer's mobile number and PIN (docs/journey.md, "PIN guessing").
  *
- * 5 wrong PINs in a row lock the account for 15 minutes; during the lock even
- * the right PIN is refused. When the lock lifts the customer has 5 tries
- * again, so guessing alone never locks an account for good. A right PIN
- * resets the count.
+ * The attempt is counted BEFORE the PIN is hashed, in the one statement that
+ * also reads the lock, inside a slot of the hashing queue (so nothing is
+ * counted for a check that never runs): 5 attempts without a right PIN lock
+ * PIN login for 15 minutes, and no more than 5 PINs are ever compared per
+ * lock, however many arrive at once, on however many instances. During the
+ * lock even the right PIN is refused; afterwards there are 5 tries again,
+ * so guessing alone never locks an account for good. A right PIN resets the
+ * count. A mobile with no account costs no hash: whether a number is
+ * registered is no secret here (the registration form says so).
  */
 export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps): Promise<CheckPinResult> {
   const now = deps.clock.nowSeconds();
-  const customer = await deps.customers.findCustomerByMobile(mobile);
-  if (!customer) {
-    dummyHash ??= hashPin('000000');
-    await verifyPin(pin, await dummyHash);
+  const checked = await deps.queue.run(async () => {
+    const claim = await deps.customers.claimPinAttempt(mobile, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+    return claim && { ...claim, right: await verifyPin(pin, claim.customer.pinHash) };
+  });
+  if (!checked) {
+    const customer = await deps.customers.findCustomerByMobile(mobile);
+    if (customer?.status === 'locked') return { ok: false, reason: 'disabled' };
+    if (customer && isPinLocked(customer, now)) return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: false };
     return { ok: false, reason: 'invalid' };
   }
-  if (customer.status === 'locked') return { ok: false, reason: 'disabled' };
-  if (customer.lockedUntil !== null && customer.lockedUntil > now) {
-    return { ok: false, reason: 'locked', until: customer.lockedUntil, justLocked: false };
+  const { customer, attempt, right } = checked;
+  if (!right) {
+    if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };
+    return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: true };
   }
-  if (!isValidPin(pin) || !(await verifyPin(pin, customer.pinHash))) {
-    const updated = await deps.customers.recordPinFailure(customer.profileId, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    if (updated.lockedUntil !== null && updated.lockedUntil > now) {
-      return { ok: false, reason: 'locked', until: updated.lockedUntil, justLocked: true };
-    }
-    return { ok: false, reason: 'invalid' };
-  }
-  if (customer.failedPinAttempts > 0 || customer.lockedUntil !== null) {
-    return { ok: true, customer: await deps.customers.updateCustomer(customer.profileId, { failedPinAttempts: 0, lockedUntil: null }, now) };
-  }
-  return { ok: true, customer };
+  await deps.customers.clearPinAttempts(customer.profileId, now);
+  return { ok: true, customer: { ...customer, pinAttempts: 0, lockedUntil: null } };
 }

@@ -11,7 +11,7 @@ export interface CustomerPatch {
   name?: string | null;
   pinHash?: string;
   status?: Customer['status'];
-  failedPinAttempts?: number;
+  pinAttempts?: number;
   lockedUntil?: number | null;
 }
 
@@ -26,9 +26,20 @@ export interface CustomerStore {
   /** Changes the given fields, sets `updatedAt`; throws `NotFound`. */
   updateCustomer(profileId: string, patch: CustomerPatch, now: number): Promise<Customer>;
   /**
-   * Counts one wrong PIN, atomically. When the count reaches `maxAttempts`
-   * the account is locked until `now + lockSeconds` and the count starts
-   * again from zero. Returns the updated customer; throws `NotFound`.
+   * Counts one PIN attempt BEFORE the PIN is checked, in one conditional
+   * update that also reads the lock (docs/journey.md, "PIN guessing"): only
+   * for an `active` customer with this mobile whose PIN login is not locked at
+   * `now`. After a lock has lifted the count starts again from 1. The attempt
+   * that reaches `maxAttempts` also locks PIN login until `now + lockSeconds`
+   * (a right PIN then lifts it, {@link clearPinAttempts}). However many
+   * attempts arrive at once, on however many instances, at most
+   * `maxAttempts` are granted per lock.
+   *
+   * @returns the customer after the update and the attempt's number (1 to
+   *   `maxAttempts`), or `undefined` when no attempt may be made (no such
+   *   mobile, locked by an operator, or PIN login locked).
    */
-  recordPinFailure(profileId: string, now: number, maxAttempts: number, lockSeconds: number): Promise<Customer>;
+  claimPinAttempt(mobile: string, now: number, maxAttempts: number, lockSeconds: number): Promise<{ customer: Customer; attempt: number } | undefined>;
+  /** A right PIN: the attempt count starts again and any lock of PIN login is lifted. */
+  clearPinAttempts(profileId: string, now: number): Promise<void>;
 }

@@ -5,8 +5,9 @@ export type CustomerStatus = 'active' | 'locked';
  * A customer account, keyed by mobile number.
  *
  * `profileId` is a random 12-digit number (never a sequence); `pinHash` is
- * scrypt with a per-account salt. `failedPinAttempts` counts wrong PINs in a
- * row; `lockedUntil` (epoch seconds) is the temporary lockout they cause.
+ * scrypt with a per-account salt. `pinAttempts` counts PIN checks since
+ * the last right PIN, each counted before it runs; `lockedUntil` (epoch
+ * seconds) is the lock of PIN login that the fifth one sets.
  */
 export interface Customer {
   readonly profileId: string;
@@ -15,7 +16,7 @@ export interface Customer {
   readonly name: string | null;
   readonly pinHash: string;
   readonly status: CustomerStatus;
-  readonly failedPinAttempts: number;
+  readonly pinAttempts: number;
   readonly lockedUntil: number | null;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -31,4 +32,14 @@ export function maskMobile(mobile: string, countryCallingCode: string): string {
   const national = mobile.slice(1 + countryCallingCode.length);
   const visible = national.slice(-4);
   return `+${countryCallingCode}${'*'.repeat(Math.max(0, national.length - visible.length))}${visible}`;
+}
+
+/** Whether PIN login of `customer` is locked (too many wrong PINs) at `now`. */
+export function isPinLocked(customer: Customer, now: number): boolean {
+  return customer.lockedUntil !== null && customer.lockedUntil > now;
+}
+
+/** Whether `customer` may sign in at `now`: not locked by an operator, PIN login not locked. */
+export function maySignIn(customer: Customer, now: number): boolean {
+  return customer.status === 'active' && !isPinLocked(customer, now);
 }

@@ -51,7 +51,7 @@ export async function createCustomer(
       name,
       pinHash,
       status: 'active',
-      failedPinAttempts: 0,
+      pinAttempts: 0,
       lockedUntil: null,
       createdAt: now,
       updatedAt: now,

@@ -2,8 +2,9 @@
  * Records of the customer's journey, as stores keep them.
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
+import type { JourneyState } from './states.js';
 
-/** A validated `/authorize` request waiting for the customer to log in. */
+/** A journey: a validated `/authorize` request that needs the customer (login, registration or consent). */
 export interface AuthorizationRequestRecord {
   /** SHA-256 of the request ID that travels in the hosted pages' URLs. */
   readonly idHash: string;
@@ -18,7 +19,11 @@ export interface AuthorizationRequestRecord {
   readonly browserHash: string;
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** When it reached a final state (`code_issued`, `cancelled`). */
   readonly completedAt: number | null;
+  readonly status: JourneyState;
+  /** The customer, once known: the PIN was right, or the session's customer on a consent page. */
+  readonly profileId: string | null;
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */
@@ -44,4 +49,11 @@ export interface AuthorizationCodeRecord {
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly consumedAt: number | null;
+}
+
+/** A customer's approval of one client: its sessions then sign in to that client silently. */
+export interface ConsentRecord {
+  readonly profileId: string;
+  readonly clientId: string;
+  readonly approvedAt: number;
 }

@@ -1,37 +1,68 @@
 /**
- * The storage ports of the customer's journey: pending authorization
- * requests, customer sessions and authorization codes.
+ * The storage ports of the customer's journey: journeys (pending
+ * authorization requests), customer sessions, approvals and authorization
+ * codes. Every change that a check depends on is one conditional update.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
  * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
  */
-import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from './records.js';
+import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
+import type { JourneyTransition } from './states.js';
 
-/** Pending `/authorize` requests, looked up by the hash of their ID. */
+/** Journeys (validated `/authorize` requests), looked up by the hash of their ID. */
 export interface AuthorizationRequestStore {
+  /** Adds a journey. Throws `Conflict` when the ID exists. */
   insertAuthorizationRequest(request: AuthorizationRequestRecord): Promise<void>;
   findAuthorizationRequest(idHash: string): Promise<AuthorizationRequestRecord | undefined>;
   /**
-   * Marks the request completed, once: returns `true` for the call that did
-   * it, `false` when it was completed before or does not exist.
+   * Moves a journey along `transition` in one conditional update: only while
+   * its status is one of `transition.from` and it is unexpired at `now`.
+   * `profileId`, when given, binds it to that customer (`null` unbinds). A
+   * move to a final state also sets `completedAt`.
+   *
+   * @returns the journey after the move for the one caller that moved it,
+   *   `undefined` for every other (moved meanwhile, expired, or missing).
    */
-  completeAuthorizationRequest(idHash: string, now: number): Promise<boolean>;
+  transitionAuthorizationRequest(
+    idHash: string,
+    transition: JourneyTransition,
+    now: number,
+    profileId?: string | null,
+  ): Promise<AuthorizationRequestRecord | undefined>;
 }
 
 /** Customers' login sessions at Connect. */
 export interface CustomerSessionStore {
+  /** Adds a session. Throws `Conflict` when the ID exists. */
   insertCustomerSession(session: CustomerSessionRecord): Promise<void>;
   findCustomerSession(idHash: string): Promise<CustomerSessionRecord | undefined>;
-  /** Sets `lastSeenAt` of a session that has not ended. */
-  touchCustomerSession(idHash: string, now: number): Promise<void>;
+  /**
+   * Uses a session, in one conditional update: sets `lastSeenAt` to `now`
+   * only while it has not ended, `expiresAt > now` and
+   * `lastSeenAt + idleSeconds > now`. Returns the session when it was live,
+   * `undefined` otherwise.
+   */
+  useCustomerSession(idHash: string, now: number, idleSeconds: number): Promise<CustomerSessionRecord | undefined>;
   /** Ends a session (no-op when ended before or missing). */
   endCustomerSession(idHash: string, now: number): Promise<void>;
   /** Ends every live session of a customer; returns how many. */
   endCustomerSessionsOf(profileId: string, now: number): Promise<number>;
 }
 
+/** Which clients each customer approved. */
+export interface ConsentStore {
+  /** Records an approval; approving a client again keeps the first record. */
+  insertConsent(consent: ConsentRecord): Promise<void>;
+  findConsent(profileId: string, clientId: string): Promise<ConsentRecord | undefined>;
+  /** A customer's approvals, oldest first. */
+  listConsents(profileId: string): Promise<ConsentRecord[]>;
+  /** Removes every approval of a customer; returns how many. */
+  deleteConsentsOf(profileId: string): Promise<number>;
+}
+
 /** Authorization codes. */
 export interface AuthorizationCodeStore {
+  /** Adds a code. Throws `Conflict` when its hash exists. */
   insertAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   findAuthorizationCode(codeHash: string): Promise<AuthorizationCodeRecord | undefined>;
   /**
@@ -41,4 +72,3 @@ export interface AuthorizationCodeStore {
    */
   consumeAuthorizationCode(codeHash: string, clientId: string, now: number): Promise<AuthorizationCodeRecord | undefined>;
 }
-

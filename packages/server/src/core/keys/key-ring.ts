@@ -4,15 +4,10 @@ import type { Clock } from '../clock.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import { seal, unseal } from './master-key.js';
 import type { SigningKeyRecord } from './signing-key.js';
+import { KEY_RELOAD_SECONDS } from '../lifetimes.js';
 
 /** The one signature algorithm Connect issues (CONTRACT.md §5). */
 export const SIGNING_ALG = 'ES256';
-
-/**
- * How long a server may keep signing with a key after another instance
- * rotated it: every server reloads keys at least this often.
- */
-export const KEY_RELOAD_SECONDS = 30;
 
 /** A private key ready to sign, with its `kid`. */
 export interface ActiveSigningKey {

@@ -1,14 +1,5 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 
-/** The one-time PIN is valid this long after it was sent (CONTRACT.md §6: 5 minutes). */
-export const OTP_TTL_SECONDS = 300;
-/** Wrong entries that end a challenge; after that even the right code fails. */
-export const OTP_MAX_ATTEMPTS = 5;
-/** A new code may be sent no sooner than this after the last one. */
-export const OTP_RESEND_AFTER_SECONDS = 30;
-/** Resends one challenge allows. */
-export const OTP_MAX_RESENDS = 3;
-
 /** A fresh 6-digit code from the CSPRNG, uniformly distributed. */
 export function generateOtp(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');

@@ -12,13 +12,20 @@ export interface OtpChallengeStore {
   findOtpChallenge(id: string): Promise<OtpChallengeRecord | undefined>;
   /** The newest challenge of an authorization request, consumed or not. */
   findLatestOtpChallenge(requestHash: string): Promise<OtpChallengeRecord | undefined>;
-  /** Counts one wrong entry; returns the new attempt count (0 when there is no such challenge). */
-  recordOtpFailure(id: string): Promise<number>;
   /**
-   * Consumes the challenge if it is unconsumed, unexpired at `now` and has
-   * fewer than `maxAttempts` wrong entries. Returns whether this call did.
+   * Counts one entry BEFORE it is checked, in one conditional update: only
+   * while the challenge is unconsumed, unexpired at `now` and has had fewer
+   * than `maxAttempts` entries. However many entries arrive at once, at most
+   * `maxAttempts` are granted. Returns the challenge after the update, or
+   * `undefined` when no entry may be made.
    */
-  consumeOtpChallenge(id: string, now: number, maxAttempts: number): Promise<boolean>;
+  claimOtpAttempt(id: string, now: number, maxAttempts: number): Promise<OtpChallengeRecord | undefined>;
+  /**
+   * Consumes the challenge if it is unconsumed and unexpired at `now` (an
+   * entry granted by {@link claimOtpAttempt} matched). Returns whether this
+   * call did: of any number of concurrent calls, one.
+   */
+  consumeOtpChallenge(id: string, now: number): Promise<boolean>;
   /**
    * Replaces the code of a live (unconsumed, unexpired at `now`) challenge (a resend) when it was last sent at
    * or before `sentBefore` and has had fewer than `maxResends` resends:

@@ -18,7 +18,7 @@ export interface OtpChallengeRecord {
   readonly pendingPinHash: string | null;
   /** Keyed hash of the current one-time PIN. */
   readonly codeHash: string;
-  /** Wrong entries so far. */
+  /** Entries so far, each counted before it was checked. */
   readonly attempts: number;
   /** Resends so far. */
   readonly resends: number;

@@ -4,6 +4,7 @@ import type { Client } from '../clients/client.js';
 import type { ActiveSigningKey } from '../keys/key-ring.js';
 import { signJwt } from './jwt.js';
 import type { PublicUrls } from './public-urls.js';
+import type { Lifetimes } from '../lifetimes.js';
 
 /** RFC 9068 §2.1: the `typ` header of a JWT access token. */
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
@@ -13,7 +14,7 @@ export interface ClientAccessTokenDeps {
   readonly keys: { signingKey(): ActiveSigningKey };
   readonly clock: Clock;
   readonly urls: PublicUrls;
-  readonly accessTokenTtlSeconds: number;
+  readonly lifetimes: Pick<Lifetimes, 'accessTokenSeconds'>;
 }
 
 /** An access token with its lifetime. */
@@ -32,7 +33,7 @@ export interface IssuedAccessToken {
  */
 export async function issueClientAccessToken(client: Pick<Client, 'id'>, deps: ClientAccessTokenDeps): Promise<IssuedAccessToken> {
   const now = deps.clock.nowSeconds();
-  const expiresAt = now + deps.accessTokenTtlSeconds;
+  const expiresAt = now + deps.lifetimes.accessTokenSeconds;
   const { kid, alg, key } = deps.keys.signingKey();
   const token = await signJwt(
     // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat and jti.
@@ -40,5 +41,5 @@ export async function issueClientAccessToken(client: Pick<Client, 'id'>, deps: C
     { alg, typ: ACCESS_TOKEN_JWT_TYPE, kid },
     key,
   );
-  return { token, expiresIn: deps.accessTokenTtlSeconds, expiresAt };
+  return { token, expiresIn: deps.lifetimes.accessTokenSeconds, expiresAt };
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { InvalidToken } from '../errors.js';
 import type { TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, type CustomerTokenClaims, type TokenVerifyDeps } from './verify-tokens.js';
+import { SESSION_CACHE_SECONDS } from '../lifetimes.js';
 
 /** What the resource-server check needs. */
 export interface CustomerAccessCheckDeps extends TokenVerifyDeps {
@@ -18,9 +19,6 @@ export interface CustomerAccess {
   /** Expiry, epoch seconds. */
   readonly expiresAt: number;
 }
-
-/** How stale the cached session state may be: a refresh or revocation takes effect within this time. */
-export const SESSION_CACHE_SECONDS = 1;
 
 const MAX_CACHED_SESSIONS = 100_000;
 

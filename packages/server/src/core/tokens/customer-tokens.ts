@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { ENCRYPTION_ALG, ENCRYPTION_ENC, type ActiveEncryptionKey, type ActiveSigningKey } from '../keys/key-ring.js';
 import { encryptJwt, signJwt } from './jwt.js';
 import type { PublicUrls } from './public-urls.js';
+import type { Lifetimes } from '../lifetimes.js';
 
 /** The `typ` of a refresh token, so it can never pass for an access token (RFC 8725 §3.11). */
 export const REFRESH_TOKEN_JWT_TYPE = 'rt+jwt';
@@ -12,8 +13,7 @@ export interface CustomerTokenDeps {
   readonly keys: { signingKey(): ActiveSigningKey; encryptionKey(): ActiveEncryptionKey };
   readonly clock: Clock;
   readonly urls: PublicUrls;
-  readonly accessTokenTtlSeconds: number;
-  readonly refreshTokenTtlSeconds: number;
+  readonly lifetimes: Pick<Lifetimes, 'accessTokenSeconds' | 'refreshTokenSeconds'>;
 }
 
 /** Whose tokens these are. */
@@ -40,7 +40,7 @@ export interface MintedToken {
  */
 export async function mintCustomerAccessToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
   const now = deps.clock.nowSeconds();
-  const expiresAt = now + deps.accessTokenTtlSeconds;
+  const expiresAt = now + deps.lifetimes.accessTokenSeconds;
   const jti = randomUUID();
   const { kid, key } = deps.keys.encryptionKey();
   const token = await encryptJwt(
@@ -59,7 +59,7 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
  */
 export async function mintRefreshToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
   const now = deps.clock.nowSeconds();
-  const expiresAt = now + deps.refreshTokenTtlSeconds;
+  const expiresAt = now + deps.lifetimes.refreshTokenSeconds;
   const jti = randomUUID();
   const { kid, alg, key } = deps.keys.signingKey();
   const token = await signJwt(

@@ -186,6 +186,21 @@ ${cancelButton()}
   return layout({ title: 'Enter code', body, clientName: page.clientName });
 }
 
+/** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */
+export function consentPage(page: { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
+  const lead = html`<p class="consent"><strong>${page.clientName}</strong> wants to link your account.</p>
+<p class="lead">You are signed in as <strong class="nowrap">${page.maskedMobile}</strong>. Allow ${page.clientName} to use your account? You can decide this only for ${page.clientName}; other apps are not affected.</p>`;
+  const body = html`${requestHeader(page.clientName, `Allow ${page.clientName}?`, lead)}
+<form method="post" action="${page.action}">
+${hiddenCsrf(page.csrfToken)}
+<div class="actions">
+<button type="submit" name="action" value="approve" class="button primary">Allow</button>
+<button type="submit" name="action" value="cancel" class="button secondary">Cancel</button>
+</div>
+</form>`;
+  return layout({ title: `Allow ${page.clientName}`, body, clientName: page.clientName });
+}
+
 /** An error page: nowhere to go but back to the app. */
 export function errorPage(title: string, message: string): string {
   const body = html`<div class="status">

@@ -4,7 +4,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
-import { createAuthorizationCodeStore, createAuthorizationRequestStore, createCustomerSessionStore } from './stores/authorization.js';
+import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
 import { createOtpChallengeStore } from './stores/otp-challenges.js';
@@ -26,6 +26,7 @@ function storesFor(db: Kysely<Database>): Stores {
     authorizationRequests: createAuthorizationRequestStore(db),
     otpChallenges: createOtpChallengeStore(db),
     customerSessions: createCustomerSessionStore(db),
+    consents: createConsentStore(db),
     codes: createAuthorizationCodeStore(db),
     tokenSessions: createTokenSessionStore(db),
     outbox: createSmsOutboxStore(db),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { cacheClientLookup, CLIENT_CACHE_SECONDS } from '../../../src/core/clients/cached-client-lookup.js';
+import { cacheClientLookup } from '../../../src/core/clients/cached-client-lookup.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { fixedClock } from '../../../src/core/clock.js';
+import { CLIENT_CACHE_SECONDS } from '../../../src/core/lifetimes.js';
 
 describe('cacheClientLookup', () => {
   it('serves a client from memory for the cache time, then reads again', async () => {

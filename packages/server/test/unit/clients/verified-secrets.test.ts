@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_CACHE_SECONDS } from '../../../src/core/clients/cached-client-lookup.js';
 import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
 import { rememberVerifiedSecrets } from '../../../src/core/clients/verified-secrets.js';
 import { fixedClock } from '../../../src/core/clock.js';
+import { CLIENT_CACHE_SECONDS } from '../../../src/core/lifetimes.js';
 
 const hasher = new ClientSecretHasher(new Uint8Array(32).fill(9));
 const SECRET = 'csk_sandbox_' + 'a'.repeat(43);

@@ -55,11 +55,7 @@ describe('loadConfig: defaults', () => {
       masterKey: undefined,
       smsWebhookUrl: undefined,
       smsWebhookSecret: undefined,
-      codeTtlSeconds: 300,
-      accessTokenTtlSeconds: 3600,
-      refreshTokenTtlSeconds: 604_800,
-      sessionIdleSeconds: 1800,
-      sessionTtlSeconds: 43_200,
+      lifetimes: { codeSeconds: 300, accessTokenSeconds: 3600, refreshTokenSeconds: 604_800, sessionIdleSeconds: 1800, sessionSeconds: 43_200 },
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
@@ -74,7 +70,8 @@ describe('loadConfig: defaults', () => {
 
   it('treats empty and blank variables as unset', () => {
     const config = loadConfig({ CONNECT_ENVIRONMENT: '', PORT: '  ', HOST: '', CONNECT_ACCESS_TOKEN_TTL: '', CONNECT_MASTER_KEY: ' ' }, CWD);
-    expect(config).toMatchObject({ environment: 'sandbox', port: 3000, host: '127.0.0.1', accessTokenTtlSeconds: 3600, masterKey: undefined });
+    expect(config).toMatchObject({ environment: 'sandbox', port: 3000, host: '127.0.0.1', masterKey: undefined });
+    expect(config.lifetimes.accessTokenSeconds).toBe(3600);
   });
 
   it('names the embedded database after the environment, inside the data folder', () => {
@@ -142,12 +139,14 @@ describe('loadConfig: accepted values', () => {
   });
 
   it.each([
-    ['CONNECT_CODE_TTL', 'codeTtlSeconds'],
-    ['CONNECT_ACCESS_TOKEN_TTL', 'accessTokenTtlSeconds'],
-    ['CONNECT_REFRESH_TOKEN_TTL', 'refreshTokenTtlSeconds'],
+    ['CONNECT_CODE_TTL', 'codeSeconds'],
+    ['CONNECT_ACCESS_TOKEN_TTL', 'accessTokenSeconds'],
+    ['CONNECT_REFRESH_TOKEN_TTL', 'refreshTokenSeconds'],
+    ['CONNECT_SESSION_IDLE_TTL', 'sessionIdleSeconds'],
+    ['CONNECT_SESSION_TTL', 'sessionSeconds'],
   ] as const)('%s takes any whole number of seconds from 1', (variable, key) => {
-    expect(loadConfig({ [variable]: '1' }, CWD)[key]).toBe(1);
-    expect(loadConfig({ [variable]: '86400' }, CWD)[key]).toBe(86_400);
+    expect(loadConfig({ [variable]: '1' }, CWD).lifetimes[key]).toBe(1);
+    expect(loadConfig({ [variable]: '86400' }, CWD).lifetimes[key]).toBe(86_400);
   });
 
   it('a base64 master key of 32 bytes, in either base64 alphabet', () => {

@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
-import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS, runIdempotently, type IdempotencyDeps } from '../../../src/core/customer-tokens/idempotent-refresh.js';
+import { runIdempotently, type IdempotencyDeps } from '../../../src/core/customer-tokens/idempotent-refresh.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { unseal } from '../../../src/core/keys/master-key.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 import { rejectionOf } from '../tokens/token-fixtures.js';
+import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../../../src/core/lifetimes.js';
 
 const RESPONSE = { accessToken: 'eyJ.access.token.in.clear', refreshToken: 'eyJ.refresh.token', expiresAt: T0 + 3600 };
 

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkPin, PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/customers/check-pin.js';
+import { checkPin } from '../../../src/core/customers/check-pin.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/storage/ports.js';
+import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 
 const T0 = 1_767_225_600;
 const MOBILE = '+639171234567';
@@ -21,7 +22,7 @@ async function setup(): Promise<{ storage: Storage; clock: FixedClock; check: (p
   await storage.migrate();
   const clock = fixedClock(T0);
   await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
-  const check = (pin: string, mobile = MOBILE) => checkPin(mobile, pin, { customers: storage.customers, clock });
+  const check = (pin: string, mobile = MOBILE) => checkPin(mobile, pin, { customers: storage.customers, clock, queue: { run: (work) => work() } });
   return { storage, clock, check };
 }
 
@@ -39,13 +40,13 @@ describe('checkPin', () => {
     const { check } = await setup();
     const result = await check(PIN);
     expect(result.ok).toBe(true);
-    expect(result.ok && result.customer).toMatchObject({ mobile: MOBILE, status: 'active', failedPinAttempts: 0, lockedUntil: null });
+    expect(result.ok && result.customer).toMatchObject({ mobile: MOBILE, status: 'active', pinAttempts: 0, lockedUntil: null });
   });
 
   it('answers "invalid" to 4 wrong PINs in a row and locks on the 5th for exactly 900 s', async () => {
     const { storage, clock, check } = await setup();
     await wrongTimes(check, 4);
-    expect((await storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(4);
+    expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(4);
     clock.advance(7);
     expect(await check(WRONG)).toEqual({ ok: false, reason: 'locked', until: T0 + 7 + 900, justLocked: true });
     expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ lockedUntil: T0 + 7 + 900, status: 'active' });
@@ -62,7 +63,7 @@ describe('checkPin', () => {
     clock.set(until);
     const result = await check(PIN);
     expect(result.ok).toBe(true);
-    expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ failedPinAttempts: 0, lockedUntil: null });
+    expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
   });
 
   it('does not count or extend the lock with wrong PINs entered during it', async () => {
@@ -94,7 +95,7 @@ describe('checkPin', () => {
     const { storage, check } = await setup();
     await wrongTimes(check, 4);
     expect((await check(PIN)).ok).toBe(true);
-    expect((await storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(0);
+    expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(0);
     await wrongTimes(check, 4);
     expect(await check(WRONG)).toMatchObject({ ok: false, reason: 'locked' });
   });
@@ -103,7 +104,7 @@ describe('checkPin', () => {
     const { storage, check } = await setup();
     expect(await check('abc')).toEqual({ ok: false, reason: 'invalid' });
     expect(await check('1234567')).toEqual({ ok: false, reason: 'invalid' });
-    expect((await storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(2);
+    expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(2);
   });
 
   it('answers "disabled" for an account an operator locked, right PIN or not, without counting', async () => {
@@ -112,7 +113,7 @@ describe('checkPin', () => {
     await storage.customers.updateCustomer(customer!.profileId, { status: 'locked' }, clock.nowSeconds());
     expect(await check(PIN)).toEqual({ ok: false, reason: 'disabled' });
     expect(await check(WRONG)).toEqual({ ok: false, reason: 'disabled' });
-    expect((await storage.customers.findCustomerByMobile(MOBILE))?.failedPinAttempts).toBe(0);
+    expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(0);
   });
 
   it('answers "invalid" for an unknown mobile number, whatever the PIN', async () => {

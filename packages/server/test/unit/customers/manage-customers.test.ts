@@ -38,7 +38,7 @@ describe('customer administration', () => {
       mobile: '+639171234567',
       name: 'Juan',
       status: 'active',
-      failedPinAttempts: 0,
+      pinAttempts: 0,
       lockedUntil: null,
       createdAt: T0,
       updatedAt: T0,

@@ -17,7 +17,7 @@ describe('client_credentials grant', () => {
     const urls = { authUrl: 'https://auth.example', baseUrl: 'https://api.example' };
     const client = { id: 'cid_sandbox_acme' } as Client;
 
-    const result = await clientCredentialsGrant.handle({ params: {}, client }, { keys, clock, urls, accessTokenTtlSeconds: 90 });
+    const result = await clientCredentialsGrant.handle({ params: {}, client }, { keys, clock, urls, lifetimes: { accessTokenSeconds: 90 } });
     expect(result.expiresIn).toBe(90);
     expect(result.refreshToken).toBeUndefined();
     expect(decodeProtectedHeader(result.accessToken)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: keys.signingKey().kid });

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
-import { KEY_RELOAD_SECONDS, KeyRing, rotateKeys } from '../../../src/core/keys/key-ring.js';
+import { KeyRing, rotateKeys } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import { displayStatus } from '../../../src/core/keys/signing-key.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/storage/ports.js';
+import { KEY_RELOAD_SECONDS } from '../../../src/core/lifetimes.js';
 
 const T0 = 1_800_000_000;
 const MAX_TTL = 604_800;

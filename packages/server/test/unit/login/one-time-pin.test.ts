@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  generateOtp,
-  OTP_MAX_ATTEMPTS,
-  OTP_MAX_RESENDS,
-  OTP_RESEND_AFTER_SECONDS,
-  OTP_TTL_SECONDS,
-  OtpHasher,
-} from '../../../src/core/login/one-time-pin.js';
+import { generateOtp, OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 
 /** Pearson's chi-square statistic of observed counts against a uniform expectation. */
 function chiSquare(counts: readonly number[], total: number): number {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
-import type { IssuePinDeps } from '../../../src/core/login/issue-pin.js';
+import type { ResendPinDeps } from '../../../src/core/login/issue-pin.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import type { VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
@@ -67,18 +67,18 @@ export async function memoryStorage(): Promise<Storage> {
 }
 
 /** Everything issuing and checking one-time PINs needs, on a fresh database at T0. */
-export async function otpSetup(limiter: SendLimiter = openLimiter()): Promise<{
+export async function otpSetup(sends: SendLimiter = openLimiter()): Promise<{
   storage: Storage;
   clock: FixedClock;
   sms: RecordingSender;
   hasher: OtpHasher;
-  deps: IssuePinDeps & VerifyPinDeps;
+  deps: ResendPinDeps & VerifyPinDeps;
 }> {
   const storage = await memoryStorage();
   const clock = fixedClock(T0);
   const sms = recordingSender();
   const hasher = new OtpHasher(randomBytes(32));
-  return { storage, clock, sms, hasher, deps: { challenges: storage.otpChallenges, hasher, sms, limiter, clock } };
+  return { storage, clock, sms, hasher, deps: { challenges: storage.otpChallenges, hasher, sms, sends, clock } };
 }
 
 /** A login challenge for `+639171234567` from "Acme Shop". */
@@ -88,6 +88,4 @@ export const LOGIN = {
   mobile: '+639171234567',
   profileId: '123456789012',
   pendingPinHash: null,
-  clientName: 'Acme Shop',
-  ip: '203.0.113.7',
 } as const;

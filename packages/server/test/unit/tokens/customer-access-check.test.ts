@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidToken } from '../../../src/core/errors.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
-import { createCustomerAccessCheck, SESSION_CACHE_SECONDS } from '../../../src/core/tokens/customer-access-check.js';
+import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS } from './token-fixtures.js';
+import { SESSION_CACHE_SECONDS } from '../../../src/core/lifetimes.js';
 
 /** A check over the setup's database whose session reads are counted. */
 async function setup(change: (record: TokenSessionRecord) => TokenSessionRecord = (r) => r) {

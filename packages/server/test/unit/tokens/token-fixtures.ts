@@ -55,8 +55,7 @@ export async function tokenSetup(): Promise<{
     keys,
     clock,
     urls: URLS,
-    accessTokenTtlSeconds: 3600,
-    refreshTokenTtlSeconds: 86_400,
+    lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400 },
     tokenSessions: storage.tokenSessions,
     audit: createAuditLog(storage.audit, clock),
   };

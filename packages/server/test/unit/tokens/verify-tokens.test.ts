@@ -143,5 +143,5 @@ describe('decryptCustomerAccessToken', () => {
 /** A setup whose tokens live 60 s. */
 async function setup60(): Promise<Setup> {
   const s = await tokenSetup();
-  return { ...s, deps: { ...s.deps, accessTokenTtlSeconds: 60 } };
+  return { ...s, deps: { ...s.deps, lifetimes: { ...s.deps.lifetimes, accessTokenSeconds: 60 } } };
 }

@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../../../core/journey/stores.js';
-import type { AuthorizationCodesTable, AuthorizationRequestsTable, CustomerSessionsTable, Database } from './schema.js';
+import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
+import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../../../core/journey/stores.js';
+import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
@@ -22,7 +23,8 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           created_at: r.createdAt,
           expires_at: r.expiresAt,
           completed_at: r.completedAt,
-          status: r.completedAt === null ? 'pending' : 'cancelled',
+          status: r.status,
+          profile_id: r.profileId,
         }),
         'authorization request exists',
       );
@@ -33,14 +35,22 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
       return row && toRequest(row);
     },
 
-    async completeAuthorizationRequest(idHash, now) {
-      const result = await db
+    async transitionAuthorizationRequest(idHash, transition, now, profileId) {
+      // One conditional update: of concurrent steps on one journey, on any
+      // number of servers, only the first finds it still in a `from` state.
+      const row = await db
         .updateTable('authorization_requests')
-        .set({ completed_at: now })
+        .set({
+          status: transition.to,
+          ...(FINAL_STATES.includes(transition.to) ? { completed_at: now } : {}),
+          ...(profileId === undefined ? {} : { profile_id: profileId }),
+        })
         .where('id_hash', '=', idHash)
-        .where('completed_at', 'is', null)
+        .where('status', 'in', [...transition.from])
+        .where('expires_at', '>', now)
+        .returningAll()
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return row && toRequest(row);
     },
   };
 }
@@ -57,6 +67,8 @@ function toRequest(row: Selectable<AuthorizationRequestsTable>): AuthorizationRe
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
     completedAt: num(row.completed_at),
+    status: row.status as JourneyState,
+    profileId: row.profile_id,
   };
 }
 
@@ -82,8 +94,19 @@ export function createCustomerSessionStore(db: Kysely<Database>): CustomerSessio
       return row && toSession(row);
     },
 
-    async touchCustomerSession(idHash, now) {
-      await db.updateTable('customer_sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
+    async useCustomerSession(idHash, now, idleSeconds) {
+      // Checked and marked as used in one statement, so a session that ends
+      // meanwhile (logout, lock) is never used after it ended.
+      const row = await db
+        .updateTable('customer_sessions')
+        .set({ last_seen_at: now })
+        .where('id_hash', '=', idHash)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where('last_seen_at', '>', now - idleSeconds)
+        .returningAll()
+        .executeTakeFirst();
+      return row && toSession(row);
     },
 
     async endCustomerSession(idHash, now) {
@@ -111,6 +134,38 @@ function toSession(row: Selectable<CustomerSessionsTable>): CustomerSessionRecor
     expiresAt: Number(row.expires_at),
     endedAt: num(row.ended_at),
   };
+}
+
+/** The Kysely {@link ConsentStore}. */
+export function createConsentStore(db: Kysely<Database>): ConsentStore {
+  return {
+    async insertConsent(c) {
+      await db
+        .insertInto('consents')
+        .values({ profile_id: c.profileId, client_id: c.clientId, approved_at: c.approvedAt })
+        .onConflict((conflict) => conflict.columns(['profile_id', 'client_id']).doNothing())
+        .execute();
+    },
+
+    async findConsent(profileId, clientId) {
+      const row = await db.selectFrom('consents').selectAll().where('profile_id', '=', profileId).where('client_id', '=', clientId).executeTakeFirst();
+      return row && toConsent(row);
+    },
+
+    async listConsents(profileId) {
+      const rows = await db.selectFrom('consents').selectAll().where('profile_id', '=', profileId).orderBy('approved_at').orderBy('client_id').execute();
+      return rows.map(toConsent);
+    },
+
+    async deleteConsentsOf(profileId) {
+      const result = await db.deleteFrom('consents').where('profile_id', '=', profileId).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+function toConsent(row: Selectable<ConsentsTable>): ConsentRecord {
+  return { profileId: row.profile_id, clientId: row.client_id, approvedAt: Number(row.approved_at) };
 }
 
 /** The Kysely {@link AuthorizationCodeStore}. */

@@ -31,7 +31,7 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
           name: c.name,
           pin_hash: c.pinHash,
           status: c.status,
-          failed_pin_attempts: c.failedPinAttempts,
+          failed_pin_attempts: c.pinAttempts,
           locked_until: c.lockedUntil,
           created_at: c.createdAt,
           updated_at: c.updatedAt,
@@ -45,28 +45,37 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.pinHash !== undefined) values.pin_hash = patch.pinHash;
       if (patch.status !== undefined) values.status = patch.status;
-      if (patch.failedPinAttempts !== undefined) values.failed_pin_attempts = patch.failedPinAttempts;
+      if (patch.pinAttempts !== undefined) values.failed_pin_attempts = patch.pinAttempts;
       if (patch.lockedUntil !== undefined) values.locked_until = patch.lockedUntil;
       const row = await db.updateTable('customers').set(values).where('profile_id', '=', profileId).returningAll().executeTakeFirst();
       if (!row) throw new NotFound(`customer ${profileId} not found`);
       return toCustomer(row);
     },
 
-    async recordPinFailure(profileId, now, maxAttempts, lockSeconds) {
-      // One statement, so concurrent wrong PINs are all counted.
-      const reachesLimit = sql<boolean>`failed_pin_attempts + 1 >= ${maxAttempts}`;
+    async claimPinAttempt(mobile, now, maxAttempts, lockSeconds) {
+      // One statement reads the lock and counts the attempt, before the PIN
+      // is checked: concurrent attempts queue on the row, and the fifth one
+      // sets the lock that refuses every later one (docs/journey.md).
+      const attempt = sql<number>`case when locked_until is not null then 1 else failed_pin_attempts + 1 end`;
       const row = await db
         .updateTable('customers')
         .set({
-          failed_pin_attempts: sql<number>`case when ${reachesLimit} then 0 else failed_pin_attempts + 1 end`,
-          locked_until: sql<number | null>`case when ${reachesLimit} then ${now + lockSeconds} else locked_until end`,
+          failed_pin_attempts: attempt,
+          locked_until: sql<number | null>`case when ${attempt} >= ${maxAttempts} then cast(${now + lockSeconds} as bigint) else null end`,
           updated_at: now,
         })
-        .where('profile_id', '=', profileId)
+        .where('mobile', '=', mobile)
+        .where('status', '=', 'active')
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
         .returningAll()
         .executeTakeFirst();
-      if (!row) throw new NotFound(`customer ${profileId} not found`);
-      return toCustomer(row);
+      if (!row) return undefined;
+      const customer = toCustomer(row);
+      return { customer, attempt: customer.pinAttempts };
+    },
+
+    async clearPinAttempts(profileId, now) {
+      await db.updateTable('customers').set({ failed_pin_attempts: 0, locked_until: null, updated_at: now }).where('profile_id', '=', profileId).execute();
     },
   };
 }
@@ -78,7 +87,7 @@ function toCustomer(row: Selectable<CustomersTable>): Customer {
     name: row.name,
     pinHash: row.pin_hash,
     status: row.status as CustomerStatus,
-    failedPinAttempts: Number(row.failed_pin_attempts),
+    pinAttempts: Number(row.failed_pin_attempts),
     lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

@@ -45,24 +45,28 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
       return row && toChallenge(row);
     },
 
-    async recordOtpFailure(id) {
+    async claimOtpAttempt(id, now, maxAttempts) {
+      // Counted before the code is checked, in one statement: however many
+      // entries arrive at once, at most maxAttempts are ever checked.
       const row = await db
         .updateTable('otp_challenges')
         .set({ attempts: sql<number>`attempts + 1` })
         .where('id', '=', id)
-        .returning('attempts')
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where('attempts', '<', maxAttempts)
+        .returningAll()
         .executeTakeFirst();
-      return row ? Number(row.attempts) : 0;
+      return row && toChallenge(row);
     },
 
-    async consumeOtpChallenge(id, now, maxAttempts) {
+    async consumeOtpChallenge(id, now) {
       const result = await db
         .updateTable('otp_challenges')
         .set({ consumed_at: now })
         .where('id', '=', id)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
-        .where('attempts', '<', maxAttempts)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

@@ -1,0 +1,141 @@
+import { Redis } from 'ioredis';
+import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
+import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
+import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
+import type { Client } from '../core/clients/client.js';
+import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
+import type { IdempotencyDeps } from '../core/customer-tokens/idempotent-refresh.js';
+import type { RefreshDeps } from '../core/customer-tokens/refresh-customer-token.js';
+import { InvalidClient } from '../core/errors.js';
+import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
+import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
+import { refreshTokenGrant } from '../core/grants/refresh-token.js';
+import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
+import type { PinCheckQueue } from '../core/customers/check-pin.js';
+import type { JourneyDeps } from '../core/journey/deps.js';
+import { KeyRing } from '../core/keys/key-ring.js';
+import type { PinAttemptLimiter } from '../core/limits/pin-attempt-limiter.js';
+import type { SendLimiter } from '../core/limits/send-limiter.js';
+import type { SmsSender } from '../core/sms/sms-sender.js';
+import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
+import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
+import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
+import { createLimits, createPinCheckQueue } from '../limits/create-limits.js';
+import { createSmsSender } from '../sms/create-sms-sender.js';
+import type { Runtime } from './runtime.js';
+
+/** Where composed services report what they cannot throw (a failed audit write, a Redis error). */
+export interface ServiceLog {
+  error(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/** What a test (or a benchmark) may put in place of the configured parts. */
+export interface ServiceOverrides {
+  readonly sms?: SmsSender;
+  readonly limits?: { readonly sends: SendLimiter; readonly pinAttempts: PinAttemptLimiter };
+  readonly pinChecks?: PinCheckQueue;
+  readonly log?: ServiceLog;
+}
+
+/** Everything the HTTP app is built from, composed once. */
+export interface Services {
+  readonly runtime: Runtime;
+  readonly keyRing: KeyRing;
+  /**
+   * The public URLs. Mutable until the server listens: with `PORT=0` the
+   * auth URL is known only then (`http/server.ts` fills it in).
+   */
+  readonly urls: { authUrl: string; baseUrl: string };
+  readonly audit: AuditLog;
+  findClient(id: string): Promise<Client | undefined>;
+  /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
+  authenticate(input: ClientAuthInput): Promise<Client>;
+  readonly grants: GrantRegistry;
+  readonly journey: JourneyDeps;
+  readonly refresh: RefreshDeps;
+  readonly bearer: BearerDeps;
+  readonly tokenState: TokenStateDeps;
+  readonly customerAccess: CustomerAccessCheck;
+  readonly idempotency: IdempotencyDeps;
+  /** Closes what the services opened (Redis); the runtime's storage is closed by its owner. */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root of the server and the tests (the CLI uses its
+ * `openRuntime` half): builds every dependency from the runtime and the
+ * configuration, once, in one place.
+ */
+export async function composeServices(runtime: Runtime, overrides: ServiceOverrides = {}): Promise<Services> {
+  const { config, clock, storage } = runtime;
+  const log: ServiceLog = overrides.log ?? { error: () => {}, warn: () => {} };
+  const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock });
+  const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
+  const redis = config.redisUrl && !overrides.limits ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
+
+  const audit = createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed'));
+  const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
+  const refresh: RefreshDeps = { ...tokens, tokenSessions: storage.tokenSessions, audit };
+  const grants = createGrantRegistry([
+    bindGrant(clientCredentialsGrant, tokens),
+    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
+    bindGrant(refreshTokenGrant, refresh),
+  ]);
+  const findClient = cacheClientLookup((id) => storage.clients.findClient(id), clock);
+  // A secret that verified is recognised for the client cache time without a new HMAC.
+  const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
+  const authenticate = async (input: ClientAuthInput) => {
+    try {
+      return await authenticateClient(input, { findClient, secrets, environment: config.environment, clock });
+    } catch (error) {
+      if (error instanceof InvalidClient) {
+        await audit.record({
+          type: 'client.authentication_failed',
+          actor: `ip:${input.ip ?? 'unknown'}`,
+          subject: error.claimedClientId ?? null,
+          outcome: 'failure',
+          details: { method: error.attemptedMethod, reason: error.description },
+        });
+      }
+      throw error;
+    }
+  };
+
+  const limits = overrides.limits ?? createLimits({ redis, config });
+  const journey: JourneyDeps = {
+    db: storage,
+    findClient,
+    clock,
+    lifetimes: config.lifetimes,
+    get issuer() {
+      return urls.authUrl;
+    },
+    pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
+    pinAttempts: limits.pinAttempts,
+    sends: limits.sends,
+    sms: overrides.sms ?? createSmsSender(config, storage, clock),
+    otpHasher: runtime.otpHasher,
+    audit,
+  };
+
+  return {
+    runtime,
+    keyRing,
+    urls,
+    audit,
+    findClient,
+    authenticate,
+    grants,
+    journey,
+    refresh,
+    bearer: { ...tokens, findClient, revokedTokens: storage.revokedTokens },
+    tokenState: { ...tokens, tokenSessions: storage.tokenSessions, revokedTokens: storage.revokedTokens },
+    customerAccess: createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions }),
+    idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
+    async close() {
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import { errorRedirect } from './code.js';
+import type { JourneyDeps } from './deps.js';
+import { pageForState, type OpenJourney } from './open.js';
+import type { StepResult } from './outcomes.js';
+import { TRANSITIONS } from './states.js';
+
+/**
+ * The customer cancels (any page's `action=cancel`): the journey ends
+ * `cancelled` and the browser goes back to the client with `access_denied`
+ * (RFC 6749 §4.1.2.1). A journey that ended meanwhile (the code was issued
+ * in another tab) is not cancelled after the fact.
+ */
+export async function cancelJourney(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock' | 'issuer'>): Promise<StepResult> {
+  const moved = await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.cancelled, deps.clock.nowSeconds());
+  if (!moved) return pageForState(journey, deps);
+  const { record } = journey;
+  return { kind: 'redirect', location: errorRedirect(record.redirectUri, 'access_denied', 'the customer cancelled', record.state, deps.issuer) };
+}

@@ -1,0 +1,192 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Client } from '../clients/client.js';
+import type { Clock } from '../clock.js';
+import { buildRedirect } from '../authorize/redirect.js';
+import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
+import { maySignIn, type Customer } from '../customers/customer.js';
+import type { CustomerStore } from '../customers/customer-store.js';
+import { parseMobile } from '../customers/mobile.js';
+import { InvalidGrant, InvalidRequest } from '../errors.js';
+import type { Lifetimes } from '../lifetimes.js';
+import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
+import type { TokenSessionStore } from '../tokens/token-session-store.js';
+import type { AuthorizationCodeRecord } from './records.js';
+import type { AuthorizationCodeStore } from './stores.js';
+
+/** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits). */
+export function hashCode(code: string): string {
+  return createHash('sha256').update(code).digest('base64url');
+}
+
+/** The request a code answers. */
+export interface CodeRequest {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly state: string | null;
+  readonly codeChallenge: string | null;
+}
+
+/**
+ * Issues an authorization code for `customer` (state `issued`) and builds
+ * the success redirect: `code`, `state`, `userId` (masked mobile),
+ * `profileId` and `iss` (RFC 9207). The code carries 256 random bits and is
+ * stored only as its SHA-256, bound to the client, redirect URI, customer and
+ * PKCE challenge. Pass the transaction's store when the code is one write of
+ * several.
+ */
+export async function issueCode(
+  request: CodeRequest,
+  customer: Customer,
+  codes: Pick<AuthorizationCodeStore, 'insertAuthorizationCode'>,
+  deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
+): Promise<string> {
+  const code = randomBytes(32).toString('base64url');
+  const now = deps.clock.nowSeconds();
+  await codes.insertAuthorizationCode({
+    codeHash: hashCode(code),
+    clientId: request.clientId,
+    redirectUri: request.redirectUri,
+    profileId: customer.profileId,
+    codeChallenge: request.codeChallenge,
+    createdAt: now,
+    expiresAt: now + deps.lifetimes.codeSeconds,
+    consumedAt: null,
+  });
+  return buildRedirect(request.redirectUri, {
+    code,
+    state: request.state,
+    userId: parseMobile(customer.mobile)?.masked ?? null,
+    profileId: customer.profileId,
+    iss: deps.issuer,
+  });
+}
+
+/** The redirect that carries an error back to a verified redirect URI, with `state` and `iss`. */
+export function errorRedirect(redirectUri: string, error: string, description: string, state: string | null, issuer: string): string {
+  return buildRedirect(redirectUri, { error, error_description: description, state, iss: issuer });
+}
+
+/** The stores a redemption reads and writes in its transaction. */
+export interface RedeemStores {
+  readonly codes: Pick<AuthorizationCodeStore, 'consumeAuthorizationCode' | 'findAuthorizationCode'>;
+  readonly tokenSessions: Pick<TokenSessionStore, 'insertTokenSession' | 'revokeTokenSessionsByCode'>;
+  readonly customers: Pick<CustomerStore, 'findCustomer'>;
+}
+
+/** What redeeming a code needs. */
+export interface RedeemCodeDeps extends CustomerTokenDeps {
+  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode'>;
+  /** Runs `work` in one database transaction. */
+  transaction<T>(work: (tx: RedeemStores) => Promise<T>): Promise<T>;
+  readonly clock: Clock;
+  readonly audit: AuditLog;
+}
+
+/** The tokens a redeemed code gave. */
+export interface RedeemedCode {
+  readonly accessToken: MintedToken;
+  readonly refreshToken: MintedToken;
+}
+
+/**
+ * Redeems an authorization code (`issued` → `redeemed`, RFC 6749 §4.1.3):
+ * mints a customer access token (JWE) and a refresh token (JWT) and records
+ * their token session.
+ *
+ * The code is consumed with one conditional update, so of any number of
+ * concurrent exchanges, on any number of instances, exactly one succeeds. A
+ * second exchange of a used code fails and revokes every token issued from
+ * it (RFC 6749 §4.1.2). A wrong `redirect_uri` or PKCE verifier leaves the
+ * code unused. A customer locked since the code was issued gets no tokens.
+ */
+export async function redeemCode(
+  input: { code: string; redirectUri: string; verifier: string | undefined },
+  client: Client,
+  deps: RedeemCodeDeps,
+): Promise<RedeemedCode> {
+  // RFC 7636 §4.1: 43 to 128 characters of [A-Za-z0-9-._~].
+  if (input.verifier !== undefined && !CODE_VERIFIER_PATTERN.test(input.verifier)) {
+    throw new InvalidRequest('code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~');
+  }
+  const codeHash = hashCode(input.code);
+  const now = deps.clock.nowSeconds();
+
+  // Check the code and mint the tokens before the transaction, so the
+  // database is held only for the writes, not for the signing.
+  const found = await deps.codes.findAuthorizationCode(codeHash);
+  let minted: { sid: string; access: MintedToken; refresh: MintedToken } | undefined;
+  if (found && found.clientId === client.id && found.consumedAt === null && found.expiresAt > now) {
+    const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
+    if (mismatch) throw mismatch;
+    const sid = randomBytes(16).toString('base64url');
+    const subject = { profileId: found.profileId, clientId: client.id, sid };
+    minted = { sid, access: await mintCustomerAccessToken(subject, deps), refresh: await mintRefreshToken(subject, deps) };
+  }
+
+  type Outcome = { ok: RedeemedCode } | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
+  const outcome = await deps.transaction(async (tx): Promise<Outcome> => {
+    const record = minted ? await tx.codes.consumeAuthorizationCode(codeHash, client.id, now) : undefined;
+    // Unusable from the start, or redeemed by a concurrent exchange meanwhile.
+    if (!record || !minted) return refusal(tx, codeHash, client.id, now);
+    const customer = await tx.customers.findCustomer(record.profileId);
+    // The code stays consumed: a locked customer's code must not be tried again.
+    if (!customer || !maySignIn(customer, now)) return { error: new InvalidGrant('the customer can no longer sign in') };
+    await tx.tokenSessions.insertTokenSession({
+      sid: minted.sid,
+      clientId: client.id,
+      profileId: record.profileId,
+      codeHash,
+      refreshJti: minted.refresh.jti,
+      accessJti: minted.access.jti,
+      createdAt: now,
+      refreshExpiresAt: minted.refresh.expiresAt,
+      accessExpiresAt: minted.access.expiresAt,
+      revokedAt: null,
+    });
+    return { ok: { accessToken: minted.access, refreshToken: minted.refresh } };
+  });
+  if ('error' in outcome) {
+    if (outcome.replayed) {
+      await deps.audit.record({
+        type: 'code.replayed',
+        actor: `client:${client.id}`,
+        subject: outcome.replayed.profileId,
+        outcome: 'failure',
+        details: { revoked_sessions: outcome.replayed.revoked },
+      });
+    }
+    throw outcome.error;
+  }
+  return outcome.ok;
+}
+
+/** Why a code could not be redeemed; a replay also revokes its tokens. */
+async function refusal(
+  tx: RedeemStores,
+  codeHash: string,
+  clientId: string,
+  now: number,
+): Promise<{ error: InvalidGrant; replayed?: { profileId: string; revoked: number } }> {
+  const existing = await tx.codes.findAuthorizationCode(codeHash);
+  if (!existing || existing.clientId !== clientId) return { error: new InvalidGrant('authorization code is invalid') };
+  if (existing.consumedAt !== null) {
+    const revoked = await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
+    return {
+      error: new InvalidGrant('authorization code was already used; the tokens issued for it are revoked'),
+      replayed: { profileId: existing.profileId, revoked },
+    };
+  }
+  return { error: new InvalidGrant('authorization code has expired') };
+}
+
+function bindingMismatch(record: AuthorizationCodeRecord, redirectUri: string, verifier: string | undefined): InvalidGrant | undefined {
+  if (record.redirectUri !== redirectUri) return new InvalidGrant('redirect_uri does not match the authorization request');
+  if (record.codeChallenge === null) {
+    // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is refused.
+    return verifier === undefined ? undefined : new InvalidGrant('code_verifier given, but the authorization request had no code_challenge');
+  }
+  if (verifier === undefined) return new InvalidGrant('code_verifier is required: the authorization request had a code_challenge');
+  // RFC 7636 §4.6.
+  return verifyCodeVerifier(verifier, record.codeChallenge) ? undefined : new InvalidGrant('code_verifier does not match the code_challenge');
+}

@@ -1,0 +1,66 @@
+import { maySignIn } from '../customers/customer.js';
+import { parseMobile } from '../customers/mobile.js';
+import { atomically } from './atomic.js';
+import { cancelJourney } from './cancel.js';
+import { issueCode } from './code.js';
+import type { JourneyDeps } from './deps.js';
+import { isOpen, openJourney, pageForState, type StepContext } from './open.js';
+import type { StepResult } from './outcomes.js';
+import { hashCookieValue, isPlausibleId } from './session.js';
+import { TRANSITIONS } from './states.js';
+
+/** The consent form as posted: `action=approve` or `action=cancel`. */
+export interface ConsentForm {
+  readonly action?: string | undefined;
+}
+
+/** `GET /consent`: the consent page, naming the client and the customer's masked mobile. */
+export async function showConsent(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey, deps);
+  const customer = await deps.db.customers.findCustomer(journey.record.profileId);
+  if (!customer) return { kind: 'dead_end', reason: 'account_unavailable' };
+  return { kind: 'consent', journey: journey.view, maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile };
+}
+
+type Approval = { readonly kind: 'done'; readonly location: string } | { readonly kind: 'login_required' } | { readonly kind: 'lost' };
+
+/**
+ * `POST /consent`. `approve`, in one transaction: the browser's session must
+ * still be live and the journey's customer's, the journey moves
+ * `consent_required` → `code_issued`, the approval is stored and the code is
+ * issued. When the session ended meanwhile the journey goes back to
+ * `pending` and the customer logs in. `cancel`: `access_denied`.
+ */
+export async function submitConsent(context: StepContext, form: ConsentForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  const { record } = journey;
+  if (record.status !== 'consent_required' || form.action !== 'approve') return pageForState(journey, deps);
+  const now = deps.clock.nowSeconds();
+
+  const outcome = await atomically<Approval, Approval>(deps.db, async (tx, rollback) => {
+    const session = isPlausibleId(context.sessionId)
+      ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId), now, deps.lifetimes.sessionIdleSeconds)
+      : undefined;
+    const customer = session && session.profileId === record.profileId ? await tx.customers.findCustomer(session.profileId) : undefined;
+    if (!customer || !maySignIn(customer, now)) {
+      // Committed: the journey now needs a login.
+      await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.loginRequired, now, null);
+      return { kind: 'login_required' };
+    }
+    if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.approved, now))) return rollback({ kind: 'lost' });
+    await tx.consents.insertConsent({ profileId: customer.profileId, clientId: record.clientId, approvedAt: now });
+    return { kind: 'done', location: await issueCode(record, customer, tx.codes, deps) };
+  });
+  switch (outcome.kind) {
+    case 'done':
+      return { kind: 'redirect', location: outcome.location };
+    case 'login_required':
+      return { kind: 'goto', page: 'login', requestId: journey.requestId };
+    case 'lost':
+      return { kind: 'dead_end', reason: 'finished' };
+  }
+}

@@ -1,0 +1,46 @@
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Client } from '../clients/client.js';
+import type { Clock } from '../clock.js';
+import type { PinCheckQueue } from '../customers/check-pin.js';
+import type { CustomerStore } from '../customers/customer-store.js';
+import type { Lifetimes } from '../lifetimes.js';
+import type { PinAttemptLimiter } from '../limits/pin-attempt-limiter.js';
+import type { SendLimiter } from '../limits/send-limiter.js';
+import type { OtpHasher } from '../login/one-time-pin.js';
+import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
+import type { SmsSender } from '../sms/sms-sender.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from './stores.js';
+
+/** The stores a journey reads and writes. */
+export interface JourneyStores {
+  readonly authorizationRequests: AuthorizationRequestStore;
+  readonly otpChallenges: OtpChallengeStore;
+  readonly customerSessions: CustomerSessionStore;
+  readonly consents: ConsentStore;
+  readonly codes: AuthorizationCodeStore;
+  readonly customers: CustomerStore;
+}
+
+/** The journey's database: its stores, and transactions over them (the storage satisfies it). */
+export interface JourneyDatabase extends JourneyStores {
+  /** Runs `work` in one transaction: it commits when `work` resolves, rolls back when it throws. */
+  transaction<T>(work: (tx: JourneyStores) => Promise<T>): Promise<T>;
+}
+
+/** Everything the customer's journey needs; built once by the composition root. */
+export interface JourneyDeps {
+  readonly db: JourneyDatabase;
+  findClient(id: string): Promise<Client | undefined>;
+  readonly clock: Clock;
+  readonly lifetimes: Pick<Lifetimes, 'codeSeconds' | 'sessionIdleSeconds' | 'sessionSeconds'>;
+  /** The issuer, sent as `iss` on every redirect back to the client (RFC 9207). */
+  readonly issuer: string;
+  readonly pinChecks: PinCheckQueue;
+  /** Failed PIN checks per client address. */
+  readonly pinAttempts: PinAttemptLimiter;
+  /** One-time PINs sent per mobile and per client address. */
+  readonly sends: SendLimiter;
+  readonly sms: SmsSender;
+  readonly otpHasher: OtpHasher;
+  readonly audit: AuditLog;
+}

@@ -1,0 +1,192 @@
+import { maySignIn, type Customer } from '../customers/customer.js';
+import { createCustomer, CustomerValidationError } from '../customers/manage-customers.js';
+import { parseMobile } from '../customers/mobile.js';
+import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
+import { deliverPin, newChallenge, resendPin, type SendRefusal } from '../login/issue-pin.js';
+import type { OtpChallengeRecord } from '../login/records.js';
+import { verifyPin } from '../login/verify-pin.js';
+import { atomically } from './atomic.js';
+import { cancelJourney } from './cancel.js';
+import { issueCode } from './code.js';
+import type { JourneyDeps, JourneyStores } from './deps.js';
+import { firstPage, isOpen, openJourney, pageForState, type OpenJourney, type StepContext } from './open.js';
+import type { OtpView, Problem, ProblemCode, StepResult } from './outcomes.js';
+import { hashCookieValue, isPlausibleId, newSession } from './session.js';
+import { canMove, TRANSITIONS } from './states.js';
+
+/** The one-time-PIN form as posted. */
+export interface OtpForm {
+  readonly action?: string | undefined;
+  readonly otp?: string | undefined;
+}
+
+/** `GET /login/otp`: the one-time-PIN page of a journey whose PIN was verified. */
+export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey, deps);
+  const challenge = await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash);
+  if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+  return otpPage(journey, challenge, deps, challenge.consumedAt === null ? undefined : { code: 'sms_unavailable' });
+}
+
+/**
+ * `POST /login/otp`: the one-time PIN, "send a new code", or cancel.
+ *
+ * A right code completes the sign-in in ONE transaction: the challenge is
+ * consumed, the journey moves to `code_issued`, a registration creates the
+ * account, the browser's previous session ends and a new one starts, the
+ * client is approved and the code is issued. All of it, or (when any write
+ * fails, or a concurrent submit won) none of it: a one-time PIN is accepted
+ * exactly once.
+ */
+export async function submitOtp(context: StepContext, form: OtpForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey, deps);
+  const challenge = await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash);
+  if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+  if (form.action === 'resend') return resend(journey, challenge, context, deps);
+
+  const problem = (code: ProblemCode, extra: Partial<Problem> = {}) => otpPage(journey, challenge, deps, { code, field: 'otp', ...extra });
+  const result = await verifyPin(challenge.id, (form.otp ?? '').trim(), { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
+  if (!result.ok) {
+    switch (result.reason) {
+      case 'malformed':
+        return problem('otp_format');
+      case 'wrong':
+        return problem('otp_wrong', { attemptsLeft: result.attemptsLeft });
+      case 'exhausted':
+        if (result.justNow) {
+          await deps.audit.record({
+            type: 'otp.exhausted',
+            actor: `ip:${context.address}`,
+            // The profile ID, as for every customer event; a registration has none yet.
+            subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
+            outcome: 'failure',
+            details: { client_id: journey.client.id, purpose: challenge.purpose },
+          });
+        }
+        return problem('otp_exhausted');
+      case 'expired':
+        return problem('otp_expired');
+      default:
+        // Consumed by a concurrent submit, or retired: the journey's state says where to go.
+        return pageForState(journey, deps);
+    }
+  }
+  return completeSignIn(journey, result.challenge, context.sessionId, deps);
+}
+
+type Completion =
+  | { readonly kind: 'done'; readonly location: string; readonly session: string }
+  | { readonly kind: 'lost' }
+  | { readonly kind: 'mobile_taken' }
+  | { readonly kind: 'account_unavailable' };
+
+async function completeSignIn(journey: OpenJourney, challenge: OtpChallengeRecord, previousSessionId: string | undefined, deps: JourneyDeps): Promise<StepResult> {
+  const now = deps.clock.nowSeconds();
+  const { record } = journey;
+  const outcome = await atomically<Completion, Completion>(deps.db, async (tx, rollback) => {
+    // Both conditional: of concurrent right submits, one gets past them; the others roll back.
+    if (!(await tx.otpChallenges.consumeOtpChallenge(challenge.id, now))) return rollback({ kind: 'lost' });
+    if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.otpVerified, now))) return rollback({ kind: 'lost' });
+    const customer = challenge.purpose === 'register' ? await register(challenge, tx, deps) : await tx.customers.findCustomer(challenge.profileId ?? '');
+    if (!customer) return rollback({ kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' });
+    if (!maySignIn(customer, now)) return rollback({ kind: 'account_unavailable' });
+    if (isPlausibleId(previousSessionId)) await tx.customerSessions.endCustomerSession(hashCookieValue(previousSessionId), now);
+    const session = newSession(customer.profileId, now, deps.lifetimes);
+    await tx.customerSessions.insertCustomerSession(session.record);
+    // Signing in through a client approves it: its later requests may sign in silently.
+    await tx.consents.insertConsent({ profileId: customer.profileId, clientId: record.clientId, approvedAt: now });
+    const location = await issueCode(record, customer, tx.codes, deps);
+    return { kind: 'done', location, session: session.id };
+  });
+  switch (outcome.kind) {
+    case 'done':
+      return { kind: 'redirect', location: outcome.location, session: outcome.session };
+    case 'mobile_taken':
+      return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
+    case 'account_unavailable':
+      return { kind: 'dead_end', reason: 'account_unavailable' };
+    case 'lost':
+      // A concurrent submit completed (or ended) the journey: it is finished for this one.
+      return { kind: 'dead_end', reason: 'finished' };
+  }
+}
+
+/** Creates the account a registration's one-time PIN proved; `undefined` when the mobile was registered meanwhile. */
+async function register(challenge: OtpChallengeRecord, tx: JourneyStores, deps: Pick<JourneyDeps, 'clock'>): Promise<Customer | undefined> {
+  try {
+    const { customer } = await createCustomer({ mobile: challenge.mobile, pin: '', pinHash: challenge.pendingPinHash ?? '' }, { customers: tx.customers, clock: deps.clock });
+    return customer;
+  } catch (error) {
+    if (error instanceof CustomerValidationError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * "Send a new code". A live challenge gets a new code (30 s apart, 3 times
+ * at most); one that ended (used up, expired, or never delivered) is
+ * replaced by a new challenge. Both within the send limits.
+ */
+async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const now = deps.clock.nowSeconds();
+  const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
+  const outcome = ended
+    ? await replaceChallenge(journey, challenge, context, deps)
+    : await resendPin(challenge.id, { clientName: journey.client.name, address: context.address }, {
+        challenges: deps.db.otpChallenges,
+        hasher: deps.otpHasher,
+        sms: deps.sms,
+        sends: deps.sends,
+        clock: deps.clock,
+      });
+  const latest = (await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash)) ?? challenge;
+  if ('reason' in outcome) return otpPage(journey, latest, deps, refusalProblem(outcome));
+  await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
+  return { kind: 'otp', journey: journey.view, otp: otpView(latest, now), notice: 'code_sent' };
+}
+
+/** A new challenge for the same sign-in, when the last one can no longer be answered. */
+async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal> {
+  const limited = await deps.sends.take(old.mobile, context.address);
+  if (limited) return { reason: 'rate_limited', retryAfterSeconds: limited.retryAfterSeconds };
+  const { record, code } = newChallenge(
+    { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
+    { hasher: deps.otpHasher, clock: deps.clock },
+  );
+  await deps.db.otpChallenges.insertOtpChallenge(record);
+  if (await deliverPin(old.mobile, code, journey.client.name, deps.sms)) return { sent: true };
+  await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
+  return { reason: 'sms_unavailable' };
+}
+
+function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {
+  return { kind: 'otp', journey: journey.view, otp: otpView(challenge, deps.clock.nowSeconds()), ...(problem ? { problem } : {}) };
+}
+
+function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
+  return {
+    maskedMobile: parseMobile(challenge.mobile)?.masked ?? challenge.mobile,
+    resendInSeconds: Math.max(0, challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now),
+    resendsLeft: Math.max(0, OTP_MAX_RESENDS - challenge.resends),
+  };
+}
+
+function refusalProblem(refusal: SendRefusal): Problem {
+  switch (refusal.reason) {
+    case 'rate_limited':
+      return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds };
+    case 'too_soon':
+      return { code: 'sms_too_soon', retryAfterSeconds: refusal.retryAfterSeconds };
+    case 'no_more_resends':
+      return { code: 'sms_no_more_resends' };
+    case 'sms_unavailable':
+      return { code: 'sms_unavailable' };
+    case 'gone':
+      return { code: 'otp_expired', field: 'otp' };
+  }
+}

@@ -1,0 +1,83 @@
+import type { Client } from '../clients/client.js';
+import type { Customer } from '../customers/customer.js';
+import type { JourneyDeps } from './deps.js';
+import type { JourneyView, StepResult } from './outcomes.js';
+import type { AuthorizationRequestRecord } from './records.js';
+import { hashCookieValue, isPlausibleId } from './session.js';
+import { FINAL_STATES } from './states.js';
+
+/** A journey opened by the browser it belongs to: its record, its client, and how its pages show it. */
+export interface OpenJourney {
+  readonly requestId: string;
+  readonly record: AuthorizationRequestRecord;
+  readonly client: Client;
+  readonly view: JourneyView;
+}
+
+/** How a step is called: the journey's ID, the browser's cookies, the customer's address. */
+export interface StepContext {
+  /** `?request=` of the page. */
+  readonly requestId: string | undefined;
+  /** The browser-binding cookie. */
+  readonly browserId: string | undefined;
+  /** The customer-session cookie. */
+  readonly sessionId?: string | undefined;
+  /** The client address (for the per-address limits and the audit log). */
+  readonly address: string;
+}
+
+/**
+ * Opens the journey of a page. Only the browser that started it may go on
+ * with it, and only until it expires or ends: otherwise a dead end (the
+ * same answer for an unknown ID and a foreign browser, so IDs cannot be probed).
+ */
+export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 'db' | 'findClient' | 'clock'>): Promise<OpenJourney | StepResult> {
+  const { requestId, browserId } = context;
+  if (!isPlausibleId(requestId) || !isPlausibleId(browserId)) return { kind: 'dead_end', reason: 'expired' };
+  const record = await deps.db.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId));
+  if (!record || record.browserHash !== hashCookieValue(browserId)) return { kind: 'dead_end', reason: 'expired' };
+  if (FINAL_STATES.includes(record.status)) return { kind: 'dead_end', reason: 'finished' };
+  if (record.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
+  const client = await deps.findClient(record.clientId);
+  if (!client || client.status !== 'active') return { kind: 'dead_end', reason: 'client_unavailable' };
+  return {
+    requestId,
+    record,
+    client,
+    view: { requestId, clientName: client.name, redirectUri: record.redirectUri, fixedMobile: record.loginHint },
+  };
+}
+
+/** Whether `opened` is a journey (not a step result). */
+export function isOpen(opened: OpenJourney | StepResult): opened is OpenJourney {
+  return 'record' in opened;
+}
+
+/**
+ * The page a journey's state belongs on: the login (or registration) page
+ * while `pending`, the one-time-PIN page once the PIN is verified, the
+ * consent page while `consent_required`.
+ */
+export async function pageForState(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<StepResult> {
+  switch (journey.record.status) {
+    case 'pin_verified':
+    case 'otp_sent':
+      return { kind: 'goto', page: 'otp', requestId: journey.requestId };
+    case 'consent_required':
+      return { kind: 'goto', page: 'consent', requestId: journey.requestId };
+    case 'pending':
+      return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+    default:
+      return { kind: 'dead_end', reason: 'finished' };
+  }
+}
+
+/** The account `user_id` names, if it has one. */
+export async function hintedCustomer(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<Customer | undefined> {
+  return journey.record.loginHint === null ? undefined : deps.db.customers.findCustomerByMobile(journey.record.loginHint);
+}
+
+/** Where signing in starts (docs/journey.md): registration when `user_id` names no account, else login. */
+export async function firstPage(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<'login' | 'register'> {
+  return journey.record.loginHint !== null && !(await hintedCustomer(journey, deps)) ? 'register' : 'login';
+}

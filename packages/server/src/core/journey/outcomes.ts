@@ -1,0 +1,99 @@
+/**
+ * What each step of the journey answers, for the HTTP layer to render. No
+ * wording here: problems and reasons are codes, and the hosted pages'
+ * views (`http/views/`) say them in the customer's language.
+ */
+
+/** A form field a problem can be about. */
+export type FormField = 'mobile' | 'pin' | 'pin_confirmation' | 'otp';
+
+/** Something the customer must fix or wait for. */
+export type ProblemCode =
+  /** Not a mobile number in international format. */
+  | 'mobile_invalid'
+  /** Registration for a mobile that has an account. */
+  | 'mobile_taken'
+  /** A PIN is 4 to 6 digits. */
+  | 'pin_format'
+  /** The two PINs of a registration differ. */
+  | 'pin_mismatch'
+  /** Wrong PIN for the mobile the client named (`user_id`). */
+  | 'pin_wrong'
+  /** Wrong mobile or PIN: one answer for both. */
+  | 'credentials_wrong'
+  /** Too many wrong PINs: PIN login is locked for `retryAfterSeconds`. */
+  | 'pin_locked'
+  /** Locked by an operator. */
+  | 'account_locked'
+  /** Too many failed PIN checks from this address: wait `retryAfterSeconds`. */
+  | 'too_many_attempts'
+  /** A one-time PIN is 6 digits. */
+  | 'otp_format'
+  /** Wrong one-time PIN; `attemptsLeft` more. */
+  | 'otp_wrong'
+  /** The challenge's entries are used up: ask for a new code. */
+  | 'otp_exhausted'
+  /** The code expired: ask for a new code. */
+  | 'otp_expired'
+  /** Too many codes sent (to this mobile or from this address): wait `retryAfterSeconds`. */
+  | 'sms_rate_limited'
+  /** A new code can be sent in `retryAfterSeconds`. */
+  | 'sms_too_soon'
+  /** No more codes for this sign-in. */
+  | 'sms_no_more_resends'
+  /** The SMS gateway did not take the code: try again. */
+  | 'sms_unavailable';
+
+/** A problem to show, tied to a field when it is about one. */
+export interface Problem {
+  readonly code: ProblemCode;
+  readonly field?: FormField;
+  readonly retryAfterSeconds?: number;
+  readonly attemptsLeft?: number;
+}
+
+/** What the pages of an open journey show about it. */
+export interface JourneyView {
+  /** The journey's ID as it travels in the pages' URLs. */
+  readonly requestId: string;
+  readonly clientName: string;
+  readonly redirectUri: string;
+  /** The mobile the client named (`user_id`): shown and fixed, whatever is posted. */
+  readonly fixedMobile: string | null;
+}
+
+/** What the one-time-PIN page shows. */
+export interface OtpView {
+  readonly maskedMobile: string;
+  /** Seconds until a new code may be sent (0: now). */
+  readonly resendInSeconds: number;
+  readonly resendsLeft: number;
+}
+
+/** A page of the journey. */
+export type JourneyPage = 'login' | 'register' | 'otp' | 'consent';
+
+/** Why a journey cannot go on: the customer goes back to the app and starts again. */
+export type DeadEndReason =
+  /** Unknown, expired, or opened in another browser. */
+  | 'expired'
+  /** It ended already (a code was issued, or it was cancelled). */
+  | 'finished'
+  /** The client was disabled meanwhile. */
+  | 'client_unavailable'
+  /** The customer's account cannot sign in (locked meanwhile). */
+  | 'account_unavailable';
+
+/** What one step of the journey answers. */
+export type StepResult =
+  | { readonly kind: 'login' | 'register'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem }
+  | { readonly kind: 'otp'; readonly journey: JourneyView; readonly otp: OtpView; readonly problem?: Problem; readonly notice?: 'code_sent' }
+  | { readonly kind: 'consent'; readonly journey: JourneyView; readonly maskedMobile: string }
+  /** Post/redirect/get to a page of the journey; `endSession` clears the session cookie (`prompt=login`). */
+  | { readonly kind: 'goto'; readonly page: JourneyPage; readonly requestId: string; readonly endSession?: boolean }
+  /**
+   * Back to the client (a code or an error). `session` is a new customer
+   * session to set as cookie; `endSession` clears the cookie.
+   */
+  | { readonly kind: 'redirect'; readonly location: string; readonly session?: string; readonly endSession?: boolean }
+  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason };

@@ -1,0 +1,148 @@
+import { checkPin } from '../customers/check-pin.js';
+import { parseMobile } from '../customers/mobile.js';
+import { hashPin, isValidPin } from '../customers/pin.js';
+import { deliverPin, newChallenge, type ChallengeInput } from '../login/issue-pin.js';
+import { atomically } from './atomic.js';
+import { cancelJourney } from './cancel.js';
+import type { JourneyDeps } from './deps.js';
+import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, type OpenJourney, type StepContext } from './open.js';
+import type { Problem, StepResult } from './outcomes.js';
+import { canMove, TRANSITIONS } from './states.js';
+
+/** The login form as posted. */
+export interface LoginForm {
+  readonly action?: string | undefined;
+  readonly mobile?: string | undefined;
+  readonly pin?: string | undefined;
+}
+
+/** The registration form as posted. */
+export interface RegistrationForm extends LoginForm {
+  readonly pinConfirmation?: string | undefined;
+}
+
+/** `GET /login`: the login page, or the page the journey's state belongs on. */
+export async function showLogin(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.pinVerified) || (await firstPage(journey, deps)) === 'register') return pageForState(journey, deps);
+  return { kind: 'login', journey: journey.view };
+}
+
+/** `GET /register`: the registration page, unless `user_id` names an account. */
+export async function showRegistration(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.pinVerified) || (await hintedCustomer(journey, deps))) {
+    return journey.record.status === 'pending' ? { kind: 'goto', page: 'login', requestId: journey.requestId } : pageForState(journey, deps);
+  }
+  return { kind: 'register', journey: journey.view };
+}
+
+/**
+ * `POST /login`: mobile + PIN (docs/journey.md, "PIN guessing"). The mobile
+ * is the journey's `user_id` when it has one, whatever was posted. A wrong
+ * mobile and a wrong PIN get one answer.
+ *
+ * Every check is counted before it runs: first against the client address's
+ * budget of failed checks, then against the customer's 5 attempts, in the
+ * one statement that also reads the lock; only then is the PIN hashed, in
+ * the bounded queue. On success a one-time PIN is sent.
+ */
+export async function submitLogin(context: StepContext, form: LoginForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.pinVerified)) return pageForState(journey, deps);
+  const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
+
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  const pin = form.pin ?? '';
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  const wrong: Problem = journey.record.loginHint ? { code: 'pin_wrong', field: 'pin' } : { code: 'credentials_wrong', field: 'pin' };
+
+  const limited = await deps.pinAttempts.take(context.address);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds }, mobile);
+
+  const result = await checkPin(mobile, pin, { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock }).catch(async (error: unknown) => {
+    // Busy, or the database failed: no PIN was checked, so it does not count against the address.
+    await deps.pinAttempts.giveBack(context.address).catch(() => {});
+    throw error;
+  });
+  if (!result.ok) {
+    if (result.reason === 'disabled') return page({ code: 'account_locked' }, mobile);
+    if (result.reason === 'invalid') return page(wrong, mobile);
+    if (result.justLocked) {
+      await deps.audit.record({
+        type: 'customer.pin_lockout',
+        actor: `ip:${context.address}`,
+        subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
+        outcome: 'failure',
+        details: { client_id: journey.client.id, locked_until: result.until },
+      });
+    }
+    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds() }, mobile);
+  }
+  const { customer } = result;
+  await deps.pinAttempts.giveBack(context.address);
+  return sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps);
+}
+
+/**
+ * `POST /register`: mobile + PIN twice. Nothing is created yet: the account
+ * exists only once the one-time PIN proved the mobile number.
+ */
+export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.pinVerified)) return pageForState(journey, deps);
+  const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
+
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
+  const pin = form.pin ?? '';
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
+  const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin));
+  return sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, pendingPinHash }, context, deps);
+}
+
+/**
+ * After a right PIN (or an accepted registration form): within the send
+ * limits, the journey moves to `pin_verified` and stores a new challenge in
+ * one transaction; then the code is sent and the journey is `otp_sent`. If
+ * the gateway fails, the challenge is retired and the one-time-PIN page
+ * offers to send a code again (no PIN needed).
+ */
+async function sendFirstCode(
+  journey: OpenJourney,
+  input: Omit<ChallengeInput, 'requestHash'>,
+  context: StepContext,
+  deps: JourneyDeps,
+): Promise<StepResult> {
+  const kind = input.purpose === 'login' ? 'login' : 'register';
+  const limited = await deps.sends.take(input.mobile, context.address);
+  if (limited) {
+    return { kind, journey: journey.view, mobile: input.mobile, problem: { code: 'sms_rate_limited', retryAfterSeconds: limited.retryAfterSeconds } };
+  }
+  const now = deps.clock.nowSeconds();
+  const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
+  const moved = await atomically(deps.db, async (tx, rollback: (outcome: undefined) => never) => {
+    const after = await tx.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.pinVerified, now, input.profileId);
+    if (!after) return rollback(undefined);
+    await tx.otpChallenges.insertOtpChallenge(record);
+    return after;
+  });
+  // Another tab finished or cancelled this journey meanwhile.
+  if (!moved) return { kind: 'dead_end', reason: 'finished' };
+  if (await deliverPin(input.mobile, code, journey.client.name, deps.sms)) {
+    await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
+  } else {
+    // The customer never saw this code: nothing may answer it.
+    await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
+  }
+  return { kind: 'goto', page: 'otp', requestId: journey.requestId };
+}

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { checkAuthorizationRequest, type AuthorizeQuery, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
+import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../lifetimes.js';
+import { errorRedirect, issueCode } from './code.js';
+import type { JourneyDeps } from './deps.js';
+import type { StepResult } from './outcomes.js';
+import { endSession, hashCookieValue, useSession } from './session.js';
+import type { JourneyState } from './states.js';
+
+/** The browser's cookies, as far as they matter at `/authorize`. */
+export interface BrowserCookies {
+  /** The browser-binding cookie (always present: the route sets one when missing). */
+  readonly browserId: string;
+  /** The customer-session cookie, if any. */
+  readonly sessionId: string | undefined;
+}
+
+/** What `GET /authorize` answers: a step result, or an error page when the client or its redirect URI cannot be trusted. */
+export type StartResult = StepResult | { readonly kind: 'page_error'; readonly message: string };
+
+/**
+ * `GET /authorize` (docs/journey.md): checks the request, then
+ * - `prompt=login` ends any customer session and asks for the PIN again;
+ * - a live session of the same customer (the same mobile as `user_id`, when
+ *   given) returns a code at once if the customer approved this client, and
+ *   asks for consent otherwise (`prompt=none`: `consent_required`);
+ * - without such a session, `prompt=none` returns `login_required`;
+ * - otherwise a journey starts `pending`, bound to this browser, on the login page.
+ */
+export async function startJourney(query: AuthorizeQuery, browser: BrowserCookies, deps: JourneyDeps): Promise<StartResult> {
+  const check = await checkAuthorizationRequest(query, deps);
+  if (check.kind === 'page_error') return check;
+  const back = (error: string, description: string, state: string | null, redirectUri: string): StepResult => ({
+    kind: 'redirect',
+    location: errorRedirect(redirectUri, error, description, state, deps.issuer),
+  });
+  if (check.kind === 'redirect_error') return back(check.error, check.description, check.state, check.redirectUri);
+  const { request } = check;
+  const now = deps.clock.nowSeconds();
+
+  const forceLogin = request.prompt === 'login';
+  if (forceLogin) await endSession(browser.sessionId, deps.db, now);
+  const customer = forceLogin ? undefined : await useSession(browser.sessionId, deps);
+  if (customer && (request.loginHint === null || customer.mobile === request.loginHint)) {
+    if (await deps.db.consents.findConsent(customer.profileId, request.client.id)) {
+      const location = await issueCode(codeRequest(request), customer, deps.db.codes, deps);
+      return { kind: 'redirect', location };
+    }
+    if (request.prompt === 'none') return back('consent_required', 'the customer has not approved this client', request.state, request.redirectUri);
+    return begin(request, browser, { status: 'consent_required', profileId: customer.profileId, endSession: false }, deps);
+  }
+  if (request.prompt === 'none') return back('login_required', 'the customer must log in', request.state, request.redirectUri);
+  return begin(request, browser, { status: 'pending', profileId: null, endSession: forceLogin }, deps);
+}
+
+/** Stores a new journey bound to this browser and sends the customer to its first page. */
+async function begin(
+  request: ValidAuthorizationRequest,
+  browser: BrowserCookies,
+  start: { status: JourneyState; profileId: string | null; endSession: boolean },
+  deps: JourneyDeps,
+): Promise<StepResult> {
+  const { status, profileId } = start;
+  const requestId = randomBytes(32).toString('base64url');
+  const now = deps.clock.nowSeconds();
+  await deps.db.authorizationRequests.insertAuthorizationRequest({
+    idHash: hashCookieValue(requestId),
+    clientId: request.client.id,
+    redirectUri: request.redirectUri,
+    state: request.state,
+    codeChallenge: request.codeChallenge,
+    loginHint: request.loginHint,
+    browserHash: hashCookieValue(browser.browserId),
+    createdAt: now,
+    expiresAt: now + AUTHORIZATION_REQUEST_TTL_SECONDS,
+    completedAt: null,
+    status,
+    profileId,
+  });
+  return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
+}
+
+function codeRequest(request: ValidAuthorizationRequest) {
+  return { clientId: request.client.id, redirectUri: request.redirectUri, state: request.state, codeChallenge: request.codeChallenge };
+}

@@ -1,0 +1,70 @@
+/**
+ * Every lifetime, window and count of Connect, in one place (docs/lifetimes.md).
+ *
+ * The first five are configurable (`config/schema.ts` names their variables
+ * and takes their defaults from here); the rest are fixed rules of the
+ * service. All are whole seconds unless the name says otherwise.
+ */
+
+/** The configurable lifetimes, as one server runs with them. */
+export interface Lifetimes {
+  /** `CONNECT_CODE_TTL`: an authorization code is redeemable this long. */
+  readonly codeSeconds: number;
+  /** `CONNECT_ACCESS_TOKEN_TTL`: client and customer access tokens. */
+  readonly accessTokenSeconds: number;
+  /** `CONNECT_REFRESH_TOKEN_TTL`: customer refresh tokens. */
+  readonly refreshTokenSeconds: number;
+  /** `CONNECT_SESSION_IDLE_TTL`: a customer's session at Connect unused this long ends. */
+  readonly sessionIdleSeconds: number;
+  /** `CONNECT_SESSION_TTL`: a customer's session at Connect ends this long after login, used or not. */
+  readonly sessionSeconds: number;
+}
+
+/** The defaults of the configurable lifetimes. */
+export const DEFAULT_LIFETIMES: Lifetimes = Object.freeze({
+  codeSeconds: 300,
+  accessTokenSeconds: 3600,
+  refreshTokenSeconds: 604_800,
+  sessionIdleSeconds: 1800,
+  sessionSeconds: 43_200,
+});
+
+/** A customer has this long to finish signing in once `/authorize` sent them to the hosted pages. */
+export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
+
+/** Wrong PINs in a row that lock PIN login for a mobile number. */
+export const PIN_MAX_ATTEMPTS = 5;
+/** How long such a lock lasts; it then lifts by itself, with 5 tries again. */
+export const PIN_LOCK_SECONDS = 15 * 60;
+
+/** A one-time PIN is valid this long after it was sent. */
+export const OTP_TTL_SECONDS = 300;
+/** Entries that end a one-time-PIN challenge; after the last wrong one even the right code fails. */
+export const OTP_MAX_ATTEMPTS = 5;
+/** A new code may be sent no sooner than this after the last one. */
+export const OTP_RESEND_AFTER_SECONDS = 30;
+/** New codes one challenge allows. */
+export const OTP_MAX_RESENDS = 3;
+
+/** The window of the per-mobile one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_MOBILE`). */
+export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;
+/** The window of the per-address one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_ADDRESS`). */
+export const SMS_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
+/** The window of the per-address budget of failed PIN checks (`CONNECT_PIN_LIMIT_PER_ADDRESS`). */
+export const PIN_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
+
+/** How long a `POST /tokens` `Request-Reference-No` is remembered per client. */
+export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
+/**
+ * How long a reference stays claimed by a request that has not finished. If
+ * the process dies mid-request, a retry after this time runs afresh instead
+ * of getting 409 for a day.
+ */
+export const IDEMPOTENCY_CLAIM_SECONDS = 60;
+
+/** How long a server trusts a client record it read; CLI changes reach running servers within this time. */
+export const CLIENT_CACHE_SECONDS = 5;
+/** How often a server reloads the signing keys, to follow rotations made elsewhere. */
+export const KEY_RELOAD_SECONDS = 30;
+/** How stale the resource-server check's cached session state may be. */
+export const SESSION_CACHE_SECONDS = 1;

@@ -1,0 +1,155 @@
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
+import type { Environment } from '../../core/environment.js';
+import { showConsent, submitConsent } from '../../core/journey/consent.js';
+import type { JourneyDeps } from '../../core/journey/deps.js';
+import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
+import type { StepContext } from '../../core/journey/open.js';
+import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
+import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
+import { startJourney } from '../../core/journey/start.js';
+import { useFormBody, type FormParams } from '../plugins/form-body.js';
+import { cookiePolicy, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { codeSentNotice, deadEndMessage, problemMessage } from '../views/messages.js';
+import { consentPage, loginPage, otpPage, registerPage } from '../views/pages.js';
+
+/** What the customer's pages need. */
+export interface JourneyRouteDeps {
+  readonly journey: JourneyDeps;
+  readonly environment: Environment;
+  /** Key binding CSRF tokens to the browser cookie. */
+  readonly csrfKey: Uint8Array;
+  readonly sessionTtlSeconds: number;
+}
+
+/** A parameter given twice arrives as an array. */
+type PageRoute = { Querystring: { request?: string | string[] } };
+type FormRoute = PageRoute & { Body: FormParams | undefined };
+
+const PATHS: Record<JourneyPage, string> = { login: '/login', register: '/register', otp: '/login/otp', consent: '/consent' };
+
+/**
+ * The customer's journey over HTTP (docs/journey.md): `GET /authorize`, and
+ * the hosted pages `/login`, `/register`, `/login/otp` and `/consent`, each
+ * a GET that renders a plain HTML form and a POST that handles it. Each
+ * route calls the one core step it stands for and renders what it answers.
+ * Every POST needs the CSRF token of its form, bound to this browser's
+ * cookie; the journey travels as `?request=` and only its own browser can
+ * continue it.
+ */
+export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps): Promise<void> {
+  const { names, attributes } = cookiePolicy(deps.environment);
+  useFormBody(app);
+  // Cookies are parsed only on the browser routes, not on every API request.
+  await app.register(fastifyCookie);
+  await app.register(fastifyCsrf, {
+    cookieKey: names.csrf,
+    cookieOpts: attributes,
+    getToken: (request) => (request.body as FormParams | undefined)?.csrf_token,
+    getUserInfo: (request) => request.cookies[names.browser] ?? '',
+    csrfOpts: { userInfo: true, hmacKey: Buffer.from(deps.csrfKey) },
+  });
+
+  const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
+
+  const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
+    requestId: typeof request.query.request === 'string' ? request.query.request : undefined,
+    browserId: request.cookies[names.browser],
+    sessionId: request.cookies[names.session],
+    address: request.ip,
+  });
+
+  function render(request: FastifyRequest, reply: FastifyReply, result: StepResult): FastifyReply {
+    const csrfToken = () => reply.generateCsrf({ userInfo: request.cookies[names.browser] ?? '' });
+    switch (result.kind) {
+      case 'goto':
+        if (result.endSession) reply.clearCookie(names.session, attributes);
+        return seeOther(reply, pageUrl(result.page, result.requestId));
+      case 'redirect':
+        if (result.session) reply.setCookie(names.session, result.session, { ...attributes, maxAge: deps.sessionTtlSeconds });
+        return seeOther(reply, result.location);
+      case 'dead_end': {
+        const { title, message } = deadEndMessage(result.reason);
+        return sendErrorPage(reply, 400, title, message);
+      }
+      case 'login':
+      case 'register': {
+        const { journey, problem } = result;
+        // With user_id the mobile is fixed, and there is no switching between the two pages.
+        const fixed = journey.fixedMobile !== null;
+        const form = {
+          clientName: journey.clientName,
+          csrfToken: csrfToken(),
+          error: problem && { field: problem.field, message: problemMessage(problem, result.kind) },
+          mobile: journey.fixedMobile ?? result.mobile,
+          mobileReadonly: fixed,
+        };
+        const other = (page: 'login' | 'register') => (fixed ? undefined : pageUrl(page, journey.requestId));
+        const body =
+          result.kind === 'login'
+            ? loginPage({ ...form, action: pageUrl('login', journey.requestId), registerHref: other('register') })
+            : registerPage({ ...form, action: pageUrl('register', journey.requestId), loginHref: other('login') });
+        return sendPage(reply, problem ? 400 : 200, body, journey.redirectUri);
+      }
+      case 'otp': {
+        const { journey, problem } = result;
+        const body = otpPage({
+          clientName: journey.clientName,
+          action: pageUrl('otp', journey.requestId),
+          csrfToken: csrfToken(),
+          error: problem && { field: problem.field, message: problemMessage(problem, 'otp') },
+          notice: result.notice === 'code_sent' ? codeSentNotice(result.otp.maskedMobile) : undefined,
+          ...result.otp,
+        });
+        return sendPage(reply, problem ? 400 : 200, body, journey.redirectUri);
+      }
+      case 'consent': {
+        const { journey } = result;
+        const body = consentPage({ clientName: journey.clientName, action: pageUrl('consent', journey.requestId), csrfToken: csrfToken(), maskedMobile: result.maskedMobile });
+        return sendPage(reply, 200, body, journey.redirectUri);
+      }
+    }
+  }
+
+  const html = { config: { html: true } };
+  const protectedForm = { ...html, preHandler: app.csrfProtection };
+
+  app.get<{ Querystring: AuthorizeQuery }>('/authorize', html, async (request, reply) => {
+    let browserId = request.cookies[names.browser];
+    if (!browserId || browserId.length > 100) {
+      browserId = randomBytes(32).toString('base64url');
+      reply.setCookie(names.browser, browserId, attributes);
+    }
+    const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session] }, deps.journey);
+    if (result.kind === 'page_error') return sendErrorPage(reply, 400, 'This link cannot be used', result.message);
+    return render(request, reply, result);
+  });
+
+  app.get<PageRoute>(PATHS.login, html, async (request, reply) => render(request, reply, await showLogin(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.login, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    return render(request, reply, await submitLogin(contextOf(request), { action: form.action, mobile: form.mobile, pin: form.pin }, deps.journey));
+  });
+
+  app.get<PageRoute>(PATHS.register, html, async (request, reply) => render(request, reply, await showRegistration(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.register, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    const fields = { action: form.action, mobile: form.mobile, pin: form.pin, pinConfirmation: form.pin_confirmation };
+    return render(request, reply, await submitRegistration(contextOf(request), fields, deps.journey));
+  });
+
+  app.get<PageRoute>(PATHS.otp, html, async (request, reply) => render(request, reply, await showOtp(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.otp, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    return render(request, reply, await submitOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey));
+  });
+
+  app.get<PageRoute>(PATHS.consent, html, async (request, reply) => render(request, reply, await showConsent(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.consent, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    return render(request, reply, await submitConsent(contextOf(request), { action: form.action }, deps.journey));
+  });
+}
