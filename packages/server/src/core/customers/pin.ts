@@ -1,4 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import pLimit from 'p-limit';
+import { TemporarilyUnavailable } from '../errors.js';
 
 /** A customer's PIN: 4 to 6 digits. */
 export const PIN_PATTERN = /^\d{4,6}$/;
@@ -43,4 +46,71 @@ export async function verifyPin(pin: string, stored: string): Promise<boolean> {
     return false;
   }
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Hashes and checks PINs; {@link createPinHasher} bounds how many run at once. */
+export interface PinHasher {
+  /** As {@link hashPin}. */
+  hash(pin: string): Promise<string>;
+  /** As {@link verifyPin}. */
+  verify(pin: string, stored: string): Promise<boolean>;
+}
+
+/** How many PIN hashes may run and wait. */
+export interface PinHasherOptions {
+  /**
+   * Hashes that run at once; default half the CPUs the process may use
+   * (at least 1), so the thread pool keeps threads for token signing.
+   */
+  readonly concurrency?: number;
+  /** Hashes that may wait for a turn; default {@link PIN_HASH_QUEUE_LIMIT}. Past it, new ones are refused. */
+  readonly queueLimit?: number;
+  /** The hasher underneath; default scrypt ({@link hashPin}, {@link verifyPin}). Tests wrap it to watch what runs. */
+  readonly inner?: PinHasher;
+}
+
+/** Default number of PIN hashes that may wait for a turn. */
+export const PIN_HASH_QUEUE_LIMIT = 32;
+
+/** Default number of PIN hashes that run at once: half the CPUs, at least 1. */
+export function defaultPinHashConcurrency(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
+}
+
+/**
+ * A {@link PinHasher} that runs at most `concurrency` scrypt hashes at once
+ * and lets at most `queueLimit` more wait. Each hash holds a thread-pool
+ * thread and 32 MiB for about 100 ms, so a flood of PIN checks could
+ * otherwise take every thread (and the memory) from the rest of the server.
+ * When the queue is full a hash is refused at once with
+ * `TemporarilyUnavailable` (503) rather than queued without bound; a refused
+ * hash takes no place in the queue.
+ *
+ * @example
+ * const pins = createPinHasher();
+ * if (await pins.verify(pin, customer.pinHash)) { … }
+ */
+export function createPinHasher(options: PinHasherOptions = {}): PinHasher {
+  const concurrency = options.concurrency ?? defaultPinHashConcurrency();
+  const queueLimit = options.queueLimit ?? PIN_HASH_QUEUE_LIMIT;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`PIN hash concurrency must be a whole number from 1, not ${concurrency}`);
+  if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN hash queue limit must be a whole number from 0, not ${queueLimit}`);
+  const inner = options.inner ?? { hash: hashPin, verify: verifyPin };
+  const limit = pLimit(concurrency);
+
+  const run = <T>(work: () => Promise<T>): Promise<T> => {
+    // p-limit updates both counts synchronously, so no two calls can both take the last place.
+    if (limit.activeCount + limit.pendingCount >= concurrency + queueLimit) {
+      return Promise.reject(
+        new TemporarilyUnavailable('too many PIN checks at once; retry shortly', {
+          detail: `${limit.activeCount} PIN hashes running and ${limit.pendingCount} waiting`,
+        }),
+      );
+    }
+    return limit(work);
+  };
+  return {
+    hash: (pin) => run(() => inner.hash(pin)),
+    verify: (pin, stored) => run(() => inner.verify(pin, stored)),
+  };
 }
