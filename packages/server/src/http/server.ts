@@ -11,7 +11,7 @@ import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
 import { Redis } from 'ioredis';
-import { createSendLimiter } from '../limits/send-limiter.js';
+import { createLimits } from '../limits/create-limits.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 
 /** How to start a server. */
@@ -76,7 +76,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       csrfKey: runtime.csrfKey,
       idempotencyKey: runtime.idempotencyKey,
       sms: createSmsSender(config, storage, clock),
-      sendLimiter: createSendLimiter(redis),
+      sendLimiter: createLimits({ redis, counters: storage.rateLimitCounters, budgets: config }).sends,
       clock,
       urls,
       logger,

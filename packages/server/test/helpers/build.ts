@@ -14,7 +14,8 @@ import { deriveKey } from '../../src/core/keys/master-key.js';
 import { OtpHasher } from '../../src/core/login/one-time-pin.js';
 import type { SendLimiter } from '../../src/core/limits/send-limiter.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
-import { createSendLimiter } from '../../src/limits/send-limiter.js';
+import { createLimits } from '../../src/limits/create-limits.js';
+import { DEFAULTS } from '../../src/config/schema.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';
 import { openStorage, type DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
@@ -41,7 +42,7 @@ export interface BuildOptions {
   readonly sessionTtlSeconds?: number;
   /** The SMS sender; default: the sandbox outbox of the app's storage. */
   readonly sms?: SmsSender;
-  /** The one-time-PIN send limiter; default: in memory, with the real budgets. */
+  /** The one-time-PIN send limiter; default: in the app's database, on its clock, with the environment's default budgets. */
   readonly sendLimiter?: SendLimiter;
   /** Capture logs (JSON lines) into `logs`. */
   readonly captureLogs?: boolean;
@@ -97,7 +98,17 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     sessionTtlSeconds: options.sessionTtlSeconds ?? 43_200,
     trustProxy: false,
     sms: options.sms ?? createOutboxSender(storage.outbox, clock),
-    sendLimiter: options.sendLimiter ?? createSendLimiter(),
+    sendLimiter:
+      options.sendLimiter ??
+      createLimits({
+        counters: storage.rateLimitCounters,
+        budgets: {
+          smsLimitPerMobile: DEFAULTS.smsLimitPerMobile,
+          smsLimitPerAddress: DEFAULTS.smsLimitPerAddress[environment],
+          pinLimitPerAddress: DEFAULTS.pinLimitPerAddress[environment],
+        },
+        nowMs: () => clock.nowSeconds() * 1000,
+      }).sends,
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
     csrfKey: deriveKey(masterKey, 'csrf'),
     idempotencyKey: deriveKey(masterKey, 'idempotency'),
