@@ -11,7 +11,7 @@ import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
-import type { PinCheckQueue } from '../core/customers/check-pin.js';
+import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
 import { KeyRing } from '../core/keys/key-ring.js';
 import type { PinAttemptLimiter } from '../core/limits/pin-attempt-limiter.js';
@@ -20,7 +20,7 @@ import type { SmsSender } from '../core/sms/sms-sender.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
-import { createLimits, createPinCheckQueue } from '../limits/create-limits.js';
+import { createLimits } from '../limits/create-limits.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import type { Runtime } from './runtime.js';
 
@@ -103,7 +103,8 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     }
   };
 
-  const limits = overrides.limits ?? createLimits({ redis, config });
+  // The database's counters are read on the service's clock (Redis keeps its own).
+  const limits = overrides.limits ?? createLimits({ redis, counters: storage.rateLimitCounters, budgets: config, nowMs: () => clock.nowSeconds() * 1000 });
   const journey: JourneyDeps = {
     db: storage,
     findClient,

@@ -12,6 +12,9 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+// Rate-limit budgets: far above any sensible one, well inside the counters' integer column.
+const MAX_LIMIT = 1_000_000;
+
 /**
  * Reads and checks the configuration from environment variables.
  *
@@ -103,6 +106,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     smsSender,
     trustProxy: trustProxyValue === 'true',
     secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),
+    smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
+    smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
+    pinLimitPerAddress: readInteger(read, 'CONNECT_PIN_LIMIT_PER_ADDRESS', DEFAULTS.pinLimitPerAddress[environment], 1, MAX_LIMIT),
     logLevel,
   };
   return Object.freeze(config);

@@ -71,6 +71,24 @@ export interface Config {
    * at once. `rotate-secret --grace SECONDS` overrides it per rotation.
    */
   readonly secretRotationGraceSeconds: number;
+  /**
+   * `CONNECT_SMS_LIMIT_PER_MOBILE`: one-time PINs sent to one mobile number
+   * per 15 minutes; default 5. Counted across every instance.
+   */
+  readonly smsLimitPerMobile: number;
+  /**
+   * `CONNECT_SMS_LIMIT_PER_ADDRESS`: one-time PINs requested from one client
+   * address per hour; default 20 in production, 1000 in the sandbox (where
+   * a consumer's test suite logs in hundreds of times an hour from one
+   * address). Counted across every instance.
+   */
+  readonly smsLimitPerAddress: number;
+  /**
+   * `CONNECT_PIN_LIMIT_PER_ADDRESS`: failed PIN checks from one client
+   * address per hour; default 50 in production, 1000 in the sandbox. Right
+   * PINs do not count. Counted across every instance.
+   */
+  readonly pinLimitPerAddress: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
 }
@@ -85,5 +103,8 @@ export const DEFAULTS = {
   host: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
+  smsLimitPerMobile: 5,
+  smsLimitPerAddress: { production: 20, sandbox: 1000 },
+  pinLimitPerAddress: { production: 50, sandbox: 1000 },
   logLevel: 'info',
 } as const;

@@ -19,6 +19,7 @@ import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-
 import type { CustomerStore } from '../core/customers/customer-store.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../core/journey/stores.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
+import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
@@ -38,6 +39,7 @@ export interface Stores {
   readonly revokedTokens: RevokedTokenStore;
   readonly idempotentRequests: IdempotentRequestStore;
   readonly audit: AuditStore;
+  readonly rateLimitCounters: RateLimitCounterStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

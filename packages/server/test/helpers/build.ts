@@ -13,7 +13,7 @@ import type { ClientSecretHasher } from '../../src/core/clients/client-secret.js
 import { registerClient, type RegisterClientInput } from '../../src/core/clients/manage-clients.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import type { Environment } from '../../src/core/environment.js';
-import type { PinCheckQueue } from '../../src/core/customers/check-pin.js';
+import type { PinCheckQueue } from '../../src/core/customers/pin.js';
 import type { KeyRing } from '../../src/core/keys/key-ring.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';

@@ -2,17 +2,7 @@ import type { Clock } from '../clock.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../lifetimes.js';
 import { isPinLocked, type Customer } from './customer.js';
 import type { CustomerStore } from './customer-store.js';
-import { verifyPin } from './pin.js';
-
-/**
- * The bounded queue PIN hashing runs through (scrypt is slow on purpose):
- * `run` starts `work` when a slot is free and rejects at once with
- * `TemporarilyUnavailable` when the queue is full, instead of queueing
- * without limit.
- */
-export interface PinCheckQueue {
-  run<T>(work: () => Promise<T>): Promise<T>;
-}
+import { verifyPin, type PinCheckQueue } from './pin.js';
 
 /** The outcome of a mobile + PIN check. */
 export type CheckPinResult =

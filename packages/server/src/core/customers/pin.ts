@@ -1,4 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import pLimit from 'p-limit';
+import { TemporarilyUnavailable } from '../errors.js';
 
 /** A customer's PIN: 4 to 6 digits. */
 export const PIN_PATTERN = /^\d{4,6}$/;
@@ -43,4 +46,67 @@ export async function verifyPin(pin: string, stored: string): Promise<boolean> {
     return false;
   }
   return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/**
+ * The bounded queue PIN hashing runs through (scrypt is slow on purpose):
+ * `run` starts `work` when a slot is free and rejects at once with
+ * `TemporarilyUnavailable` when the queue is full, instead of queueing
+ * without limit.
+ */
+export interface PinCheckQueue {
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** How many PIN checks may run and wait. */
+export interface PinCheckQueueOptions {
+  /**
+   * Checks that run at once; default half the CPUs the process may use
+   * (at least 1), so the thread pool keeps threads for token signing.
+   */
+  readonly concurrency?: number;
+  /** Checks that may wait for a turn; default {@link PIN_HASH_QUEUE_LIMIT}. Past it, new ones are refused. */
+  readonly queueLimit?: number;
+}
+
+/** Default number of PIN checks that may wait for a turn. */
+export const PIN_HASH_QUEUE_LIMIT = 32;
+
+/** Default number of PIN checks that run at once: half the CPUs, at least 1. */
+export function defaultPinHashConcurrency(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
+}
+
+/**
+ * A {@link PinCheckQueue} that runs at most `concurrency` PIN checks (each an
+ * scrypt hash) at once and lets at most `queueLimit` more wait. Each hash
+ * holds a thread-pool thread and 32 MiB for about 100 ms, so a flood of PIN
+ * checks could otherwise take every thread (and the memory) from the rest
+ * of the server. When the queue is full a check is refused at once with
+ * `TemporarilyUnavailable` (503) rather than queued without bound; a refused
+ * check takes no place in the queue and never runs.
+ *
+ * @example
+ * const queue = createPinCheckQueue();
+ * const right = await queue.run(() => verifyPin(pin, customer.pinHash));
+ */
+export function createPinCheckQueue(options: PinCheckQueueOptions = {}): PinCheckQueue {
+  const concurrency = options.concurrency ?? defaultPinHashConcurrency();
+  const queueLimit = options.queueLimit ?? PIN_HASH_QUEUE_LIMIT;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`PIN check concurrency must be a whole number from 1, not ${concurrency}`);
+  if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN check queue limit must be a whole number from 0, not ${queueLimit}`);
+  const limit = pLimit(concurrency);
+  return {
+    run<T>(work: () => Promise<T>): Promise<T> {
+      // p-limit updates both counts synchronously, so no two calls can both take the last place.
+      if (limit.activeCount + limit.pendingCount >= concurrency + queueLimit) {
+        return Promise.reject(
+          new TemporarilyUnavailable('too many PIN checks at once; retry shortly', {
+            detail: `${limit.activeCount} PIN checks running and ${limit.pendingCount} waiting`,
+          }),
+        );
+      }
+      return limit(work);
+    },
+  };
 }

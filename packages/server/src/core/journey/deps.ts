@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
-import type { PinCheckQueue } from '../customers/check-pin.js';
+import type { PinCheckQueue } from '../customers/pin.js';
 import type { CustomerStore } from '../customers/customer-store.js';
 import type { Lifetimes } from '../lifetimes.js';
 import type { PinAttemptLimiter } from '../limits/pin-attempt-limiter.js';

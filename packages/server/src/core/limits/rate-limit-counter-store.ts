@@ -5,6 +5,7 @@
  * Implemented by `storage/kysely/` for both engines and held to this by
  * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
  * Unlike other stores, times here are epoch milliseconds (the rate limiter's unit).
+ * Keys arrive hashed (`src/limits/`): no mobile number or client address is kept.
  */
 
 /** A counter as stored. */
@@ -17,13 +18,18 @@ export interface RateLimitCounter {
 /** Rate-limit counters by key. */
 export interface RateLimitCounterStore {
   /**
-   * Adds `points` to the counter of `key` in one atomic statement and returns
-   * it. A counter that is missing or expired at `nowMs` (or any counter, when
-   * `forceExpire`) starts again from `points` and expires at `expiresAt`.
+   * Adds `points` (negative to give some back) to the counter of `key` in
+   * one atomic statement and returns the counter as it is after the add, so
+   * that concurrent adds, on any number of instances, each see a distinct
+   * total. A counter that is missing or expired at `nowMs` (or any counter,
+   * when `forceExpire`) starts again from `points` and expires at
+   * `expiresAt`; a live one keeps its expiry.
    */
   addToRateLimitCounter(key: string, points: number, expiresAt: number | null, nowMs: number, forceExpire: boolean): Promise<RateLimitCounter>;
   /** The counter of `key`, or `undefined` when missing or expired at `nowMs`. */
   findRateLimitCounter(key: string, nowMs: number): Promise<RateLimitCounter | undefined>;
   /** Removes the counter of `key`; returns whether there was one. */
   deleteRateLimitCounter(key: string): Promise<boolean>;
+  /** Removes every counter expired at `nowMs`; returns how many. */
+  deleteExpiredRateLimitCounters(nowMs: number): Promise<number>;
 }

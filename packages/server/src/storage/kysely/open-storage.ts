@@ -11,6 +11,7 @@ import { createOtpChallengeStore } from './stores/otp-challenges.js';
 import { createSigningKeyStore } from './stores/signing-keys.js';
 import { createAuditStore } from './stores/audit-events.js';
 import { createIdempotentRequestStore } from './stores/idempotent-requests.js';
+import { createRateLimitCounterStore } from './stores/rate-limit-counters.js';
 import { createRevokedTokenStore } from './stores/revoked-tokens.js';
 import { createSmsOutboxStore } from './stores/sms-outbox.js';
 import { createTokenSessionStore } from './stores/token-sessions.js';
@@ -33,6 +34,7 @@ function storesFor(db: Kysely<Database>): Stores {
     revokedTokens: createRevokedTokenStore(db),
     idempotentRequests: createIdempotentRequestStore(db),
     audit: createAuditStore(db),
+    rateLimitCounters: createRateLimitCounterStore(db),
   };
 }
 

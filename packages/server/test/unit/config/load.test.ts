@@ -59,8 +59,16 @@ describe('loadConfig: defaults', () => {
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
+      smsLimitPerMobile: 5,
+      smsLimitPerAddress: 1000,
+      pinLimitPerAddress: 1000,
       logLevel: 'info',
     });
+  });
+
+  it('keeps the sandbox per-address limits high for test suites, and production ones low', () => {
+    expect(loadConfig(PRODUCTION, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 20, pinLimitPerAddress: 50 });
+    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000 });
   });
 
   it('returns a frozen configuration', () => {
@@ -149,6 +157,17 @@ describe('loadConfig: accepted values', () => {
     expect(loadConfig({ [variable]: '86400' }, CWD).lifetimes[key]).toBe(86_400);
   });
 
+  it.each([
+    ['CONNECT_SMS_LIMIT_PER_MOBILE', 'smsLimitPerMobile'],
+    ['CONNECT_SMS_LIMIT_PER_ADDRESS', 'smsLimitPerAddress'],
+    ['CONNECT_PIN_LIMIT_PER_ADDRESS', 'pinLimitPerAddress'],
+  ] as const)('%s takes any whole number from 1, in either environment', (variable, key) => {
+    expect(loadConfig({ [variable]: '1' }, CWD)[key]).toBe(1);
+    expect(loadConfig({ [variable]: ' 250 ' }, CWD)[key]).toBe(250);
+    expect(loadConfig({ ...PRODUCTION, [variable]: '3' }, CWD)[key]).toBe(3);
+    expect(loadConfig({ ...PRODUCTION, [variable]: '1000000' }, CWD)[key]).toBe(1_000_000);
+  });
+
   it('a base64 master key of 32 bytes, in either base64 alphabet', () => {
     const key = randomBytes(32);
     expect(loadConfig({ CONNECT_MASTER_KEY: key.toString('base64') }, CWD).masterKey).toEqual(key);
@@ -222,6 +241,9 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     ['CONNECT_BASE_URL', 'https://api.connect.example?x=1'],
     ['CONNECT_SMS_WEBHOOK_URL', 'sms.gateway.example'],
     ['CONNECT_LOG_LEVEL', 'verbose'],
+    ...['CONNECT_SMS_LIMIT_PER_MOBILE', 'CONNECT_SMS_LIMIT_PER_ADDRESS', 'CONNECT_PIN_LIMIT_PER_ADDRESS'].flatMap((variable) =>
+      ['0', '-1', '2.5', 'five', '1e3', '0x10', '1000001'].map((value) => [variable, value] as [string, string]),
+    ),
   ])('%s=%j', (variable, value) => {
     const extra = variable === 'CONNECT_SMS_WEBHOOK_URL' ? { CONNECT_SMS_WEBHOOK_SECRET: 's' } : {};
     expectRefused({ [variable]: value, ...extra }, variable);
@@ -231,6 +253,8 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     expectRefused({ PORT: 'abc' }, 'PORT', /whole number/);
     expectRefused({ PORT: '70000' }, 'PORT', /between 0 and 65535/);
     expectRefused({ CONNECT_ACCESS_TOKEN_TTL: '0' }, 'CONNECT_ACCESS_TOKEN_TTL', /between 1 and/);
+    expectRefused({ CONNECT_SMS_LIMIT_PER_MOBILE: 'none' }, 'CONNECT_SMS_LIMIT_PER_MOBILE', /whole number/);
+    expectRefused({ CONNECT_PIN_LIMIT_PER_ADDRESS: '0' }, 'CONNECT_PIN_LIMIT_PER_ADDRESS', /between 1 and 1000000, not 0/);
   });
 
   it('never repeats a master key, database password or webhook secret in the message', () => {

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { hashPin, isValidPin, verifyPin } from '../../../src/core/customers/pin.js';
+import { availableParallelism } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createPinCheckQueue, hashPin, isValidPin, verifyPin, type PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 
 const FORMAT = /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 
@@ -59,5 +61,140 @@ describe('customer PIN hashing', () => {
       'scrypt',
     ];
     for (const value of tampered) await expect(verifyPin('7391', value), value).resolves.toBe(false);
+  });
+});
+
+/** Hashes and checks PINs through `queue`, the way the server's PIN checks do. */
+interface PinHasher {
+  hash(pin: string): Promise<string>;
+  verify(pin: string, stored: string): Promise<boolean>;
+}
+
+function hasherOver(queue: PinCheckQueue, inner: PinHasher): PinHasher {
+  return { hash: (pin) => queue.run(() => inner.hash(pin)), verify: (pin, stored) => queue.run(() => inner.verify(pin, stored)) };
+}
+
+/** Real scrypt underneath, counting the hashes that have started and run at once. */
+function watchedScrypt() {
+  const watch = { started: 0, running: 0, mostAtOnce: 0 };
+  const around = async <T>(work: () => Promise<T>): Promise<T> => {
+    watch.started++;
+    watch.running++;
+    watch.mostAtOnce = Math.max(watch.mostAtOnce, watch.running);
+    try {
+      return await work();
+    } finally {
+      watch.running--;
+    }
+  };
+  const inner: PinHasher = {
+    hash: (pin) => around(() => hashPin(pin)),
+    verify: (pin, stored) => around(() => verifyPin(pin, stored)),
+  };
+  return { inner, watch };
+}
+
+/** Whether `promise` has settled by the time the calls queued before this one have run. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+describe('bounded PIN hashing', () => {
+  let stored: string;
+  beforeAll(async () => {
+    stored = await hashPin('2468');
+  });
+
+  it('runs at most `concurrency` hashes at once and gives every caller its own right answer', async () => {
+    const { inner, watch } = watchedScrypt();
+    const pins = hasherOver(createPinCheckQueue({ concurrency: 2, queueLimit: 10 }), inner);
+    const guesses = ['2468', '0000', '2468', '1357', '2468', '2469', '9999', '2468'];
+    const [answers, newHash] = await Promise.all([Promise.all(guesses.map((pin) => pins.verify(pin, stored))), pins.hash('8642')]);
+    expect(answers).toEqual(guesses.map((pin) => pin === '2468'));
+    expect(watch.started).toBe(9);
+    expect(watch.mostAtOnce).toBe(2);
+    expect(await verifyPin('8642', newHash)).toBe(true);
+  });
+
+  it('refuses a hash at once with 503 temporarily_unavailable when the queue is full, and never runs it', async () => {
+    const { inner, watch } = watchedScrypt();
+    const pins = hasherOver(createPinCheckQueue({ concurrency: 1, queueLimit: 2 }), inner);
+    const admitted = [pins.verify('2468', stored), pins.verify('1111', stored), pins.hash('1234')];
+    const refused = pins.verify('2468', stored);
+    // Refused before the first hash (about 100 ms of scrypt) has finished.
+    expect(await settledYet(refused)).toBe(true);
+    expect(await settledYet(admitted[0]!)).toBe(false);
+    const error = await refused.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TemporarilyUnavailable);
+    expect(error).toMatchObject({ status: 503, error: 'temporarily_unavailable' });
+    await expect(pins.hash('1234')).rejects.toBeInstanceOf(TemporarilyUnavailable);
+
+    const [right, wrong, hashed] = await Promise.all(admitted);
+    expect([right, wrong]).toEqual([true, false]);
+    expect(await verifyPin('1234', hashed as string)).toBe(true);
+    expect(watch.started).toBe(3);
+    expect(watch.mostAtOnce).toBe(1);
+  });
+
+  it('keeps no place for refused or failed hashes: once the queue drains its whole capacity is back', async () => {
+    const { inner, watch } = watchedScrypt();
+    const failing: PinHasher = { hash: inner.hash, verify: (pin, value) => (pin === 'fail' ? Promise.reject(new Error('scrypt failed')) : inner.verify(pin, value)) };
+    const pins = hasherOver(createPinCheckQueue({ concurrency: 1, queueLimit: 1 }), failing);
+
+    const first = [pins.verify('2468', stored), pins.verify('fail', stored)];
+    const refusals = await Promise.allSettled(Array.from({ length: 10 }, () => pins.verify('2468', stored)));
+    expect(refusals.every((r) => r.status === 'rejected' && r.reason instanceof TemporarilyUnavailable)).toBe(true);
+    const [right, failed] = await Promise.allSettled(first);
+    expect(right).toEqual({ status: 'fulfilled', value: true });
+    expect(failed).toMatchObject({ status: 'rejected', reason: { message: 'scrypt failed' } });
+
+    // Both places are free again: two hashes are admitted, a third is not.
+    const second = [pins.verify('2468', stored), pins.verify('0000', stored)];
+    await expect(pins.verify('2468', stored)).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    expect(await Promise.all(second)).toEqual([true, false]);
+    expect(watch.started).toBe(3);
+  });
+
+  it('by default runs half the CPUs at once (at least 1) and lets 32 more wait', async () => {
+    const concurrency = Math.max(1, Math.floor(availableParallelism() / 2));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let mostAtOnce = 0;
+    const held: PinHasher = {
+      hash: async () => '',
+      async verify() {
+        mostAtOnce = Math.max(mostAtOnce, ++running);
+        await gate;
+        running--;
+        return true;
+      },
+    };
+    const pins = hasherOver(createPinCheckQueue(), held);
+    const admitted = Array.from({ length: concurrency + 32 }, () => pins.verify('2468', stored));
+    await expect(pins.verify('2468', stored)).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    release();
+    expect(await Promise.all(admitted)).toEqual(admitted.map(() => true));
+    expect(mostAtOnce).toBe(concurrency);
+  });
+
+  it('hashes and verifies with real scrypt by default', async () => {
+    const pins = hasherOver(createPinCheckQueue(), { hash: hashPin, verify: verifyPin });
+    const hashed = await pins.hash('5050');
+    expect(hashed).toMatch(FORMAT);
+    expect(await pins.verify('5050', hashed)).toBe(true);
+    expect(await pins.verify('5051', hashed)).toBe(false);
+  });
+
+  it('refuses a concurrency below 1 or a negative queue limit', () => {
+    for (const options of [{ concurrency: 0 }, { concurrency: 1.5 }, { queueLimit: -1 }, { queueLimit: Number.NaN }]) {
+      expect(() => createPinCheckQueue(options), JSON.stringify(options)).toThrow(RangeError);
+    }
   });
 });

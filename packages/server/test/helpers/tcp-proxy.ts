@@ -1,0 +1,61 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+/** A TCP proxy in front of a service, for cutting the connection to it in a test. */
+export interface TcpProxy {
+  /** The port to connect to instead of the service's. */
+  readonly port: number;
+  /** Breaks every open connection and refuses new ones, as when the service goes down. */
+  cut(): Promise<void>;
+  /** Accepts connections on the same port again. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on 127.0.0.1 that forwards to `host:port`. */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const forward = (client: Socket) => {
+    track(client);
+    const upstream = createConnection(target);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  };
+  const listen = (port: number) =>
+    new Promise<Server>((resolve, reject) => {
+      const server = createServer(forward);
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve(server));
+    });
+  const stop = (server: Server) =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
+
+  let server: Server | undefined = await listen(0);
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no TCP port');
+  const port = address.port;
+  return {
+    port,
+    async cut() {
+      if (server) await stop(server);
+      server = undefined;
+    },
+    async restore() {
+      server ??= await listen(port);
+    },
+    async close() {
+      if (server) await stop(server);
+      server = undefined;
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets, type Limits } from '../../src/limits/create-limits.js';
+
+/**
+ * Budgets for the tests: not the defaults, so a test passes only when the
+ * limits take their budgets from the configuration.
+ */
+export const BUDGETS: LimitBudgets = { smsLimitPerMobile: 5, smsLimitPerAddress: 12, pinLimitPerAddress: 5 };
+
+/** One test's view of where the counters live. */
+export interface LimitsFixture {
+  /** The limits as one more server would build them, on the same counters (its own connection where it has one). */
+  instance(budgets?: LimitBudgets): Promise<Limits>;
+  /** The count stored under a counter's full key (`prefix:hash`), or `undefined`. */
+  storedCount(key: string): Promise<number | undefined>;
+  /** Moves the clock of the database counters; absent for Redis, which keeps its own. */
+  advanceMs?(ms: number): void;
+}
+
+/** Every mobile number and address the tests of this process used, so a shared Redis can be cleaned up. */
+export const usedKeys = new Set<string>();
+const used = (value: string) => (usedKeys.add(value), value);
+
+/** A mobile number no earlier run used, so a shared Redis holds no budget spent on it. */
+export const freshMobile = (): string => used(`+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`);
+/** A client address no earlier run used. */
+export const freshAddress = (): string => used(`198.51.${randomInt(0, 256)}.${randomInt(0, 256)}-${randomBytes(4).toString('hex')}`);
+
+/** Takes `times` sends, each expected to go ahead. */
+export async function sendTimes(limits: Limits, times: number, mobile: () => string, address: () => string): Promise<void> {
+  for (let i = 1; i <= times; i++) expect(await limits.sends.take(mobile(), address()), `send #${i}`).toBeUndefined();
+}
+
+/** Takes `times` PIN attempts, each expected to go ahead. */
+export async function attemptTimes(limits: Limits, times: number, address: string): Promise<void> {
+  for (let i = 1; i <= times; i++) expect(await limits.pinAttempts.take(address), `attempt #${i}`).toBeUndefined();
+}
+
+/** Runs `count` calls of `work` at once. */
+export function concurrently<R>(count: number, work: (index: number) => Promise<R>): Promise<R[]> {
+  return Promise.all(Array.from({ length: count }, (_, index) => work(index)));
+}
+
+/**
+ * The behaviour of the limits, whatever keeps the counters: each backend's
+ * test file calls this with a fixture factory run before every test.
+ */
+export function describeLimits(backend: string, setup: () => Promise<LimitsFixture>, options: { databaseClock: boolean }): void {
+  describe(`limits: ${backend}`, () => {
+    let fixture: LimitsFixture;
+    let limits: Limits;
+    beforeEach(async () => {
+      fixture = await setup();
+      limits = await fixture.instance();
+    });
+
+    describe('one-time-PIN sends', () => {
+      it('refuses the send past the mobile budget within 15 minutes, whatever the address', async () => {
+        const mobile = freshMobile();
+        await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
+        const refused = await limits.sends.take(mobile, freshAddress());
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(890);
+        expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(900);
+        expect(await limits.sends.take(freshMobile(), freshAddress())).toBeUndefined();
+      });
+
+      it('refuses the send past the address budget within an hour, whatever the mobile', async () => {
+        const address = freshAddress();
+        await sendTimes(limits, BUDGETS.smsLimitPerAddress, freshMobile, () => address);
+        const refused = await limits.sends.take(freshMobile(), address);
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
+        expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(3600);
+        expect(await limits.sends.take(freshMobile(), freshAddress())).toBeUndefined();
+      });
+
+      it('does not spend the mobile budget on a send the address budget refused', async () => {
+        const address = freshAddress();
+        await sendTimes(limits, BUDGETS.smsLimitPerAddress, freshMobile, () => address);
+        const mobile = freshMobile();
+        for (let i = 0; i < 3; i++) expect(await limits.sends.take(mobile, address)).toBeDefined();
+        await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
+        expect(await limits.sends.take(mobile, freshAddress())).toBeDefined();
+      });
+
+      it('does not spend the address budget on a send the mobile budget refused', async () => {
+        const address = freshAddress();
+        const mobile = freshMobile();
+        await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, () => address);
+        for (let i = 0; i < 10; i++) expect(await limits.sends.take(mobile, address)).toBeDefined();
+        await sendTimes(limits, BUDGETS.smsLimitPerAddress - BUDGETS.smsLimitPerMobile, freshMobile, () => address);
+        expect(await limits.sends.take(freshMobile(), address)).toBeDefined();
+      });
+
+      it('lets exactly the budget through when many sends to one mobile arrive at once', async () => {
+        const mobile = freshMobile();
+        const results = await concurrently(50, () => limits.sends.take(mobile, freshAddress()));
+        expect(results.filter((r) => r === undefined)).toHaveLength(BUDGETS.smsLimitPerMobile);
+      });
+
+      it('shares the budgets between servers on the same counters', async () => {
+        const other = await fixture.instance();
+        const mobile = freshMobile();
+        await sendTimes(limits, 3, () => mobile, freshAddress);
+        await sendTimes(other, BUDGETS.smsLimitPerMobile - 3, () => mobile, freshAddress);
+        expect(await limits.sends.take(mobile, freshAddress())).toBeDefined();
+        expect(await other.sends.take(mobile, freshAddress())).toBeDefined();
+      });
+
+      it('stores the mobile number and the address only hashed', async () => {
+        const mobile = freshMobile();
+        const address = freshAddress();
+        await sendTimes(limits, 2, () => mobile, () => address);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${hashLimitKey(mobile)}`)).toBe(2);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${hashLimitKey(address)}`)).toBe(2);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${mobile}`)).toBeUndefined();
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${address}`)).toBeUndefined();
+        expect(hashLimitKey(mobile)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      });
+    });
+
+    describe('PIN attempts', () => {
+      it('refuses the attempt past the address budget within an hour; other addresses go on', async () => {
+        const address = freshAddress();
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        const refused = await limits.pinAttempts.take(address);
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
+        expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(3600);
+        expect(await limits.pinAttempts.take(freshAddress())).toBeUndefined();
+      });
+
+      it('gives back one attempt for a check that succeeded', async () => {
+        const address = freshAddress();
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        await limits.pinAttempts.giveBack(address);
+        expect(await limits.pinAttempts.take(address)).toBeUndefined();
+        expect(await limits.pinAttempts.take(address)).toBeDefined();
+      });
+
+      it('counts only failures: checks that succeed never run out', async () => {
+        const address = freshAddress();
+        for (let i = 0; i < 3 * BUDGETS.pinLimitPerAddress; i++) {
+          expect(await limits.pinAttempts.take(address), `check #${i + 1}`).toBeUndefined();
+          await limits.pinAttempts.giveBack(address);
+        }
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(0);
+      });
+
+      it('takes nothing for a refused attempt', async () => {
+        const address = freshAddress();
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        for (let i = 0; i < 10; i++) expect(await limits.pinAttempts.take(address)).toBeDefined();
+        // One check of the budget succeeded after all: exactly one attempt is free again.
+        await limits.pinAttempts.giveBack(address);
+        expect(await limits.pinAttempts.take(address)).toBeUndefined();
+        expect(await limits.pinAttempts.take(address)).toBeDefined();
+      });
+
+      it('lets exactly the budget through when 50 attempts arrive at once', async () => {
+        const address = freshAddress();
+        const results = await concurrently(50, () => limits.pinAttempts.take(address));
+        expect(results.filter((r) => r === undefined)).toHaveLength(BUDGETS.pinLimitPerAddress);
+        expect(results.filter((r) => r !== undefined)).toHaveLength(50 - BUDGETS.pinLimitPerAddress);
+      });
+
+      it('lets exactly the budget through when two servers take at once', async () => {
+        const other = await fixture.instance();
+        const address = freshAddress();
+        const results = await concurrently(50, (i) => (i % 2 ? other : limits).pinAttempts.take(address));
+        expect(results.filter((r) => r === undefined)).toHaveLength(BUDGETS.pinLimitPerAddress);
+      });
+
+      it('stores the address only hashed', async () => {
+        const address = freshAddress();
+        await attemptTimes(limits, 1, address);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(1);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${address}`)).toBeUndefined();
+      });
+    });
+
+    // Redis keeps its own clock; the database counters run on the limiter's.
+    describe.runIf(options.databaseClock)('windows', () => {
+      it('opens a new window once the old one has ended', async () => {
+        const advanceMs = (ms: number) => {
+          if (!fixture.advanceMs) throw new Error('the fixture has no clock');
+          fixture.advanceMs(ms);
+        };
+        const mobile = freshMobile();
+        const address = freshAddress();
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
+        advanceMs(15 * 60_000 - 1);
+        expect(await limits.sends.take(mobile, freshAddress())).toEqual({ retryAfterSeconds: 1 });
+        advanceMs(1);
+        await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
+        expect(await limits.pinAttempts.take(address)).toBeDefined();
+        advanceMs(45 * 60_000);
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        expect(await limits.pinAttempts.take(address)).toBeDefined();
+      });
+    });
+  });
+}
