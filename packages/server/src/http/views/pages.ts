@@ -188,8 +188,8 @@ ${cancelButton()}
 
 /** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */
 export function consentPage(page: { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
-  const lead = html`<p class="consent"><strong>${page.clientName}</strong> wants to link your account.</p>
-<p class="lead">You are signed in as <strong class="nowrap">${page.maskedMobile}</strong>. Allow ${page.clientName} to use your account? You can decide this only for ${page.clientName}; other apps are not affected.</p>`;
+  const lead = html`${consent(page.clientName)}
+<p class="lead">You are signed in as <strong class="nowrap">${page.maskedMobile}</strong>. Your answer is for this app only.</p>`;
   const body = html`${requestHeader(page.clientName, `Allow ${page.clientName}?`, lead)}
 <form method="post" action="${page.action}">
 ${hiddenCsrf(page.csrfToken)}
