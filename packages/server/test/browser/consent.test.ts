@@ -235,18 +235,18 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     expect(await allow.getAttribute('value')).toBe('approve');
     expect(await cancel.getAttribute('name')).toBe('action');
     expect(await cancel.getAttribute('value')).toBe('cancel');
-    // The primary action comes first, in the page and in the tab order.
     expect(await allow.getAttribute('class')).toContain('primary');
     expect(await cancel.getAttribute('class')).toContain('secondary');
     const form = page.locator('form');
     await expect(form.count()).resolves.toBe(1);
     await expect(form.locator('input[type=hidden][name=csrf_token]').getAttribute('value')).resolves.toMatch(/\S{16,}/);
+    // The primary action comes first, in the page and so in the tab order.
     await expect(form.locator('button').allInnerTexts()).resolves.toEqual(['Allow', 'Cancel']);
     // The page has no script of its own.
     await expect(page.locator('script').count()).resolves.toBe(0);
   }
 
-  /** The CSP of the consent page forbids every script: no `script-src`, and `default-src 'none'`. */
+  /** The CSP of the consent page forbids every script (`'none'` for script elements, by `default-src` or their own directive). */
   function expectNoScriptsAllowed(response: Response) {
     const csp = response.headers()['content-security-policy'] ?? '';
     const directives = new Map(
