@@ -17,7 +17,8 @@ export interface ClientCredentialsProviderOptions extends ConnectOptions {
 export const DEFAULT_RENEW_BEFORE_SECONDS = 60;
 
 /**
- * Keeps a client-credentials access token (seed §3.4, first row; §5.3):
+ * Keeps a client-credentials access token (docs/consumer-guide.md, "When to
+ * renew which token", first row):
  * reuses it while valid, renews it shortly before it expires, and asks
  * Connect once however many callers want a token at the same moment.
  * Transient failures (network errors, timeouts, 5xx, 429 with

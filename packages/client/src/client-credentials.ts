@@ -1,7 +1,7 @@
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
 import { requestTokens } from './token-endpoint.js';
 
-/** A client-credentials access token (seed §5.3): send it as `Authorization: Bearer …`. */
+/** A client-credentials access token (docs/consumer-guide.md): send it as `Authorization: Bearer …`. */
 export interface ClientToken {
   /** The token itself, a JWS-signed JWT (RFC 9068). */
   readonly accessToken: string;

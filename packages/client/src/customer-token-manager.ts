@@ -45,8 +45,8 @@ export interface LinkedCustomer {
 }
 
 /**
- * Keeps each customer's tokens usable, by the consumer decision rules of
- * seed §3.4:
+ * Keeps each customer's tokens usable, by the rules of docs/consumer-guide.md,
+ * "When to renew which token":
  *
  * - a valid access token (not within the renewal margin) is used as it is;
  * - an access token expired or about to expire, with a valid refresh token,

@@ -140,7 +140,7 @@ export class NetworkError extends ConnectError { readonly error = 'network_error
 export type ReauthorizationReason =
   /** Nothing is stored for this customer key. */
   | 'no_tokens'
-  /** The refresh token has expired (seed §3.4: both tokens expired). */
+  /** The refresh token has expired (docs/consumer-guide.md, "When to renew which token": both tokens expired). */
   | 'refresh_expired'
   /** Connect refused the refresh token (`invalid_grant`: revoked, expired by its clock, unknown). */
   | 'refresh_rejected';
@@ -149,7 +149,8 @@ export type ReauthorizationReason =
  * The customer's tokens can no longer be renewed: send the customer's
  * browser to `authorization.url`, keep `authorization.state` and
  * `authorization.codeVerifier` with the customer's session, and complete
- * the link when the callback arrives (seed §3.4, last row).
+ * the link when the callback arrives (docs/consumer-guide.md, "When to renew
+ * which token", last row).
  */
 export class ReauthorizationRequired extends ConnectError {
   readonly error = 'reauthorization_required';

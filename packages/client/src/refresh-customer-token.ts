@@ -23,8 +23,8 @@ export interface RefreshOptions extends RequestOptions {
 }
 
 /**
- * Gets a new customer access token with the refresh token (seed §3.4,
- * second row). The previous access token stops working at once; the
+ * Gets a new customer access token with the refresh token (docs/consumer-guide.md,
+ * "When to renew which token", second row). The previous access token stops working at once; the
  * refresh token stays the same. Transient failures are retried: at
  * `/tokens` with the same `Request-Reference-No`, so a lost answer is
  * answered again instead of refreshing twice.
@@ -53,7 +53,7 @@ export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerT
   return customerTokensFrom({ accessToken: answer.accessToken, refreshToken, expiresIn: answer.expiresIn }, options.clock.nowSeconds(), tokens);
 }
 
-/** `POST {base_url}/tokens` (seed §4.3, CONTRACT.md §7) (internal). */
+/** `POST {base_url}/tokens` (docs/consumer-guide.md, "Refreshing a customer's access token") (internal). */
 export async function refreshAtTokens(
   options: ResolvedOptions,
   tokens: CustomerTokens,

@@ -36,7 +36,7 @@ export interface PendingAuthorization {
 }
 
 /**
- * Builds the `GET {auth_url}/authorize` URL (seed §4.2, CONTRACT.md §6) with
+ * Builds the `GET {auth_url}/authorize` URL (docs/journey.md, "`GET /authorize`") with
  * `response_type=code`, a CSPRNG `state` and, by default, PKCE S256.
  *
  * @example

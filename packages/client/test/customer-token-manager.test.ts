@@ -16,7 +16,8 @@ import { BrowserSession } from './support/browser-session.js';
 import { recordingFetch, recordingSleep, type Intercept } from './support/recording-fetch.js';
 
 /*
- * Seed §3.4 against a real Connect server whose clock is the test's: access
+ * The renewal rules of docs/consumer-guide.md ("When to renew which token")
+ * against a real Connect server whose clock is the test's: access
  * tokens live 2 s, refresh tokens 5 s, and the same fixed clock drives the
  * manager, so "expired" is decided by advancing it, not by waiting.
  */
@@ -63,7 +64,7 @@ async function isActive(token: string): Promise<boolean> {
   return ((await response.json()) as { active: boolean }).active;
 }
 
-describe('CustomerTokenManager: seed §3.4', () => {
+describe('CustomerTokenManager: docs/consumer-guide.md, "When to renew which token"', () => {
   it('links a customer and uses a valid access token as it is', async () => {
     const { manager: m, recorder } = manager();
     const linked = await link(m, 'alice');

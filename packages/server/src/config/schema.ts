@@ -1,6 +1,7 @@
 /**
  * Connect's configuration: every setting, its environment variable, its
- * default, and whether production must set it (CONTRACT.md §2).
+ * default, and whether production must set it (docs/operator-guide.md,
+ * "Configuration"; the lifetimes and limits: docs/lifetimes.md).
  * `load.ts` reads and checks it once at start-up.
  */
 import type { Environment } from '../core/environment.js';
@@ -61,8 +62,8 @@ export interface Config {
   readonly smsSender: SmsSenderKind;
   /**
    * `CONNECT_TRUST_PROXY`: `true` when a proxy in front sets
-   * `X-Forwarded-For`, so the customer's address (for the SMS send limits)
-   * is read from it; default `false`.
+   * `X-Forwarded-For`, so the customer's address (for the per-address
+   * limits) is read from it; default `false`.
    */
   readonly trustProxy: boolean;
   /**

@@ -9,8 +9,9 @@ import { cliWorkspace, expectFailure, tokenOutcome, type CliWorkspace, type Run 
 
 /**
  * `clients create` and `clients rotate-secret` with `--recipient-email`,
- * `--recipient-key` and `--out` (CONTRACT.md §3, §9): the credentials go
- * only into an OpenPGP file for the recipient, checked with real GnuPG.
+ * `--recipient-key` and `--out` (docs/operator-guide.md, "Delivering
+ * credentials encrypted"): the credentials go only into an OpenPGP file for
+ * the recipient, checked with real GnuPG.
  */
 
 const HAS_GPG = gpgForTests('credentials-delivery.test.ts');

@@ -11,9 +11,10 @@ import { basicAuth, form } from '../helpers/build.js';
 
 /**
  * A sandbox and a production server side by side, each started as
- * `connect-auth serve` starts it (CONTRACT.md §8): separate data, keys and
- * credentials; neither accepts what the other issued; production refuses
- * sandbox-only settings and sets its cookies and headers for HTTPS.
+ * `connect-auth serve` starts it (docs/operator-guide.md, "One server, one
+ * environment"): separate data, keys and credentials; neither accepts what
+ * the other issued; production refuses sandbox-only settings and sets its
+ * cookies and headers for HTTPS.
  */
 
 const PRODUCTION_AUTH_URL = 'https://auth.prod.example';

@@ -53,7 +53,7 @@ describe('signing key rotation over HTTP', () => {
     await expect(verifyWithPublishedKeys(t, before)).resolves.toBeDefined();
     await expect(verifyWithPublishedKeys(t, after)).resolves.toBeDefined();
 
-    // The old key verifies until every token it signed has expired (CONTRACT.md §3, keys rotate).
+    // The old key verifies until every token it signed has expired (docs/operator-guide.md, "Signing keys").
     const oldRecord = (await t.storage.keys.listKeys()).find((key) => key.kid === oldKid);
     const verifyUntil = oldRecord?.verifyUntil;
     if (verifyUntil == null) throw new Error('the old key has no verifyUntil after rotation');

@@ -148,7 +148,7 @@ describe('POST /token, grant_type=client_credentials', () => {
     expect(new Set(jtis).size).toBe(tokens.length);
   });
 
-  it('signs a token that verifies against GET /.well-known/jwks.json, with the claims of CONTRACT.md §5', async () => {
+  it('signs a token that verifies against GET /.well-known/jwks.json, with the claims of docs/tokens.md', async () => {
     const t = await build();
     const client = await t.createClient();
     const token = await obtainToken(t, client);

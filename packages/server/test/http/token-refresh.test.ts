@@ -234,7 +234,7 @@ describe('POST /token grant_type=refresh_token', () => {
   });
 });
 
-describe('seed §3.2 and §3.3: lifetimes to the second (access 60 s, refresh 300 s)', () => {
+describe('docs/tokens.md: lifetimes to the second (access 60 s, refresh 300 s)', () => {
   const SHORT: BuildOptions = { accessTokenTtlSeconds: 60, refreshTokenTtlSeconds: 300 };
 
   it('exp - iat is exactly the configured lifetime, for the login’s and for refreshed tokens', async () => {
@@ -285,7 +285,7 @@ describe('seed §3.2 and §3.3: lifetimes to the second (access 60 s, refresh 30
     expectInactive(await introspect(t.app, client, last.access_token));
   });
 
-  it('§3.4: access token expired, refresh token valid → a refresh gets a working access token', async () => {
+  it('docs/consumer-guide.md, second renewal rule: access token expired, refresh token valid → a refresh gets a working access token', async () => {
     const { t, client, tokens } = await lifecycle(SHORT);
     t.clock.set(T0 + 60);
     expectInvalidToken(await getProfile(t.app, tokens.accessToken));
@@ -293,7 +293,7 @@ describe('seed §3.2 and §3.3: lifetimes to the second (access 60 s, refresh 30
     expect((await getProfile(t.app, body.access_token)).statusCode).toBe(200);
   });
 
-  it('§3.4: both expired → the customer authorizes again and the new tokens work', async () => {
+  it('docs/consumer-guide.md, third renewal rule: both expired → the customer authorizes again and the new tokens work', async () => {
     const { t, client, tokens, newSession } = await lifecycle(SHORT);
     t.clock.set(T0 + 300);
     expectInvalidGrant(await refreshAtToken(t.app, client, tokens.refreshToken), INVALID_OR_EXPIRED);

@@ -191,7 +191,7 @@ export interface TokensRequest {
   readonly accept?: string | null;
 }
 
-/** `POST /tokens` through `inject()`, with the headers seed §4.3 requires unless told otherwise. */
+/** `POST /tokens` through `inject()`, with the headers docs/consumer-guide.md names unless told otherwise. */
 export function postTokens(app: FastifyInstance, request: TokensRequest): Promise<Response> {
   const headers: Record<string, string> = {};
   const authorization = request.authorization === undefined ? (request.bearer === undefined ? null : `Bearer ${request.bearer}`) : request.authorization;

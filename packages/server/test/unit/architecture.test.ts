@@ -1,9 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // Rules of the codebase's shape that a compiler does not check.
 const SRC = join(import.meta.dirname, '../../src');
+const REPO = join(import.meta.dirname, '../../../..');
+/** The source folders whose comments may cite only the project's own docs pages (and RFCs). */
+const CITING_SOURCES = [SRC, join(REPO, 'packages/client/src')];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -77,6 +80,44 @@ function circles(graph: Map<string, Set<string>>): string[][] {
   return found;
 }
 
+/** Citations of documents that are not in the repository: the contract, the style guide, the original specification. */
+const FOREIGN_CITATION = /\bCONTRACT\.md\b|\bSTYLE\.md\b|\bseed\s*(?:§|section|spec)|\bseed\/\d/i;
+
+/** A file's text with comment continuations (`\n * `, `\n // `) joined, so a citation wrapped over lines reads as one. */
+function joinedComments(text: string): string {
+  return text.replace(/\n\s*(?:\*(?!\/)|\/\/)\s?/g, ' ');
+}
+
+/**
+ * What a text cites of `docs/`: every `docs/<page>.md`, and every section
+ * named right after one (`docs/journey.md, "PIN guessing"`).
+ */
+function docsCitations(text: string): { page: string; section?: string }[] {
+  const joined = joinedComments(text);
+  return [...joined.matchAll(/\bdocs\/([\w-]+\.md)(?:,\s*"([^"]+)")?/g)].map((m) =>
+    m[2] === undefined ? { page: m[1] as string } : { page: m[1] as string, section: m[2].replace(/\s+/g, ' ') },
+  );
+}
+
+/** The headings of a docs page, without their `#`s and any numbering (`## 5. SMS delivery` → `SMS delivery`). */
+function headingsOf(page: string): string[] {
+  return [...readFileSync(join(REPO, 'docs', page), 'utf8').matchAll(/^#{1,6}\s+(?:\d+\.\s+)?(.+?)\s*$/gm)].map((m) => m[1] as string);
+}
+
+/** Every citation of `docs/` in the given folders that names a missing page or a section the page does not have. */
+function brokenDocsCitations(dirs: readonly string[]): string[] {
+  return dirs.flatMap((dir) =>
+    sourceFiles(dir).flatMap((file) =>
+      docsCitations(readFileSync(file, 'utf8')).flatMap(({ page, section }) => {
+        const where = relative(REPO, file);
+        if (!existsSync(join(REPO, 'docs', page))) return [`${where}: docs/${page} does not exist`];
+        if (section !== undefined && !headingsOf(page).includes(section)) return [`${where}: docs/${page} has no section "${section}"`];
+        return [];
+      }),
+    ),
+  );
+}
+
 describe('architecture', () => {
   it('no folders import each other in a circle', () => {
     expect(circles(folderGraph())).toEqual([]);
@@ -115,6 +156,40 @@ describe('architecture', () => {
       .filter((file) => /process\.env/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(SRC, file));
     expect(readers.filter((f) => !f.startsWith('config/') && f !== 'cli/main.ts')).toEqual([]);
+  });
+
+  it('no source file cites CONTRACT.md, STYLE.md or the original specification: comments cite docs/ pages or RFCs', () => {
+    const citing = CITING_SOURCES.flatMap((dir) =>
+      sourceFiles(dir)
+        .filter((file) => FOREIGN_CITATION.test(readFileSync(file, 'utf8')))
+        .map((file) => relative(REPO, file)),
+    );
+    expect(citing).toEqual([]);
+  });
+
+  it('recognises a foreign citation and leaves the demo seeding alone (the check itself works)', () => {
+    for (const text of ['(CONTRACT.md §6)', '(seed §3.5)', 'the Seed section 4.3', 'see STYLE.md', 'seed/000_a43d96bd7b00dc40.txt']) {
+      expect(FOREIGN_CITATION.test(text), text).toBe(true);
+    }
+    for (const text of ['serve --seed-demo', 'seedDemo: true', 'demo data seeded', 'RFC 6749 §4.1.2', '(docs/journey.md, "PIN guessing")']) {
+      expect(FOREIGN_CITATION.test(text), text).toBe(false);
+    }
+  });
+
+  it('every docs/ page a source comment cites exists, and so does every section it names', () => {
+    expect(CITING_SOURCES.flatMap((dir) => sourceFiles(dir)).length).toBeGreaterThan(50);
+    expect(brokenDocsCitations(CITING_SOURCES)).toEqual([]);
+  });
+
+  it('reads a docs citation wrapped over comment lines, and its section (the check itself works)', () => {
+    const text = `/**\n * The login (docs/journey.md, "PIN\n * guessing") and docs/lifetimes.md; see also\n * docs/no-such-page.md, "Nowhere".\n */`;
+    expect(docsCitations(text)).toEqual([
+      { page: 'journey.md', section: 'PIN guessing' },
+      { page: 'lifetimes.md' },
+      { page: 'no-such-page.md', section: 'Nowhere' },
+    ]);
+    expect(headingsOf('hosted-login.md')).toContain('SMS delivery');
+    expect(headingsOf('journey.md')).toContain('PIN guessing');
   });
 
   it('migrations never import application code', () => {

@@ -2,7 +2,7 @@ import type { Client } from '../clients/client.js';
 import { parseMobile } from '../customers/mobile.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
 
-/** `prompt` values Connect understands (CONTRACT.md §6). */
+/** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
 export type Prompt = 'login' | 'none';
 
 /** A valid authorization request, ready for the customer. */
@@ -36,7 +36,8 @@ export type AuthorizeQuery = Readonly<Record<string, string | readonly string[] 
 const MAX_VALUE_LENGTH = 2048;
 
 /**
- * Checks an authorization request (RFC 6749 §4.1.1, CONTRACT.md §6) in this
+ * Checks an authorization request (RFC 6749 §4.1.1; docs/journey.md,
+ * "`GET /authorize`") in this
  * order: nothing is redirected until the client and its exact redirect URI
  * are verified; after that, errors go back to the redirect URI with `state`.
  */

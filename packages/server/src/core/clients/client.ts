@@ -1,12 +1,12 @@
 import type { Environment } from '../environment.js';
 
-/** The grant types a client can be allowed to use (CONTRACT.md §3). */
+/** The grant types a client can be allowed to use (docs/operator-guide.md, "Onboarding a consumer"). */
 export type GrantType = 'client_credentials' | 'authorization_code' | 'refresh_token';
 
 /** Every grant type Connect knows, in documentation order. */
 export const GRANT_TYPES: readonly GrantType[] = ['client_credentials', 'authorization_code', 'refresh_token'];
 
-/** Grants a new client gets when none are named: refresh is enabled per use case (seed §4.1). */
+/** Grants a new client gets when none are named: refresh is enabled per use case (docs/operator-guide.md). */
 export const DEFAULT_GRANTS: readonly GrantType[] = ['client_credentials', 'authorization_code'];
 
 /** Narrows an arbitrary string to a {@link GrantType}. */

@@ -15,7 +15,7 @@ export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<Token
 /** A refreshed customer access token. */
 export interface RefreshedTokens {
   readonly accessToken: string;
-  /** The refresh token, unchanged (seed §3.3: it stays valid until it expires). */
+  /** The refresh token, unchanged (docs/tokens.md, "Refresh": it stays valid until it expires). */
   readonly refreshToken: string;
   readonly expiresIn: number;
   /** Expiry of the new access token, epoch seconds. */
@@ -24,9 +24,9 @@ export interface RefreshedTokens {
 
 /**
  * Exchanges a refresh token for a new customer access token of the same
- * session (seed §3.2–3.3, §4.1). The previous access token of the session
- * stops being accepted at once; the refresh token stays valid until its own
- * expiry. Expired, revoked, unknown or another client's refresh tokens get
+ * session (RFC 6749 §6; docs/tokens.md, "Refresh"). The previous access
+ * token of the session stops being accepted at once; the refresh token
+ * stays valid until its own expiry. Expired, revoked, unknown or another client's refresh tokens get
  * `invalid_grant`.
  */
 export async function refreshCustomerToken(refreshToken: string | undefined, client: Client, deps: RefreshDeps): Promise<RefreshedTokens> {

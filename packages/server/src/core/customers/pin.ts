@@ -79,7 +79,8 @@ export function defaultPinHashConcurrency(): number {
 
 /**
  * A {@link PinCheckQueue} that runs at most `concurrency` PIN checks (each an
- * scrypt hash) at once and lets at most `queueLimit` more wait. Each hash
+ * scrypt hash) at once and lets at most `queueLimit` more wait
+ * (docs/journey.md, "PIN guessing"). Each hash
  * holds a thread-pool thread and 32 MiB for about 100 ms, so a flood of PIN
  * checks could otherwise take every thread (and the memory) from the rest
  * of the server. When the queue is full a check is refused at once with

@@ -3,7 +3,8 @@ import type { GrantHandler } from './grant.js';
 
 /**
  * RFC 6749 §6: a new customer access token for the session of a refresh
- * token. The refresh token is not rotated (seed §3.3) and is echoed back.
+ * token. The refresh token is not rotated (docs/tokens.md, "Refresh") and
+ * is echoed back.
  */
 export const refreshTokenGrant: GrantHandler<RefreshDeps> = {
   grantType: 'refresh_token',

@@ -90,7 +90,8 @@ export interface RedeemedCode {
 }
 
 /**
- * Redeems an authorization code (`issued` → `redeemed`, RFC 6749 §4.1.3):
+ * Redeems an authorization code (`issued` → `redeemed`, RFC 6749 §4.1.3;
+ * docs/journey.md, "The code"):
  * mints a customer access token (JWE) and a refresh token (JWT) and records
  * their token session.
  *

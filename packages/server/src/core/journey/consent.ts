@@ -27,7 +27,7 @@ export async function showConsent(context: StepContext, deps: JourneyDeps): Prom
 type Approval = { readonly kind: 'done'; readonly location: string } | { readonly kind: 'login_required' } | { readonly kind: 'lost' };
 
 /**
- * `POST /consent`. `approve`, in one transaction: the browser's session must
+ * `POST /consent` (docs/journey.md, "Consent"). `approve`, in one transaction: the browser's session must
  * still be live and the journey's customer's, the journey moves
  * `consent_required` → `code_issued`, the approval is stored and the code is
  * issued. When the session ended meanwhile the journey goes back to

@@ -33,10 +33,11 @@ export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<
 /**
  * `POST /login/otp`: the one-time PIN, "send a new code", or cancel.
  *
- * A right code completes the sign-in in ONE transaction: the challenge is
- * consumed, the journey moves to `code_issued`, a registration creates the
- * account, the browser's previous session ends and a new one starts, the
- * client is approved and the code is issued. All of it, or (when any write
+ * A right code completes the sign-in in ONE transaction (docs/journey.md,
+ * "Atomicity"): the challenge is consumed, the journey moves to
+ * `code_issued`, a registration creates the account, the browser's previous
+ * session ends and a new one starts, the client is approved and the code is
+ * issued. All of it, or (when any write
  * fails, or a concurrent submit won) none of it: a one-time PIN is accepted
  * exactly once.
  */

@@ -6,7 +6,7 @@ import { seal, unseal } from './master-key.js';
 import type { SigningKeyRecord } from './signing-key.js';
 import { KEY_RELOAD_SECONDS } from '../lifetimes.js';
 
-/** The one signature algorithm Connect issues (CONTRACT.md §5). */
+/** The one signature algorithm Connect issues (docs/tokens.md). */
 export const SIGNING_ALG = 'ES256';
 
 /** A private key ready to sign, with its `kid`. */

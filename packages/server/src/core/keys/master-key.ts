@@ -4,7 +4,7 @@ import { CompactEncrypt, compactDecrypt } from 'jose';
 /** Why a sub-key is derived; each purpose yields an independent key. */
 export type KeyPurpose = 'key-sealing' | 'client-secret-hmac' | 'otp-hmac' | 'csrf' | 'idempotency';
 
-/** Length of the master key in bytes (CONTRACT.md §2: 32 random bytes). */
+/** Length of the master key in bytes (docs/operator-guide.md, "Configuration": 32 random bytes). */
 export const MASTER_KEY_BYTES = 32;
 
 /**

@@ -21,9 +21,9 @@ export type VerifyPinResult =
   | { readonly ok: false; readonly reason: 'malformed' | 'expired' | 'used' | 'gone' };
 
 /**
- * Checks a one-time PIN entry. Valid 5 minutes, single use; 5 entries at
- * most, the 5th wrong one ends the challenge, after which even the right
- * code fails. Each entry is counted before the code is compared, in one
+ * Checks a one-time PIN entry (docs/journey.md, "The one-time PIN"). Valid
+ * 5 minutes, single use; 5 entries at most, the 5th wrong one ends the
+ * challenge, after which even the right code fails. Each entry is counted before the code is compared, in one
  * conditional update, so 5 entries are the most ever compared, however
  * many arrive at once.
  */

@@ -29,7 +29,7 @@ export interface IssuedAccessToken {
 /**
  * Mints a client-credentials access token: an RFC 9068 JWT signed with the
  * active key, `sub` and `client_id` both the client ID, `aud` the base URL.
- * `exp - iat` is exactly the configured lifetime (CONTRACT.md §5).
+ * `exp - iat` is exactly the configured lifetime (docs/tokens.md).
  */
 export async function issueClientAccessToken(client: Pick<Client, 'id'>, deps: ClientAccessTokenDeps): Promise<IssuedAccessToken> {
   const now = deps.clock.nowSeconds();

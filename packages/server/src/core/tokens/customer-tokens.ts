@@ -36,7 +36,7 @@ export interface MintedToken {
  * Mints a customer access token: a compact JWE (`dir` + `A256GCM`), opaque to
  * the consumer, whose plaintext is a JWT with `iss`, `sub` (profile ID),
  * `aud` (base URL), `client_id`, `sid`, `jti`, `iat` and `exp`
- * (CONTRACT.md §5). `exp - iat` is exactly the configured lifetime.
+ * (docs/tokens.md, "Claims"). `exp - iat` is exactly the configured lifetime.
  */
 export async function mintCustomerAccessToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
   const now = deps.clock.nowSeconds();

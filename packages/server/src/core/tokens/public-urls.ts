@@ -1,5 +1,6 @@
 /**
- * The public addresses of this server (CONTRACT.md §2). Read at the moment a
+ * The public addresses of this server (docs/operator-guide.md,
+ * "Configuration"). Read at the moment a
  * token is minted, because with `PORT=0` they are known only once the
  * listener is bound.
  */

@@ -20,9 +20,10 @@ interface RawJson {
 }
 
 /**
- * `POST {base_url}/tokens` (seed §4.3, CONTRACT.md §7): a customer refresh
- * token for a new customer access token, authenticated with the client's
- * own access token. Every answer echoes `Request-Reference-No`; a retry with
+ * `POST {base_url}/tokens` (docs/consumer-guide.md, "Refreshing a customer's
+ * access token"; docs/tokens.md, "Refresh"): a customer refresh token for a
+ * new customer access token, authenticated with the client's own access
+ * token. Every answer echoes `Request-Reference-No`; a retry with
  * the same reference replays the first answer.
  */
 export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTokenRouteDeps): Promise<void> {
@@ -33,7 +34,8 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    // CONTRACT.md §7: echoed whenever sent (Node already bounds header sizes).
+    // Echoed on every answer whenever sent, errors included (docs/consumer-guide.md);
+    // Node already bounds header sizes.
     const reference = request.headers['request-reference-no'];
     if (typeof reference === 'string') reply.header('request-reference-no', reference);
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

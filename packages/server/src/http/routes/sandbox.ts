@@ -4,7 +4,8 @@ import { InvalidRequest } from '../../core/errors.js';
 import type { SmsOutboxStore } from '../../core/sms/outbox-store.js';
 
 /**
- * `GET /sandbox/messages?to=<E164>` (CONTRACT.md §8): the sandbox SMS outbox,
+ * `GET /sandbox/messages?to=<E164>` (docs/operator-guide.md, "One server,
+ * one environment"): the sandbox SMS outbox,
  * newest first. Registered in the sandbox only; production has no
  * `/sandbox/*` routes.
  */

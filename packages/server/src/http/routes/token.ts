@@ -14,7 +14,7 @@ const tokenResponseSchema = {
   required: ['access_token', 'token_type', 'expires_in'],
 } as const;
 
-/** `POST /token` (RFC 6749 §3.2, CONTRACT.md §4). */
+/** `POST /token` (RFC 6749 §3.2; docs/consumer-guide.md, docs/tokens.md). */
 export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps): Promise<void> {
   useFormBody(app);
 

@@ -41,7 +41,7 @@ function expectRefused(env: Record<string, string | undefined>, variable: string
 }
 
 describe('loadConfig: defaults', () => {
-  it('gives every setting of CONTRACT.md §2 its default when nothing is set', () => {
+  it('gives every setting of docs/operator-guide.md its default when nothing is set', () => {
     const config = loadConfig({}, CWD);
     expect(config).toEqual({
       environment: 'sandbox',
