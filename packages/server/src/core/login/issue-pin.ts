@@ -66,7 +66,7 @@ export async function deliverPin(to: string, code: string, clientName: string, s
 
 /** What resending needs. */
 export interface ResendPinDeps {
-  readonly challenges: Pick<OtpChallengeStore, 'findOtpChallenge' | 'resendOtpChallenge'>;
+  readonly challenges: Pick<OtpChallengeStore, 'findOtpChallenge' | 'resendOtpChallenge' | 'consumeOtpChallenge'>;
   readonly hasher: OtpHasher;
   readonly sms: SmsSender;
   readonly sends: SendLimiter;
@@ -76,7 +76,9 @@ export interface ResendPinDeps {
 /**
  * Sends a new code for a live challenge: no sooner than 30 s after the last
  * send, at most 3 times, within the send limits. The previous code stops
- * working; entries made so far still count.
+ * working; entries made so far still count. When the gateway does not take
+ * the new code the challenge is retired, and the next "send a new code"
+ * starts a new one.
  */
 export async function resendPin(
   challengeId: string,
@@ -102,7 +104,11 @@ export async function resendPin(
     maxResends: OTP_MAX_RESENDS,
   });
   if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
-  if (!(await deliverPin(challenge.mobile, code, context.clientName, deps.sms))) return { reason: 'sms_unavailable' };
+  if (!(await deliverPin(challenge.mobile, code, context.clientName, deps.sms))) {
+    // As with a first code: nothing may answer a code the customer never saw.
+    await deps.challenges.consumeOtpChallenge(challengeId, now);
+    return { reason: 'sms_unavailable' };
+  }
   return { sent: true };
 }
 
