@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
-import type { ResendPinDeps } from '../../../src/core/login/issue-pin.js';
+import { deliverPin, newChallenge, type ChallengeInput, type ResendPinDeps } from '../../../src/core/login/issue-pin.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import type { VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
@@ -89,3 +89,20 @@ export const LOGIN = {
   profileId: '123456789012',
   pendingPinHash: null,
 } as const;
+
+/** Who asks for the codes of {@link LOGIN}: the client's name and the customer's address. */
+export const CONTEXT = { clientName: 'Acme Shop', address: '203.0.113.7' } as const;
+
+/**
+ * Issues a challenge as the journey does: made, stored, then its code sent
+ * by SMS. Returns its ID, its code and whether the gateway took it.
+ */
+export async function issueChallenge(
+  input: ChallengeInput,
+  setup: { storage: Storage; clock: FixedClock; sms: SmsSender; hasher: OtpHasher },
+): Promise<{ id: string; code: string; delivered: boolean }> {
+  const { record, code } = newChallenge(input, { hasher: setup.hasher, clock: setup.clock });
+  await setup.storage.otpChallenges.insertOtpChallenge(record);
+  const delivered = await deliverPin(input.mobile, code, CONTEXT.clientName, setup.sms);
+  return { id: record.id, code, delivered };
+}

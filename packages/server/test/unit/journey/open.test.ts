@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, type OpenJourney } from '../../../src/core/journey/open.js';
+import type { JourneyState } from '../../../src/core/journey/states.js';
+import { TRANSITIONS } from '../../../src/core/journey/states.js';
+import { ACME, BROWSER, journeySetup, MOBILE, OTHER_MOBILE, REDIRECT, T0, type JourneyTest, type Started } from './fixtures.js';
+
+async function open(t: JourneyTest, journey: Started, context: Partial<Started['context']> = {}, deps = t.deps) {
+  return openJourney({ ...journey.context, ...context }, deps);
+}
+
+async function opened(t: JourneyTest, journey: Started): Promise<OpenJourney> {
+  const result = await open(t, journey);
+  if (!isOpen(result)) throw new Error(JSON.stringify(result));
+  return result;
+}
+
+describe('openJourney', () => {
+  it('opens the journey of the browser that started it, with its client and what its pages show', async () => {
+    const t = await journeySetup();
+    const journey = await t.begin({ user_id: MOBILE });
+    const result = await opened(t, journey);
+    expect(result.requestId).toBe(journey.requestId);
+    expect(result.record).toEqual(await journey.record());
+    expect(result.client).toEqual(ACME);
+    expect(result.view).toEqual({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: MOBILE });
+  });
+
+  it('from another browser: the same dead end as for an unknown ID', async () => {
+    const t = await journeySetup();
+    const journey = await t.begin();
+    const foreign = await open(t, journey, { browserId: `${BROWSER}-other` });
+    const unknown = await open(t, journey, { requestId: 'no-such-journey' });
+    expect(foreign).toEqual({ kind: 'dead_end', reason: 'expired' });
+    expect(unknown).toEqual(foreign);
+  });
+
+  it.each([
+    ['no request ID', { requestId: undefined }],
+    ['an empty request ID', { requestId: '' }],
+    ['an oversized request ID', { requestId: 'x'.repeat(101) }],
+    ['no browser cookie', { browserId: undefined }],
+    ['an oversized browser cookie', { browserId: 'x'.repeat(101) }],
+  ])('%s: a dead end', async (_name, context) => {
+    const t = await journeySetup();
+    const journey = await t.begin();
+    expect(await open(t, journey, context)).toEqual({ kind: 'dead_end', reason: 'expired' });
+  });
+
+  it('is open until the second before its expiry (900 s), a dead end at and after it', async () => {
+    const t = await journeySetup();
+    const journey = await t.begin();
+    t.clock.set(T0 + 899);
+    expect(isOpen(await open(t, journey))).toBe(true);
+    t.clock.set(T0 + 900);
+    expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'expired' });
+    t.clock.set(T0 + 901);
+    expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'expired' });
+  });
+
+  it.each([['cancelled' as const], ['code_issued' as const]])('once %s: finished', async (state) => {
+    const t = await journeySetup();
+    const customer = await t.addCustomer();
+    const journey = await t.begin({}, { sessionId: await t.session(customer.profileId) });
+    const transition = state === 'cancelled' ? TRANSITIONS.cancelled : TRANSITIONS.approved;
+    expect(await t.storage.authorizationRequests.transitionAuthorizationRequest(journey.idHash, transition, T0)).toBeDefined();
+    expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'finished' });
+  });
+
+  it('a client disabled or removed meanwhile: client_unavailable', async () => {
+    const t = await journeySetup();
+    const journey = await t.begin();
+    expect(await open(t, journey, {}, { ...t.deps, findClient: async () => ({ ...ACME, status: 'disabled' }) })).toEqual({
+      kind: 'dead_end',
+      reason: 'client_unavailable',
+    });
+    expect(await open(t, journey, {}, { ...t.deps, findClient: async () => undefined })).toEqual({ kind: 'dead_end', reason: 'client_unavailable' });
+  });
+});
+
+describe('pageForState and firstPage', () => {
+  /** The journey as opened, with its status set to `status` (pageForState reads nothing else of it). */
+  async function inState(status: JourneyState, query: Record<string, string> = {}) {
+    const t = await journeySetup();
+    await t.addCustomer();
+    const journey = await opened(t, await t.begin(query));
+    return { t, journey: { ...journey, record: { ...journey.record, status } } };
+  }
+
+  it.each([
+    ['pending', {}, { kind: 'goto', page: 'login' }],
+    ['pending', { user_id: MOBILE }, { kind: 'goto', page: 'login' }],
+    ['pending', { user_id: OTHER_MOBILE }, { kind: 'goto', page: 'register' }],
+    ['pin_verified', {}, { kind: 'goto', page: 'otp' }],
+    ['otp_sent', {}, { kind: 'goto', page: 'otp' }],
+    ['consent_required', {}, { kind: 'goto', page: 'consent' }],
+    ['code_issued', {}, { kind: 'dead_end', reason: 'finished' }],
+    ['cancelled', {}, { kind: 'dead_end', reason: 'finished' }],
+  ] as const)('%s with %j: %j', async (status, query, expected) => {
+    const { t, journey } = await inState(status, query);
+    const result = await pageForState(journey, t.deps);
+    expect(result).toEqual(expected.kind === 'goto' ? { ...expected, requestId: journey.requestId } : expected);
+  });
+
+  it('firstPage: registration only when user_id names no account; hintedCustomer finds the account it names', async () => {
+    for (const [query, page, hinted] of [
+      [{}, 'login', false],
+      [{ user_id: MOBILE }, 'login', true],
+      [{ user_id: OTHER_MOBILE }, 'register', false],
+    ] as const) {
+      const { t, journey } = await inState('pending', query);
+      expect(await firstPage(journey, t.deps), JSON.stringify(query)).toBe(page);
+      expect((await hintedCustomer(journey, t.deps))?.mobile === MOBILE, JSON.stringify(query)).toBe(hinted);
+    }
+  });
+});
