@@ -45,17 +45,7 @@ export async function createCustomer(
   const now = deps.clock.nowSeconds();
   // A profile ID collision is astronomically rare; retry a few times all the same.
   for (let attempt = 0; ; attempt++) {
-    const customer: Customer = {
-      profileId: generateProfileId(),
-      mobile: mobile.e164,
-      name,
-      pinHash,
-      status: 'active',
-      pinAttempts: 0,
-      lockedUntil: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const customer = newCustomer({ mobile: mobile.e164, pinHash, name }, now);
     try {
       await deps.customers.insertCustomer(customer);
       return { customer, mobile };
@@ -68,6 +58,21 @@ export async function createCustomer(
       }
     }
   }
+}
+
+/** A new, active customer record with a fresh profile ID; `mobile` is E.164 and `pinHash` from `hashPin`. */
+export function newCustomer(input: { mobile: string; pinHash: string; name?: string | null }, now: number): Customer {
+  return {
+    profileId: generateProfileId(),
+    mobile: input.mobile,
+    name: input.name ?? null,
+    pinHash: input.pinHash,
+    status: 'active',
+    pinAttempts: 0,
+    lockedUntil: null,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /** Finds a customer by profile ID (digits) or mobile number (`+…`). */

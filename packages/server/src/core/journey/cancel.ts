@@ -1,8 +1,8 @@
 import { errorRedirect } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import type { OpenJourney } from './open.js';
+import { whereItStandsNow, type OpenJourney } from './open.js';
 import type { StepResult } from './outcomes.js';
-import { FINAL_STATES, TRANSITIONS } from './states.js';
+import { TRANSITIONS } from './states.js';
 
 /**
  * The customer cancels (any page's `action=cancel`): the journey ends
@@ -12,11 +12,8 @@ import { FINAL_STATES, TRANSITIONS } from './states.js';
  */
 export async function cancelJourney(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock' | 'issuer'>): Promise<StepResult> {
   const moved = await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.cancelled, deps.clock.nowSeconds());
-  if (!moved) {
-    // Every open state may be cancelled: the journey ended or expired since it was opened.
-    const current = await deps.db.authorizationRequests.findAuthorizationRequest(journey.record.idHash);
-    return { kind: 'dead_end', reason: current && FINAL_STATES.includes(current.status) ? 'finished' : 'expired' };
-  }
+  // Every open state may be cancelled: the journey ended or expired since it was opened.
+  if (!moved) return whereItStandsNow(journey, deps);
   const { record } = journey;
   return { kind: 'redirect', location: errorRedirect(record.redirectUri, 'access_denied', 'the customer cancelled', record.state, deps.issuer) };
 }

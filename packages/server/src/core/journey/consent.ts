@@ -4,7 +4,7 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import { issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import { isOpen, openJourney, pageForState, type StepContext } from './open.js';
+import { isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from './open.js';
 import type { StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId } from './session.js';
 import { TRANSITIONS } from './states.js';
@@ -61,6 +61,6 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     case 'login_required':
       return { kind: 'goto', page: 'login', requestId: journey.requestId };
     case 'lost':
-      return { kind: 'dead_end', reason: 'finished' };
+      return whereItStandsNow(journey, deps);
   }
 }

@@ -1,5 +1,6 @@
 import { maySignIn, type Customer } from '../customers/customer.js';
-import { createCustomer, CustomerValidationError } from '../customers/manage-customers.js';
+import { newCustomer } from '../customers/manage-customers.js';
+import { Conflict } from '../storage-errors.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
 import { deliverPin, newChallenge, resendPin, type SendRefusal } from '../login/issue-pin.js';
@@ -9,7 +10,7 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import { issueCode } from './code.js';
 import type { JourneyDeps, JourneyStores } from './deps.js';
-import { firstPage, isOpen, openJourney, pageForState, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, ProblemCode, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
@@ -112,18 +113,25 @@ async function completeSignIn(journey: OpenJourney, challenge: OtpChallengeRecor
     case 'account_unavailable':
       return { kind: 'dead_end', reason: 'account_unavailable' };
     case 'lost':
-      // A concurrent submit completed (or ended) the journey: it is finished for this one.
-      return { kind: 'dead_end', reason: 'finished' };
+      // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
+      return whereItStandsNow(journey, deps);
   }
 }
 
-/** Creates the account a registration's one-time PIN proved; `undefined` when the mobile was registered meanwhile. */
+/**
+ * Creates the account a registration's one-time PIN proved; `undefined` when
+ * the mobile was registered meanwhile (the transaction then rolls back: on
+ * PostgreSQL a failed statement ends the transaction, so nothing is retried
+ * inside it).
+ */
 async function register(challenge: OtpChallengeRecord, tx: JourneyStores, deps: Pick<JourneyDeps, 'clock'>): Promise<Customer | undefined> {
+  if (challenge.pendingPinHash === null || (await tx.customers.findCustomerByMobile(challenge.mobile))) return undefined;
+  const customer = newCustomer({ mobile: challenge.mobile, pinHash: challenge.pendingPinHash }, deps.clock.nowSeconds());
   try {
-    const { customer } = await createCustomer({ mobile: challenge.mobile, pin: '', pinHash: challenge.pendingPinHash ?? '' }, { customers: tx.customers, clock: deps.clock });
+    await tx.customers.insertCustomer(customer);
     return customer;
   } catch (error) {
-    if (error instanceof CustomerValidationError) return undefined;
+    if (error instanceof Conflict) return undefined;
     throw error;
   }
 }

@@ -72,6 +72,18 @@ export async function pageForState(journey: OpenJourney, deps: Pick<JourneyDeps,
   }
 }
 
+/**
+ * Where to go when a step lost a race (another tab or a double submit moved
+ * the journey first, or it expired meanwhile): the journey is read again and
+ * the customer is shown where it stands now.
+ */
+export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock'>): Promise<StepResult> {
+  const current = await deps.db.authorizationRequests.findAuthorizationRequest(journey.record.idHash);
+  if (!current || FINAL_STATES.includes(current.status)) return { kind: 'dead_end', reason: 'finished' };
+  if (current.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
+  return pageForState({ ...journey, record: current }, deps);
+}
+
 /** The account `user_id` names, if it has one. */
 export async function hintedCustomer(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<Customer | undefined> {
   return journey.record.loginHint === null ? undefined : deps.db.customers.findCustomerByMobile(journey.record.loginHint);

@@ -5,7 +5,7 @@ import { deliverPin, newChallenge, type ChallengeInput } from '../login/issue-pi
 import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
-import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
@@ -136,8 +136,8 @@ async function sendFirstCode(
     await tx.otpChallenges.insertOtpChallenge(record);
     return after;
   });
-  // Another tab finished or cancelled this journey meanwhile.
-  if (!moved) return { kind: 'dead_end', reason: 'finished' };
+  // Another tab finished or cancelled this journey meanwhile, or it expired.
+  if (!moved) return whereItStandsNow(journey, deps);
   if (await deliverPin(input.mobile, code, journey.client.name, deps.sms)) {
     await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
   } else {
