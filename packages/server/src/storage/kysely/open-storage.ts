@@ -38,9 +38,22 @@ function storesFor(db: Kysely<Database>): Stores {
   };
 }
 
+/** How long the storage waits for the database. */
+export interface StorageOptions {
+  /**
+   * Milliseconds a SQLite statement waits for another process's write lock,
+   * or a PostgreSQL request waits for a connection (a new one, or a free
+   * one in the pool); default 5000.
+   */
+  readonly timeoutMs?: number;
+}
+
 /** Opens the database; call `migrate()` before first use. */
-export function openStorage(location: DatabaseLocation): Storage {
-  const dialect = location.engine === 'sqlite' ? createSqliteDialect(location.path) : createPostgresDialect(location.url);
+export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
+  const dialect =
+    location.engine === 'sqlite'
+      ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
+      : createPostgresDialect(location.url, { connectTimeoutMs: options.timeoutMs });
   const db = new Kysely<Database>({ dialect });
   return {
     engine: location.engine,
