@@ -4,7 +4,6 @@ import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { main as serve } from '../http/server.js';
 import { openRuntime, type Runtime } from '../compose/runtime.js';
 import { StorageError } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
@@ -124,6 +123,8 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
   try {
     if (command === 'serve') {
       if (positionals.length > 1) throw new UsageError(`serve takes no arguments`);
+      // Loaded only here: the other commands start without the server's code.
+      const { main: serve } = await import('../http/server.js');
       await serve({ env, seedDemo: values['seed-demo'] ?? false, clock });
       return 0;
     }
