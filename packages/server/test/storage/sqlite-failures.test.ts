@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { clientRecord } from '../helpers/client-record.js';
+import { describeStorageFailures } from './failures.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -43,6 +45,47 @@ async function storageAt(path: string, timeoutMs?: number): Promise<Storage> {
 function insertOutboxRow(db: SqliteDatabase.Database, id: string): void {
   db.prepare('insert into sms_outbox (id, to_mobile, body, sent_at) values (?, ?, ?, ?)').run(id, '+639171234567', 'hello', 1);
 }
+
+let currentPath = '';
+describeStorageFailures('sqlite', {
+  async open() {
+    currentPath = databasePath();
+    const storage = openStorage({ engine: 'sqlite', path: currentPath });
+    await storage.migrate();
+    return storage;
+  },
+  dispose: (storage) => storage.close(),
+  async exec(sql) {
+    rawConnection(currentPath).exec(sql);
+  },
+  async refuseInserts(table) {
+    rawConnection(currentPath).exec(`CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+  },
+  refusedCode: 'SQLITE_CONSTRAINT_TRIGGER',
+});
+
+describe('sqlite: another process holding the write lock', () => {
+  it('past the busy timeout, a write surfaces as StorageUnavailable (SQLITE_BUSY); once the lock is free it succeeds', async () => {
+    const path = databasePath();
+    const storage = await storageAt(path, 50);
+    const other = rawConnection(path);
+    other.exec('begin immediate');
+    insertOutboxRow(other, 'other-1');
+
+    const single = await storage.clients.insertClient(clientRecord()).catch((error: unknown) => error);
+    expect(single).toBeInstanceOf(StorageUnavailable);
+    expect(((single as StorageUnavailable).cause as { code?: string }).code).toBe('SQLITE_BUSY');
+    const inTransaction = await storage.transaction((tx) => tx.clients.insertClient(clientRecord())).catch((error: unknown) => error);
+    expect(inTransaction).toBeInstanceOf(StorageUnavailable);
+    // WAL: reads go on while another connection writes.
+    expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
+
+    other.exec('commit');
+    await storage.transaction((tx) => tx.clients.insertClient(clientRecord()));
+    expect(await storage.clients.findClient('cid_sandbox_acme')).toBeDefined();
+    expect(await storage.outbox.listOutboxMessages('+639171234567', 10)).toHaveLength(1);
+  });
+});
 
 describe('sqlite: transactions begin IMMEDIATE', () => {
   it('(the failure it avoids) a deferred transaction that reads and then writes gets SQLITE_BUSY at once, busy timeout or not', async () => {

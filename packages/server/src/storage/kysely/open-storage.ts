@@ -4,6 +4,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
+import { translateDriverErrors } from './translate-driver-errors.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
@@ -43,18 +44,24 @@ export interface StorageOptions {
   /**
    * Milliseconds a SQLite statement waits for another process's write lock,
    * or a PostgreSQL request waits for a connection (a new one, or a free
-   * one in the pool); default 5000.
+   * one in the pool); default 5000. Past it the operation fails with
+   * `StorageUnavailable`.
    */
   readonly timeoutMs?: number;
 }
 
-/** Opens the database; call `migrate()` before first use. */
+/**
+ * Opens the database; call `migrate()` before first use. Every error of
+ * the database driver surfaces as `StorageUnavailable`, except unique-key
+ * violations, which the stores turn into `Conflict`
+ * (`translate-driver-errors.ts`).
+ */
 export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
-  const dialect =
+  const engineDialect =
     location.engine === 'sqlite'
       ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
       : createPostgresDialect(location.url, { connectTimeoutMs: options.timeoutMs });
-  const db = new Kysely<Database>({ dialect });
+  const db = new Kysely<Database>({ dialect: translateDriverErrors(engineDialect) });
   return {
     engine: location.engine,
     ...storesFor(db),

@@ -1,0 +1,130 @@
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
+import { StorageError, StorageUnavailable } from '../../core/storage-errors.js';
+import { isUniqueViolation } from './stores/insert-or-conflict.js';
+
+/**
+ * Wraps a dialect so that every error its driver throws (pg or
+ * better-sqlite3: connection refused or reset, pool connect timeout,
+ * `SQLITE_BUSY`, a trigger's abort, anything) surfaces as
+ * `StorageUnavailable` with the driver's error as `cause`. Callers above
+ * the storage then never see a driver error, and the HTTP layer answers
+ * 503 (docs/operator-guide.md).
+ *
+ * Unique-key violations pass through unchanged: the stores turn them into
+ * `Conflict` (`stores/insert-or-conflict.ts`). Errors thrown by the work
+ * inside a transaction never reach the driver, so they pass unchanged too.
+ */
+export function translateDriverErrors(dialect: Dialect): Dialect {
+  return {
+    createDriver: () => new TranslatingDriver(dialect.createDriver()),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+  };
+}
+
+/**
+ * The error to throw instead of `error`, a driver's error. Its message,
+ * for operators (the command line prints it), names the driver's code and
+ * the first line of its message; HTTP clients never see it.
+ */
+function translate(error: unknown): unknown {
+  if (error instanceof StorageError || isUniqueViolation(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const named = typeof code === 'string' && /^[\w.-]{1,40}$/.test(code) ? ` (${code})` : '';
+  const said = error instanceof Error ? (error.message.split('\n')[0] ?? '') : '';
+  return new StorageUnavailable(`the database is unavailable${named}${said ? `: ${said}` : ''}`, { cause: error });
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translate(error);
+  }
+}
+
+class TranslatingDriver implements Driver {
+  readonly #driver: Driver;
+  /** One wrapper per connection of the wrapped driver, so Kysely sees the same connection each time. */
+  readonly #wrappers = new WeakMap<DatabaseConnection, TranslatingConnection>();
+
+  constructor(driver: Driver) {
+    this.#driver = driver;
+  }
+
+  init(): Promise<void> {
+    return translated(() => this.#driver.init());
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await translated(() => this.#driver.acquireConnection());
+    let wrapper = this.#wrappers.get(connection);
+    if (!wrapper) {
+      wrapper = new TranslatingConnection(connection);
+      this.#wrappers.set(connection, wrapper);
+    }
+    return wrapper;
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return translated(() => this.#driver.beginTransaction(unwrap(connection), settings));
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.commitTransaction(unwrap(connection)));
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.rollbackTransaction(unwrap(connection)));
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const savepoint = required(this.#driver.savepoint, 'savepoint').bind(this.#driver);
+    return translated(() => savepoint(unwrap(connection), name, compileQuery));
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const rollbackToSavepoint = required(this.#driver.rollbackToSavepoint, 'rollbackToSavepoint').bind(this.#driver);
+    return translated(() => rollbackToSavepoint(unwrap(connection), name, compileQuery));
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const releaseSavepoint = required(this.#driver.releaseSavepoint, 'releaseSavepoint').bind(this.#driver);
+    return translated(() => releaseSavepoint(unwrap(connection), name, compileQuery));
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.releaseConnection(unwrap(connection)));
+  }
+
+  destroy(): Promise<void> {
+    return translated(() => this.#driver.destroy());
+  }
+}
+
+class TranslatingConnection implements DatabaseConnection {
+  constructor(readonly inner: DatabaseConnection) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    return translated(() => this.inner.executeQuery<R>(compiledQuery));
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    try {
+      yield* this.inner.streamQuery<R>(compiledQuery, chunkSize);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+}
+
+function unwrap(connection: DatabaseConnection): DatabaseConnection {
+  return connection instanceof TranslatingConnection ? connection.inner : connection;
+}
+
+function required<F>(method: F | undefined, name: string): F {
+  // A programming error, not an unavailable database: thrown as it is.
+  if (!method) throw new Error(`the database driver does not support ${name}`);
+  return method;
+}
