@@ -122,6 +122,13 @@ export function describeStorageFailures(engine: string, factory: FailureFactory)
       expect(await storage.clients.findClient('cid_sandbox_acme')).toBeDefined();
     });
 
+    it('once closed, every operation fails with StorageUnavailable', async () => {
+      await storage.close();
+      await expect(storage.clients.findClient('cid_sandbox_acme')).rejects.toBeInstanceOf(StorageUnavailable);
+      await expect(storage.transaction((tx) => tx.clients.insertClient(clientRecord()))).rejects.toBeInstanceOf(StorageUnavailable);
+      await expect(storage.ping()).rejects.toBeInstanceOf(StorageUnavailable);
+    });
+
     it("the work's own errors pass through a transaction unchanged, and it writes nothing", async () => {
       const own = new InvalidGrant('not this time');
       await expect(

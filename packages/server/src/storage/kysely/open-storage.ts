@@ -61,7 +61,8 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     location.engine === 'sqlite'
       ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
       : createPostgresDialect(location.url, { connectTimeoutMs: options.timeoutMs });
-  const db = new Kysely<Database>({ dialect: translateDriverErrors(engineDialect) });
+  const dialect = translateDriverErrors(engineDialect);
+  const db = new Kysely<Database>({ dialect });
   return {
     engine: location.engine,
     ...storesFor(db),
@@ -75,6 +76,6 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     async ping() {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: () => dialect.close(),
   };
 }

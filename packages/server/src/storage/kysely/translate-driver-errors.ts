@@ -2,6 +2,17 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler,
 import { StorageError, StorageUnavailable } from '../../core/storage-errors.js';
 import { isUniqueViolation } from './stores/insert-or-conflict.js';
 
+/** A dialect whose driver reports its errors as `StorageUnavailable`; see {@link translateDriverErrors}. */
+export interface TranslatingDialect extends Dialect {
+  /**
+   * Closes the driver's connections. Every query after that fails with
+   * `StorageUnavailable` (a server shutting down answers the requests still
+   * in flight with 503), where `Kysely.destroy()` would make it fail with a
+   * plain error.
+   */
+  close(): Promise<void>;
+}
+
 /**
  * Wraps a dialect so that every error its driver throws (pg or
  * better-sqlite3: connection refused or reset, pool connect timeout,
@@ -14,12 +25,17 @@ import { isUniqueViolation } from './stores/insert-or-conflict.js';
  * `Conflict` (`stores/insert-or-conflict.ts`). Errors thrown by the work
  * inside a transaction never reach the driver, so they pass unchanged too.
  */
-export function translateDriverErrors(dialect: Dialect): Dialect {
+export function translateDriverErrors(dialect: Dialect): TranslatingDialect {
+  // Kysely asks its dialect for a driver once, when it is constructed.
+  let driver: TranslatingDriver | undefined;
   return {
-    createDriver: () => new TranslatingDriver(dialect.createDriver()),
+    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver())),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db) => dialect.createIntrospector(db),
+    close: async () => {
+      await driver?.destroy();
+    },
   };
 }
 
@@ -48,16 +64,21 @@ class TranslatingDriver implements Driver {
   readonly #driver: Driver;
   /** One wrapper per connection of the wrapped driver, so Kysely sees the same connection each time. */
   readonly #wrappers = new WeakMap<DatabaseConnection, TranslatingConnection>();
+  #destroyed: Promise<void> | undefined;
+  /** Made when the driver was closed: its stack tells where, for the logs of whatever comes later. */
+  #closedHere: Error | undefined;
 
   constructor(driver: Driver) {
     this.#driver = driver;
   }
 
-  init(): Promise<void> {
-    return translated(() => this.#driver.init());
+  async init(): Promise<void> {
+    this.#refuseWhenClosed();
+    await translated(() => this.#driver.init());
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    this.#refuseWhenClosed();
     const connection = await translated(() => this.#driver.acquireConnection());
     let wrapper = this.#wrappers.get(connection);
     if (!wrapper) {
@@ -98,8 +119,15 @@ class TranslatingDriver implements Driver {
     return translated(() => this.#driver.releaseConnection(unwrap(connection)));
   }
 
+  /** Closes the wrapped driver, once, however often it is called. */
   destroy(): Promise<void> {
-    return translated(() => this.#driver.destroy());
+    this.#closedHere ??= new Error('the storage was closed');
+    this.#destroyed ??= translated(() => this.#driver.destroy());
+    return this.#destroyed;
+  }
+
+  #refuseWhenClosed(): void {
+    if (this.#closedHere) throw new StorageUnavailable('the database connection is closed', { cause: this.#closedHere });
   }
 }
 
