@@ -4,9 +4,8 @@ import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { main as serve } from '../http/server.js';
 import { openRuntime, type Runtime } from '../compose/runtime.js';
-import { StorageError } from '../core/storage-errors.js';
+import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
@@ -124,6 +123,8 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
   try {
     if (command === 'serve') {
       if (positionals.length > 1) throw new UsageError(`serve takes no arguments`);
+      // Loaded only here: the other commands start without the server's code.
+      const { main: serve } = await import('../http/server.js');
       await serve({ env, seedDemo: values['seed-demo'] ?? false, clock });
       return 0;
     }
@@ -220,6 +221,11 @@ function resolve(
 }
 
 function describeFailure(error: unknown): string {
+  // A database failure carries the driver's error, and its code, as its cause.
+  const code = ((error instanceof StorageUnavailable ? error.cause : error) as { code?: string } | null)?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
+    return `cannot reach the database (${code}): check DATABASE_URL`;
+  }
   if (
     error instanceof ConfigError ||
     error instanceof ClientValidationError ||
@@ -228,10 +234,6 @@ function describeFailure(error: unknown): string {
     error instanceof StorageError
   ) {
     return error.message;
-  }
-  const code = (error as { code?: string } | null)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
-    return `cannot reach the database (${code}): check DATABASE_URL`;
   }
   if (code === 'EADDRINUSE') return 'the port is in use: set PORT to a free port (PORT=0 picks one)';
   const message = error instanceof Error ? error.message : String(error);

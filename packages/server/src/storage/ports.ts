@@ -56,6 +56,6 @@ export interface Storage extends Stores {
   migrate(): Promise<string[]>;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
-  /** Closes every connection. */
+  /** Closes every connection; any operation after it throws `StorageUnavailable`. */
   close(): Promise<void>;
 }

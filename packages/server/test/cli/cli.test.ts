@@ -497,6 +497,12 @@ describe('migrate', () => {
     expect(line).toContain('CONNECT_ACCESS_TOKEN_TTL');
     expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
   });
+
+  it('says in one line that the database cannot be reached, naming DATABASE_URL', async () => {
+    // Nothing listens on port 1: the connection is refused at once.
+    const line = expectFailure(await cli(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/connect' }), 1);
+    expect(line).toBe('connect-auth: cannot reach the database (ECONNREFUSED): check DATABASE_URL\n');
+  });
 });
 
 describe('usage mistakes exit 2 with one line on stderr', () => {

@@ -6,7 +6,12 @@ export interface TcpProxy {
   readonly port: number;
   /** Breaks every open connection and refuses new ones, as when the service goes down. */
   cut(): Promise<void>;
-  /** Accepts connections on the same port again. */
+  /**
+   * Breaks every open connection; new ones are accepted but nothing is
+   * forwarded either way, as when the service hangs.
+   */
+  stall(): Promise<void>;
+  /** Accepts and forwards connections on the same port again. */
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -14,6 +19,7 @@ export interface TcpProxy {
 /** Starts a proxy on 127.0.0.1 that forwards to `host:port`. */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -21,6 +27,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const forward = (client: Socket) => {
     track(client);
+    if (stalled) return;
     const upstream = createConnection(target);
     track(upstream);
     client.pipe(upstream);
@@ -50,12 +57,27 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       if (server) await stop(server);
       server = undefined;
     },
+    async stall() {
+      stalled = true;
+      for (const socket of sockets) socket.destroy();
+      server ??= await listen(port);
+    },
     async restore() {
+      stalled = false;
       server ??= await listen(port);
     },
     async close() {
       if (server) await stop(server);
+      for (const socket of sockets) socket.destroy();
       server = undefined;
     },
   };
+}
+
+/** `url` with its host and port replaced by the proxy's. */
+export function throughProxy(url: string, proxy: TcpProxy): string {
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String(proxy.port);
+  return proxied.href;
 }

@@ -1,4 +1,4 @@
-import { createCustomer, findCustomerByReference } from '../../core/customers/manage-customers.js';
+import { createCustomer, findCustomerByReference, hashNewPin } from '../../core/customers/manage-customers.js';
 import type { Customer } from '../../core/customers/customer.js';
 import { parseMobile } from '../../core/customers/mobile.js';
 import type { Runtime } from '../../compose/runtime.js';
@@ -56,8 +56,14 @@ export async function createCustomerCommand(
 ): Promise<CommandResult> {
   if (!options.mobile) throw new UsageError('--mobile is required');
   if (!options.pin) throw new UsageError('--pin is required');
+  // The PIN hash takes about 100 ms: done before the transaction, which holds
+  // the database's write lock until it ends (docs/operator-guide.md).
+  const pinHash = await hashNewPin(options.pin);
   const { customer, mobile } = await runtime.storage.transaction(async (tx) => {
-    const created = await createCustomer({ mobile: options.mobile as string, pin: options.pin as string, name: options.name }, { customers: tx.customers, clock: runtime.clock });
+    const created = await createCustomer(
+      { mobile: options.mobile as string, pin: options.pin as string, pinHash, name: options.name },
+      { customers: tx.customers, clock: runtime.clock },
+    );
     await recordAdminAction(runtime, { type: 'customer.created', subject: created.customer.profileId }, tx);
     return created;
   });

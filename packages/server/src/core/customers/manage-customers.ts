@@ -25,6 +25,21 @@ export function generateProfileId(): string {
   return String(randomInt(100_000_000_000, 1_000_000_000_000));
 }
 
+const INVALID_PIN = 'PIN must be 4 to 6 digits';
+
+/**
+ * Checks a new PIN (4 to 6 digits) and hashes it for `createCustomer`'s
+ * `pinHash`. The hash is slow on purpose; a caller that creates the
+ * customer inside a transaction hashes first, so that the transaction (and
+ * the database's write lock) is not held while the hash runs.
+ *
+ * @throws CustomerValidationError when the PIN is not 4 to 6 digits.
+ */
+export async function hashNewPin(pin: string): Promise<string> {
+  if (!isValidPin(pin)) throw new CustomerValidationError(INVALID_PIN);
+  return hashPin(pin);
+}
+
 /**
  * Creates a customer. The mobile number must be a valid number in
  * international format and not registered yet; the PIN 4 to 6 digits.
@@ -35,7 +50,7 @@ export async function createCustomer(
 ): Promise<{ customer: Customer; mobile: MobileNumber }> {
   const mobile = parseMobile(input.mobile);
   if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
-  if (input.pinHash === undefined && !isValidPin(input.pin)) throw new CustomerValidationError('PIN must be 4 to 6 digits');
+  if (input.pinHash === undefined && !isValidPin(input.pin)) throw new CustomerValidationError(INVALID_PIN);
   const name = input.name?.trim() || null;
   if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');
   if (await deps.customers.findCustomerByMobile(mobile.e164)) {

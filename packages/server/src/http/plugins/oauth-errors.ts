@@ -1,27 +1,40 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError } from '../../core/errors.js';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError, TemporarilyUnavailable } from '../../core/errors.js';
+import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
+
+/** Seconds a client should wait before retrying after a 503 (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;
 
 /**
  * THE mapping from errors to HTTP responses, for every route.
  *
  * - `OAuthError`: its status and `{ error, error_description }`.
+ * - `StorageUnavailable` (the database failed or did not answer in time):
+ *   `503 temporarily_unavailable`, and on the hosted pages a page asking
+ *   the customer to try again shortly (docs/operator-guide.md).
  * - Fastify's own request errors (bad content type, body too large, bad
  *   JSON): `invalid_request` with a fixed, client-safe description.
  * - Anything else: a generic `server_error`, logged in full.
  *
  * Every error response carries `Cache-Control: no-store`; 401s carry the
- * `WWW-Authenticate` challenge of the scheme the client tried.
+ * `WWW-Authenticate` challenge of the scheme the client tried; 503s carry
+ * `Retry-After` (RFC 9110 §10.2.3).
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const oauthError = toOAuthError(error);
-    if (oauthError.status >= 500) {
+    if (oauthError instanceof TemporarilyUnavailable) {
+      request.log.error({ failure: loggable(oauthError.cause ?? error) }, 'request failed: a dependency is unavailable');
+    } else if (oauthError.status >= 500) {
       request.log.error({ err: oauthError instanceof ServerError ? error : (oauthError.cause ?? error) }, 'request failed');
     } else {
       request.log.info({ error: oauthError.error, detail: oauthError.detail }, oauthError.description);
     }
-    if (isHtmlRoute(request)) return sendErrorPage(reply, oauthError.status, ...pageMessage(error, oauthError));
+    if (isHtmlRoute(request)) {
+      if (oauthError instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return sendErrorPage(reply, oauthError.status, ...pageMessage(error, oauthError));
+    }
     return sendOAuthError(reply, oauthError);
   });
 
@@ -39,6 +52,7 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   if (error instanceof InvalidClient && error.attemptedMethod === 'client_secret_basic') {
     reply.header('www-authenticate', 'Basic realm="connect", charset="UTF-8"');
   }
+  if (error instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   if (error instanceof InvalidToken) {
     reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${error.description.replace(/["\\]/g, '')}"`);
   }
@@ -49,6 +63,9 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
 function pageMessage(error: FastifyError, oauthError: OAuthError): [string, string] {
   if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
     return ['This form has expired', 'The form was too old or did not come from this page. Go back to the app and start again.'];
+  }
+  if (oauthError instanceof TemporarilyUnavailable) {
+    return ['Please try again in a moment', 'We cannot complete your request just now. Please try again shortly.'];
   }
   if (oauthError.status >= 500) return ['Something went wrong', 'We could not complete your request. Please try again in a moment.'];
   return ['This request cannot be used', oauthError.description];
@@ -64,6 +81,9 @@ const REQUEST_ERRORS: Record<string, { status: number; description: string }> = 
 
 function toOAuthError(error: FastifyError | Error): OAuthError {
   if (error instanceof OAuthError) return error;
+  if (error instanceof StorageUnavailable) {
+    return new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
+  }
   const fastifyError = error as FastifyError;
   const known = fastifyError.code ? REQUEST_ERRORS[fastifyError.code] : undefined;
   if (known) return new InvalidRequest(known.description, { status: known.status, cause: error });
@@ -79,4 +99,23 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
     return new InvalidRequest('malformed request', { status, cause: error });
   }
   return new ServerError('the server could not complete the request', { cause: error });
+}
+
+/**
+ * What the logs keep of an unavailable dependency's error: the chain of
+ * causes by type, code and message (and the stack), never the driver's
+ * other fields, which may quote the row it refused (PostgreSQL's `detail`).
+ * Logged as `failure`: under `err`, pino's error serializer would take this
+ * plain object for an error and lose its type.
+ */
+function loggable(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+    stack: error.stack,
+    ...(error.cause !== undefined && depth < 3 ? { cause: loggable(error.cause, depth + 1) } : {}),
+  };
 }

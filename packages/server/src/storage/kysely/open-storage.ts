@@ -4,6 +4,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
+import { translateDriverErrors } from './translate-driver-errors.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
@@ -38,9 +39,29 @@ function storesFor(db: Kysely<Database>): Stores {
   };
 }
 
-/** Opens the database; call `migrate()` before first use. */
-export function openStorage(location: DatabaseLocation): Storage {
-  const dialect = location.engine === 'sqlite' ? createSqliteDialect(location.path) : createPostgresDialect(location.url);
+/** How long the storage waits for the database. */
+export interface StorageOptions {
+  /**
+   * Milliseconds a SQLite statement waits for another process's write lock,
+   * or a PostgreSQL request waits for a connection (a new one, or a free
+   * one in the pool); default 5000. Past it the operation fails with
+   * `StorageUnavailable`.
+   */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Opens the database; call `migrate()` before first use. Every error of
+ * the database driver surfaces as `StorageUnavailable`, except unique-key
+ * violations, which the stores turn into `Conflict`
+ * (`translate-driver-errors.ts`).
+ */
+export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
+  const engineDialect =
+    location.engine === 'sqlite'
+      ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
+      : createPostgresDialect(location.url, { connectTimeoutMs: options.timeoutMs });
+  const dialect = translateDriverErrors(engineDialect);
   const db = new Kysely<Database>({ dialect });
   return {
     engine: location.engine,
@@ -55,6 +76,6 @@ export function openStorage(location: DatabaseLocation): Storage {
     async ping() {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: () => dialect.close(),
   };
 }

@@ -1,18 +1,55 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { SqliteDialect, type Dialect } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type SqliteDialectConfig } from 'kysely';
+
+/** How long a statement waits for another process's write lock by default, in milliseconds. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The embedded engine: one SQLite file (or `:memory:`) through better-sqlite3.
  * WAL mode lets the CLI read and write while a server runs on the same file.
+ *
+ * Two processes writing one file (a server and a `connect-auth` command)
+ * take turns on SQLite's single write lock (docs/operator-guide.md):
+ * - every connection waits up to `busyTimeoutMs` for that lock instead of
+ *   failing at once with `SQLITE_BUSY`. better-sqlite3 waits synchronously:
+ *   the process does nothing else while it waits, so write transactions
+ *   stay short and never wait on anything but the database;
+ * - every transaction begins `IMMEDIATE`, taking the write lock before its
+ *   first read. A deferred transaction that reads and then writes cannot
+ *   wait for the lock (SQLite refuses it at once with `SQLITE_BUSY`, since
+ *   another writer may have changed what it read), so it would fail
+ *   whenever another process writes at the same moment.
  */
-export function createSqliteDialect(path: string): Dialect {
+export function createSqliteDialect(path: string, options: { busyTimeoutMs?: number } = {}): Dialect {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
+  // First, so that even switching the journal mode waits for a lock held elsewhere.
+  database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS))}`);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  return new SqliteDialect({ database });
+  return new ImmediateSqliteDialect({ database });
+}
+
+/** Kysely's SQLite dialect, with {@link ImmediateSqliteDriver} as its driver. */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+/** Kysely's SQLite driver, except that transactions begin `IMMEDIATE` rather than deferred. */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }

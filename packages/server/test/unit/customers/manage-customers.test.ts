@@ -5,6 +5,7 @@ import {
   CustomerValidationError,
   findCustomerByReference,
   generateProfileId,
+  hashNewPin,
 } from '../../../src/core/customers/manage-customers.js';
 import { verifyPin } from '../../../src/core/customers/pin.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
@@ -68,6 +69,18 @@ describe('customer administration', () => {
     await expect(createCustomer(input, deps)).rejects.toThrow(message);
     await expect(createCustomer(input, deps)).rejects.toBeInstanceOf(CustomerValidationError);
     expect(await deps.customers.listCustomers()).toEqual([]);
+  });
+
+  it('hashes a new PIN ahead of createCustomer, which stores that hash', async () => {
+    const { deps } = await setup();
+    const pinHash = await hashNewPin('4321');
+    expect(await verifyPin('4321', pinHash)).toBe(true);
+    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '4321', pinHash }, deps);
+    expect(customer.pinHash).toBe(pinHash);
+  });
+
+  it.each([['123'], ['1234567'], ['12ab'], ['']])('refuses to hash the PIN %j', async (pin) => {
+    await expect(hashNewPin(pin)).rejects.toThrow(new CustomerValidationError('PIN must be 4 to 6 digits'));
   });
 
   it('finds a customer by profile ID or by mobile number in any spelling', async () => {

@@ -13,8 +13,12 @@ export async function insertOrConflict(query: { execute(): Promise<unknown> }, m
   }
 }
 
-function isUniqueViolation(error: unknown): boolean {
+/**
+ * A unique-key violation of either engine: PostgreSQL 23505
+ * unique_violation, SQLite's SQLITE_CONSTRAINT_PRIMARYKEY or _UNIQUE.
+ * `translate-driver-errors.ts` lets these through for `insertOrConflict`.
+ */
+export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  // PostgreSQL: 23505 unique_violation; SQLite: SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE.
   return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }

@@ -1,0 +1,158 @@
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
+import { StorageError, StorageUnavailable } from '../../core/storage-errors.js';
+import { isUniqueViolation } from './stores/insert-or-conflict.js';
+
+/** A dialect whose driver reports its errors as `StorageUnavailable`; see {@link translateDriverErrors}. */
+export interface TranslatingDialect extends Dialect {
+  /**
+   * Closes the driver's connections. Every query after that fails with
+   * `StorageUnavailable` (a server shutting down answers the requests still
+   * in flight with 503), where `Kysely.destroy()` would make it fail with a
+   * plain error.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Wraps a dialect so that every error its driver throws (pg or
+ * better-sqlite3: connection refused or reset, pool connect timeout,
+ * `SQLITE_BUSY`, a trigger's abort, anything) surfaces as
+ * `StorageUnavailable` with the driver's error as `cause`. Callers above
+ * the storage then never see a driver error, and the HTTP layer answers
+ * 503 (docs/operator-guide.md).
+ *
+ * Unique-key violations pass through unchanged: the stores turn them into
+ * `Conflict` (`stores/insert-or-conflict.ts`). Errors thrown by the work
+ * inside a transaction never reach the driver, so they pass unchanged too.
+ */
+export function translateDriverErrors(dialect: Dialect): TranslatingDialect {
+  // Kysely asks its dialect for a driver once, when it is constructed.
+  let driver: TranslatingDriver | undefined;
+  return {
+    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver())),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    close: async () => {
+      await driver?.destroy();
+    },
+  };
+}
+
+/**
+ * The error to throw instead of `error`, a driver's error. Its message,
+ * for operators (the command line prints it), names the driver's code and
+ * the first line of its message; HTTP clients never see it.
+ */
+function translate(error: unknown): unknown {
+  if (error instanceof StorageError || isUniqueViolation(error)) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const named = typeof code === 'string' && /^[\w.-]{1,40}$/.test(code) ? ` (${code})` : '';
+  const said = error instanceof Error ? (error.message.split('\n')[0] ?? '') : '';
+  return new StorageUnavailable(`the database is unavailable${named}${said ? `: ${said}` : ''}`, { cause: error });
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translate(error);
+  }
+}
+
+class TranslatingDriver implements Driver {
+  readonly #driver: Driver;
+  /** One wrapper per connection of the wrapped driver, so Kysely sees the same connection each time. */
+  readonly #wrappers = new WeakMap<DatabaseConnection, TranslatingConnection>();
+  #destroyed: Promise<void> | undefined;
+  /** Made when the driver was closed: its stack tells where, for the logs of whatever comes later. */
+  #closedHere: Error | undefined;
+
+  constructor(driver: Driver) {
+    this.#driver = driver;
+  }
+
+  async init(): Promise<void> {
+    this.#refuseWhenClosed();
+    await translated(() => this.#driver.init());
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    this.#refuseWhenClosed();
+    const connection = await translated(() => this.#driver.acquireConnection());
+    let wrapper = this.#wrappers.get(connection);
+    if (!wrapper) {
+      wrapper = new TranslatingConnection(connection);
+      this.#wrappers.set(connection, wrapper);
+    }
+    return wrapper;
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return translated(() => this.#driver.beginTransaction(unwrap(connection), settings));
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.commitTransaction(unwrap(connection)));
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.rollbackTransaction(unwrap(connection)));
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const savepoint = required(this.#driver.savepoint, 'savepoint').bind(this.#driver);
+    return translated(() => savepoint(unwrap(connection), name, compileQuery));
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const rollbackToSavepoint = required(this.#driver.rollbackToSavepoint, 'rollbackToSavepoint').bind(this.#driver);
+    return translated(() => rollbackToSavepoint(unwrap(connection), name, compileQuery));
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    const releaseSavepoint = required(this.#driver.releaseSavepoint, 'releaseSavepoint').bind(this.#driver);
+    return translated(() => releaseSavepoint(unwrap(connection), name, compileQuery));
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return translated(() => this.#driver.releaseConnection(unwrap(connection)));
+  }
+
+  /** Closes the wrapped driver, once, however often it is called. */
+  destroy(): Promise<void> {
+    this.#closedHere ??= new Error('the storage was closed');
+    this.#destroyed ??= translated(() => this.#driver.destroy());
+    return this.#destroyed;
+  }
+
+  #refuseWhenClosed(): void {
+    if (this.#closedHere) throw new StorageUnavailable('the database connection is closed', { cause: this.#closedHere });
+  }
+}
+
+class TranslatingConnection implements DatabaseConnection {
+  constructor(readonly inner: DatabaseConnection) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    return translated(() => this.inner.executeQuery<R>(compiledQuery));
+  }
+
+  async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    try {
+      yield* this.inner.streamQuery<R>(compiledQuery, chunkSize);
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+}
+
+function unwrap(connection: DatabaseConnection): DatabaseConnection {
+  return connection instanceof TranslatingConnection ? connection.inner : connection;
+}
+
+function required<F>(method: F | undefined, name: string): F {
+  // A programming error, not an unavailable database: thrown as it is.
+  if (!method) throw new Error(`the database driver does not support ${name}`);
+  return method;
+}

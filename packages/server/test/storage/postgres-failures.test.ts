@@ -1,0 +1,130 @@
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { StorageUnavailable } from '../../src/core/storage-errors.js';
+import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../src/storage/ports.js';
+import { clientRecord } from '../helpers/client-record.js';
+import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { describeStorageFailures } from './failures.js';
+
+noticePostgresSkipped('storage failures');
+
+/** Runs SQL on `url` over a connection of its own. */
+async function execOn(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(!postgresAdminUrl)('postgres', () => {
+  const databases = new Map<Storage, TestDatabase>();
+  let current: TestDatabase | undefined;
+  describeStorageFailures('postgres', {
+    async open() {
+      current = await createTestDatabase();
+      const storage = openStorage({ engine: 'postgres', url: current.url });
+      databases.set(storage, current);
+      await storage.migrate();
+      return storage;
+    },
+    async dispose(storage) {
+      const database = databases.get(storage);
+      databases.delete(storage);
+      await storage.close();
+      await database?.drop();
+    },
+    exec: (sql) => execOn((current as TestDatabase).url, sql),
+    async refuseInserts(table) {
+      await execOn(
+        (current as TestDatabase).url,
+        `CREATE OR REPLACE FUNCTION refuse_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+         CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION refuse_insert();`,
+      );
+    },
+    refusedCode: 'P0001',
+  });
+
+  describe('postgres: the connection to the database fails', () => {
+    let database: TestDatabase;
+    let direct: Storage;
+    let proxy: TcpProxy;
+
+    beforeEach(async () => {
+      database = await createTestDatabase();
+      direct = openStorage({ engine: 'postgres', url: database.url });
+      await direct.migrate();
+    });
+
+    afterEach(async () => {
+      await direct.close();
+      await database.drop();
+    });
+
+    /** A storage on the same database through a proxy the test can break; closed when the test ends. */
+    async function throughBreakableProxy(timeoutMs?: number): Promise<Storage> {
+      const target = new URL(database.url);
+      const started = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      proxy = started;
+      const storage = openStorage({ engine: 'postgres', url: throughProxy(database.url, started) }, { timeoutMs });
+      onTestFinished(async () => {
+        await storage.close();
+        await started.close();
+      });
+      return storage;
+    }
+
+    it('a lost connection surfaces as StorageUnavailable, and the storage recovers by itself once the database is back', async () => {
+      const storage = await throughBreakableProxy();
+      await storage.clients.insertClient(clientRecord());
+
+      await proxy.cut();
+      // The pooled connection breaks; a new one is refused.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = await storage.clients.findClient('cid_sandbox_acme').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StorageUnavailable);
+        expect((error as StorageUnavailable).cause).toBeInstanceOf(Error);
+      }
+      await expect(storage.ping()).rejects.toBeInstanceOf(StorageUnavailable);
+
+      await proxy.restore();
+      expect(await storage.clients.findClient('cid_sandbox_acme')).toBeDefined();
+      await expect(storage.ping()).resolves.toBeUndefined();
+    });
+
+    it('a connection lost in the middle of a transaction surfaces as StorageUnavailable and writes nothing', async () => {
+      // The connection drops while the transaction holds it between two
+      // queries: pg then emits 'error' on the client, which would end the
+      // process (an uncaught exception, failing this run) without a listener.
+      const storage = await throughBreakableProxy();
+      const error = await storage
+        .transaction(async (tx) => {
+          await tx.clients.insertClient(clientRecord());
+          await proxy.cut();
+          await tx.clients.insertClient(clientRecord({ id: 'cid_sandbox_second' }));
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+
+      await proxy.restore();
+      expect(await direct.clients.findClient('cid_sandbox_acme')).toBeUndefined();
+      expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
+      expect(await direct.clients.listClients()).toEqual([]);
+    });
+
+    it('a database that does not answer a new connection in time surfaces as StorageUnavailable', async () => {
+      const storage = await throughBreakableProxy(200);
+      await proxy.stall();
+      const error = await storage.clients.findClient('cid_sandbox_acme').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect(String((error as StorageUnavailable).cause)).toMatch(/timeout/i);
+
+      await proxy.restore();
+      expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
+    });
+  });
+});
