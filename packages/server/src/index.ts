@@ -10,7 +10,7 @@ export type { Config } from './config/schema.js';
 export { fixedClock, systemClock, type Clock, type FixedClock } from './core/clock.js';
 
 // The resource-server check for the platform's other APIs (see docs/resource-servers.md).
-export { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from './resource-server.js';
+export { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from './compose/resource-server.js';
 export {
   createCustomerAccessCheck,
   type CustomerAccess,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
-import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../src/resource-server.js';
+import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../src/compose/resource-server.js';
 import { InvalidToken } from '../../src/core/errors.js';
 import { Browser, exchangeCode, logIn } from './customer-flow.js';
 import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../helpers/build.js';

@@ -1,11 +1,11 @@
-import { ConfigError, loadConfig } from './config/load.js';
-import { resolveMasterKey } from './config/master-key-file.js';
-import { systemClock, type Clock } from './core/clock.js';
-import { KeyRing } from './core/keys/key-ring.js';
-import { deriveKey } from './core/keys/master-key.js';
-import { createCustomerAccessCheck, type CustomerAccess } from './core/tokens/customer-access-check.js';
-import { openStorage } from './storage/kysely/open-storage.js';
-import { KEY_RELOAD_SECONDS } from './core/lifetimes.js';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { resolveMasterKey } from '../config/master-key-file.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { KeyRing } from '../core/keys/key-ring.js';
+import { deriveKey } from '../core/keys/master-key.js';
+import { createCustomerAccessCheck, type CustomerAccess } from '../core/tokens/customer-access-check.js';
+import { openStorage } from '../storage/kysely/open-storage.js';
+import { KEY_RELOAD_SECONDS } from '../core/lifetimes.js';
 
 /** A resource server's handle on Connect's customer tokens. */
 export interface OpenedCustomerAccessCheck {
