@@ -18,7 +18,8 @@ export interface RawDatabase {
   /**
    * Makes every `event` (`INSERT` or `UPDATE`) on `table` fail with the
    * message `injected`, when `when` (an SQL condition over `NEW`/`OLD`)
-   * holds; returns a function that removes the trigger again.
+   * holds; returns a function that removes the trigger again (closing
+   * removes any left).
    */
   failWrites(table: string, event: 'INSERT' | 'UPDATE', when?: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -27,8 +28,25 @@ export interface RawDatabase {
 /** Opens a {@link RawDatabase} on `location` (not `:memory:`, which only its own connection can see). */
 export async function openRawDatabase(location: DatabaseLocation): Promise<RawDatabase> {
   const raw = location.engine === 'sqlite' ? openSqlite(location.path) : await openPostgres(location.url);
-  onTestFinished(() => raw.close().catch(() => {}));
-  return raw;
+  // Triggers left by a failed test must not fail the next one on the same database.
+  const left = new Set<() => Promise<void>>();
+  const tracked: RawDatabase = {
+    ...raw,
+    async failWrites(table, event, when) {
+      const drop = await raw.failWrites(table, event, when);
+      const restore = async () => {
+        if (left.delete(restore)) await drop();
+      };
+      left.add(restore);
+      return restore;
+    },
+    async close() {
+      for (const restore of [...left]) await restore().catch(() => {});
+      await raw.close();
+    },
+  };
+  onTestFinished(() => tracked.close().catch(() => {}));
+  return tracked;
 }
 
 let triggers = 0;
