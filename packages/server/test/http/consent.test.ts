@@ -18,6 +18,7 @@ import {
   findTag,
   formAction,
   inputTag,
+  LEAK,
   logIn,
   MASKED_MOBILE,
   MOBILE,
@@ -186,6 +187,46 @@ describe('consent', () => {
     expect(findTag(page.body, 'button', 'action', 'approve')).toBeUndefined();
     // The session's own mobile as user_id is still the consent page.
     await consentPage(browser, b, { user_id: MOBILE });
+  });
+
+  it('bad input on the consent page → a 4xx page or the page again, never a 500; nothing approved', async () => {
+    const { t, b, browser, profileId } = await loggedInThroughA();
+    const { page, requestId } = await consentPage(browser, b);
+    const token = csrfToken(page.body);
+    const refused = (res: Response, label: string) => {
+      expect(res.statusCode, label).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, label).toBeLessThan(500);
+      expect(res.headers['content-type'], label).toBe('text/html; charset=utf-8');
+      expect(res.headers.location, label).toBeUndefined();
+      expect(res.body, label).not.toMatch(LEAK);
+    };
+    const queries = ['', '?request=', '?request=%zz', `?request=${requestId}&request=${requestId}`, `?request[]=${requestId}`, `?request=${'a'.repeat(10_240)}`, `?request=${requestId}%00`];
+    for (const query of queries) {
+      refused(await browser.get(`/consent${query}`), `GET ${query.slice(0, 80)}`);
+      refused(await browser.post(`/consent${query}`, { csrf_token: token, action: 'approve' }), `POST ${query.slice(0, 80)}`);
+    }
+    const url = `/consent?request=${requestId}`;
+    const bodies: ReadonlyArray<[string, string | Buffer, string?]> = [
+      ['100 KB body', `csrf_token=${token}&action=approve&pad=${'a'.repeat(100 * 1024)}`],
+      ['invalid UTF-8 bytes', Buffer.concat([Buffer.from(`csrf_token=${token}&action=approve&x=`), Buffer.from([0xff, 0xfe])])],
+      ['a bad percent-escape', `csrf_token=${token}&action=appr%zzove`],
+      ['action twice', `csrf_token=${token}&action=approve&action=approve`],
+      ['csrf_token twice', `csrf_token=${token}&csrf_token=${token}&action=approve`],
+      ['JSON', JSON.stringify({ csrf_token: token, action: 'approve' }), 'application/json'],
+      ['text/plain', `csrf_token=${token}&action=approve`, 'text/plain'],
+    ];
+    for (const [label, body, contentType] of bodies) {
+      refused(await browser.request({ method: 'POST', url, body, ...(contentType ? { contentType } : {}) }), label);
+    }
+    // An action that is neither approve nor cancel (or none, or another field) shows the page again.
+    const actions = ['', '&action=', '&action=APPROVE', '&action=allow', '&action=approve%20', `&action=${'x'.repeat(5000)}`, '&action[]=approve'];
+    for (const action of actions) {
+      const res = await browser.request({ method: 'POST', url, body: `csrf_token=${encodeURIComponent(token)}${action}` });
+      expect(expectSeeOther(res, /^\//), action.slice(0, 20)).toBe(url);
+    }
+    expect(await journeyOf(t, requestId)).toMatchObject({ status: 'consent_required', completedAt: null });
+    expect(await t.storage.consents.findConsent(profileId, b.id)).toBeUndefined();
+    expectClientRedirect(await browser.submit(page, { action: 'approve' }), B_REDIRECT);
   });
 });
 
