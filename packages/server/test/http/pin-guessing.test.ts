@@ -112,6 +112,8 @@ async function expectRightPinWaitsForTheLock(apps: readonly FastifyInstance[], t
     expectPage(res, 400);
     expect(pageText(res.body)).toContain(LOCKED_ONE_MINUTE);
   }
+  // Refused without a check: the lock is neither counted against nor extended.
+  expect(await t.storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ pinAttempts: 5, lockedUntil });
   expect(await outbox(t.app, MOBILE)).toEqual([]);
 
   t.clock.advance(1);
