@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { s256Challenge } from '../../src/core/authorize/pkce.js';
 import type { Customer } from '../../src/core/customers/customer.js';
 import { createCustomer } from '../../src/core/customers/manage-customers.js';
+import { hashPin } from '../../src/core/customers/pin.js';
 import { basicAuth, form, TEST_AUTH_URL, type TestApp } from '../helpers/build.js';
 import { postToken, type Credentials } from './wire.js';
 
@@ -27,6 +28,12 @@ export const OTHER_MOBILE = '+639181234321';
 /** A form body: pairs keep order and allow repeats; a string or bytes are sent as they are. */
 export type FormBody = Record<string, string> | ReadonlyArray<readonly [string, string]> | string | Buffer;
 
+/** How a {@link Browser} reaches the app. */
+export interface BrowserOptions {
+  /** The client address its requests come from (`request.ip`); default `inject()`'s 127.0.0.1. */
+  readonly remoteAddress?: string;
+}
+
 /** A browser: one cookie jar, requests through `inject()`. */
 export class Browser {
   /** Cookies by name, as the app set them. */
@@ -34,7 +41,20 @@ export class Browser {
   /** Every `Set-Cookie` the app sent, in order. */
   readonly setCookies: Array<Response['cookies'][number]> = [];
 
-  constructor(readonly app: FastifyInstance) {}
+  constructor(
+    readonly app: FastifyInstance,
+    readonly options: BrowserOptions = {},
+  ) {}
+
+  /**
+   * The same browser (a copy of its cookies, the same address) talking to
+   * another instance of the app, as behind a load balancer.
+   */
+  via(app: FastifyInstance): Browser {
+    const other = new Browser(app, this.options);
+    for (const [name, value] of this.cookies) other.cookies.set(name, value);
+    return other;
+  }
 
   async request(options: {
     method: 'GET' | 'POST';
@@ -51,7 +71,13 @@ export class Browser {
       payload = typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : form(options.body);
       headers['content-type'] = options.contentType ?? 'application/x-www-form-urlencoded';
     }
-    const res = await this.app.inject({ method: options.method, url: options.url, headers, ...(payload === undefined ? {} : { payload }) });
+    const res = await this.app.inject({
+      method: options.method,
+      url: options.url,
+      headers,
+      ...(payload === undefined ? {} : { payload }),
+      ...(this.options.remoteAddress === undefined ? {} : { remoteAddress: this.options.remoteAddress }),
+    });
     for (const set of res.cookies) {
       this.setCookies.push(set);
       const expired = set.value === '' || (set.maxAge !== undefined && set.maxAge <= 0) || (set.expires !== undefined && set.expires.getTime() <= Date.now());
@@ -235,6 +261,25 @@ export function expectErrorRedirect(res: Response, error: string, state: string 
 export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN): Promise<Customer> {
   const { customer } = await createCustomer({ mobile, pin }, { customers: t.storage.customers, clock: t.clock });
   return customer;
+}
+
+/** The `i`-th of many valid Philippine mobile numbers (`+63917555` and 4 digits), for tests that need many customers. */
+export function nthMobile(i: number): string {
+  return `+63917555${String(i).padStart(4, '0')}`;
+}
+
+/**
+ * Creates a customer for each mobile, all with `pin`, hashing it once (a
+ * test that needs twenty customers need not wait for twenty scrypt hashes).
+ */
+export async function addCustomers(t: TestApp, mobiles: readonly string[], pin: string = PIN): Promise<Customer[]> {
+  const pinHash = await hashPin(pin);
+  const customers: Customer[] = [];
+  for (const mobile of mobiles) {
+    const { customer } = await createCustomer({ mobile, pin, pinHash }, { customers: t.storage.customers, clock: t.clock });
+    customers.push(customer);
+  }
+  return customers;
 }
 
 /** The newest messages the sandbox outbox holds for `mobile`. */

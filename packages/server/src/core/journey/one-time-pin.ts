@@ -1,11 +1,11 @@
 import { maySignIn, type Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
-import { Conflict } from '../storage-errors.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
 import { deliverPin, newChallenge, resendPin, type SendRefusal } from '../login/issue-pin.js';
 import type { OtpChallengeRecord } from '../login/records.js';
-import { verifyPin } from '../login/verify-pin.js';
+import { verifyPin, type VerifyPinResult } from '../login/verify-pin.js';
+import { Conflict } from '../storage-errors.js';
 import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import { issueCode } from './code.js';
@@ -34,11 +34,11 @@ export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<
 /**
  * `POST /login/otp`: the one-time PIN, "send a new code", or cancel.
  *
- * A right code completes the sign-in in ONE transaction (docs/journey.md,
- * "Atomicity"): the challenge is consumed, the journey moves to
- * `code_issued`, a registration creates the account, the browser's previous
- * session ends and a new one starts, the client is approved and the code is
- * issued. All of it, or (when any write
+ * The entry is counted, checked and (when right) completes the sign-in in
+ * ONE transaction (docs/journey.md, "Atomicity"): the challenge is
+ * consumed, the journey moves to `code_issued`, a registration creates the
+ * account, the browser's previous session ends and a new one starts, the
+ * client is approved and the code is issued. All of it, or (when any write
  * fails, or a concurrent submit won) none of it: a one-time PIN is accepted
  * exactly once.
  */
@@ -51,50 +51,47 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
   if (form.action === 'resend') return resend(journey, challenge, context, deps);
 
-  const problem = (code: ProblemCode, extra: Partial<Problem> = {}) => otpPage(journey, challenge, deps, { code, field: 'otp', ...extra });
-  const result = await verifyPin(challenge.id, (form.otp ?? '').trim(), { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
-  if (!result.ok) {
-    switch (result.reason) {
-      case 'malformed':
-        return problem('otp_format');
-      case 'wrong':
-        return problem('otp_wrong', { attemptsLeft: result.attemptsLeft });
-      case 'exhausted':
-        if (result.justNow) {
-          await deps.audit.record({
-            type: 'otp.exhausted',
-            actor: `ip:${context.address}`,
-            // The profile ID, as for every customer event; a registration has none yet.
-            subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
-            outcome: 'failure',
-            details: { client_id: journey.client.id, purpose: challenge.purpose },
-          });
-        }
-        return problem('otp_exhausted');
-      case 'expired':
-        return problem('otp_expired');
-      default:
-        // Consumed by a concurrent submit, or retired: the journey's state says where to go.
-        return pageForState(journey, deps);
-    }
+  const outcome = await enterCode(journey, challenge, (form.otp ?? '').trim(), context.sessionId, deps);
+  switch (outcome.kind) {
+    case 'refused':
+      return refusedEntry(journey, challenge, outcome.result, context, deps);
+    case 'done':
+      return { kind: 'redirect', location: outcome.location, session: outcome.session };
+    case 'mobile_taken':
+      return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
+    case 'account_unavailable':
+      return { kind: 'dead_end', reason: 'account_unavailable' };
+    case 'lost':
+      // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
+      return whereItStandsNow(journey, deps);
   }
-  return completeSignIn(journey, result.challenge, context.sessionId, deps);
 }
 
-type Completion =
+type Entry =
+  | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult, { ok: true }> }
   | { readonly kind: 'done'; readonly location: string; readonly session: string }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
 
-async function completeSignIn(journey: OpenJourney, challenge: OtpChallengeRecord, previousSessionId: string | undefined, deps: JourneyDeps): Promise<StepResult> {
+/**
+ * One entry of the code, in one transaction. The entry is counted first,
+ * and the count holds the challenge until the transaction ends: entries of
+ * one challenge are checked one after another, on any number of instances,
+ * so an entry refused because the entries are used up sees whether one of
+ * them completed the sign-in. A wrong entry commits its count; a right one
+ * commits the whole sign-in, or nothing.
+ */
+async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, code: string, previousSessionId: string | undefined, deps: JourneyDeps): Promise<Entry> {
   const now = deps.clock.nowSeconds();
   const { record } = journey;
-  const outcome = await atomically<Completion, Completion>(deps.db, async (tx, rollback) => {
+  return atomically<Entry, Entry>(deps.db, async (tx, rollback) => {
+    const result = await verifyPin(challenge.id, code, { challenges: tx.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
+    if (!result.ok) return { kind: 'refused', result };
     // Both conditional: of concurrent right submits, one gets past them; the others roll back.
     if (!(await tx.otpChallenges.consumeOtpChallenge(challenge.id, now))) return rollback({ kind: 'lost' });
     if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.otpVerified, now))) return rollback({ kind: 'lost' });
-    const customer = challenge.purpose === 'register' ? await register(challenge, tx, deps) : await tx.customers.findCustomer(challenge.profileId ?? '');
+    const customer = challenge.purpose === 'register' ? await register(result.challenge, tx, deps) : await tx.customers.findCustomer(challenge.profileId ?? '');
     if (!customer) return rollback({ kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' });
     if (!maySignIn(customer, now)) return rollback({ kind: 'account_unavailable' });
     if (isPlausibleId(previousSessionId)) await tx.customerSessions.endCustomerSession(hashCookieValue(previousSessionId), now);
@@ -105,15 +102,38 @@ async function completeSignIn(journey: OpenJourney, challenge: OtpChallengeRecor
     const location = await issueCode(record, customer, tx.codes, deps);
     return { kind: 'done', location, session: session.id };
   });
-  switch (outcome.kind) {
-    case 'done':
-      return { kind: 'redirect', location: outcome.location, session: outcome.session };
-    case 'mobile_taken':
-      return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
-    case 'account_unavailable':
-      return { kind: 'dead_end', reason: 'account_unavailable' };
-    case 'lost':
-      // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
+}
+
+/** The page for an entry that was not the right code (or could not be checked). */
+async function refusedEntry(
+  journey: OpenJourney,
+  challenge: OtpChallengeRecord,
+  result: Exclude<VerifyPinResult, { ok: true }>,
+  context: StepContext,
+  deps: JourneyDeps,
+): Promise<StepResult> {
+  const problem = (code: ProblemCode, extra: Partial<Problem> = {}) => otpPage(journey, challenge, deps, { code, field: 'otp', ...extra });
+  switch (result.reason) {
+    case 'malformed':
+      return problem('otp_format');
+    case 'wrong':
+      return problem('otp_wrong', { attemptsLeft: result.attemptsLeft });
+    case 'exhausted':
+      if (result.justNow) {
+        await deps.audit.record({
+          type: 'otp.exhausted',
+          actor: `ip:${context.address}`,
+          // The profile ID, as for every customer event; a registration has none yet.
+          subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
+          outcome: 'failure',
+          details: { client_id: journey.client.id, purpose: challenge.purpose },
+        });
+      }
+      return problem('otp_exhausted');
+    case 'expired':
+      return problem('otp_expired');
+    default:
+      // Consumed by a concurrent submit, or retired: where the journey stands now says where to go.
       return whereItStandsNow(journey, deps);
   }
 }
