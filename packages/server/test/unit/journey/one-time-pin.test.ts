@@ -163,19 +163,17 @@ describe('submitOtp: the right code', () => {
     expect(await t.storage.consents.listConsents(t.customer.profileId)).toEqual([]);
   });
 
-  it('while another tab cancels the journey after the code was checked: everything is rolled back', async () => {
+  it('while another tab cancels the journey after its page was opened: everything is rolled back', async () => {
     let cancelMeanwhile: (() => Promise<unknown>) | undefined;
     const t = await atOtp({
-      // The other tab's cancel lands between the check of the code and the completion.
+      // The other tab's cancel lands after this submit opened the journey, just before its transaction.
       wrapDb: (db) => ({
         ...db,
-        otpChallenges: {
-          ...db.otpChallenges,
-          async claimOtpAttempt(...args) {
-            const claimed = await db.otpChallenges.claimOtpAttempt(...args);
-            await cancelMeanwhile?.();
-            return claimed;
-          },
+        async transaction(work) {
+          const cancel = cancelMeanwhile;
+          cancelMeanwhile = undefined;
+          await cancel?.();
+          return db.transaction(work);
         },
       }),
       query: { user_id: MOBILE },
@@ -185,8 +183,8 @@ describe('submitOtp: the right code', () => {
     const previous = t.journey.context.sessionId ?? '';
     expect(await t.enter(t.code)).toEqual({ kind: 'dead_end', reason: 'finished' });
     expect(await t.journey.record()).toMatchObject({ status: 'cancelled' });
-    // The consumed challenge came back with the rollback; no approval, the previous session untouched.
-    expect((await t.challenge()).consumedAt).toBeNull();
+    // The consumed challenge and the counted entry came back with the rollback; no approval, the previous session untouched.
+    expect(await t.challenge()).toMatchObject({ consumedAt: null, attempts: 0 });
     expect(await t.storage.consents.listConsents(t.customer.profileId)).toEqual([]);
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(previous)))?.endedAt).toBeNull();
   });
