@@ -1,0 +1,54 @@
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { build } from '../helpers/build.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, outbox, pageText, PIN, startLogin, type Response } from './customer-flow.js';
+
+/**
+ * With `REDIS_URL` set, the PIN and SMS limits count in Redis, and they
+ * fail closed (docs/journey.md, "PIN guessing"): while Redis cannot be
+ * reached no PIN is checked and no code is sent; the customer sees the 503
+ * page and the journey is left as it was. The Redis connection runs through
+ * a proxy of the test's own, which it cuts.
+ */
+
+const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
+if (!redisUrl) process.stderr.write('\nNOTICE: "login while Redis is unavailable" SKIPPED: set CONNECT_TEST_REDIS_URL to run it.\n\n');
+
+describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
+  let proxy: TcpProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  it('answers the 503 page, checks no PIN and sends no code, and works again once Redis is back', async () => {
+    const target = new URL(redisUrl ?? '');
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const t = await build({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
+    const client = await t.createClient();
+    // A mobile no earlier run used, so the shared Redis holds no budget spent on it.
+    const mobile = `+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
+    await addCustomer(t, mobile, PIN);
+    const browser = new Browser(t.app, { remoteAddress: `198.51.100.${randomInt(1, 255)}` });
+    const { page } = await startLogin(browser, authorizeParams(client, { user_id: mobile }));
+
+    await proxy.cut();
+    const refused = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+    expectPage(refused, 503);
+    expect(pageText(refused.body)).toContain('Please try again in a moment');
+    expect(await t.storage.customers.findCustomerByMobile(mobile)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
+    expect(await outbox(t.app, mobile)).toEqual([]);
+
+    await proxy.restore();
+    // The client reconnects by itself; the same form, posted again, then goes on.
+    let res: Response = refused;
+    for (let tries = 0; tries < 50 && res.statusCode !== 303; tries++) {
+      await sleep(100);
+      res = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+    }
+    expectSeeOther(res, /^\/login\/otp\?request=/);
+    expect(await outbox(t.app, mobile)).toHaveLength(1);
+  });
+});
