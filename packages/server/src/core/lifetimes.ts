@@ -68,3 +68,17 @@ export const CLIENT_CACHE_SECONDS = 5;
 export const KEY_RELOAD_SECONDS = 30;
 /** How stale the resource-server check's cached session state may be. */
 export const SESSION_CACHE_SECONDS = 1;
+
+/**
+ * The longest any database operation may wait, in milliseconds: SQLite's
+ * wait for another process's write lock; PostgreSQL's connect, wait for a
+ * pooled connection, wait for a row lock, and statement. Past it the
+ * operation fails and the request gets 503.
+ */
+export const DATABASE_TIMEOUT_MS = 5000;
+/** What a 503 tells the client to wait before retrying (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;
+/** A request not answered within this many milliseconds is ended. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** PIN checks that may wait for a slot of the hashing queue; past it they get 503 at once. */
+export const PIN_CHECK_QUEUE_LIMIT = 32;

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../compose/services.js';
+import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
@@ -33,7 +34,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     ...(logger ? requestLogging(logger) : { logger: false }),
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
-    requestTimeout: 30_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     trustProxy: config.trustProxy,
   });
 

@@ -126,5 +126,30 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
       await proxy.restore();
       expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
     });
+
+    it('a row lock or a statement not done in time fails as StorageUnavailable instead of waiting on', async () => {
+      await direct.clients.insertClient(clientRecord());
+      const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 200 });
+      // Another session holds the client's row.
+      const holder = new pg.Client({ connectionString: database.url });
+      holder.on('error', () => {});
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT * FROM clients WHERE id = 'cid_sandbox_acme' FOR UPDATE`);
+        const started = performance.now();
+        const error = await storage.clients.updateClient('cid_sandbox_acme', { name: 'Renamed' }, 1).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StorageUnavailable);
+        // lock_timeout or statement_timeout, whichever PostgreSQL notices first.
+        expect(['55P03', '57014']).toContain((error as { cause?: { code?: string } }).cause?.code);
+        // Not a measure of speed: a bound that tells "gave up" from "waited for the holder".
+        expect(performance.now() - started).toBeLessThan(4000);
+        await holder.query('ROLLBACK');
+        expect((await storage.clients.updateClient('cid_sandbox_acme', { name: 'Renamed' }, 1)).name).toBe('Renamed');
+      } finally {
+        await holder.end();
+        await storage.close();
+      }
+    });
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 import { availableParallelism } from 'node:os';
 import pLimit from 'p-limit';
 import { TemporarilyUnavailable } from '../errors.js';
+import { PIN_CHECK_QUEUE_LIMIT } from '../lifetimes.js';
 
 /** A customer's PIN: 4 to 6 digits. */
 export const PIN_PATTERN = /^\d{4,6}$/;
@@ -65,12 +66,9 @@ export interface PinCheckQueueOptions {
    * (at least 1), so the thread pool keeps threads for token signing.
    */
   readonly concurrency?: number;
-  /** Checks that may wait for a turn; default {@link PIN_HASH_QUEUE_LIMIT}. Past it, new ones are refused. */
+  /** Checks that may wait for a turn; default {@link PIN_CHECK_QUEUE_LIMIT}. Past it, new ones are refused. */
   readonly queueLimit?: number;
 }
-
-/** Default number of PIN checks that may wait for a turn. */
-export const PIN_HASH_QUEUE_LIMIT = 32;
 
 /** Default number of PIN checks that run at once: half the CPUs, at least 1. */
 export function defaultPinHashConcurrency(): number {
@@ -93,7 +91,7 @@ export function defaultPinHashConcurrency(): number {
  */
 export function createPinCheckQueue(options: PinCheckQueueOptions = {}): PinCheckQueue {
   const concurrency = options.concurrency ?? defaultPinHashConcurrency();
-  const queueLimit = options.queueLimit ?? PIN_HASH_QUEUE_LIMIT;
+  const queueLimit = options.queueLimit ?? PIN_CHECK_QUEUE_LIMIT;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`PIN check concurrency must be a whole number from 1, not ${concurrency}`);
   if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN check queue limit must be a whole number from 0, not ${queueLimit}`);
   const limit = pLimit(concurrency);

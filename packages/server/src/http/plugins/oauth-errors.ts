@@ -2,9 +2,9 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError, TemporarilyUnavailable } from '../../core/errors.js';
 import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
+import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 
 /** Seconds a client should wait before retrying after a 503 (`Retry-After`). */
-export const RETRY_AFTER_SECONDS = 5;
 
 /**
  * THE mapping from errors to HTTP responses, for every route.

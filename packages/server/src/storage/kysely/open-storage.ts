@@ -44,7 +44,8 @@ export interface StorageOptions {
   /**
    * Milliseconds a SQLite statement waits for another process's write lock,
    * or a PostgreSQL request waits for a connection (a new one, or a free
-   * one in the pool); default 5000. Past it the operation fails with
+   * one in the pool), for a row lock, or for its statement; default
+   * `DATABASE_TIMEOUT_MS`. Past it the operation fails with
    * `StorageUnavailable`.
    */
   readonly timeoutMs?: number;
@@ -60,7 +61,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
   const engineDialect =
     location.engine === 'sqlite'
       ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
-      : createPostgresDialect(location.url, { connectTimeoutMs: options.timeoutMs });
+      : createPostgresDialect(location.url, { timeoutMs: options.timeoutMs });
   const dialect = translateDriverErrors(engineDialect);
   const db = new Kysely<Database>({ dialect });
   return {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
 import { PostgresDialect, type Dialect } from 'kysely';
 
 const INT8_OID = 20;
@@ -6,14 +7,19 @@ const INT8_OID = 20;
 /**
  * The production engine: PostgreSQL through a `pg` pool. `bigint` columns
  * (epoch seconds) come back as numbers, as they do from SQLite.
- * `connectTimeoutMs` bounds both a new connection and the wait for a free
- * one in the pool (default 5000).
+ * `timeoutMs` bounds a new connection, the wait for a free one in the
+ * pool, a wait for a row lock and a statement (default
+ * `DATABASE_TIMEOUT_MS`): past it PostgreSQL cancels the statement and the
+ * operation fails (`StorageUnavailable`, a 503), rather than hanging.
  */
-export function createPostgresDialect(connectionString: string, options: { maxConnections?: number; connectTimeoutMs?: number } = {}): Dialect {
+export function createPostgresDialect(connectionString: string, options: { maxConnections?: number; timeoutMs?: number } = {}): Dialect {
+  const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString,
     max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    lock_timeout: timeoutMs,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,

@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
+import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type SqliteDialectConfig } from 'kysely';
 
-/** How long a statement waits for another process's write lock by default, in milliseconds. */
-const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The embedded engine: one SQLite file (or `:memory:`) through better-sqlite3.
@@ -26,7 +25,7 @@ export function createSqliteDialect(path: string, options: { busyTimeoutMs?: num
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
-  database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS))}`);
+  database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? DATABASE_TIMEOUT_MS))}`);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
