@@ -8,6 +8,7 @@ import { checkPin } from '../../src/core/customers/check-pin.js';
 import { hashCookieValue, newSession, useSession } from '../../src/core/journey/session.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
+import { createPinCheckQueue } from '../../src/core/customers/pin.js';
 
 /** 2026-01-01T00:00:00Z. */
 const T0 = 1_767_225_600;
@@ -91,7 +92,7 @@ async function cliDatabase(): Promise<Storage> {
 }
 
 function login(storage: Storage, pin: string) {
-  return checkPin(MOBILE, pin, { customers: storage.customers, clock, queue: { run: (work) => work() } });
+  return checkPin(MOBILE, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
 }
 
 /** Starts a session for the customer, as a completed login does; returns the cookie value. */

@@ -322,10 +322,19 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 5, lockedUntil: T + 900 });
       });
 
-      it('clears the count and the lock after a right PIN', async () => {
+      it('clears the count and the lock after a right PIN that was the last attempt counted', async () => {
         await storage.customers.insertCustomer(customer({ pinAttempts: 5, lockedUntil: T + 900 }));
-        await storage.customers.clearPinAttempts('123456789012', T + 1);
+        await storage.customers.clearPinAttempts('123456789012', 5, T + 1);
         expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null, updatedAt: T + 1 });
+      });
+
+      it('leaves attempts counted after the right one, and their lock, standing', async () => {
+        await storage.customers.insertCustomer(customer());
+        const right = await storage.customers.claimPinAttempt('+639171234567', T, 5, 900);
+        // Four wrong attempts at the same time, the last of them locking.
+        for (let i = 0; i < 4; i++) await storage.customers.claimPinAttempt('+639171234567', T, 5, 900);
+        await storage.customers.clearPinAttempts('123456789012', right?.attempt ?? 0, T + 1);
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 5, lockedUntil: T + 900 });
       });
     });
 

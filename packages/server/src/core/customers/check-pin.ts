@@ -25,32 +25,39 @@ export interface CheckPinDeps {
  * Checks a customer's mobile number and PIN (docs/journey.md, "PIN guessing").
  *
  * The attempt is counted BEFORE the PIN is hashed, in the one statement that
- * also reads the lock, inside a slot of the hashing queue (so nothing is
- * counted for a check that never runs): 5 attempts without a right PIN lock
+ * also reads the lock, once a place in the hashing queue is held (so nothing
+ * is counted for a check that never runs): 5 attempts without a right PIN lock
  * PIN login for 15 minutes, and no more than 5 PINs are ever compared per
  * lock, however many arrive at once, on however many instances. During the
  * lock even the right PIN is refused; afterwards there are 5 tries again,
  * so guessing alone never locks an account for good. A right PIN resets the
- * count. A mobile with no account costs no hash: whether a number is
+ * count, unless attempts made at the same time counted past it (their lock
+ * then stands). A mobile with no account costs no hash: whether a number is
  * registered is no secret here (the registration form says so).
  */
 export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps): Promise<CheckPinResult> {
   const now = deps.clock.nowSeconds();
-  const checked = await deps.queue.run(async () => {
-    const claim = await deps.customers.claimPinAttempt(mobile, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
-    return claim && { ...claim, right: await verifyPin(pin, claim.customer.pinHash) };
-  });
-  if (!checked) {
+  // A place first (a full queue refuses before anything is counted), then the
+  // count: only attempts that were counted wait for their hash, so a flood
+  // at locked or unknown mobiles never fills the queue.
+  const place = deps.queue.reserve();
+  let claim: Awaited<ReturnType<CheckPinDeps['customers']['claimPinAttempt']>>;
+  try {
+    claim = await deps.customers.claimPinAttempt(mobile, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+  } finally {
+    if (!claim) place.release();
+  }
+  if (!claim) {
     const customer = await deps.customers.findCustomerByMobile(mobile);
     if (customer?.status === 'locked') return { ok: false, reason: 'disabled' };
     if (customer && isPinLocked(customer, now)) return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: false };
     return { ok: false, reason: 'invalid' };
   }
-  const { customer, attempt, right } = checked;
-  if (!right) {
+  const { customer, attempt } = claim;
+  if (!(await place.run(() => verifyPin(pin, customer.pinHash)))) {
     if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };
     return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: true };
   }
-  await deps.customers.clearPinAttempts(customer.profileId, now);
+  await deps.customers.clearPinAttempts(customer.profileId, attempt, now);
   return { ok: true, customer: { ...customer, pinAttempts: 0, lockedUntil: null } };
 }

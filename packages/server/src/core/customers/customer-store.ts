@@ -40,6 +40,10 @@ export interface CustomerStore {
    *   mobile, locked by an operator, or PIN login locked).
    */
   claimPinAttempt(mobile: string, now: number, maxAttempts: number, lockSeconds: number): Promise<{ customer: Customer; attempt: number } | undefined>;
-  /** A right PIN: the attempt count starts again and any lock of PIN login is lifted. */
-  clearPinAttempts(profileId: string, now: number): Promise<void>;
+  /**
+   * A right PIN (attempt number `attempt`): the count starts again and the
+   * lock this attempt may have set is lifted, only while no other attempt
+   * was counted after it (then those attempts, and any lock they set, stand).
+   */
+  clearPinAttempts(profileId: string, attempt: number, now: number): Promise<void>;
 }

@@ -56,7 +56,23 @@ export async function verifyPin(pin: string, stored: string): Promise<boolean> {
  * without limit.
  */
 export interface PinCheckQueue {
+  /** Takes a place and runs `work` in it: `reserve().run(work)`. */
   run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Takes a place in the queue now, or throws `TemporarilyUnavailable` at
+   * once when it is full. The place is held until it runs its work (which
+   * then waits for its turn) or is released: so a PIN check can be counted
+   * in the database only once it is sure to run.
+   */
+  reserve(): PinCheckPlace;
+}
+
+/** A place in the {@link PinCheckQueue}, taken by `reserve()`. */
+export interface PinCheckPlace {
+  /** Runs `work` in its turn; the place is then used. */
+  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Gives the place back unused (calling it after `run`, or twice, does nothing). */
+  release(): void;
 }
 
 /** How many PIN checks may run and wait. */
@@ -95,17 +111,39 @@ export function createPinCheckQueue(options: PinCheckQueueOptions = {}): PinChec
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`PIN check concurrency must be a whole number from 1, not ${concurrency}`);
   if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN check queue limit must be a whole number from 0, not ${queueLimit}`);
   const limit = pLimit(concurrency);
+  // Places taken but not yet running or waiting in p-limit.
+  let reserved = 0;
+  const reserve = (): PinCheckPlace => {
+    // The counts change synchronously, so no two calls can both take the last place.
+    if (limit.activeCount + limit.pendingCount + reserved >= concurrency + queueLimit) {
+      throw new TemporarilyUnavailable('too many PIN checks at once; retry shortly', {
+        detail: `${limit.activeCount} PIN checks running, ${limit.pendingCount} waiting and ${reserved} about to`,
+      });
+    }
+    reserved++;
+    let held = true;
+    const giveUp = () => {
+      if (held) reserved--;
+      held = false;
+    };
+    return {
+      run<T>(work: () => Promise<T>): Promise<T> {
+        if (!held) return Promise.reject(new Error('this PIN-check place was used or released'));
+        giveUp();
+        // p-limit counts it as pending in the same turn, so the place never looks free meanwhile.
+        return limit(work);
+      },
+      release: giveUp,
+    };
+  };
   return {
+    reserve,
     run<T>(work: () => Promise<T>): Promise<T> {
-      // p-limit updates both counts synchronously, so no two calls can both take the last place.
-      if (limit.activeCount + limit.pendingCount >= concurrency + queueLimit) {
-        return Promise.reject(
-          new TemporarilyUnavailable('too many PIN checks at once; retry shortly', {
-            detail: `${limit.activeCount} PIN checks running and ${limit.pendingCount} waiting`,
-          }),
-        );
+      try {
+        return reserve().run(work);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      return limit(work);
     },
   };
 }

@@ -192,6 +192,23 @@ describe('bounded PIN hashing', () => {
     expect(await pins.verify('5051', hashed)).toBe(false);
   });
 
+  it('holds a reserved place until it runs or is released: a reserved place is never handed to another check', async () => {
+    const queue = createPinCheckQueue({ concurrency: 1, queueLimit: 1 });
+    const first = queue.reserve();
+    const second = queue.reserve();
+    expect(() => queue.reserve()).toThrow(TemporarilyUnavailable);
+    await expect(queue.run(async () => 'refused')).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    second.release();
+    second.release();
+    const third = queue.reserve();
+    expect(() => queue.reserve()).toThrow(TemporarilyUnavailable);
+    expect(await Promise.all([first.run(async () => 1), third.run(async () => 3)])).toEqual([1, 3]);
+    // Used places are free again; a used or released place runs nothing more.
+    await expect(first.run(async () => 'again')).rejects.toThrow(/used or released/);
+    await expect(second.run(async () => 'again')).rejects.toThrow(/used or released/);
+    expect(await queue.run(async () => 'free')).toBe('free');
+  });
+
   it('refuses a concurrency below 1 or a negative queue limit', () => {
     for (const options of [{ concurrency: 0 }, { concurrency: 1.5 }, { queueLimit: -1 }, { queueLimit: Number.NaN }]) {
       expect(() => createPinCheckQueue(options), JSON.stringify(options)).toThrow(RangeError);

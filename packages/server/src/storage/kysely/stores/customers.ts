@@ -74,8 +74,14 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       return { customer, attempt: customer.pinAttempts };
     },
 
-    async clearPinAttempts(profileId, now) {
-      await db.updateTable('customers').set({ failed_pin_attempts: 0, locked_until: null, updated_at: now }).where('profile_id', '=', profileId).execute();
+    async clearPinAttempts(profileId, attempt, now) {
+      await db
+        .updateTable('customers')
+        .set({ failed_pin_attempts: 0, locked_until: null, updated_at: now })
+        .where('profile_id', '=', profileId)
+        // Attempts counted after this one (at the same time) keep their count and lock.
+        .where('failed_pin_attempts', '=', attempt)
+        .execute();
     },
   };
 }
