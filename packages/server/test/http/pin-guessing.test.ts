@@ -37,7 +37,7 @@ const WRONG_PIN = '000000';
 const WRONG = 'That PIN is not right.';
 const LOCKED = 'Too many wrong PINs. For your security, PIN login for this number is locked. Try again in 15 minutes.';
 const LOCKED_ONE_MINUTE = 'Too many wrong PINs. For your security, PIN login for this number is locked. Try again in 1 minute.';
-const FROM_NETWORK = 'Too many wrong PINs were tried from your network. Try again in 60 minutes.';
+const FROM_NETWORK = 'Too many attempts were made from your network. Try again in 60 minutes.';
 
 /**
  * A PIN-check queue that holds every guess of these tests, so that each one

@@ -328,6 +328,17 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null, updatedAt: T + 1 });
       });
 
+      it('holds a customer for a sign-in only while they may sign in', async () => {
+        await storage.customers.insertCustomer(customer());
+        await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639171234568', status: 'locked' }));
+        await storage.customers.insertCustomer(customer({ profileId: '323456789012', mobile: '+639171234569', lockedUntil: T + 900 }));
+        expect(await storage.customers.holdCustomerForSignIn('123456789012', T)).toEqual(customer());
+        expect(await storage.customers.holdCustomerForSignIn('223456789012', T)).toBeUndefined();
+        expect(await storage.customers.holdCustomerForSignIn('323456789012', T + 899)).toBeUndefined();
+        expect(await storage.customers.holdCustomerForSignIn('323456789012', T + 900)).toMatchObject({ profileId: '323456789012' });
+        expect(await storage.customers.holdCustomerForSignIn('999999999999', T)).toBeUndefined();
+      });
+
       it('leaves attempts counted after the right one, and their lock, standing', async () => {
         await storage.customers.insertCustomer(customer());
         const right = await storage.customers.claimPinAttempt('+639171234567', T, 5, 900);

@@ -103,16 +103,20 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
   const customer = await findOrFail(runtime, reference);
   const now = runtime.clock.nowSeconds();
   const updated = await runtime.storage.transaction(async (tx) => {
-    await recordAdminAction(runtime, { type: lock ? 'customer.locked' : 'customer.unlocked', subject: customer.profileId }, tx);
-    if (lock) {
-      await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
-      await tx.consents.deleteConsentsOf(customer.profileId);
-    }
-    return tx.customers.updateCustomer(
+    // The status first: it takes the customer's row, so a sign-in completing
+    // at the same moment (which holds that row) either finishes before, and
+    // what it created is ended below, or sees the lock (docs/journey.md, "Consent").
+    const changed = await tx.customers.updateCustomer(
       customer.profileId,
       lock ? { status: 'locked' } : { status: 'active', pinAttempts: 0, lockedUntil: null },
       now,
     );
+    if (lock) {
+      await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
+      await tx.consents.deleteConsentsOf(customer.profileId);
+    }
+    await recordAdminAction(runtime, { type: lock ? 'customer.locked' : 'customer.unlocked', subject: customer.profileId }, tx);
+    return changed;
   });
   return describe(runtime, updated);
 }

@@ -41,6 +41,14 @@ export interface CustomerStore {
    */
   claimPinAttempt(mobile: string, now: number, maxAttempts: number, lockSeconds: number): Promise<{ customer: Customer; attempt: number } | undefined>;
   /**
+   * The customer, when they may sign in at `now` (not locked by an operator,
+   * PIN login not locked), or `undefined`. Inside a transaction it holds the
+   * customer's row until the transaction ends, so an operator's
+   * `customers lock` either waits for the sign-in to finish (and then ends
+   * what it created) or is seen by it.
+   */
+  holdCustomerForSignIn(profileId: string, now: number): Promise<Customer | undefined>;
+  /**
    * A right PIN (attempt number `attempt`): the count starts again and the
    * lock this attempt may have set is lifted, only while no other attempt
    * was counted after it (then those attempts, and any lock they set, stand).

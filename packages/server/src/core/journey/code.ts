@@ -4,7 +4,7 @@ import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
 import { buildRedirect } from '../authorize/redirect.js';
 import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
-import { maySignIn, type Customer } from '../customers/customer.js';
+import type { Customer } from '../customers/customer.js';
 import type { CustomerStore } from '../customers/customer-store.js';
 import { parseMobile } from '../customers/mobile.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
@@ -71,7 +71,7 @@ export function errorRedirect(redirectUri: string, error: string, description: s
 export interface RedeemStores {
   readonly codes: Pick<AuthorizationCodeStore, 'consumeAuthorizationCode' | 'findAuthorizationCode'>;
   readonly tokenSessions: Pick<TokenSessionStore, 'insertTokenSession' | 'revokeTokenSessionsByCode'>;
-  readonly customers: Pick<CustomerStore, 'findCustomer'>;
+  readonly customers: Pick<CustomerStore, 'holdCustomerForSignIn'>;
 }
 
 /** What redeeming a code needs. */
@@ -130,9 +130,8 @@ export async function redeemCode(
     const record = minted ? await tx.codes.consumeAuthorizationCode(codeHash, client.id, now) : undefined;
     // Unusable from the start, or redeemed by a concurrent exchange meanwhile.
     if (!record || !minted) return refusal(tx, codeHash, client.id, now);
-    const customer = await tx.customers.findCustomer(record.profileId);
     // The code stays consumed: a locked customer's code must not be tried again.
-    if (!customer || !maySignIn(customer, now)) return { error: new InvalidGrant('the customer can no longer sign in') };
+    if (!(await tx.customers.holdCustomerForSignIn(record.profileId, now))) return { error: new InvalidGrant('the customer can no longer sign in') };
     await tx.tokenSessions.insertTokenSession({
       sid: minted.sid,
       clientId: client.id,

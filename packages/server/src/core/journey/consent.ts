@@ -1,4 +1,3 @@
-import { maySignIn } from '../customers/customer.js';
 import { parseMobile } from '../customers/mobile.js';
 import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
@@ -45,8 +44,8 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     const session = isPlausibleId(context.sessionId)
       ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId), now, deps.lifetimes.sessionIdleSeconds)
       : undefined;
-    const customer = session && session.profileId === record.profileId ? await tx.customers.findCustomer(session.profileId) : undefined;
-    if (!customer || !maySignIn(customer, now)) {
+    const customer = session && session.profileId === record.profileId ? await tx.customers.holdCustomerForSignIn(session.profileId, now) : undefined;
+    if (!customer) {
       // Committed: the journey now needs a login.
       await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.loginRequired, now, null);
       return { kind: 'login_required' };

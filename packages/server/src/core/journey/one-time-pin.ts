@@ -1,4 +1,4 @@
-import { maySignIn, type Customer } from '../customers/customer.js';
+import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
@@ -91,9 +91,9 @@ async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, co
     // Both conditional: of concurrent right submits, one gets past them; the others roll back.
     if (!(await tx.otpChallenges.consumeOtpChallenge(challenge.id, now))) return rollback({ kind: 'lost' });
     if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.otpVerified, now))) return rollback({ kind: 'lost' });
-    const customer = challenge.purpose === 'register' ? await register(result.challenge, tx, deps) : await tx.customers.findCustomer(challenge.profileId ?? '');
+    const customer =
+      challenge.purpose === 'register' ? await register(result.challenge, tx, deps) : await tx.customers.holdCustomerForSignIn(challenge.profileId ?? '', now);
     if (!customer) return rollback({ kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' });
-    if (!maySignIn(customer, now)) return rollback({ kind: 'account_unavailable' });
     if (isPlausibleId(previousSessionId)) await tx.customerSessions.endCustomerSession(hashCookieValue(previousSessionId), now);
     const session = newSession(customer.profileId, now, deps.lifetimes);
     await tx.customerSessions.insertCustomerSession(session.record);

@@ -92,6 +92,11 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
 /**
  * `POST /register`: mobile + PIN twice. Nothing is created yet: the account
  * exists only once the one-time PIN proved the mobile number.
+ *
+ * A form that gets as far as the database (whether the mobile is taken) and
+ * the PIN hash takes one from the client address's budget of failed PIN
+ * checks first, and gives it back only when a code was sent: posting
+ * registrations costs an address what guessing PINs does.
  */
 export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -102,12 +107,21 @@ export async function submitRegistration(context: StepContext, form: Registratio
 
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
-  if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
   if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
   if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
-  const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin));
-  return sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, pendingPinHash }, context, deps);
+
+  const limited = await deps.pinAttempts.take(context.address);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds }, mobile);
+  if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
+  const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin)).catch(async (error: unknown) => {
+    // Busy, or the hash failed: nothing ran, so it does not count against the address.
+    await deps.pinAttempts.giveBack(context.address).catch(() => {});
+    throw error;
+  });
+  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, pendingPinHash }, context, deps);
+  if (result.kind === 'goto' && result.page === 'otp') await deps.pinAttempts.giveBack(context.address);
+  return result;
 }
 
 /**

@@ -29,7 +29,7 @@ export function problemMessage(problem: Problem, page: 'login' | 'register' | 'o
     case 'account_locked':
       return 'This account is locked. Please contact customer support.';
     case 'too_many_attempts':
-      return `Too many wrong PINs were tried from your network. Try again in ${minutes(wait)}.`;
+      return `Too many attempts were made from your network. Try again in ${minutes(wait)}.`;
     case 'otp_format':
       return 'Enter the 6-digit code from the SMS.';
     case 'otp_wrong':

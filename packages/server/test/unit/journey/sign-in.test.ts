@@ -286,6 +286,27 @@ describe('submitLogin: the per-address budget of failed PIN checks', () => {
   });
 });
 
+describe('submitRegistration: the per-address budget', () => {
+  it('a registration that reaches the database and the hash takes one; a sent code gives it back; refused forms cost nothing', async () => {
+    const t = await setup({ customer: false, budgets: { pinLimitPerAddress: 2 } });
+    const register = async (mobile: string, pin = PIN, pinConfirmation = PIN) =>
+      submitRegistration((await t.begin()).context, { mobile, pin, pinConfirmation }, t.deps);
+    // Forms refused before the database: nothing counted.
+    expect(await register(MOBILE, '12', '12')).toMatchObject({ problem: { code: 'pin_format' } });
+    expect(await register(MOBILE, PIN, '9999')).toMatchObject({ problem: { code: 'pin_mismatch' } });
+    expect(await t.pinPointsOf(ADDRESS)).toBe(0);
+    // A code sent: the point comes back.
+    expect(await register(MOBILE)).toMatchObject({ kind: 'goto', page: 'otp' });
+    expect(await t.pinPointsOf(ADDRESS)).toBe(0);
+    // A taken mobile costs one, twice; then the address is refused before any lookup or hash.
+    await t.addCustomer(OTHER_MOBILE);
+    expect(await register(OTHER_MOBILE)).toMatchObject({ problem: { code: 'mobile_taken' } });
+    expect(await register(OTHER_MOBILE)).toMatchObject({ problem: { code: 'mobile_taken' } });
+    expect(await register(MOBILE)).toMatchObject({ kind: 'register', problem: { code: 'too_many_attempts', retryAfterSeconds: 3600 } });
+    expect(await t.pinPointsOf(ADDRESS)).toBe(2);
+  });
+});
+
 describe('submitLogin and submitRegistration: a full PIN-check queue', () => {
   it('login: 503, and neither the customer\'s attempts nor the address budget is spent', async () => {
     const { queue, release } = fullQueue();
