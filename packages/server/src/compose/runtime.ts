@@ -20,6 +20,8 @@ export interface Runtime {
   readonly csrfKey: Uint8Array;
   /** Seals the responses kept for idempotent `POST /tokens` retries. */
   readonly idempotencyKey: Uint8Array;
+  /** Keys the hashed mobiles and addresses in rate-limit counters. */
+  readonly limitKey: Uint8Array;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
     csrfKey: deriveKey(masterKey, 'csrf'),
     idempotencyKey: deriveKey(masterKey, 'idempotency'),
+    limitKey: deriveKey(masterKey, 'rate-limit-keys'),
   };
 }
 

@@ -14,13 +14,11 @@ import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/gran
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
 import { KeyRing } from '../core/keys/key-ring.js';
-import type { PinAttemptLimiter } from '../core/limits/pin-attempt-limiter.js';
-import type { SendLimiter } from '../core/limits/send-limiter.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
-import { createLimits } from '../limits/create-limits.js';
+import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import type { Runtime } from './runtime.js';
 
@@ -33,7 +31,7 @@ export interface ServiceLog {
 /** What a test (or a benchmark) may put in place of the configured parts. */
 export interface ServiceOverrides {
   readonly sms?: SmsSender;
-  readonly limits?: { readonly sends: SendLimiter; readonly pinAttempts: PinAttemptLimiter };
+  readonly limits?: Limits;
   readonly pinChecks?: PinCheckQueue;
   readonly log?: ServiceLog;
 }
@@ -104,7 +102,13 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
   };
 
   // The database's counters are read on the service's clock (Redis keeps its own).
-  const limits = overrides.limits ?? createLimits({ redis, counters: storage.rateLimitCounters, budgets: config, nowMs: () => clock.nowSeconds() * 1000 });
+  const limits = overrides.limits ?? createLimits({
+      redis,
+      counters: storage.rateLimitCounters,
+      budgets: config,
+      keySecret: runtime.limitKey,
+      nowMs: () => clock.nowSeconds() * 1000,
+    });
   const journey: JourneyDeps = {
     db: storage,
     findClient,
@@ -115,6 +119,7 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     },
     pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
     pinAttempts: limits.pinAttempts,
+    otpEntries: limits.otpEntries,
     sends: limits.sends,
     sms: overrides.sms ?? createSmsSender(config, storage, clock),
     otpHasher: runtime.otpHasher,

@@ -1,9 +1,10 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
 import { DEFAULT_LIFETIMES } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
-import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind } from './schema.js';
+import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
 /** Bad configuration; `message` is one line naming the variable and the problem. */
 export class ConfigError extends Error {
@@ -70,10 +71,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     throw new ConfigError(`CONNECT_SMS_SENDER=${smsSender} is for the sandbox only; production sends one-time PINs through the webhook`);
   }
 
-  const trustProxyValue = read('CONNECT_TRUST_PROXY') ?? 'false';
-  if (trustProxyValue !== 'true' && trustProxyValue !== 'false') {
-    throw new ConfigError(`CONNECT_TRUST_PROXY must be true or false, not ${quote(trustProxyValue)}`);
-  }
+  const trustProxy = readTrustProxy(read('CONNECT_TRUST_PROXY'), production);
 
   const masterKeyValue = read('CONNECT_MASTER_KEY');
   const masterKey = masterKeyValue === undefined ? undefined : decodeMasterKey(masterKeyValue);
@@ -104,7 +102,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
       sessionSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULT_LIFETIMES.sessionSeconds, 1),
     }),
     smsSender,
-    trustProxy: trustProxyValue === 'true',
+    trustProxy,
     secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),
     smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
     smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
@@ -123,6 +121,36 @@ function readInteger(read: Reader, name: string, fallback: number, min: number, 
   const number = Number(value);
   if (number < min || number > max) throw new ConfigError(`${name} must be between ${min} and ${max}, not ${value}`);
   return number;
+}
+
+function readTrustProxy(value: string | undefined, production: boolean): TrustProxy {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') {
+    if (production) {
+      throw new ConfigError(
+        'CONNECT_TRUST_PROXY=true lets a client choose its own address; in production give the number of proxies in front (e.g. 1) or their addresses',
+      );
+    }
+    return true;
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 10) throw new ConfigError(`CONNECT_TRUST_PROXY must be a number of proxies from 1 to 10, not ${value}`);
+    return hops;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(
+        `CONNECT_TRUST_PROXY must be false, a number of proxies, or a comma-separated list of addresses and CIDR ranges (e.g. 10.0.0.0/8), not ${quote(value)}`,
+      );
+    }
+  }
+  return Object.freeze(entries);
 }
 
 function readPublicUrl(read: Reader, name: string, production: boolean): string | undefined {

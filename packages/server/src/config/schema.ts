@@ -61,11 +61,16 @@ export interface Config {
    */
   readonly smsSender: SmsSenderKind;
   /**
-   * `CONNECT_TRUST_PROXY`: `true` when a proxy in front sets
-   * `X-Forwarded-For`, so the customer's address (for the per-address
-   * limits) is read from it; default `false`.
+   * `CONNECT_TRUST_PROXY`: which proxies in front may say, in
+   * `X-Forwarded-For`, whom they forward for; the client address (for the
+   * per-address limits and the logs) is the right-most address not among
+   * them, never one the client could write itself. Unset or `false`: no
+   * proxy, the peer's address counts. A number: that many proxies (hops).
+   * A comma-separated list of addresses and CIDR ranges: those proxies.
+   * `true` trusts every hop, so the client chooses its own address: sandbox
+   * only, refused in production.
    */
-  readonly trustProxy: boolean;
+  readonly trustProxy: TrustProxy;
   /**
    * `CONNECT_SECRET_ROTATION_GRACE`: after `clients rotate-secret` the previous
    * secret keeps working this many seconds; default 86400 (24 h); 0 ends it
@@ -93,6 +98,9 @@ export interface Config {
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
 }
+
+/** `CONNECT_TRUST_PROXY` as read: none, every hop (sandbox), a number of hops, or the proxies' addresses and ranges. */
+export type TrustProxy = boolean | number | readonly string[];
 
 /** How one-time PINs reach customers. */
 export type SmsSenderKind = 'outbox' | 'console' | 'webhook';

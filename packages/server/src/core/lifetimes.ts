@@ -52,6 +52,14 @@ export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;
 export const SMS_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 /** The window of the per-address budget of failed PIN checks (`CONNECT_PIN_LIMIT_PER_ADDRESS`). */
 export const PIN_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
+/**
+ * Wrong one-time-PIN entries one mobile number may get per window, over all
+ * its challenges: each new code brings 5 entries of its own, so without
+ * this the SMS budget alone would bound the guesses.
+ */
+export const OTP_WRONG_ENTRIES_PER_MOBILE = 10;
+/** The window of {@link OTP_WRONG_ENTRIES_PER_MOBILE}. */
+export const OTP_WRONG_ENTRIES_WINDOW_SECONDS = 60 * 60;
 
 /** How long a `POST /tokens` `Request-Reference-No` is remembered per client. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;

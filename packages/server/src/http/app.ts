@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../compose/services.js';
+import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
@@ -23,6 +24,16 @@ export interface AppDeps {
 }
 
 /**
+ * `CONNECT_TRUST_PROXY` as Fastify takes it: a number of hops as the
+ * function Fastify itself makes of one (the first `hops` hops from this
+ * server are trusted), a list as a copy of the frozen configuration's.
+ */
+function trustProxyOption(value: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof value === 'number') return (_address, hop) => hop < value;
+  return typeof value === 'boolean' ? value : [...value];
+}
+
+/**
  * Builds the Connect HTTP app from its dependencies: only routes and
  * plugins, wired to the composed services. It never listens: the caller
  * (`server.ts`, or a test through `inject()`) decides.
@@ -35,7 +46,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
     requestTimeout: REQUEST_TIMEOUT_MS,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
   });
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });

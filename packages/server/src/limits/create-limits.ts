@@ -1,8 +1,15 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { PIN_PER_ADDRESS_WINDOW_SECONDS, SMS_PER_ADDRESS_WINDOW_SECONDS, SMS_PER_MOBILE_WINDOW_SECONDS } from '../core/lifetimes.js';
-import type { PinAttemptLimiter } from '../core/limits/pin-attempt-limiter.js';
+import {
+  OTP_WRONG_ENTRIES_PER_MOBILE,
+  OTP_WRONG_ENTRIES_WINDOW_SECONDS,
+  PIN_PER_ADDRESS_WINDOW_SECONDS,
+  SMS_PER_ADDRESS_WINDOW_SECONDS,
+  SMS_PER_MOBILE_WINDOW_SECONDS,
+} from '../core/lifetimes.js';
+import type { AttemptLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
@@ -25,6 +32,8 @@ export interface LimitsOptions {
   /** Otherwise the database's counters (`storage.rateLimitCounters`). */
   readonly counters: RateLimitCounterStore;
   readonly budgets: LimitBudgets;
+  /** Keys the hashes of mobiles and addresses in the counters' keys ({@link hashLimitKey}). */
+  readonly keySecret?: Uint8Array;
   /** The clock of the database counters, epoch milliseconds; default the system time (Redis keeps its own). */
   readonly nowMs?: () => number;
 }
@@ -32,7 +41,10 @@ export interface LimitsOptions {
 /** Every limit of the server. */
 export interface Limits {
   readonly sends: SendLimiter;
-  readonly pinAttempts: PinAttemptLimiter;
+  /** Failed PIN checks per client address. */
+  readonly pinAttempts: AttemptLimiter;
+  /** Wrong one-time-PIN entries per mobile number. */
+  readonly otpEntries: WrongEntryCounter;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -40,14 +52,39 @@ export const LIMIT_KEY_PREFIXES = {
   smsPerMobile: 'connect:sms:mobile',
   smsPerAddress: 'connect:sms:address',
   pinPerAddress: 'connect:pin:address',
+  otpPerMobile: 'connect:otp:mobile',
 } as const;
 
 /**
  * A mobile number or client address as it is stored in a counter's key:
- * its SHA-256, base64url, so the counters hold neither.
+ * its HMAC-SHA-256 under `secret` (a key derived from the master key), so
+ * the counters hold neither, and trying every number or address against
+ * them is of no use without the key. Without a secret (tests), its SHA-256.
  */
-export function hashLimitKey(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
+export function hashLimitKey(value: string, secret?: Uint8Array): string {
+  return (secret ? createHmac('sha256', secret) : createHash('sha256')).update(value).digest('base64url');
+}
+
+/**
+ * The part of a client address a per-address budget counts: an IPv4
+ * address whole (an IPv4-mapped IPv6 address as its IPv4 address), an IPv6
+ * address by its /64 network, since one connection commonly holds a whole
+ * /64 and could otherwise spend a fresh budget per address.
+ */
+export function addressBucket(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped?.[1] && isIPv4(mapped[1])) return mapped[1];
+  if (!isIPv6(address)) return address;
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groups(head);
+  // An embedded IPv4 address sits in the last 32 bits, never in the first 64.
+  const right = tail === undefined ? [] : groups(tail);
+  const full = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${full
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -66,17 +103,20 @@ export function createLimits(options: LimitsOptions): Limits {
       ? new RateLimiterRedis({ storeClient: options.redis, keyPrefix, points, duration, useRedisPackage: false, rejectIfRedisNotReady: true })
       : new RateLimiterDatabase({ counters: options.counters, keyPrefix, points, duration, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
   const { budgets } = options;
+  const key = (value: string) => hashLimitKey(value, options.keySecret);
+  const addressKey = (address: string) => key(addressBucket(address));
   const smsPerMobile = limiter(LIMIT_KEY_PREFIXES.smsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const smsPerAddress = limiter(LIMIT_KEY_PREFIXES.smsPerAddress, budgets.smsLimitPerAddress, SMS_PER_ADDRESS_WINDOW_SECONDS);
   const pinPerAddress = limiter(LIMIT_KEY_PREFIXES.pinPerAddress, budgets.pinLimitPerAddress, PIN_PER_ADDRESS_WINDOW_SECONDS);
+  const otpPerMobile = limiter(LIMIT_KEY_PREFIXES.otpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   return {
     sends: {
       async take(mobile, ip) {
-        const mobileKey = hashLimitKey(mobile);
+        const mobileKey = key(mobile);
         const refused = await take(smsPerMobile, mobileKey);
         if (refused) return refused;
-        const refusedAddress = await take(smsPerAddress, hashLimitKey(ip));
+        const refusedAddress = await take(smsPerAddress, addressKey(ip));
         if (refusedAddress) {
           await giveBack(smsPerMobile, mobileKey);
           return refusedAddress;
@@ -85,8 +125,26 @@ export function createLimits(options: LimitsOptions): Limits {
       },
     },
     pinAttempts: {
-      take: (address) => take(pinPerAddress, hashLimitKey(address)),
-      giveBack: (address) => giveBack(pinPerAddress, hashLimitKey(address)),
+      take: (address) => take(pinPerAddress, addressKey(address)),
+      giveBack: (address) => giveBack(pinPerAddress, addressKey(address)),
+    },
+    otpEntries: {
+      async spent(mobile) {
+        let state: RateLimiterRes | null;
+        try {
+          state = await otpPerMobile.get(key(mobile));
+        } catch (error) {
+          throw unavailable(error);
+        }
+        return state && state.consumedPoints >= OTP_WRONG_ENTRIES_PER_MOBILE ? { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) } : undefined;
+      },
+      async count(mobile) {
+        try {
+          await otpPerMobile.penalty(key(mobile), 1);
+        } catch (error) {
+          throw unavailable(error);
+        }
+      },
     },
   };
 }

@@ -51,7 +51,18 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
   if (form.action === 'resend') return resend(journey, challenge, context, deps);
 
-  const outcome = await enterCode(journey, challenge, (form.otp ?? '').trim(), context.sessionId, deps);
+  const code = (form.otp ?? '').trim();
+  // Not 6 digits cannot be the code: said at once, without spending anything.
+  if (!/^\d{6}$/.test(code)) return otpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
+  // The mobile's budget of wrong entries over all its challenges; the
+  // challenge's own 5 entries, counted before they are compared, stay the
+  // hard bound (so concurrent entries overshoot this one by at most 5).
+  const spent = await deps.otpEntries.spent(challenge.mobile);
+  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  const outcome = await enterCode(journey, challenge, code, context.sessionId, deps);
+  if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
+    await deps.otpEntries.count(challenge.mobile);
+  }
   switch (outcome.kind) {
     case 'refused':
       return refusedEntry(journey, challenge, outcome.result, context, deps);

@@ -35,6 +35,8 @@ export type ProblemCode =
   | 'otp_exhausted'
   /** The code expired: ask for a new code. */
   | 'otp_expired'
+  /** Too many wrong codes for this mobile lately, over all its codes: wait `retryAfterSeconds`. */
+  | 'otp_too_many'
   /** Too many codes sent (to this mobile or from this address): wait `retryAfterSeconds`. */
   | 'sms_rate_limited'
   /** A new code can be sent in `retryAfterSeconds`. */

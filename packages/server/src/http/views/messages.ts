@@ -38,6 +38,8 @@ export function problemMessage(problem: Problem, page: 'login' | 'register' | 'o
       return 'Too many wrong codes. Ask for a new code.';
     case 'otp_expired':
       return 'This code has expired. Ask for a new code.';
+    case 'otp_too_many':
+      return `Too many wrong codes were entered for this number. Try again in ${minutes(wait)}.`;
     case 'sms_rate_limited':
       return `Too many codes were sent. Try again in ${minutes(wait)}.`;
     case 'sms_too_soon':

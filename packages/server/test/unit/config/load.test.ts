@@ -359,3 +359,28 @@ describe('resolveMasterKey', () => {
     expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
   });
 });
+
+describe('CONNECT_TRUST_PROXY', () => {
+  it.each([
+    [undefined, false],
+    ['false', false],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.0/8', ['10.0.0.0/8']],
+    ['10.0.0.1, 192.168.0.0/16 ,fd00::/8,2001:db8::1', ['10.0.0.1', '192.168.0.0/16', 'fd00::/8', '2001:db8::1']],
+  ] as const)('%s is read as %j', (value, expected) => {
+    expect(loadConfig({ CONNECT_TRUST_PROXY: value }, CWD).trustProxy).toEqual(expected);
+    expect(loadConfig({ ...PRODUCTION, CONNECT_TRUST_PROXY: value }, CWD).trustProxy).toEqual(expected);
+  });
+
+  it('true trusts every hop in the sandbox, and is refused in production, where a client could choose its own address', () => {
+    expect(loadConfig({ CONNECT_TRUST_PROXY: 'true' }, CWD).trustProxy).toBe(true);
+    expect(() => loadConfig({ ...PRODUCTION, CONNECT_TRUST_PROXY: 'true' }, CWD)).toThrow(/^CONNECT_TRUST_PROXY=true lets a client choose its own address/);
+  });
+
+  it.each(['0', '11', 'yes', '10.0.0.0/33', '2001:db8::/129', '10.0.0.1/8/1', '10.0.0', 'proxy.example', '10.0.0.1,'])('refuses %j with one line naming the variable', (value) => {
+    expect(() => loadConfig({ CONNECT_TRUST_PROXY: value }, CWD)).toThrow(ConfigError);
+    expect(() => loadConfig({ CONNECT_TRUST_PROXY: value }, CWD)).toThrow(/^CONNECT_TRUST_PROXY must be [^\n]+$/);
+  });
+});
+

@@ -14,7 +14,7 @@ import { hashCookieValue, newSession } from '../../../src/core/journey/session.j
 import { submitLogin } from '../../../src/core/journey/sign-in.js';
 import { startJourney, type StartResult } from '../../../src/core/journey/start.js';
 import type { Lifetimes } from '../../../src/core/lifetimes.js';
-import type { PinAttemptLimiter } from '../../../src/core/limits/pin-attempt-limiter.js';
+import type { AttemptLimiter } from '../../../src/core/limits/attempt-limiter.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
 import type { SmsSender } from '../../../src/core/sms/sms-sender.js';
@@ -54,7 +54,7 @@ export interface JourneyOptions {
   readonly budgets?: Partial<LimitBudgets>;
   readonly lifetimes?: Partial<Pick<Lifetimes, 'codeSeconds' | 'sessionIdleSeconds' | 'sessionSeconds'>>;
   readonly pinChecks?: PinCheckQueue;
-  readonly pinAttempts?: PinAttemptLimiter;
+  readonly pinAttempts?: AttemptLimiter;
   readonly sends?: SendLimiter;
   readonly sms?: SmsSender;
   /** Wraps the database the journey uses (to put a fake in front of one port). */
@@ -127,6 +127,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     issuer: ISSUER,
     pinChecks: options.pinChecks ?? createPinCheckQueue(),
     pinAttempts: options.pinAttempts ?? limits.pinAttempts,
+    otpEntries: limits.otpEntries,
     sends: options.sends ?? limits.sends,
     sms: options.sms ?? sms,
     otpHasher: new OtpHasher(randomBytes(32)),

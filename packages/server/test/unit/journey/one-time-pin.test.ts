@@ -262,6 +262,44 @@ describe('submitOtp: wrong, malformed and expired codes', () => {
   });
 });
 
+describe('submitOtp: wrong entries per mobile, over all its codes', () => {
+  it('after 10 wrong entries within the hour, no entry is checked, even the right code of a new challenge; an hour on it is', async () => {
+    const t = await atOtp();
+    // Two challenges used up: 10 wrong entries.
+    for (let round = 0; round < 2; round++) {
+      if (round > 0) {
+        t.clock.advance(30);
+        expect(await t.resend()).toMatchObject({ kind: 'otp', notice: 'code_sent' });
+      }
+      const code = t.sms.lastCode();
+      for (let i = 0; i < 5; i++) await t.enter(otherCode(code));
+      expect((await t.challenge()).attempts).toBe(5);
+    }
+    t.clock.advance(30);
+    expect(await t.resend()).toMatchObject({ kind: 'otp', notice: 'code_sent' });
+    const fresh = await t.challenge();
+    const refused = await t.enter(t.sms.lastCode());
+    expect(refused).toMatchObject({ kind: 'otp', problem: { code: 'otp_too_many', field: 'otp' } });
+    expect((refused as { problem: { retryAfterSeconds: number } }).problem.retryAfterSeconds).toBeGreaterThan(3500);
+    // Nothing was checked: the new challenge's entries are untouched.
+    expect((await t.challenge()).attempts).toBe(0);
+    expect((await t.challenge()).id).toBe(fresh.id);
+
+    // An hour on (that journey has long expired), a new sign-in's code is checked again.
+    t.clock.set(T0 + 60 + 3600);
+    const again = await t.begin();
+    const code = await t.toOtp(again);
+    expect((await submitOtp(again.context, { otp: code }, t.deps)).kind).toBe('redirect');
+  });
+
+  it('right and malformed entries do not count', async () => {
+    const t = await atOtp();
+    for (let i = 0; i < 12; i++) await t.enter('12');
+    for (let i = 0; i < 4; i++) await t.enter(otherCode(t.code));
+    expect((await t.enter(t.code)).kind).toBe('redirect');
+  });
+});
+
 describe('submitOtp: send a new code', () => {
   it('not before 30 s, with the seconds left', async () => {
     const t = await atOtp();
