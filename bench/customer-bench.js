@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
+import { authorizePath as authorizeFor, browser, formAction, hiddenCsrf } from './hosted-pages.js';
 import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -140,50 +141,8 @@ async function createPostgresDatabase() {
 
 // ---------------------------------------------------------------- HTTP bits
 
-/** fetch with a cookie jar, never following redirects, always to 127.0.0.1. */
-function browser(base) {
-  const jar = new Map();
-  return {
-    jar,
-    async request(path, { method = 'GET', form } = {}) {
-      const headers = {};
-      if (jar.size > 0) headers.cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-      let body;
-      if (form) {
-        headers['content-type'] = 'application/x-www-form-urlencoded';
-        body = new URLSearchParams(form).toString();
-      }
-      const response = await fetch(base + path, { method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-      for (const set of response.headers.getSetCookie()) {
-        const [pair, ...attributes] = set.split(';');
-        const eq = pair.indexOf('=');
-        const name = pair.slice(0, eq).trim();
-        const value = pair.slice(eq + 1).trim();
-        const expired = value === '' || attributes.some((a) => /^\s*max-age=(0|-)/i.test(a));
-        if (expired) jar.delete(name);
-        else jar.set(name, value);
-      }
-      return { status: response.status, location: response.headers.get('location'), text: await response.text() };
-    },
-  };
-}
-
-function hiddenCsrf(html) {
-  const tag = (html.match(/<input\b[^>]*>/g) ?? []).find((t) => /\sname="csrf_token"/.test(t));
-  const value = tag && /\svalue="([^"]*)"/.exec(tag)?.[1];
-  if (!value) fail('no csrf_token on the hosted page');
-  return value.replace(/&amp;/g, '&');
-}
-
-function formAction(html) {
-  const form = /<form\b[^>]*>/.exec(html)?.[0];
-  const action = form && /\saction="([^"]*)"/.exec(form)?.[1];
-  if (!action?.startsWith('/')) fail('no form action on the hosted page');
-  return action.replace(/&amp;/g, '&');
-}
-
 function authorizePath(clientId) {
-  return `/authorize?${new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, state: 'bench' })}`;
+  return authorizeFor(clientId, REDIRECT_URI);
 }
 
 function codeOf(location) {

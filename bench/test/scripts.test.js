@@ -19,7 +19,7 @@ function runScript(script, env) {
 }
 
 describe('benchmark scripts', () => {
-  it.each(['token-bench.js', 'paired.js', 'instructions.js', 'customer-bench.js'])('%s loads and refuses a bad setting with one line', async (script) => {
+  it.each(['token-bench.js', 'paired.js', 'instructions.js', 'customer-bench.js', 'pin-flood.js'])('%s loads and refuses a bad setting with one line', async (script) => {
     const { code, stderr } = await runScript(script, { BENCH_CONNECTIONS: '0' });
     expect(stderr.trim()).toMatch(/^bench: BENCH_CONNECTIONS must be a whole number from 1 to \d+, not "0"$/);
     expect(code).toBe(2);
@@ -32,6 +32,12 @@ describe('benchmark scripts', () => {
   ])('%s loads and refuses to start without its settings', async (script, message) => {
     const { code, stderr } = await runScript(script, {});
     expect(stderr).toMatch(message);
+    expect(code).toBe(2);
+  });
+
+  it('pin-flood.js refuses a BENCH_CONNECT_ROOT with no built Connect in it', async () => {
+    const { code, stderr } = await runScript('pin-flood.js', { BENCH_CONNECT_ROOT: BENCH });
+    expect(stderr.trim()).toBe(`bench: BENCH_CONNECT_ROOT: no built Connect in ${BENCH.replace(/\/$/, '')} (run npm ci and npm run build there)`);
     expect(code).toBe(2);
   });
 
