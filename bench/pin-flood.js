@@ -60,7 +60,7 @@ function wrongPin() {
 function answerKind(status, location, text) {
   if (status === 303 && location?.startsWith('/login/otp?')) return 'accepted';
   if (status === 503) return 'busy';
-  if (/Too many wrong PINs were tried from your network/.test(text)) return 'network';
+  if (/Too many attempts were made from your network/.test(text)) return 'network';
   if (/Too many wrong PINs\. For your security/.test(text)) return 'locked';
   if (/not right\./.test(text)) return 'wrong';
   if (/Too many codes were sent/.test(text)) return 'sms_limited';
