@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from './session.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
@@ -12,12 +13,11 @@ import type { Lifetimes } from '../lifetimes.js';
 import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeRecord } from './records.js';
+import { codeState } from './states.js';
 import type { AuthorizationCodeStore } from './stores.js';
 
-/** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits). */
-export function hashCode(code: string): string {
-  return createHash('sha256').update(code).digest('base64url');
-}
+/** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits, so no slow hash is needed). */
+export const hashCode = sha256;
 
 /** The request a code answers. */
 export interface CodeRequest {
@@ -117,7 +117,7 @@ export async function redeemCode(
   // database is held only for the writes, not for the signing.
   const found = await deps.codes.findAuthorizationCode(codeHash);
   let minted: { sid: string; access: MintedToken; refresh: MintedToken } | undefined;
-  if (found && found.clientId === client.id && found.consumedAt === null && found.expiresAt > now) {
+  if (found && found.clientId === client.id && codeState(found, now) === 'issued') {
     const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
     if (mismatch) throw mismatch;
     const sid = randomBytes(16).toString('base64url');
@@ -170,7 +170,7 @@ async function refusal(
 ): Promise<{ error: InvalidGrant; replayed?: { profileId: string; revoked: number } }> {
   const existing = await tx.codes.findAuthorizationCode(codeHash);
   if (!existing || existing.clientId !== clientId) return { error: new InvalidGrant('authorization code is invalid') };
-  if (existing.consumedAt !== null) {
+  if (codeState(existing, now) === 'redeemed') {
     const revoked = await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
     return {
       error: new InvalidGrant('authorization code was already used; the tokens issued for it are revoked'),

@@ -5,10 +5,13 @@ import type { Lifetimes } from '../lifetimes.js';
 import type { JourneyStores } from './deps.js';
 import type { CustomerSessionRecord } from './records.js';
 
-/** SHA-256 of a cookie value or request ID, as stored: a database copy cannot be replayed as a cookie. */
-export function hashCookieValue(value: string): string {
+/** SHA-256, base64url: how the journey stores values of 256 random bits (codes, cookie values, journey IDs). */
+export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
 }
+
+/** A cookie value or journey ID as stored: a database copy cannot be replayed as a cookie. */
+export const hashCookieValue = sha256;
 
 /** Cookie values longer than this are not ours: refused before any lookup. */
 const MAX_COOKIE_VALUE = 100;

@@ -10,6 +10,7 @@ import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
 import type { StepContext } from '../../core/journey/open.js';
 import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
+import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
@@ -119,7 +120,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
 
   app.get<{ Querystring: AuthorizeQuery }>('/authorize', html, async (request, reply) => {
     let browserId = request.cookies[names.browser];
-    if (!browserId || browserId.length > 100) {
+    if (!isPlausibleId(browserId)) {
       browserId = randomBytes(32).toString('base64url');
       reply.setCookie(names.browser, browserId, attributes);
     }
