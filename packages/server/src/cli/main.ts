@@ -44,8 +44,9 @@ Commands:
   customers create --mobile E164 --pin DIGITS [--name N]
                                     register a customer (PIN: 4 to 6 digits)
   customers list                    list customers
-  customers show PROFILE_ID|E164    show one customer
-  customers lock PROFILE_ID|E164    stop a customer from logging in
+  customers show PROFILE_ID|E164    show one customer and the clients they approved
+  customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions
+                                    and removes their approvals of clients
   customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
   keys list                         list signing keys and their status
   keys rotate                       make a new signing key active

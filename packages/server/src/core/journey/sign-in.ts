@@ -95,7 +95,8 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
  *
  * A form that gets as far as the database (whether the mobile is taken) and
  * the PIN hash takes one from the client address's budget of failed PIN
- * checks first, and gives it back only when a code was sent: posting
+ * checks first, and gives it back only when the form is accepted (the
+ * journey goes on to the one-time PIN): posting
  * registrations costs an address what guessing PINs does.
  */
 export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: JourneyDeps): Promise<StepResult> {
