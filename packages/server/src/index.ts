@@ -18,7 +18,8 @@ export {
   type CustomerAccessCheckDeps,
 } from './core/tokens/customer-access-check.js';
 export { KeyRing } from './core/keys/key-ring.js';
-export { KEY_RELOAD_SECONDS, SESSION_CACHE_SECONDS } from './core/lifetimes.js';
+export { CHANGE_SIGNAL_TRUST_MS } from './core/lifetimes.js';
+export { localChangeFeed, type Change, type ChangeFeed } from './core/changes/change-feed.js';
 export { deriveKey } from './core/keys/master-key.js';
 export { openStorage, type DatabaseLocation } from './storage/kysely/open-storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';

@@ -5,21 +5,23 @@ import { KeyRing } from '../core/keys/key-ring.js';
 import { deriveKey } from '../core/keys/master-key.js';
 import { createCustomerAccessCheck, type CustomerAccess } from '../core/tokens/customer-access-check.js';
 import { openStorage } from '../storage/kysely/open-storage.js';
-import { KEY_RELOAD_SECONDS } from '../core/lifetimes.js';
+import type { ChangeFeed } from '../core/changes/change-feed.js';
 
 /** A resource server's handle on Connect's customer tokens. */
 export interface OpenedCustomerAccessCheck {
   /** Checks a customer access token; throws `InvalidToken` (status 401) when it is not acceptable. */
   verify(token: string | undefined): Promise<CustomerAccess>;
-  /** Stops the key reloads and closes the database. */
+  /** Stops listening to changes and closes the database. */
   close(): Promise<void>;
 }
 
 /**
  * Opens the resource-server check for one of the platform's APIs, from the
  * same configuration as Connect (the same `DATABASE_URL`,
- * `CONNECT_MASTER_KEY`, `CONNECT_AUTH_URL` and `CONNECT_BASE_URL`). Keys are
- * reloaded every 30 seconds, so rotations are followed without a restart.
+ * `CONNECT_MASTER_KEY`, `CONNECT_AUTH_URL` and `CONNECT_BASE_URL`). It
+ * hears the database's change signal, so a refresh, a revocation, a lock,
+ * a disabled client or a key rotation reaches it within a second, while it
+ * reads nothing from the database for tokens whose session did not change.
  *
  * @example
  * const connect = await openCustomerAccessCheck(environmentVariables);
@@ -33,20 +35,27 @@ export async function openCustomerAccessCheck(
   if (!config.authUrl) throw new ConfigError('CONNECT_AUTH_URL is required to check tokens outside the Connect server');
   const masterKey = resolveMasterKey(config);
   const storage = openStorage(config.database);
+  let changes: ChangeFeed | undefined;
   try {
     const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock });
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
-    const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions: storage.tokenSessions });
-    const reload = setInterval(() => void keys.reload().catch(() => {}), KEY_RELOAD_SECONDS * 1000);
-    reload.unref();
+    const feed = storage.openChangeFeed();
+    changes = feed;
+    // A rotation or revocation made elsewhere, or changes that may have been missed: read the keys again.
+    feed.onChange((heard) => {
+      if (heard === 'all' || heard.kind === 'keys') keys.reload().catch(() => {});
+    });
+    const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
     return {
       verify: (token) => check.verify(token),
       async close() {
-        clearInterval(reload);
+        check.close();
+        await feed.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await changes?.close();
     await storage.close().catch(() => {});
     throw error;
   }

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
+import type { ChangeFeed } from '../core/changes/change-feed.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
 import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import type { Client } from '../core/clients/client.js';
@@ -18,6 +19,7 @@ import type { SmsSender } from '../core/sms/sms-sender.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
+import type { TokenSessionStore } from '../core/tokens/token-session-store.js';
 import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import type { Runtime } from './runtime.js';
@@ -34,6 +36,8 @@ export interface ServiceOverrides {
   readonly limits?: Limits;
   readonly pinChecks?: PinCheckQueue;
   readonly log?: ServiceLog;
+  /** The change signal; by default the database's own (`Storage.openChangeFeed`). */
+  readonly changes?: ChangeFeed;
 }
 
 /** Everything the HTTP app is built from, composed once. */
@@ -46,6 +50,8 @@ export interface Services {
    */
   readonly urls: { authUrl: string; baseUrl: string };
   readonly audit: AuditLog;
+  /** The change signal every cache of clients, sessions and keys listens to. */
+  readonly changes: ChangeFeed;
   findClient(id: string): Promise<Client | undefined>;
   /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
   authenticate(input: ClientAuthInput): Promise<Client>;
@@ -56,7 +62,7 @@ export interface Services {
   readonly tokenState: TokenStateDeps;
   readonly customerAccess: CustomerAccessCheck;
   readonly idempotency: IdempotencyDeps;
-  /** Closes what the services opened (Redis); the runtime's storage is closed by its owner. */
+  /** Closes what the services opened (Redis, the change signal); the runtime's storage is closed by its owner. */
   close(): Promise<void>;
 }
 
@@ -69,20 +75,35 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
   const { config, clock, storage } = runtime;
   const log: ServiceLog = overrides.log ?? { error: () => {}, warn: () => {} };
   const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock });
+  let signalLost = false;
+  const changes =
+    overrides.changes ??
+    storage.openChangeFeed({
+      onState: (state, error) => {
+        if (state === 'lost' && !signalLost) log.warn({ err: error }, 'change signal lost; caches read the database until it is back');
+        else if (state === 'listening' && signalLost) log.warn({}, 'change signal back');
+        signalLost = state === 'lost';
+      },
+    });
+  // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
+  changes.onChange((heard) => {
+    if (heard === 'all' || heard.kind === 'keys') keyRing.reload().catch((error: unknown) => log.error({ err: error }, 'reloading keys failed'));
+  });
+  const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
   const redis = config.redisUrl && !overrides.limits ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
 
   const audit = createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed'));
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
-  const refresh: RefreshDeps = { ...tokens, tokenSessions: storage.tokenSessions, audit };
+  const refresh: RefreshDeps = { ...tokens, tokenSessions, audit };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokens),
     bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refresh),
   ]);
-  const findClient = cacheClientLookup((id) => storage.clients.findClient(id), clock);
-  // A secret that verified is recognised for the client cache time without a new HMAC.
+  const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
+  // A secret that verified is recognised for a few seconds without a new HMAC.
   const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
   const authenticate = async (input: ClientAuthInput) => {
     try {
@@ -126,22 +147,45 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     audit,
   };
 
+  const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });
   return {
     runtime,
     keyRing,
     urls,
     audit,
+    changes,
     findClient,
     authenticate,
     grants,
     journey,
     refresh,
     bearer: { ...tokens, findClient, revokedTokens: storage.revokedTokens },
-    tokenState: { ...tokens, tokenSessions: storage.tokenSessions, revokedTokens: storage.revokedTokens },
-    customerAccess: createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions }),
+    tokenState: { ...tokens, tokenSessions, revokedTokens: storage.revokedTokens },
+    customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     async close() {
+      customerAccess.close();
+      if (!overrides.changes) await changes.close();
       redis?.disconnect();
     },
+  };
+}
+
+/**
+ * The token-session store, telling this instance's caches at once of a
+ * session it changed (a refresh, a revocation): the database's own signal
+ * reaches every instance, this one included, a moment later
+ * (docs/tokens.md, "Refresh").
+ */
+function announcingLocally(store: TokenSessionStore, changes: ChangeFeed): TokenSessionStore {
+  const told = (sid: string, changed: boolean) => {
+    if (changed) changes.heard({ kind: 'session', key: sid });
+    return changed;
+  };
+  return {
+    ...store,
+    replaceAccessToken: async (sid, update) => told(sid, await store.replaceAccessToken(sid, update)),
+    revokeTokenSession: async (sid, now) => told(sid, await store.revokeTokenSession(sid, now)),
+    revokeAccessToken: async (sid, accessJti) => told(sid, await store.revokeAccessToken(sid, accessJti)),
   };
 }

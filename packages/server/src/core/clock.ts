@@ -48,3 +48,12 @@ export function fixedClock(start: number): FixedClock {
 export function clockDate(clock: Clock): Date {
   return new Date(clock.nowSeconds() * 1000);
 }
+
+/**
+ * Milliseconds on a monotonic timer, for how long infrastructure waited (a
+ * change signal's confirmation), never for an expiry rule: it does not
+ * follow the injected clock, and it never jumps when the system time is set.
+ */
+export function monotonicMs(): number {
+  return performance.now();
+}

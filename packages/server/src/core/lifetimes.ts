@@ -70,12 +70,18 @@ export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
  */
 export const IDEMPOTENCY_CLAIM_SECONDS = 60;
 
-/** How long a server trusts a client record it read; CLI changes reach running servers within this time. */
-export const CLIENT_CACHE_SECONDS = 5;
+/** How long a client secret that verified is recognised again in memory without a new HMAC (`verified-secrets.ts`). */
+export const SECRET_MEMORY_SECONDS = 5;
 /** How often a server reloads the signing keys, to follow rotations made elsewhere. */
 export const KEY_RELOAD_SECONDS = 30;
-/** How stale the resource-server check's cached session state may be. */
-export const SESSION_CACHE_SECONDS = 1;
+/**
+ * How long a confirmed change signal is trusted, ms: caches are used only
+ * while the signal proved, at most this long ago, that every change was
+ * heard (docs/operator-guide.md, "Changes reach every instance").
+ */
+export const CHANGE_SIGNAL_TRUST_MS = 1000;
+/** How often an instance confirms its change signal, ms. */
+export const CHANGE_SIGNAL_PING_MS = 250;
 
 /**
  * The longest any database operation may wait, in milliseconds: SQLite's

@@ -10,7 +10,6 @@ import { composeServices, type Services } from '../compose/services.js';
 import { buildApp } from './app.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
-import { KEY_RELOAD_SECONDS } from '../core/lifetimes.js';
 
 /** How to start a server. */
 export interface StartOptions {
@@ -51,11 +50,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
-  let keyReload: NodeJS.Timeout | undefined;
   let services: Services | undefined;
   try {
     services = await composeServices(runtime, { log: logger });
-    const { keyRing, urls } = services;
+    const { urls } = services;
     const app = await buildApp({ services, logger });
     const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, customers: storage.customers, environment: config.environment }) : undefined;
 
@@ -65,11 +63,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const address = `http://${host}:${bound.port}`;
     urls.authUrl ||= address;
     urls.baseUrl ||= urls.authUrl;
-
-    keyReload = setInterval(() => {
-      keyRing.reload().catch((error: unknown) => logger.error({ err: error }, 'reloading signing keys failed'));
-    }, KEY_RELOAD_SECONDS * 1000);
-    keyReload.unref();
 
     logger.info({ environment: config.environment, address, authUrl: urls.authUrl, engine: storage.engine }, 'Connect is listening');
     if (demo) print(demoBanner(demo, urls.authUrl));
@@ -81,14 +74,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       address,
       demo,
       async close() {
-        clearInterval(keyReload);
         await app.close();
         await services?.close();
         await storage.close();
       },
     };
   } catch (error) {
-    clearInterval(keyReload);
     await services?.close();
     await storage.close().catch(() => {});
     throw error;

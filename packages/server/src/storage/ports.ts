@@ -13,6 +13,7 @@
  *   fails or does not answer in time throws `StorageUnavailable`
  *   (`core/storage-errors.ts`).
  */
+import type { ChangeFeed } from '../core/changes/change-feed.js';
 import type { AuditStore } from '../core/audit/audit-log.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-request-store.js';
@@ -54,6 +55,12 @@ export interface Storage extends Stores {
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>;
   /** Applies pending migrations; returns the names of those applied now. */
   migrate(): Promise<string[]>;
+  /**
+   * Starts hearing the database's change signal (`core/changes/`); call
+   * after `migrate()`. Each call opens a feed of its own; close it before
+   * the storage.
+   */
+  openChangeFeed(options?: { onState?: (state: 'lost' | 'listening', error?: Error) => void }): ChangeFeed;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
   /** Closes every connection; any operation after it throws `StorageUnavailable`. */

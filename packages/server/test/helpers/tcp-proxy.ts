@@ -11,6 +11,12 @@ export interface TcpProxy {
    * forwarded either way, as when the service hangs.
    */
   stall(): Promise<void>;
+  /**
+   * Keeps every open connection open but forwards nothing more on it, either
+   * way, and holds new ones the same: a silent loss, where nothing says the
+   * connection is broken.
+   */
+  silence(): void;
   /** Accepts and forwards connections on the same port again. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -19,6 +25,7 @@ export interface TcpProxy {
 /** Starts a proxy on 127.0.0.1 that forwards to `host:port`. */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -32,7 +39,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     track(upstream);
     client.pipe(upstream);
     upstream.pipe(client);
-    client.on('close', () => upstream.destroy());
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.on('close', () => {
+      pairs.delete(pair);
+      upstream.destroy();
+    });
     upstream.on('close', () => client.destroy());
   };
   const listen = (port: number) =>
@@ -61,6 +73,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       stalled = true;
       for (const socket of sockets) socket.destroy();
       server ??= await listen(port);
+    },
+    silence() {
+      stalled = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
     },
     async restore() {
       stalled = false;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { CLIENT_CACHE_SECONDS } from '../lifetimes.js';
+import { SECRET_MEMORY_SECONDS } from '../lifetimes.js';
 
 /** Checks a presented client secret against its stored HMAC. */
 export interface ClientSecretVerifier {
@@ -12,7 +12,7 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * Wraps a client-secret verifier so that a secret that verified is recognised
- * again for the next `ttlSeconds` (the client cache time, 5 s) by a
+ * again for the next `ttlSeconds` (5 s) by a
  * constant-time comparison with it, instead of a new HMAC.
  *
  * Under load the HMAC is dear: on the benchmark machine, with the signing
@@ -38,7 +38,7 @@ const MAX_ENTRIES = 10_000;
 export function rememberVerifiedSecrets(
   verifier: ClientSecretVerifier,
   clock: Clock,
-  ttlSeconds = CLIENT_CACHE_SECONDS,
+  ttlSeconds = SECRET_MEMORY_SECONDS,
   maxEntries = MAX_ENTRIES,
 ): ClientSecretVerifier {
   // In order of expiry: entries are only ever added at the end, with the latest expiry.

@@ -1,13 +1,17 @@
+import { createChangeCache } from '../changes/change-cache.js';
+import type { ChangeFeed } from '../changes/change-feed.js';
 import type { Clock } from '../clock.js';
 import { InvalidToken } from '../errors.js';
+import type { TokenSessionRecord } from './records.js';
 import type { TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, type CustomerTokenClaims, type TokenVerifyDeps } from './verify-tokens.js';
-import { SESSION_CACHE_SECONDS } from '../lifetimes.js';
 
 /** What the resource-server check needs. */
 export interface CustomerAccessCheckDeps extends TokenVerifyDeps {
   readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession'>;
   readonly clock: Clock;
+  /** The change signal that tells when a token session changed (`core/changes/`). */
+  readonly changes: ChangeFeed;
 }
 
 /** The customer and client a valid customer access token stands for. */
@@ -27,48 +31,51 @@ const MAX_CACHED_SESSIONS = 100_000;
  * is accepted only if it decrypts with a current key, is unexpired to the
  * second, and is still the current access token of a live token session.
  *
- * Session state is cached for at most {@link SESSION_CACHE_SECONDS} second
- * (entries expire when the clock's second changes), so the hot path usually
- * needs no database round trip, while a refresh or a revocation on any
- * instance takes effect within one second.
+ * Session state is kept in memory until the change signal says the session
+ * changed (a refresh, a revocation, a lock, a disabled client: on this
+ * instance at once, on every other within a second), so while nothing
+ * changes the check needs no database round trip (docs/resource-servers.md).
  *
  * @example
- * const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions });
+ * const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions, changes });
  * const access = await check.verify(bearerToken); // throws InvalidToken
  */
 export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
-  const cache = new Map<string, { second: number; accessJti: string; live: boolean; clientId: string; profileId: string }>();
+  type Held = { readonly session: TokenSessionRecord | undefined; readonly readAt: number };
+  const sessions = createChangeCache<Held>(deps.changes, 'session', { maxEntries: MAX_CACHED_SESSIONS });
+  const read = (sid: string) => async (): Promise<Held> => {
+    const readAt = deps.clock.nowSeconds();
+    return { session: await deps.tokenSessions.findTokenSession(sid), readAt };
+  };
 
-  async function sessionState(sid: string, now: number, token: { jti: string; iat: number }) {
-    const hit = cache.get(sid);
-    // A state naming another access token is read again when this token was
-    // minted in or after the second the state was read: a refresh may just
-    // have replaced the cached token, and its successor must not be refused.
-    const outdated = hit !== undefined && hit.live && hit.accessJti !== token.jti && token.iat >= hit.second;
-    if (hit && hit.second === now && !outdated) return hit;
-    const session = await deps.tokenSessions.findTokenSession(sid);
-    const state = {
-      second: now,
-      accessJti: session?.accessJti ?? '',
-      live: session !== undefined && session.revokedAt === null,
-      clientId: session?.clientId ?? '',
-      profileId: session?.profileId ?? '',
-    };
-    if (cache.size >= MAX_CACHED_SESSIONS) cache.clear();
-    cache.set(sid, state);
-    return state;
-  }
+  const acceptable = (session: TokenSessionRecord | undefined, claims: CustomerTokenClaims) =>
+    session !== undefined &&
+    session.revokedAt === null &&
+    session.accessJti === claims.jti &&
+    session.clientId === claims.clientId &&
+    session.profileId === claims.sub;
 
   return {
     /** Checks a customer access token; throws `InvalidToken` when it is not acceptable. */
     async verify(token: string | undefined): Promise<CustomerAccess> {
       const claims: CustomerTokenClaims | undefined = token ? await decryptCustomerAccessToken(token, deps) : undefined;
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
-      const state = await sessionState(claims.sid, deps.clock.nowSeconds(), claims);
-      if (!state.live || state.accessJti !== claims.jti || state.clientId !== claims.clientId || state.profileId !== claims.sub) {
-        throw new InvalidToken('the access token has been replaced or revoked');
+      let held = await sessions.get(claims.sid, read(claims.sid));
+      // A live session naming another access token is read again when the
+      // token was minted no earlier than a second before that state was read:
+      // it may come from a refresh whose signal has not arrived yet. Older
+      // replaced tokens are refused without a read.
+      if (held.session && held.session.revokedAt === null && held.session.accessJti !== claims.jti && claims.iat >= held.readAt - 1) {
+        sessions.delete(claims.sid);
+        held = await sessions.get(claims.sid, read(claims.sid));
       }
+      const session = held.session;
+      if (!acceptable(session, claims)) throw new InvalidToken('the access token has been replaced or revoked');
       return { profileId: claims.sub, clientId: claims.clientId, sid: claims.sid, jti: claims.jti, expiresAt: claims.exp };
+    },
+    /** Stops listening to the change signal. */
+    close(): void {
+      sessions.close();
     },
   };
 }

@@ -5,6 +5,9 @@ import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
 import { translateDriverErrors } from './translate-driver-errors.js';
+import { openPostgresChangeFeed } from './change-feed-postgres.js';
+import { openSqliteChangeFeed } from './change-feed-sqlite.js';
+import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
@@ -58,10 +61,8 @@ export interface StorageOptions {
  * (`translate-driver-errors.ts`).
  */
 export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
-  const engineDialect =
-    location.engine === 'sqlite'
-      ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs })
-      : createPostgresDialect(location.url, { timeoutMs: options.timeoutMs });
+  const sqlite = location.engine === 'sqlite' ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs }) : undefined;
+  const engineDialect = sqlite?.dialect ?? createPostgresDialect((location as { url: string }).url, { timeoutMs: options.timeoutMs });
   const dialect = translateDriverErrors(engineDialect);
   const db = new Kysely<Database>({ dialect });
   return {
@@ -73,6 +74,22 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    openChangeFeed(feedOptions = {}) {
+      if (sqlite) {
+        try {
+          return openSqliteChangeFeed(sqlite.database, (olderThan) =>
+            // The database's own time, as its triggers wrote `at` with it.
+            sql`delete from change_log where at < cast(strftime('%s', 'now') as integer) - ${olderThan}`.execute(db),
+          );
+        } catch (error) {
+          throw new Error('the database has no change log yet: run `connect-auth migrate` first', { cause: error });
+        }
+      }
+      return openPostgresChangeFeed((location as { url: string }).url, {
+        connectTimeoutMs: options.timeoutMs ?? DATABASE_TIMEOUT_MS,
+        ...feedOptions,
+      });
     },
     async ping() {
       await sql`select 1`.execute(db);

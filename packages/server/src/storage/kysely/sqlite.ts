@@ -21,7 +21,7 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
  *   another writer may have changed what it read), so it would fail
  *   whenever another process writes at the same moment.
  */
-export function createSqliteDialect(path: string, options: { busyTimeoutMs?: number } = {}): Dialect {
+export function createSqliteDialect(path: string, options: { busyTimeoutMs?: number } = {}): { dialect: Dialect; database: SqliteDatabase.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
@@ -29,7 +29,7 @@ export function createSqliteDialect(path: string, options: { busyTimeoutMs?: num
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  return new ImmediateSqliteDialect({ database });
+  return { dialect: new ImmediateSqliteDialect({ database }), database };
 }
 
 /** Kysely's SQLite dialect, with {@link ImmediateSqliteDriver} as its driver. */

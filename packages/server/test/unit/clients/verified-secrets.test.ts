@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
 import { rememberVerifiedSecrets } from '../../../src/core/clients/verified-secrets.js';
 import { fixedClock } from '../../../src/core/clock.js';
-import { CLIENT_CACHE_SECONDS } from '../../../src/core/lifetimes.js';
+import { SECRET_MEMORY_SECONDS } from '../../../src/core/lifetimes.js';
 
 const hasher = new ClientSecretHasher(new Uint8Array(32).fill(9));
 const SECRET = 'csk_sandbox_' + 'a'.repeat(43);
@@ -18,7 +18,7 @@ function setup(maxEntries?: number) {
       return hasher.verify(secret, storedHash);
     },
   };
-  const secrets = rememberVerifiedSecrets(counted, clock, CLIENT_CACHE_SECONDS, maxEntries);
+  const secrets = rememberVerifiedSecrets(counted, clock, SECRET_MEMORY_SECONDS, maxEntries);
   return { clock, counted, secrets };
 }
 
@@ -28,7 +28,7 @@ describe('rememberVerifiedSecrets', () => {
     expect(secrets.verify(SECRET, HASH)).toBe(true);
     expect(counted.hmacs).toBe(1);
 
-    clock.advance(CLIENT_CACHE_SECONDS - 1);
+    clock.advance(SECRET_MEMORY_SECONDS - 1);
     expect(secrets.verify(SECRET, HASH)).toBe(true);
     expect(secrets.verify(SECRET, HASH)).toBe(true);
     expect(counted.hmacs).toBe(1);
@@ -80,7 +80,7 @@ describe('rememberVerifiedSecrets', () => {
     clock.advance(-3600);
     expect(secrets.verify(other, otherHash)).toBe(true);
     expect(counted.hmacs).toBe(2);
-    clock.advance(CLIENT_CACHE_SECONDS);
+    clock.advance(SECRET_MEMORY_SECONDS);
     expect(secrets.verify(other, otherHash)).toBe(true);
     expect(counted.hmacs).toBe(3);
   });

@@ -1,17 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidToken } from '../../../src/core/errors.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS } from './token-fixtures.js';
-import { SESSION_CACHE_SECONDS } from '../../../src/core/lifetimes.js';
+import { localChangeFeed } from '../../../src/core/changes/change-feed.js';
 
 /** A check over the setup's database whose session reads are counted. */
 async function setup(change: (record: TokenSessionRecord) => TokenSessionRecord = (r) => r) {
   const s = await tokenSetup();
   const reads: string[] = [];
+  const changes = s.storage.openChangeFeed();
+  onTestFinished(() => changes.close());
   const check = createCustomerAccessCheck({
+    changes,
     keys: s.keys,
     clock: s.clock,
     urls: URLS,
@@ -48,11 +51,7 @@ describe('createCustomerAccessCheck', () => {
     });
   });
 
-  it('caches session state for the current clock second', () => {
-    expect(SESSION_CACHE_SECONDS).toBe(1);
-  });
-
-  it('reads each session from the database once per clock second', async () => {
+  it('reads each session from the database once while nothing changes, however much time passes', async () => {
     const s = await setup();
     const a = await s.openSession();
     const b = await s.openSession();
@@ -61,49 +60,37 @@ describe('createCustomerAccessCheck', () => {
       await s.check.verify(b.accessToken);
     }
     expect(s.reads).toEqual([a.sid, b.sid]);
-    s.clock.advance(1);
+    s.clock.advance(600);
     for (let i = 0; i < 3; i++) await s.check.verify(a.accessToken);
-    expect(s.reads).toEqual([a.sid, b.sid, a.sid]);
+    expect(s.reads).toEqual([a.sid, b.sid]);
   });
 
-  it('a refresh is seen once the second changes: the old token is accepted in the cached second, refused in the next', async () => {
+  it('a refresh through the store is heard at once: the old token is refused right after, the new one accepted', async () => {
     const s = await setup();
     const session = await s.openSession();
+    await s.check.verify(session.accessToken);
     s.clock.advance(10);
-    await s.check.verify(session.accessToken);
-    await refreshCustomerToken(session.refreshToken, ACME, s.deps);
-    await expect(s.check.verify(session.accessToken)).resolves.toMatchObject({ jti: session.accessJti });
-    expect(s.reads).toHaveLength(1);
-    s.clock.advance(1);
-    await refused(s.check.verify(session.accessToken), REPLACED);
-    expect(s.reads).toHaveLength(2);
-  });
-
-  it('a refresh is seen at once when the session was not read in the current second', async () => {
-    const s = await setup();
-    const session = await s.openSession();
-    await s.check.verify(session.accessToken);
-    s.clock.advance(1);
-    await refreshCustomerToken(session.refreshToken, ACME, s.deps);
-    await refused(s.check.verify(session.accessToken), REPLACED);
-  });
-
-  it('the new token of a refresh is accepted at once, even in the second the old state was cached in', async () => {
-    const s = await setup();
-    const session = await s.openSession();
-    s.clock.advance(10);
-    await s.check.verify(session.accessToken);
     const refreshed = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
-    const access = await s.check.verify(refreshed.accessToken);
-    expect(access.jti).not.toBe(session.accessJti);
-    expect(s.reads).toHaveLength(2);
-    // That read brought the cache up to date: the old token is refused from now on.
     await refused(s.check.verify(session.accessToken), REPLACED);
-    await s.check.verify(refreshed.accessToken);
+    await expect(s.check.verify(refreshed.accessToken)).resolves.toMatchObject({ sid: session.sid });
+    // One read for the first state, one after the change was heard.
     expect(s.reads).toHaveLength(2);
   });
 
-  it('replaced tokens minted before the cached second cost no extra database reads', async () => {
+  it('a token newer than the state held (its signal not heard yet) is read again, not refused', async () => {
+    const s = await setup();
+    const session = await s.openSession();
+    const feed = localChangeFeed();
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: s.storage.tokenSessions, changes: feed });
+    await check.verify(session.accessToken);
+    // Refreshed where this feed hears nothing (another instance whose signal is late).
+    const refreshed = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    await expect(check.verify(refreshed.accessToken)).resolves.toMatchObject({ sid: session.sid });
+    // That read brought the state up to date: the old token is refused from now on.
+    await refused(check.verify(session.accessToken), REPLACED);
+  });
+
+  it('replaced tokens minted over a second before the state was read cost no database read', async () => {
     const s = await setup();
     const session = await s.openSession();
     s.clock.advance(5);
@@ -114,20 +101,33 @@ describe('createCustomerAccessCheck', () => {
     expect(s.reads).toHaveLength(1);
   });
 
-  it('a revocation is seen once the second changes (at once when not cached)', async () => {
+  it('a revocation written to the database by anyone is heard: a held session is refused at the next check', async () => {
     const s = await setup();
     const cached = await s.openSession();
     const uncached = await s.openSession();
     await s.check.verify(cached.accessToken);
     await s.storage.tokenSessions.revokeTokenSession(cached.sid, T0);
     await s.storage.tokenSessions.revokeTokenSession(uncached.sid, T0);
-    await s.check.verify(cached.accessToken);
-    await refused(s.check.verify(uncached.accessToken), REPLACED);
-    s.clock.advance(1);
     await refused(s.check.verify(cached.accessToken), REPLACED);
+    await refused(s.check.verify(uncached.accessToken), REPLACED);
   });
 
-  it('a revoked session is not read again within its second, whatever tokens are presented', async () => {
+  it('while the change signal is not current, every check reads the database', async () => {
+    const s = await setup();
+    const session = await s.openSession();
+    let current = true;
+    const feed = { ...localChangeFeed(), isCurrent: () => current };
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: (sid) => { s.reads.push(sid); return s.storage.tokenSessions.findTokenSession(sid); } }, changes: feed });
+    await check.verify(session.accessToken);
+    await check.verify(session.accessToken);
+    expect(s.reads).toHaveLength(1);
+    current = false;
+    await check.verify(session.accessToken);
+    await check.verify(session.accessToken);
+    expect(s.reads).toHaveLength(3);
+  });
+
+  it('a revoked session is not read again while nothing changes, whatever tokens are presented', async () => {
     const s = await setup();
     const session = await s.openSession();
     await s.storage.tokenSessions.revokeTokenSession(session.sid, T0);
@@ -183,7 +183,7 @@ describe('createCustomerAccessCheck', () => {
     const s = await setup();
     const session = await s.openSession();
     await s.storage.tokenSessions.revokeTokenSession(session.sid, T0);
-    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: async () => undefined } });
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: async () => undefined }, changes: localChangeFeed() });
     await refused(check.verify(session.accessToken), REPLACED);
   });
 });

@@ -2,6 +2,7 @@
  * The database as Kysely sees it. Table names are plural snake_case;
  * timestamps are integer epoch seconds on both engines; booleans are 0/1.
  */
+import type { Generated } from 'kysely';
 
 
 export interface ClientsTable {
@@ -155,6 +156,14 @@ export interface RateLimitCountersTable {
   expires_at: number | null;
 }
 
+/** SQLite only: the changes its triggers announced (`change-feed-sqlite.ts`). */
+export interface ChangeLogTable {
+  seq: Generated<number>;
+  kind: string;
+  key: string;
+  at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   signing_keys: SigningKeysTable;
@@ -170,5 +179,6 @@ export interface Database {
   audit_events: AuditEventsTable;
   consents: ConsentsTable;
   rate_limit_counters: RateLimitCountersTable;
+  change_log: ChangeLogTable;
 }
 

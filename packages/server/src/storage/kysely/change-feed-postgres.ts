@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { parseChange, type ChangeFeed, type Heard } from '../../core/changes/change-feed.js';
+import { monotonicMs } from '../../core/clock.js';
+import { CHANGE_SIGNAL_PING_MS, CHANGE_SIGNAL_TRUST_MS } from '../../core/lifetimes.js';
+
+/** The channel the database's triggers announce changes on (migration `2026-11-25T12-20-change-signals`). */
+export const CHANGE_CHANNEL = 'connect_changes';
+
+/** How a change feed reports what goes wrong with its connection (never thrown: the feed recovers by itself). */
+export interface ChangeFeedOptions {
+  /** How long a confirmed signal is trusted, ms (default `CHANGE_SIGNAL_TRUST_MS`). */
+  readonly trustMs?: number;
+  /** How often the signal is confirmed, ms (default `CHANGE_SIGNAL_PING_MS`). */
+  readonly pingMs?: number;
+  /** Bound on connecting, ms. */
+  readonly connectTimeoutMs?: number;
+  /** Told when the feed loses or regains its connection. */
+  readonly onState?: (state: 'lost' | 'listening', error?: Error) => void;
+}
+
+/**
+ * The change signal of PostgreSQL (docs/operator-guide.md, "Changes reach
+ * every instance"): one connection of its own that `LISTEN`s on
+ * {@link CHANGE_CHANNEL}, where the database's triggers `NOTIFY` every change
+ * when its transaction commits.
+ *
+ * A silent loss (a connection that looks open but carries nothing) is
+ * caught by confirming the signal: every `pingMs` the feed notifies the
+ * channel itself and waits to hear it back. PostgreSQL delivers
+ * notifications in commit order, so hearing a ping sent at `t` proves every
+ * change committed before `t` was heard. The feed is current only while
+ * such a proof is younger than `trustMs`; otherwise caches read the
+ * database, and start afresh once it is current again. A broken or silent
+ * connection is replaced, with a growing pause between tries (up to 5 s).
+ */
+export function openPostgresChangeFeed(connectionString: string, options: ChangeFeedOptions = {}): ChangeFeed {
+  const trustMs = options.trustMs ?? CHANGE_SIGNAL_TRUST_MS;
+  const pingMs = options.pingMs ?? CHANGE_SIGNAL_PING_MS;
+  const instance = randomUUID();
+  const listeners = new Set<(heard: Heard) => void>();
+  /** Pings sent and not yet heard back, by payload: when each was sent. */
+  const pending = new Map<string, number>();
+  let client: pg.Client | undefined;
+  let confirmedAt = Number.NEGATIVE_INFINITY;
+  let current = false;
+  let closed = false;
+  let retryMs = 100;
+  let pingCount = 0;
+  let reconnect: NodeJS.Timeout | undefined;
+
+  const emit = (heard: Heard) => {
+    for (const listener of listeners) {
+      try {
+        listener(heard);
+      } catch {
+        // A listener's failure is its own; the others still hear the change.
+      }
+    }
+  };
+
+  const drop = (broken: pg.Client, error?: Error) => {
+    if (client !== broken) return;
+    client = undefined;
+    pending.clear();
+    broken.removeAllListeners('notification');
+    broken.on('error', () => {});
+    void broken.end().catch(() => {});
+    options.onState?.('lost', error);
+    schedule();
+  };
+
+  const schedule = () => {
+    if (closed || reconnect) return;
+    reconnect = setTimeout(() => {
+      reconnect = undefined;
+      void connect();
+    }, retryMs);
+    reconnect.unref();
+    retryMs = Math.min(retryMs * 2, 5000);
+  };
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000, keepAlive: true });
+    next.on('error', (error: Error) => drop(next, error));
+    next.on('end', () => drop(next));
+    next.on('notification', (message) => {
+      if (message.channel !== CHANGE_CHANNEL || message.payload === undefined) return;
+      const sentAt = pending.get(message.payload);
+      if (sentAt !== undefined) {
+        pending.delete(message.payload);
+        confirmedAt = Math.max(confirmedAt, sentAt);
+        return;
+      }
+      const change = parseChange(message.payload);
+      if (change) emit(change);
+    });
+    try {
+      client = next;
+      await next.connect();
+      await next.query(`listen ${CHANGE_CHANNEL}`);
+      if (closed) return void next.end().catch(() => {});
+      retryMs = 100;
+      options.onState?.('listening');
+      ping();
+    } catch (error) {
+      drop(next, error as Error);
+    }
+  };
+
+  const ping = () => {
+    const listening = client;
+    if (!listening) return;
+    const now = monotonicMs();
+    // A connection that confirmed nothing for three trust windows is silent: replace it.
+    if (pending.size > 0 && now - Math.max(confirmedAt, Math.min(...pending.values())) > 3 * trustMs) {
+      return drop(listening, new Error('the change signal went silent'));
+    }
+    for (const [payload, sentAt] of pending) if (now - sentAt > 3 * trustMs) pending.delete(payload);
+    const payload = `ping:${instance}:${pingCount++}`;
+    pending.set(payload, now);
+    listening.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]).catch((error: Error) => drop(listening, error));
+  };
+
+  const pinger = setInterval(ping, pingMs);
+  pinger.unref();
+  void connect();
+
+  return {
+    isCurrent() {
+      const ok = client !== undefined && monotonicMs() - confirmedAt < trustMs;
+      if (ok !== current) {
+        current = ok;
+        // Either way what was kept is dropped: changes may have gone unheard.
+        emit('all');
+      }
+      return ok;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    heard: emit,
+    async close() {
+      closed = true;
+      clearInterval(pinger);
+      if (reconnect) clearTimeout(reconnect);
+      const open = client;
+      client = undefined;
+      listeners.clear();
+      if (open) {
+        open.removeAllListeners('notification');
+        await open.end().catch(() => {});
+      }
+    },
+  };
+}

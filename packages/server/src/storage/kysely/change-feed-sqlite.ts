@@ -1,0 +1,77 @@
+import type SqliteDatabase from 'better-sqlite3';
+import { parseChange, type ChangeFeed, type Heard } from '../../core/changes/change-feed.js';
+
+/** How long SQLite keeps announced changes: far longer than any instance takes to read them. */
+const CHANGE_LOG_KEEP_SECONDS = 60;
+
+/**
+ * The change signal of SQLite (docs/operator-guide.md, "Changes reach every
+ * instance"): the database's triggers add a row to `change_log` in the
+ * transaction of every change. The feed asks the database's change counter
+ * on every cache hit — `PRAGMA data_version` moves when another process
+ * commits, `total_changes()` when this one does — and only when either
+ * moved reads the rows it has not seen. Nothing can be missed, so the feed is
+ * always current, except inside a transaction on this connection (what it
+ * wrote is not committed yet): caches then read the database.
+ *
+ * @param database the storage's own better-sqlite3 connection.
+ * @param prune deletes announced changes older than the seconds it is given; run every minute.
+ */
+export function openSqliteChangeFeed(database: SqliteDatabase.Database, prune: (olderThanSeconds: number) => Promise<unknown>): ChangeFeed {
+  const listeners = new Set<(heard: Heard) => void>();
+  const counters = database.prepare<[], { v: number; t: number }>(
+    'select (select data_version from pragma_data_version) as v, total_changes() as t',
+  );
+  const since = database.prepare<[number], { seq: number; kind: string; key: string }>(
+    'select seq, kind, key from change_log where seq > ? order by seq',
+  );
+  let last = (database.prepare<[], { seq: number }>('select coalesce(max(seq), 0) as seq from change_log').get()?.seq ?? 0);
+  let version = -1;
+  let total = -1;
+
+  const emit = (heard: Heard) => {
+    for (const listener of listeners) {
+      try {
+        listener(heard);
+      } catch {
+        // A listener's failure is its own; the others still hear the change.
+      }
+    }
+  };
+
+  const pruner = setInterval(() => {
+    void prune(CHANGE_LOG_KEEP_SECONDS).catch(() => {});
+  }, CHANGE_LOG_KEEP_SECONDS * 1000);
+  pruner.unref();
+
+  return {
+    isCurrent() {
+      if (!database.open || database.inTransaction) return false;
+      try {
+        const now = counters.get();
+        if (!now) return false;
+        if (now.v !== version || now.t !== total) {
+          version = now.v;
+          total = now.t;
+          for (const row of since.all(last)) {
+            last = row.seq;
+            const change = parseChange(`${row.kind}:${row.key}`);
+            if (change) emit(change);
+          }
+        }
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    heard: emit,
+    async close() {
+      clearInterval(pruner);
+      listeners.clear();
+    },
+  };
+}
