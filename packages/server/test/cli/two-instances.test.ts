@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { basicAuth, form } from '../helpers/build.js';
+import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
+import { logIn, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
+
+/**
+ * Two `connect-auth serve` processes on one database, as behind a load
+ * balancer, and operator commands run beside them: every change must be
+ * visible on both within a second of the command's return (polled, never
+ * slept for), and nothing of the old state may be accepted after that
+ * (docs/operator-guide.md, "Changes reach every instance").
+ */
+
+const REDIRECT_URI = 'https://shop.example/callback';
+const PIN = '2468';
+const MOBILE = '+639170000001';
+/** The bound on how long a change may take to reach an instance. */
+const WITHIN_MS = 1000;
+
+beforeAll(requireBuiltCli);
+
+/** A data folder and the configuration every process gets; `DATABASE_URL` set for PostgreSQL. */
+async function setting(engine: 'sqlite' | 'postgres'): Promise<ProcessSetting> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'connect-two-'));
+  onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = {
+    CONNECT_DATA_DIR: dataDir,
+    CONNECT_ENVIRONMENT: 'sandbox',
+    CONNECT_MASTER_KEY: randomBytes(32).toString('base64'),
+    // One issuer for both, as behind a load balancer.
+    CONNECT_AUTH_URL: 'http://connect.test',
+  };
+  if (engine === 'postgres') {
+    const database = await createTestDatabase();
+    onTestFinished(() => database.drop());
+    env.DATABASE_URL = database.url;
+  }
+  return { cwd: dataDir, env };
+}
+
+async function cli<T>(s: ProcessSetting, args: readonly string[]): Promise<T> {
+  let out = '';
+  let err = '';
+  const code = await runCli([...args, '--json'], { env: s.env, stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  if (code !== 0) throw new Error(`connect-auth ${args.join(' ')}: exit ${code}: ${err}`);
+  return JSON.parse(out) as T;
+}
+
+/**
+ * Polls `holds` on every server until it holds on all of them; fails past
+ * {@link WITHIN_MS}. Then asks each server five more times: it must go on
+ * holding (nothing of the old state comes back).
+ */
+async function onEveryServerWithin(servers: readonly string[], what: string, holds: (base: string) => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  const pending = new Set(servers);
+  while (pending.size > 0) {
+    for (const base of [...pending]) if (await holds(base)) pending.delete(base);
+    const elapsed = performance.now() - started;
+    if (pending.size > 0 && elapsed > WITHIN_MS) throw new Error(`${what}: not on ${[...pending].join(', ')} after ${Math.round(elapsed)} ms`);
+    if (pending.size > 0) await delay(10);
+  }
+  const took = performance.now() - started;
+  for (const base of servers) for (let i = 0; i < 5; i++) expect(await holds(base), `${what} on ${base}, again`).toBe(true);
+  return took;
+}
+
+async function clientToken(base: string, client: { id: string; secret: string }): Promise<{ status: number; token?: string }> {
+  const res = await fetch(new URL('/token', base), {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ grant_type: 'client_credentials' }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  return { status: res.status, ...(body.access_token ? { token: body.access_token } : {}) };
+}
+
+async function profileStatus(base: string, accessToken: string): Promise<number> {
+  const res = await fetch(new URL('/customer/profile', base), { headers: { authorization: `Bearer ${accessToken}` } });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function refresh(base: string, client: { id: string; secret: string }, refreshToken: string): Promise<{ status: number; accessToken?: string }> {
+  const res = await fetch(new URL('/token', base), {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  return { status: res.status, ...(body.access_token ? { accessToken: body.access_token } : {}) };
+}
+
+/** `POST /tokens` with a client access token: the consumer's refresh endpoint. */
+async function tokensStatus(base: string, bearer: string, refreshToken: string): Promise<number> {
+  const res = await fetch(new URL('/tokens', base), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'request-reference-no': crypto.randomUUID() },
+    body: JSON.stringify({ refreshToken }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+function suite(engine: 'sqlite' | 'postgres') {
+  describe(`two servers on one ${engine === 'sqlite' ? 'SQLite file' : 'PostgreSQL database'}`, () => {
+    /** Two servers, a client with every grant, a customer logged in through server A. */
+    async function twoServers() {
+      const s = await setting(engine);
+      await cli(s, ['migrate']);
+      const created = await cli<{ clientId: string; clientSecret: string }>(s, [
+        'clients', 'create', '--name', 'Shop', '--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials,authorization_code,refresh_token',
+      ]);
+      const client = { id: created.clientId, secret: created.clientSecret };
+      await cli(s, ['customers', 'create', '--mobile', MOBILE, '--pin', PIN]);
+      const [a, b] = await Promise.all([serve(s), serve(s)]);
+      const tokens = await logIn(a, '10.0.0.1', client, { mobile: MOBILE, pin: PIN, redirectUri: REDIRECT_URI });
+      // Both servers have read (and hold) the client and the session.
+      for (const base of [a, b]) {
+        expect((await clientToken(base, client)).status).toBe(200);
+        expect(await profileStatus(base, tokens.accessToken)).toBe(200);
+      }
+      return { s, a, b, servers: [a, b] as const, client, tokens };
+    }
+
+    it('a refresh on one server ends the old access token on the other within a second; the new one works on both at once', { timeout: 60_000 }, async () => {
+      const { a, b, servers, client, tokens } = await twoServers();
+      const refreshed = await refresh(b, client, tokens.refreshToken as string);
+      expect(refreshed.status).toBe(200);
+      // At once on the server that refreshed.
+      expect(await profileStatus(b, tokens.accessToken)).toBe(401);
+      for (const base of [a, b]) expect(await profileStatus(base, refreshed.accessToken as string)).toBe(200);
+      await onEveryServerWithin(servers, 'the old access token refused', async (base) => (await profileStatus(base, tokens.accessToken)) === 401);
+    });
+
+    it('clients rotate-secret --grace 0: the new secret works on both at once, the old one is refused on both within a second', { timeout: 60_000 }, async () => {
+      const { s, servers, client } = await twoServers();
+      const rotated = await cli<{ clientSecret: string }>(s, ['clients', 'rotate-secret', client.id, '--grace', '0']);
+      const fresh = { id: client.id, secret: rotated.clientSecret };
+      await onEveryServerWithin(servers, 'the new secret accepted', async (base) => (await clientToken(base, fresh)).status === 200);
+      await onEveryServerWithin(servers, 'the old secret refused', async (base) => (await clientToken(base, client)).status === 401);
+    });
+
+    it('clients disable: refused on both within a second, with the client tokens it holds; enable brings back no old token', { timeout: 60_000 }, async () => {
+      const { s, a, servers, client, tokens } = await twoServers();
+      const bearer = (await clientToken(a, client)).token as string;
+      expect(await tokensStatus(a, bearer, tokens.refreshToken as string)).toBe(200);
+      await cli(s, ['clients', 'disable', client.id]);
+      await onEveryServerWithin(servers, 'the client refused', async (base) => (await clientToken(base, client)).status === 401);
+      await onEveryServerWithin(servers, 'its client token refused', async (base) => (await tokensStatus(base, bearer, tokens.refreshToken as string)) === 401);
+      await cli(s, ['clients', 'enable', client.id]);
+      await onEveryServerWithin(servers, 'the client accepted again', async (base) => (await clientToken(base, client)).status === 200);
+    });
+  });
+}
+
+suite('sqlite');
+if (postgresAdminUrl) suite('postgres');
+else noticePostgresSkipped('two servers on one PostgreSQL database');
