@@ -21,13 +21,13 @@
 //
 // See bench/README.md, "Customer token endpoints", for the knobs.
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
 import { authorizePath as authorizeFor, browser, formAction, hiddenCsrf } from './hosted-pages.js';
-import { fmt, loadAverage, machine, progressPrinter, textTable, writeResults } from './report.js';
+import { fmt, loadAverage, machine, median, progressPrinter, textTable, writeResults } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -41,8 +41,8 @@ const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 // `node bench/customer-bench.js --check <json>`: runs the resource-server check
 // in this process (pinned by the parent) and prints one JSON line.
 if (process.argv[2] === '--check') {
-  const { env, token, seconds } = JSON.parse(process.argv[3]);
-  const { openCustomerAccessCheck } = await import(pathToFileURL(CONNECT_DIST).href);
+  const { env, token, seconds, dist } = JSON.parse(process.argv[3]);
+  const { openCustomerAccessCheck } = await import(pathToFileURL(dist ?? CONNECT_DIST).href);
   const check = await openCustomerAccessCheck(env);
   try {
     const first = await check.verify(token);
@@ -69,6 +69,14 @@ if (process.argv[2] === '--check') {
 
 const config = readSettings(readConfig);
 
+/** `BENCH_CHECK_BASELINE`: another build's server package entry point (`…/packages/server/dist/index.js`) to compare the check with. */
+function checkBaselineSetting(value) {
+  const path = value?.trim();
+  if (!path) return undefined;
+  if (!existsSync(path)) fail(`BENCH_CHECK_BASELINE: ${path} does not exist; build that checkout first (npm run build)`);
+  return path;
+}
+
 function readConfig(env) {
   const int = (name, fallback, min, max) => wholeNumberSetting(env, name, fallback, min, max);
   const engines = (env.BENCH_ENGINES?.trim() || 'sqlite,postgres').split(',').map((s) => s.trim());
@@ -81,6 +89,8 @@ function readConfig(env) {
     warmup: int('BENCH_WARMUP', 1, 0, 30),
     connections: int('BENCH_CONNECTIONS', 16, 1, 1000),
     checkSeconds: int('BENCH_CHECK_SECONDS', 3, 1, 30),
+    checkRounds: int('BENCH_CHECK_ROUNDS', 3, 1, 10),
+    checkBaseline: checkBaselineSetting(env.BENCH_CHECK_BASELINE),
     engines,
     postgresAdminUrl: env.BENCH_POSTGRES_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/postgres',
     pin: env.BENCH_PIN !== '0',
@@ -353,16 +363,37 @@ async function benchEngine(engine, databaseUrl) {
     if (current.status !== 200) fail(`${engine}: refresh after the load failed: ${current.status} ${current.text.slice(0, 300)}`);
     await stop(child);
 
-    progress(`${engine}: resource-server check, ${config.checkSeconds} s in one process${config.pin ? ` (CPU ${config.serverCpu})` : ''}, Connect stopped`);
     const checkEnv = { ...env };
     delete checkEnv.PORT;
-    const [checkCommand, checkArgs] = pinned(config.serverCpu, process.execPath, [
-      fileURLToPath(import.meta.url),
-      '--check',
-      JSON.stringify({ env: checkEnv, token: current.body.access_token, seconds: config.checkSeconds }),
-    ]);
-    const check = JSON.parse((await run(checkCommand, checkArgs, { cwd: ROOT, env: cleanEnv(), timeout: (config.checkSeconds + 30) * 1000, killSignal: 'SIGKILL' })).trim().split('\n').pop());
-    progress(`${engine}: ${fmt(check.checksPerSecond, 0)} checks/s (${fmt(check.usPerCheck, 1)} µs per check)`);
+    const runCheck = async (dist) => {
+      const [checkCommand, checkArgs] = pinned(config.serverCpu, process.execPath, [
+        fileURLToPath(import.meta.url),
+        '--check',
+        JSON.stringify({ env: checkEnv, token: current.body.access_token, seconds: config.checkSeconds, dist }),
+      ]);
+      return JSON.parse((await run(checkCommand, checkArgs, { cwd: ROOT, env: cleanEnv(), timeout: (config.checkSeconds + 30) * 1000, killSignal: 'SIGKILL' })).trim().split('\n').pop());
+    };
+    let check;
+    if (config.checkBaseline) {
+      // Baseline and this build in turns, one process at a time on the same core, so the host's drift hits both alike.
+      const rounds = { baseline: [], current: [] };
+      for (let round = 1; round <= config.checkRounds; round++) {
+        for (const side of ['baseline', 'current']) {
+          progress(`${engine}: resource-server check, ${side}, round ${round}/${config.checkRounds}, ${config.checkSeconds} s${config.pin ? ` (CPU ${config.serverCpu})` : ''}, Connect stopped`);
+          const result = await runCheck(side === 'baseline' ? config.checkBaseline : undefined);
+          rounds[side].push(result.checksPerSecond);
+          progress(`${engine}: ${side}: ${fmt(result.checksPerSecond, 0)} checks/s (${fmt(result.usPerCheck, 1)} µs per check)`);
+        }
+      }
+      const baseline = median(rounds.baseline);
+      const currentRate = median(rounds.current);
+      check = { checksPerSecond: currentRate, usPerCheck: 1e6 / currentRate, baseline: { dist: config.checkBaseline, checksPerSecond: baseline, rounds: rounds.baseline }, rounds: rounds.current, ratio: currentRate / baseline };
+      progress(`${engine}: median ${fmt(currentRate, 0)} checks/s against ${fmt(baseline, 0)} for the baseline (${fmt((currentRate / baseline) * 100, 1)}%)`);
+    } else {
+      progress(`${engine}: resource-server check, ${config.checkSeconds} s in one process${config.pin ? ` (CPU ${config.serverCpu})` : ''}, Connect stopped`);
+      check = await runCheck(undefined);
+      progress(`${engine}: ${fmt(check.checksPerSecond, 0)} checks/s (${fmt(check.usPerCheck, 1)} µs per check)`);
+    }
     ok = true;
     return { engine, results, check, codesCollected: codes.length };
   } finally {
@@ -375,7 +406,8 @@ async function benchEngine(engine, databaseUrl) {
 // --------------------------------------------------------------------- main
 
 async function main() {
-  const deadlineSeconds = 60 + config.engines.length * (3 * (config.warmup + config.duration) + config.checkSeconds + 90);
+  const checkRuns = config.checkBaseline ? 2 * config.checkRounds : 1;
+  const deadlineSeconds = 60 + config.engines.length * (3 * (config.warmup + config.duration) + checkRuns * (config.checkSeconds + 5) + 90);
   stopAfter(deadlineSeconds, 'process');
 
   if (config.pin) await checkPinning(config.serverCpu, config.loadCpu);
@@ -413,7 +445,8 @@ async function main() {
     }
     process.stdout.write(`\n${textTable(rows, 2)}\n\n`);
     for (const e of engines) {
-      process.stdout.write(`resource-server check (${engineLabel[e.engine]}): ${fmt(e.check.checksPerSecond, 0)} checks/s, ${fmt(e.check.usPerCheck, 1)} µs per check\n`);
+      process.stdout.write(`resource-server check (${engineLabel[e.engine]}): ${fmt(e.check.checksPerSecond, 0)} checks/s, ${fmt(e.check.usPerCheck, 1)} µs per check`);
+      process.stdout.write(e.check.baseline ? `; baseline ${fmt(e.check.baseline.checksPerSecond, 0)} checks/s (this build ${fmt(e.check.ratio * 100, 1)}% of it)\n` : '\n');
     }
     for (const [engine, reason] of Object.entries(skipped)) process.stdout.write(`${engine}: skipped (${reason})\n`);
 

@@ -80,8 +80,14 @@ export const KEY_RELOAD_SECONDS = 30;
  * heard (docs/operator-guide.md, "Changes reach every instance").
  */
 export const CHANGE_SIGNAL_TRUST_MS = 1000;
-/** How often an instance confirms its change signal, ms. */
+/** How often an instance confirms its change signal, ms (PostgreSQL). */
 export const CHANGE_SIGNAL_PING_MS = 250;
+/**
+ * How long a SQLite instance that did not use the database itself may go
+ * without asking the database's change counter, ms: another process's change
+ * is seen within this time.
+ */
+export const CHANGE_SIGNAL_SQLITE_POLL_MS = 20;
 
 /**
  * The longest any database operation may wait, in milliseconds: SQLite's

@@ -8,6 +8,7 @@ import type { FixedClock } from '../../src/core/clock.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { build, T0, type TestApp } from '../helpers/build.js';
+import { changeReached } from '../helpers/change-reached.js';
 import { cliWorkspace, expectFailure, parseOneDocument, requestToken, type CliWorkspace, type Run } from './command-line.js';
 
 let ws: CliWorkspace;
@@ -361,13 +362,14 @@ describe('credentials made by the command line work at the token endpoint', () =
     expect(payload).toMatchObject({ sub: created.clientId, client_id: created.clientId });
 
     await cliJson(['clients', 'disable', created.clientId]);
+    await changeReached(async () => (await requestToken(t, created.clientId, created.clientSecret)).statusCode === 401);
     const refused = await requestToken(t, created.clientId, created.clientSecret);
     expect(refused.statusCode).toBe(401);
     expect(refused.json()).toMatchObject({ error: 'invalid_client' });
     expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
 
     await cliJson(['clients', 'enable', created.clientId]);
-    expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(200);
+    await changeReached(async () => (await requestToken(t, created.clientId, created.clientSecret)).statusCode === 200);
   });
 
   it('a disabled client is refused by a freshly started app', async () => {
@@ -385,6 +387,8 @@ describe('credentials made by the command line work at the token endpoint', () =
     expect((await requestToken(t, created.clientId, created.clientSecret)).statusCode).toBe(200);
 
     const rotated = await cliJson<{ clientSecret: string }>(['clients', 'rotate-secret', created.clientId, '--grace', '0']);
+    // The running app is another instance: the change reaches it within a second.
+    await changeReached(async () => (await requestToken(t, created.clientId, created.clientSecret)).statusCode === 401);
     const old = await requestToken(t, created.clientId, created.clientSecret);
     expect(old.statusCode).toBe(401);
     expect(old.json()).toMatchObject({ error: 'invalid_client' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { T0 } from '../helpers/build.js';
 import { cliWorkspace, expectFailure, parseOneDocument, requestToken, tokenOutcome, type CliWorkspace } from './command-line.js';
+import { changeReached } from '../helpers/change-reached.js';
 
 /**
  * `clients rotate-secret ID [--grace SECONDS]`: the new secret works at
@@ -87,15 +88,15 @@ describe('rotate-secret with a grace period', () => {
     expect(stored).toMatchObject({ previousSecretHash: null, previousSecretExpiresAt: null });
   });
 
-  it('--grace 0 while a server is running: the old secret it just verified is refused at once', async () => {
+  it('--grace 0 while a server is running: the old secret it just verified is refused within a second', async () => {
     const w = cliWorkspace();
     const created = await createClient(w);
     const t = await w.app();
     // Verified, so the running server holds the client and recognises the secret without a new HMAC.
     expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(OK);
     const rotated = await rotate(w, created.clientId, '--grace', '0');
-    // The rotation's change signal reached the server before the command returned.
-    expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(REFUSED);
+    // The running app is another instance: the change reaches it within a second.
+    await changeReached(async () => (await tokenOutcome(t, created.clientId, created.clientSecret)) === REFUSED);
     expect(await tokenOutcome(t, created.clientId, rotated.clientSecret)).toBe(OK);
     expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(REFUSED);
   });
@@ -141,14 +142,14 @@ describe('rotate-secret with a grace period', () => {
     expect(await tokenOutcome(t, created.clientId, second.clientSecret)).toBe(OK);
   });
 
-  it('a running server takes the new secret at once, and keeps the old one working exactly for the grace', async () => {
+  it('a running server takes the new secret within a second, and keeps the old one working exactly for the grace', async () => {
     const w = cliWorkspace();
     const created = await createClient(w);
     const t = await w.app();
     // The server has read (and cached) the client before the rotation.
     expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(OK);
     const rotated = await rotate(w, created.clientId, '--grace', '60');
-    expect(await tokenOutcome(t, created.clientId, rotated.clientSecret)).toBe(OK);
+    await changeReached(async () => (await tokenOutcome(t, created.clientId, rotated.clientSecret)) === OK);
     expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(OK);
     w.clock.advance(59);
     expect(await tokenOutcome(t, created.clientId, created.clientSecret)).toBe(OK);

@@ -10,6 +10,7 @@ import { Browser, exchangeCode, logIn } from './customer-flow.js';
 import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../helpers/build.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { postToken } from './wire.js';
+import { changeReached } from '../helpers/change-reached.js';
 
 // A platform API checking customer tokens with openCustomerAccessCheck, beside a running Connect.
 describe('openCustomerAccessCheck', () => {
@@ -63,8 +64,9 @@ describe('openCustomerAccessCheck', () => {
     });
     expect(refreshed.statusCode).toBe(200);
     // The check held the session; the refresh's change signal (another
-    // process's commit, seen through the database's change counter) ends the
-    // old token at the very next check, with no time passing.
+    // instance's commit, seen through the database's change counter) ends
+    // the old token within a second, with no clock time passing.
+    await changeReached(() => check.verify(tokens.access_token).then(() => false, () => true));
     await expect(check.verify(tokens.access_token)).rejects.toThrow(/replaced or revoked/);
     await expect(check.verify(refreshed.json<{ access_token: string }>().access_token)).resolves.toMatchObject({
       profileId: demo.customer.profileId,

@@ -163,7 +163,8 @@ if (postgresAdminUrl) {
   describe('the change signal of PostgreSQL when its connection fails', () => {
     const db = usePostgresStorage();
 
-    it('a broken connection: not current within a second, everything flushed, and current again by itself once the database is back', async () => {
+    /** A feed whose connection goes through a proxy the test can break, and a storage on the same database that writes directly. */
+    async function proxiedFeed() {
       const migrated = db.open();
       await migrated.migrate();
       const target = new URL(db.databaseUrl());
@@ -175,6 +176,11 @@ if (postgresAdminUrl) {
       onTestFinished(() => feed.close());
       await within(5000, feed, () => feed.isCurrent());
       const heard = listen(feed);
+      return { migrated, proxy, feed, heard };
+    }
+
+    it('a broken connection: not current within a second, everything flushed, and current again by itself once the database is back', async () => {
+      const { migrated, proxy, feed, heard } = await proxiedFeed();
 
       await proxy.cut();
       const lapse = await within(2000, feed, () => !feed.isCurrent());
@@ -191,17 +197,7 @@ if (postgresAdminUrl) {
     });
 
     it('a silent loss (the connection open, nothing arriving): not current within a second, then a new connection', async () => {
-      const migrated = db.open();
-      await migrated.migrate();
-      const target = new URL(db.databaseUrl());
-      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-      onTestFinished(() => proxy.close());
-      const reader = openStorage({ engine: 'postgres', url: throughProxy(db.databaseUrl(), proxy) });
-      onTestFinished(() => reader.close());
-      const feed = reader.openChangeFeed();
-      onTestFinished(() => feed.close());
-      await within(5000, feed, () => feed.isCurrent());
-      const heard = listen(feed);
+      const { migrated, proxy, feed, heard } = await proxiedFeed();
 
       proxy.silence();
       const lapse = await within(2000, feed, () => !feed.isCurrent());

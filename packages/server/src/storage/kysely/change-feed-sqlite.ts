@@ -1,5 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { parseChange, type ChangeFeed, type Heard } from '../../core/changes/change-feed.js';
+import { monotonicMs } from '../../core/clock.js';
+import { CHANGE_SIGNAL_SQLITE_POLL_MS } from '../../core/lifetimes.js';
 
 /** How long SQLite keeps announced changes: far longer than any instance takes to read them. */
 const CHANGE_LOG_KEEP_SECONDS = 60;
@@ -7,17 +9,26 @@ const CHANGE_LOG_KEEP_SECONDS = 60;
 /**
  * The change signal of SQLite (docs/operator-guide.md, "Changes reach every
  * instance"): the database's triggers add a row to `change_log` in the
- * transaction of every change. The feed asks the database's change counter
- * on every cache hit — `PRAGMA data_version` moves when another process
- * commits, `total_changes()` when this one does — and only when either
- * moved reads the rows it has not seen. Nothing can be missed, so the feed is
- * always current, except inside a transaction on this connection (what it
- * wrote is not committed yet): caches then read the database.
+ * transaction of every change. When a cache would use what it holds, the
+ * feed asks the database's change counter — `PRAGMA data_version` moves
+ * when another process commits, `total_changes()` when this one does — and
+ * only when either moved reads the rows it has not seen. It asks at once
+ * after this process used the database, otherwise at most every
+ * `CHANGE_SIGNAL_SQLITE_POLL_MS` (so a busy cache costs next to nothing and
+ * another process's change is seen within that time). Nothing can be
+ * missed, so the feed is always current, except inside a transaction on
+ * this connection (what it wrote is not committed yet): caches then read the
+ * database.
  *
  * @param database the storage's own better-sqlite3 connection.
+ * @param uses how many times the storage used that connection so far.
  * @param prune deletes announced changes older than the seconds it is given; run every minute.
  */
-export function openSqliteChangeFeed(database: SqliteDatabase.Database, prune: (olderThanSeconds: number) => Promise<unknown>): ChangeFeed {
+export function openSqliteChangeFeed(
+  database: SqliteDatabase.Database,
+  uses: () => number,
+  prune: (olderThanSeconds: number) => Promise<unknown>,
+): ChangeFeed {
   const listeners = new Set<(heard: Heard) => void>();
   const counters = database.prepare<[], { v: number; t: number }>(
     'select (select data_version from pragma_data_version) as v, total_changes() as t',
@@ -28,6 +39,8 @@ export function openSqliteChangeFeed(database: SqliteDatabase.Database, prune: (
   let last = (database.prepare<[], { seq: number }>('select coalesce(max(seq), 0) as seq from change_log').get()?.seq ?? 0);
   let version = -1;
   let total = -1;
+  let usesSeen = -1;
+  let askedAt = Number.NEGATIVE_INFINITY;
 
   const emit = (heard: Heard) => {
     for (const listener of listeners) {
@@ -47,6 +60,10 @@ export function openSqliteChangeFeed(database: SqliteDatabase.Database, prune: (
   return {
     isCurrent() {
       if (!database.open || database.inTransaction) return false;
+      const now = monotonicMs();
+      if (uses() === usesSeen && now - askedAt < CHANGE_SIGNAL_SQLITE_POLL_MS) return true;
+      usesSeen = uses();
+      askedAt = now;
       try {
         const now = counters.get();
         if (!now) return false;

@@ -21,7 +21,10 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
  *   another writer may have changed what it read), so it would fail
  *   whenever another process writes at the same moment.
  */
-export function createSqliteDialect(path: string, options: { busyTimeoutMs?: number } = {}): { dialect: Dialect; database: SqliteDatabase.Database } {
+export function createSqliteDialect(
+  path: string,
+  options: { busyTimeoutMs?: number } = {},
+): { dialect: Dialect; database: SqliteDatabase.Database; uses: () => number } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
@@ -29,26 +32,47 @@ export function createSqliteDialect(path: string, options: { busyTimeoutMs?: num
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  return { dialect: new ImmediateSqliteDialect({ database }), database };
+  const dialect = new ImmediateSqliteDialect({ database });
+  return { dialect, database, uses: () => dialect.uses };
 }
 
 /** Kysely's SQLite dialect, with {@link ImmediateSqliteDriver} as its driver. */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
+  #driver: ImmediateSqliteDriver | undefined;
 
   constructor(config: SqliteDialectConfig) {
     super(config);
     this.#config = config;
   }
 
+  /** How many times the connection was handed back after a query or a transaction. */
+  get uses(): number {
+    return this.#driver?.uses ?? 0;
+  }
+
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    this.#driver = new ImmediateSqliteDriver(this.#config);
+    return this.#driver;
   }
 }
 
-/** Kysely's SQLite driver, except that transactions begin `IMMEDIATE` rather than deferred. */
+/**
+ * Kysely's SQLite driver, except that transactions begin `IMMEDIATE` rather
+ * than deferred, and that it counts the times its connection is handed back
+ * (after each query, or after a transaction's commit or rollback): the change
+ * signal reads the database's change counter again only once this moved or
+ * a moment passed (`change-feed-sqlite.ts`).
+ */
 class ImmediateSqliteDriver extends SqliteDriver {
+  uses = 0;
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  override async releaseConnection(): Promise<void> {
+    this.uses++;
+    await super.releaseConnection();
   }
 }
