@@ -1,9 +1,9 @@
 /**
  * Every lifetime, window and count of Connect, in one place (docs/lifetimes.md).
  *
- * The first five are configurable (`config/schema.ts` names their variables
- * and takes their defaults from here); the rest are fixed rules of the
- * service. All are whole seconds unless the name says otherwise.
+ * Those in {@link Lifetimes} are configurable (`config/schema.ts` names
+ * their variables and takes their defaults from here); the rest are fixed
+ * rules of the service. All are whole seconds unless the name says otherwise.
  */
 
 /** The configurable lifetimes, as one server runs with them. */
@@ -18,6 +18,13 @@ export interface Lifetimes {
   readonly sessionIdleSeconds: number;
   /** `CONNECT_SESSION_TTL`: a customer's session at Connect ends this long after login, used or not. */
   readonly sessionSeconds: number;
+  /**
+   * `CONNECT_JWKS_MAX_AGE`: how long a verifier may keep a copy of the JWKS
+   * document (its `Cache-Control: max-age`). A rotated-in key signs only
+   * once every copy made before it was published has expired
+   * ({@link keyPublicationDelaySeconds}).
+   */
+  readonly jwksMaxAgeSeconds: number;
 }
 
 /** The defaults of the configurable lifetimes. */
@@ -27,7 +34,11 @@ export const DEFAULT_LIFETIMES: Lifetimes = Object.freeze({
   refreshTokenSeconds: 604_800,
   sessionIdleSeconds: 1800,
   sessionSeconds: 43_200,
+  jwksMaxAgeSeconds: 300,
 });
+
+/** The longest `CONNECT_JWKS_MAX_AGE` allowed: a day, so a rotation never waits longer than that. */
+export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 
 /** A customer has this long to finish signing in once `/authorize` sent them to the hosted pages. */
 export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
@@ -72,8 +83,27 @@ export const IDEMPOTENCY_CLAIM_SECONDS = 60;
 
 /** How long a server trusts a client record it read; CLI changes reach running servers within this time. */
 export const CLIENT_CACHE_SECONDS = 5;
-/** How often a server reloads the signing keys, to follow rotations made elsewhere. */
+/**
+ * How often a server reloads the signing keys, to follow rotations and
+ * revocations made elsewhere (a change signal makes it reload sooner).
+ */
 export const KEY_RELOAD_SECONDS = 30;
+/**
+ * After `keys rotate`, the new keys activate this long after the rotation:
+ * every instance publishes the new key within {@link KEY_RELOAD_SECONDS},
+ * and every JWKS copy fetched before that expires within its max-age. So no
+ * verifier ever meets a `kid` it could not have fetched.
+ */
+export function keyPublicationDelaySeconds(lifetimes: Pick<Lifetimes, 'jwksMaxAgeSeconds'>): number {
+  return KEY_RELOAD_SECONDS + lifetimes.jwksMaxAgeSeconds;
+}
+/**
+ * A replaced key keeps verifying this long past the moment the last token
+ * it can have signed expires: for clocks of instances a little apart, and
+ * for an instance that learns of a `keys rotate --now` only at its next
+ * reload (within {@link KEY_RELOAD_SECONDS}) and signs with the old key until then.
+ */
+export const KEY_RETIREMENT_MARGIN_SECONDS = 60;
 /** How stale the resource-server check's cached session state may be. */
 export const SESSION_CACHE_SECONDS = 1;
 

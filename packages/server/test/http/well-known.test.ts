@@ -57,6 +57,14 @@ describe('GET /.well-known/jwks.json', () => {
     expect(res.body).not.toMatch(/"d"\s*:/);
   });
 
+  it('may be cached for CONNECT_JWKS_MAX_AGE seconds: 300 by default', async () => {
+    for (const [env, maxAge] of [[{}, 300], [{ CONNECT_JWKS_MAX_AGE: '1' }, 1], [{ CONNECT_JWKS_MAX_AGE: '86400' }, 86_400]] as const) {
+      const t = await build({ env });
+      const res = await t.app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+      expect(res.headers['cache-control']).toBe(`public, max-age=${maxAge}`);
+    }
+  });
+
   it('uses the RFC 7638 thumbprint of each key as its kid', async () => {
     const t = await build();
     const jwks = await fetchJwks(t.app);

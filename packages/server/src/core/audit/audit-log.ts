@@ -12,6 +12,7 @@ export type AuditEventType =
   | 'customer.locked'
   | 'customer.unlocked'
   | 'keys.rotated'
+  | 'keys.activated'
   | 'client.authentication_failed'
   | 'customer.pin_lockout'
   | 'otp.exhausted'
@@ -29,6 +30,7 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.locked',
   'customer.unlocked',
   'keys.rotated',
+  'keys.activated',
   'client.authentication_failed',
   'customer.pin_lockout',
   'otp.exhausted',

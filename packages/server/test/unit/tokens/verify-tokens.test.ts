@@ -3,7 +3,7 @@ import { EncryptJWT, SignJWT, type JWTPayload } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
 import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken } from '../../../src/core/tokens/verify-tokens.js';
-import { rotateKeys } from '../../../src/core/keys/key-ring.js';
+import { rotateKeys } from '../../../src/core/keys/key-rotation.js';
 import { ACME, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
 
 type Setup = Awaited<ReturnType<typeof tokenSetup>>;
@@ -57,12 +57,12 @@ describe('verifyClientAccessToken', () => {
     expect(await verifyClientAccessToken(token, s.deps)).toBeUndefined();
   });
 
-  it('a key retired by a rotation verifies until its window ends (longest lifetime + 2 × 30 s), then no more', async () => {
+  it('a key retired by a rotation verifies until its window ends (longest lifetime + the 60 s margin), then no more', async () => {
     const s = await setup60();
     const { token } = await issueClientAccessToken(ACME, s.deps);
     const longLived = await signed(s, 'at+jwt', { ...CLIENT_CLAIMS, exp: T0 + 500 });
     const kid = s.keys.signingKey().kid;
-    await rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, 60);
+    await rotateKeys({ storage: s.storage, sealKey: s.sealKey, clock: s.clock }, { maxTokenTtlSeconds: 60, publicationDelaySeconds: 0 });
     await s.keys.reload();
     expect(s.keys.signingKey().kid).not.toBe(kid);
     s.clock.set(T0 + 59);
