@@ -10,7 +10,7 @@ import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
-import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
+import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
 import { UsageError, type CommandResult } from './commands/output.js';
 
 /** Where a CLI run reads its configuration and writes its output. */
@@ -50,12 +50,15 @@ Commands:
                                     and removes their approvals of clients
   customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
   keys list                         list signing and encryption keys: status (next, active,
-                                    retired, expired), activation, end of verifying
+                                    retired, expired, revoked), activation, end of verifying
   keys rotate [--now]               publish new keys now; they sign once every cached copy of
                                     the JWKS has expired (CONNECT_JWKS_MAX_AGE + 30 s); old keys
                                     verify until their tokens expire. Refused while a rotation
                                     is pending. --now: activate the pending keys, or new ones,
                                     at once (emergency: verifiers may not know them yet)
+  keys revoke KID                   take a key out of the JWKS and refuse every token it signed
+                                    or encrypted; revoking a pending key cancels its rotation;
+                                    the current key cannot be revoked (rotate --now first)
   audit [--since WHEN] [--type TYPE] [--limit N]
                                     read the audit log (WHEN: 2026-11-01, 24h, 7d; default 24h)
 
@@ -228,8 +231,12 @@ function resolve(
       case 'rotate':
         noMore(1);
         return (runtime) => rotateKeysCommand(runtime, values);
+      case 'revoke':
+        noMore(2);
+        if (!id) throw new UsageError('keys revoke needs the kid of the key (see keys list)');
+        return (runtime) => revokeKeyCommand(runtime, id);
       default:
-        throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate');
+        throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate, revoke');
     }
   }
   throw new UsageError(`unknown command "${command}"`);

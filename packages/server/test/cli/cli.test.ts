@@ -433,6 +433,8 @@ describe('usage mistakes exit 2 with one line on stderr', () => {
     [['migrate', 'now'], /too many arguments/],
     [['clients', 'show', 'a', 'b'], /too many arguments/],
     [['keys', 'list', 'extra'], /too many arguments/],
+    [['keys', 'revoke'], /keys revoke needs the kid/],
+    [['keys', 'revoke', 'a', 'b'], /too many arguments/],
     [['keys', 'list', '--now'], /--now is an option of keys rotate only/],
     [['clients', 'list', '--now'], /--now is an option of keys rotate only/],
     [['serve', 'extra'], /serve takes no arguments/],

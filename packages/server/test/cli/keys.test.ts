@@ -18,6 +18,14 @@ interface RotateView extends KeyView {
   encryptionKid: string;
 }
 
+interface RevokeView {
+  kid: string;
+  status: 'revoked';
+  alreadyRevoked: boolean;
+  cancelledRotation: boolean;
+  revoked: string[];
+}
+
 /** The default publication delay: `CONNECT_JWKS_MAX_AGE` (300) + the 30 s key reload. */
 const DELAY = 330;
 
@@ -174,27 +182,86 @@ describe('keys rotate', () => {
   });
 });
 
+describe('keys revoke', () => {
+  it('revokes a retired key: it is listed as revoked and leaves the JWKS; revoking it again changes nothing', async () => {
+    const { first, next } = await pendingRotation();
+    ws.clock.set(T0 + 10 + DELAY);
+    const old = first.find((k) => k.use === 'sig')!;
+    const t = await ws.app();
+    expect(t.keyRing.jwks().keys.map((k) => k.kid)).toContain(old.kid);
+
+    const revoked = await ws.cliJson<RevokeView>(['keys', 'revoke', old.kid]);
+    expect(revoked).toEqual({ kid: old.kid, status: 'revoked', alreadyRevoked: false, cancelledRotation: false, revoked: [old.kid] });
+    expect(await statusOf(old.kid)).toBe('revoked');
+    expect((await list()).find((k) => k.kid === old.kid)).not.toHaveProperty('verifyUntil');
+    await t.keyRing.reload();
+    expect(t.keyRing.jwks().keys.map((k) => k.kid)).toEqual([next.kid]);
+
+    const again = await ws.cli(['keys', 'revoke', old.kid]);
+    expect(again).toMatchObject({ code: 0, stderr: '', stdout: `key ${old.kid} was revoked already; nothing changed\n` });
+    expect(await ws.cliJson<RevokeView>(['keys', 'revoke', old.kid])).toMatchObject({ alreadyRevoked: true, revoked: [] });
+    expect((await ws.auditEvents()).filter((e) => e.type === 'keys.revoked')).toHaveLength(1);
+  });
+
+  it.each(['sig', 'enc'] as const)('refuses the current %s key in one line, changing nothing', async (use) => {
+    await ws.cliJson(['keys', 'rotate']);
+    const current = (await list()).find((k) => k.use === use)!;
+    const role = use === 'sig' ? 'signing' : 'encryption';
+    const line = expectFailure(await ws.cli(['keys', 'revoke', current.kid]), 1);
+    expect(line).toBe(`connect-auth: key ${current.kid} is the current ${role} key; run keys rotate --now first, then revoke it\n`);
+    expect(await statusOf(current.kid)).toBe('active');
+  });
+
+  it('refuses an unknown kid in one line', async () => {
+    await ws.cliJson(['keys', 'rotate']);
+    const line = expectFailure(await ws.cli(['keys', 'revoke', 'no-such-kid']), 1);
+    expect(line).toBe('connect-auth: no key has kid "no-such-kid"; keys list shows every key\n');
+  });
+
+  it('revoking a pending key cancels the rotation: the current keys stay active with no end', async () => {
+    const { first, next } = await pendingRotation();
+    const revoked = await ws.cliJson<RevokeView>(['keys', 'revoke', next.kid]);
+    expect(revoked).toEqual({
+      kid: next.kid,
+      status: 'revoked',
+      alreadyRevoked: false,
+      cancelledRotation: true,
+      revoked: [next.kid, next.encryptionKid],
+    });
+    ws.clock.advance(86_400 * 30);
+    const listed = await list();
+    for (const old of first) expect(listed.find((k) => k.kid === old.kid)).toEqual({ ...old, status: 'active' });
+    expect(listed.filter((k) => k.status === 'revoked').map((k) => k.kid).sort()).toEqual([next.kid, next.encryptionKid].sort());
+    // A new rotation may start.
+    expect((await ws.cliJson<RotateView>(['keys', 'rotate'])).status).toBe('next');
+  });
+});
+
 describe('audit', () => {
-  it('records keys.rotated with the activation, and keys.activated', async () => {
+  it('records keys.rotated with the activation, keys.activated and keys.revoked', async () => {
     await ws.cliJson(['keys', 'rotate']);
     const first = await list();
     ws.clock.advance(1);
     const next = await ws.cliJson<RotateView>(['keys', 'rotate']);
     ws.clock.advance(1);
     await ws.cliJson(['keys', 'rotate', '--now']);
+    ws.clock.advance(1);
+    await ws.cliJson(['keys', 'revoke', first.find((k) => k.use === 'sig')!.kid]);
     const events = (await ws.auditEvents()).filter((e) => e.type.startsWith('keys.'));
     expect(events.map((e) => [e.type, e.subject, e.details])).toEqual([
       ['keys.rotated', first.find((k) => k.use === 'sig')!.kid, { activates_at: isoTime(T0), encryption_kid: first.find((k) => k.use === 'enc')!.kid, created: true }],
       ['keys.rotated', next.kid, { activates_at: isoTime(T0 + 1 + DELAY), encryption_kid: next.encryptionKid, created: true }],
       ['keys.activated', next.kid, { activates_at: isoTime(T0 + 2), encryption_kid: next.encryptionKid, created: false }],
+      ['keys.revoked', first.find((k) => k.use === 'sig')!.kid, { use: 'sig', cancelled_rotation: false, also_revoked: null }],
     ]);
   });
 });
 
 describe('usage', () => {
-  it('--help describes rotate --now', async () => {
+  it('--help describes rotate --now and revoke', async () => {
     const help = (await ws.cli(['--help'])).stdout;
     expect(help).toContain('keys rotate [--now]');
+    expect(help).toContain('keys revoke KID');
   });
 
   it('every keys command prints exactly one JSON document with --json', async () => {

@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { maxTokenTtlSeconds } from '../../src/compose/runtime.js';
-import { rotateKeys } from '../../src/core/keys/key-rotation.js';
+import { activateKeysNow, revokeKey, rotateKeys } from '../../src/core/keys/key-rotation.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { KEY_RELOAD_SECONDS, KEY_RETIREMENT_MARGIN_SECONDS, keyPublicationDelaySeconds } from '../../src/core/lifetimes.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { build, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../helpers/build.js';
-import { fetchJwks, obtainToken, verifyWithPublishedKeys } from './wire.js';
+import { expectInactive, expectInvalidToken, getProfile, introspect, lifecycle, postTokens, refreshAtToken } from './token-session.js';
+import { expectOAuthError, fetchJwks, obtainToken, verifyWithPublishedKeys } from './wire.js';
 
 const TTL = 3600;
 
@@ -164,6 +165,34 @@ describe('a verifier that caches the JWKS for its max-age', () => {
     expect(fetches).toBe(Math.floor(1000 / maxAge) + 1);
     // Every token is still valid, and still verifies.
     for (const token of tokens) await expect(verify(token)).resolves.toBeDefined();
+  });
+});
+
+describe('keys revoke over HTTP', () => {
+  it('every token of the revoked keys is refused: client access token, refresh token, customer access token', async () => {
+    const { t, client, tokens } = await lifecycle();
+    const clientToken = await obtainToken(t, client);
+    const old = { sig: t.keyRing.signingKey().kid, enc: t.keyRing.encryptionKey().kid };
+    // The compromised keys are replaced at once, then revoked.
+    await activateKeysNow(keyDeps(t), policy(t));
+    await t.keyRing.reload();
+    expect((await getProfile(t.app, tokens.accessToken)).statusCode).toBe(200);
+    expect(await publishedKids(t)).toContain(old.sig);
+
+    await revokeKey(keyDeps(t), old.sig);
+    await revokeKey(keyDeps(t), old.enc);
+    await t.keyRing.reload();
+    expect(await publishedKids(t)).not.toContain(old.sig);
+    expectInactive(await introspect(t.app, client, clientToken));
+    expectInactive(await introspect(t.app, client, tokens.refreshToken));
+    expectInvalidToken(await postTokens(t.app, { bearer: clientToken, body: { refreshToken: tokens.refreshToken } }));
+    expectOAuthError(await refreshAtToken(t.app, client, tokens.refreshToken), { status: 400, error: 'invalid_grant' });
+    expectInvalidToken(await getProfile(t.app, tokens.accessToken));
+
+    // Tokens of the keys that took their place work.
+    const fresh = await obtainToken(t, client);
+    expect(decodeProtectedHeader(fresh).kid).not.toBe(old.sig);
+    await expect(verifyWithPublishedKeys(t, fresh)).resolves.toBeDefined();
   });
 });
 

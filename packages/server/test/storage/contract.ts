@@ -260,6 +260,17 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(a).toMatchObject({ retiredAt: T, verifyUntil: T + 50 });
       });
 
+      it('restores a retired key to active; not a revoked or unknown one', async () => {
+        await storage.keys.insertKey(key({ kid: 'a', status: 'retired', retiredAt: T + 300, verifyUntil: T + 1000 }));
+        await storage.keys.insertKey(key({ kid: 'r', generation: 2, status: 'revoked', verifyUntil: T + 1000 }));
+        expect(await storage.keys.restoreKey('a')).toBe(true);
+        expect(await storage.keys.restoreKey('r')).toBe(false);
+        expect(await storage.keys.restoreKey('nope')).toBe(false);
+        const byKid = Object.fromEntries((await storage.keys.listKeys()).map((k) => [k.kid, k]));
+        expect(byKid.a).toMatchObject({ status: 'active', retiredAt: null, verifyUntil: null });
+        expect(byKid.r).toMatchObject({ status: 'revoked', verifyUntil: T + 1000 });
+      });
+
       it('brings a pending activation forward; not an active, revoked or unknown key', async () => {
         await storage.keys.insertKey(key({ kid: 'current' }));
         await storage.keys.insertKey(key({ kid: 'next', generation: 2, activatesAt: T + 330 }));
@@ -273,6 +284,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(byKid.next?.activatesAt).toBe(T + 10);
         expect(byKid.current?.activatesAt).toBe(T);
         expect(byKid.cancelled?.activatesAt).toBe(T + 330);
+      });
+
+      it('revokes a key once; an unknown key is not revoked', async () => {
+        await storage.keys.insertKey(key({ kid: 'a', status: 'retired', verifyUntil: T + 1000 }));
+        expect(await storage.keys.revokeKey('a')).toBe(true);
+        expect(await storage.keys.revokeKey('a')).toBe(false);
+        expect(await storage.keys.revokeKey('nope')).toBe(false);
+        expect((await storage.keys.listKeys())[0]).toMatchObject({ kid: 'a', status: 'revoked', verifyUntil: T + 1000 });
       });
 
       it('lockKeys lists every key, and makes a second transaction read what the first one wrote', async () => {

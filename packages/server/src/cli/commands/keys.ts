@@ -1,9 +1,9 @@
-import { activateKeysNow, rotateKeys, type RotationPolicy, type RotationResult } from '../../core/keys/key-rotation.js';
+import { activateKeysNow, revokeKey, rotateKeys, type RotationPolicy, type RotationResult } from '../../core/keys/key-rotation.js';
 import { displayStatus, type KeyDisplayStatus, type SigningKeyRecord } from '../../core/keys/signing-key.js';
 import { KEY_RELOAD_SECONDS, keyPublicationDelaySeconds } from '../../core/lifetimes.js';
 import { maxTokenTtlSeconds, type Runtime } from '../../compose/runtime.js';
 import { recordAdminAction } from './audit-actor.js';
-import { isoTime, type CommandResult } from './output.js';
+import { isoTime, UsageError, type CommandResult } from './output.js';
 
 /** How one key is shown by `keys list` and `keys rotate`. */
 function keyView(key: SigningKeyRecord, status: KeyDisplayStatus) {
@@ -75,6 +75,36 @@ export async function rotateKeysCommand(runtime: Runtime, values: { now?: boolea
       `may refuse the new key's tokens until that copy expires\n`;
   }
   return { json: { ...keyView(signing, status), encryptionKid: result.keys.find((k) => k.use === 'enc')?.kid ?? null }, text };
+}
+
+/** `keys revoke KID`: the key leaves the JWKS and its tokens are refused; a pending key's rotation is cancelled. */
+export async function revokeKeyCommand(runtime: Runtime, kid: string | undefined): Promise<CommandResult> {
+  if (!kid) throw new UsageError('keys revoke needs the kid of the key (see keys list)');
+  const result = await revokeKey(runtime, kid, (tx, done) => {
+    const [named, ...others] = done.revoked;
+    return recordAdminAction(
+      runtime,
+      {
+        type: 'keys.revoked',
+        subject: kid,
+        details: { use: named?.use ?? null, cancelled_rotation: done.cancelledRotation, also_revoked: others.map((k) => k.kid).join(' ') || null },
+      },
+      tx,
+    );
+  });
+  const json = {
+    kid,
+    status: 'revoked',
+    alreadyRevoked: result.alreadyRevoked,
+    cancelledRotation: result.cancelledRotation,
+    revoked: result.revoked.map((k) => k.kid),
+  };
+  if (result.alreadyRevoked) return { json, text: `key ${kid} was revoked already; nothing changed\n` };
+  const others = result.revoked.slice(1).map((k) => k.kid);
+  const text = result.cancelledRotation
+    ? `key ${kid}${others.length ? ` and key ${others.join(', ')}` : ''} revoked: the pending rotation is cancelled and the current keys go on signing\n`
+    : `key ${kid} revoked: it left the JWKS, and running servers refuse every token it signed or encrypted from their next key reload (within ${KEY_RELOAD_SECONDS} seconds)\n`;
+  return { json, text };
 }
 
 function signingKid(result: RotationResult): string {

@@ -13,6 +13,7 @@ export type AuditEventType =
   | 'customer.unlocked'
   | 'keys.rotated'
   | 'keys.activated'
+  | 'keys.revoked'
   | 'client.authentication_failed'
   | 'customer.pin_lockout'
   | 'otp.exhausted'
@@ -31,6 +32,7 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.unlocked',
   'keys.rotated',
   'keys.activated',
+  'keys.revoked',
   'client.authentication_failed',
   'customer.pin_lockout',
   'otp.exhausted',

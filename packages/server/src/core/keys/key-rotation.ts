@@ -1,5 +1,5 @@
 /**
- * The operator's key actions: rotate, and activate at once
+ * The operator's key actions: rotate, activate at once, revoke
  * (docs/operator-guide.md, "Signing keys"). Each reads and changes the keys
  * in one transaction that holds them, so two commands at the same moment
  * never both act on what they read.
@@ -9,7 +9,7 @@ import { KEY_RETIREMENT_MARGIN_SECONDS } from '../lifetimes.js';
 import { Conflict } from '../storage-errors.js';
 import { generateEncryptionKey, generateSigningKey } from './key-ring.js';
 import type { SigningKeyStore } from './signing-key-store.js';
-import { currentKey, pendingKeys, type KeyUse, type SigningKeyRecord } from './signing-key.js';
+import { currentKey, displayStatus, pendingKeys, type KeyUse, type SigningKeyRecord } from './signing-key.js';
 
 /** A key action refused; `message` is one line for the operator, and nothing was changed. */
 export class KeyOperationRefused extends Error {
@@ -102,6 +102,61 @@ export async function activateKeysNow<Tx extends { readonly keys: SigningKeyStor
       return result;
     }),
   );
+}
+
+/** What `keys revoke` did. */
+export interface RevocationResult {
+  /** The keys revoked now: the one named, and with a pending key the other key of its rotation. */
+  readonly revoked: readonly SigningKeyRecord[];
+  /** The key named was `next`: its rotation is cancelled and the current keys go on signing. */
+  readonly cancelledRotation: boolean;
+  /** The key was revoked before: nothing changed. */
+  readonly alreadyRevoked: boolean;
+}
+
+/**
+ * `keys revoke KID`: the key leaves the JWKS and no token it signed or
+ * encrypted is accepted any more. Revoking a `next` key cancels its
+ * rotation: both pending keys are revoked and the keys they would have
+ * replaced sign on as before. Revoking a revoked key changes nothing.
+ *
+ * @throws KeyOperationRefused for an unknown `kid`, or for the key that
+ *   signs (or encrypts) now: another must take its place first (`--now`).
+ */
+export async function revokeKey<Tx extends { readonly keys: SigningKeyStore }>(
+  deps: KeyActionDeps<Tx>,
+  kid: string,
+  alsoInTransaction?: (tx: Tx, result: RevocationResult) => Promise<void>,
+): Promise<RevocationResult> {
+  const now = deps.clock.nowSeconds();
+  return deps.storage.transaction(async (tx) => {
+    const keys = await tx.keys.lockKeys();
+    const key = keys.find((k) => k.kid === kid);
+    if (!key) throw new KeyOperationRefused(`no key has kid ${JSON.stringify(kid)}; keys list shows every key`);
+    if (key.status === 'revoked') return { revoked: [], cancelledRotation: false, alreadyRevoked: true };
+    const status = displayStatus(key, keys, now);
+    if (status === 'active') {
+      const role = key.use === 'sig' ? 'signing' : 'encryption';
+      throw new KeyOperationRefused(`key ${kid} is the current ${role} key; run keys rotate --now first, then revoke it`);
+    }
+    let result: RevocationResult;
+    if (status === 'next') {
+      const pending = pendingKeys(keys, now);
+      for (const k of pending) await tx.keys.revokeKey(k.kid);
+      for (const use of ['sig', 'enc'] as const) {
+        const current = currentKey(keys, use, now);
+        if (current && current.verifyUntil !== null) await tx.keys.restoreKey(current.kid);
+      }
+      // The named key first.
+      const revoked = [key, ...pending.filter((k) => k.kid !== kid)];
+      result = { revoked: revoked.map((k) => ({ ...k, status: 'revoked' })), cancelledRotation: true, alreadyRevoked: false };
+    } else {
+      await tx.keys.revokeKey(kid);
+      result = { revoked: [{ ...key, status: 'revoked' }], cancelledRotation: false, alreadyRevoked: false };
+    }
+    await alsoInTransaction?.(tx, result);
+    return result;
+  });
 }
 
 /** A new key pair; its generation and activation are set once the existing keys are read. */

@@ -14,7 +14,7 @@ export interface SigningKeyStore {
    * Every key, as {@link listKeys}, held against concurrent changes until
    * the transaction it runs in ends: a second caller waits for the first to
    * commit and then reads what it wrote. Used by every key operation that
-   * decides on what it reads (rotate, activate).
+   * decides on what it reads (rotate, activate, revoke).
    */
   lockKeys(): Promise<SigningKeyRecord[]>;
   /**
@@ -32,8 +32,16 @@ export interface SigningKeyStore {
    */
   retireKeys(use: KeyUse, belowGeneration: number, retiredAt: number, verifyUntil: number): Promise<number>;
   /**
+   * Makes a key retired by a rotation that was then cancelled the signing
+   * key again: status `active`, `retiredAt` and `verifyUntil` unset.
+   * Returns `false` when there is no such unrevoked key.
+   */
+  restoreKey(kid: string): Promise<boolean>;
+  /**
    * Brings a pending key's activation forward to `now`. Returns `false`
    * when the key is unknown, revoked or already active at `now`.
    */
   activateKey(kid: string, now: number): Promise<boolean>;
+  /** Sets status `revoked`. Returns `false` when the key is unknown or revoked already. */
+  revokeKey(kid: string): Promise<boolean>;
 }

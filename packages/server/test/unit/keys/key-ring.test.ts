@@ -6,7 +6,7 @@ import { CompactEncrypt, SignJWT, compactDecrypt, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
-import { rotateKeys, type RotationPolicy } from '../../../src/core/keys/key-rotation.js';
+import { revokeKey, rotateKeys, type RotationPolicy } from '../../../src/core/keys/key-rotation.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { SigningKeyStore } from '../../../src/core/keys/signing-key-store.js';
 import { displayStatus } from '../../../src/core/keys/signing-key.js';
@@ -32,6 +32,7 @@ async function setup() {
     sealKey,
     open: (keys: SigningKeyStore = storage.keys) => KeyRing.open({ keys, sealKey, clock }),
     rotate: () => rotateKeys(deps, POLICY),
+    revoke: (kid: string) => revokeKey(deps, kid),
   };
 }
 
@@ -184,6 +185,44 @@ describe('KeyRing', () => {
     expect(displayStatus(old, records, s.clock.nowSeconds())).toBe('expired');
     expect(await verifiesWith(ring, lastOld)).toBe(false);
     expect(ring.jwks().keys.map((k) => k.kid)).not.toContain(oldKid);
+  });
+
+  it('forgets a revoked key on reload: out of the JWKS, its signatures and encryptions refused', async () => {
+    const s = await setup();
+    const ring = await s.open();
+    const old = { sig: ring.signingKey().kid, enc: ring.encryptionKey().kid };
+    const signed = await signWith(ring, T0);
+    const encrypted = await encryptWith(ring);
+    const rotated = await s.rotate();
+    s.clock.set(rotated.activatesAt);
+    await ring.reload();
+    expect(await verifiesWith(ring, signed)).toBe(true);
+    expect(await decryptsWith(ring, encrypted)).toBe(true);
+
+    await s.revoke(old.sig);
+    await s.revoke(old.enc);
+    await ring.reload();
+    expect(ring.jwks().keys.map((k) => k.kid)).not.toContain(old.sig);
+    expect(await verifiesWith(ring, signed)).toBe(false);
+    expect(await decryptsWith(ring, encrypted)).toBe(false);
+    // Not even a reload for the unknown kid brings it back.
+    s.clock.advance(5);
+    expect(await verifiesWith(ring, signed)).toBe(false);
+  });
+
+  it('a cancelled rotation: the revoked pending key leaves the JWKS and the current key signs on', async () => {
+    const s = await setup();
+    const ring = await s.open();
+    const current = ring.signingKey().kid;
+    const rotated = await s.rotate();
+    await ring.reload();
+    const next = rotated.keys.find((k) => k.use === 'sig')!.kid;
+    await s.revoke(next);
+    await ring.reload();
+    expect(ring.jwks().keys.map((k) => k.kid)).toEqual([current]);
+    s.clock.set(rotated.activatesAt + POLICY.maxTokenTtlSeconds + 3600);
+    expect(ring.signingKey().kid).toBe(current);
+    expect(await verifiesWith(ring, await signWith(ring, s.clock.nowSeconds()))).toBe(true);
   });
 
   it('another instance picks up a rotation on reload, and verifies a new kid at once', async () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
-import { activateKeysNow, KeyOperationRefused, rotateKeys, type RotationPolicy } from '../../../src/core/keys/key-rotation.js';
+import { activateKeysNow, KeyOperationRefused, revokeKey, rotateKeys, type RotationPolicy } from '../../../src/core/keys/key-rotation.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import { displayStatus, type SigningKeyRecord } from '../../../src/core/keys/signing-key.js';
 import { KEY_RETIREMENT_MARGIN_SECONDS } from '../../../src/core/lifetimes.js';
@@ -180,5 +180,54 @@ describe('activateKeysNow', () => {
     expect(result).toMatchObject({ activatesAt: T0 + 10, created: true });
     expect(await s.find(s.current.sig)).toMatchObject({ verifyUntil: T0 + 10 + 3600 + KEY_RETIREMENT_MARGIN_SECONDS });
     expect(await s.statuses()).toMatchObject({ [kidOf(result, 'sig')]: 'active', [s.current.sig]: 'retired' });
+  });
+});
+
+describe('revokeKey', () => {
+  it('revokes a retired key; a second revocation changes nothing', async () => {
+    const s = await setup();
+    const rotated = await rotateKeys(s.deps, POLICY);
+    s.clock.set(rotated.activatesAt);
+    const result = await revokeKey(s.deps, s.current.sig);
+    expect(result).toMatchObject({ cancelledRotation: false, alreadyRevoked: false });
+    expect(result.revoked.map((k) => k.kid)).toEqual([s.current.sig]);
+    expect((await s.statuses())[s.current.sig]).toBe('revoked');
+    const before = await s.storage.keys.listKeys();
+    await expect(revokeKey(s.deps, s.current.sig)).resolves.toEqual({ revoked: [], cancelledRotation: false, alreadyRevoked: true });
+    expect(await s.storage.keys.listKeys()).toEqual(before);
+  });
+
+  it.each(['sig', 'enc'] as const)('refuses the current %s key', async (use) => {
+    const s = await setup();
+    const kid = s.current[use];
+    const role = use === 'sig' ? 'signing' : 'encryption';
+    expect(await refusal(revokeKey(s.deps, kid))).toBe(`key ${kid} is the current ${role} key; run keys rotate --now first, then revoke it`);
+    expect((await s.find(kid))?.status).toBe('active');
+  });
+
+  it('refuses an unknown kid', async () => {
+    const s = await setup();
+    expect(await refusal(revokeKey(s.deps, 'nope'))).toBe('no key has kid "nope"; keys list shows every key');
+  });
+
+  it('revoking a pending key cancels its rotation: both new keys revoked, the current ones sign on with no end', async () => {
+    const s = await setup();
+    const rotated = await rotateKeys(s.deps, POLICY);
+    const result = await revokeKey(s.deps, kidOf(rotated, 'enc'));
+    expect(result).toMatchObject({ cancelledRotation: true, alreadyRevoked: false });
+    expect(result.revoked.map((k) => k.kid)).toEqual([kidOf(rotated, 'enc'), kidOf(rotated, 'sig')]);
+    for (const use of ['sig', 'enc'] as const) {
+      expect(await s.find(s.current[use])).toMatchObject({ status: 'active', retiredAt: null, verifyUntil: null });
+    }
+    s.clock.set(rotated.activatesAt + 86_400);
+    expect(await s.statuses()).toEqual({
+      [s.current.sig]: 'active',
+      [s.current.enc]: 'active',
+      [kidOf(rotated, 'sig')]: 'revoked',
+      [kidOf(rotated, 'enc')]: 'revoked',
+    });
+    // A new rotation takes the generation after the cancelled one.
+    const again = await rotateKeys(s.deps, POLICY);
+    expect(again.keys.map((k) => k.generation)).toEqual([3, 3]);
   });
 });

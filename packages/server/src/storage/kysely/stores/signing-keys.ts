@@ -53,6 +53,16 @@ export function createSigningKeyStore(db: Kysely<Database>): SigningKeyStore {
       return Number(result.numUpdatedRows);
     },
 
+    async restoreKey(kid) {
+      const result = await db
+        .updateTable('signing_keys')
+        .set({ status: 'active', retired_at: null, verify_until: null })
+        .where('kid', '=', kid)
+        .where('status', '!=', 'revoked')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async activateKey(kid, now) {
       const result = await db
         .updateTable('signing_keys')
@@ -64,6 +74,15 @@ export function createSigningKeyStore(db: Kysely<Database>): SigningKeyStore {
       return Number(result.numUpdatedRows) > 0;
     },
 
+    async revokeKey(kid) {
+      const result = await db
+        .updateTable('signing_keys')
+        .set({ status: 'revoked' })
+        .where('kid', '=', kid)
+        .where('status', '!=', 'revoked')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
   };
 }
 
