@@ -3,13 +3,14 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
+import { KeyOperationRefused } from '../core/keys/key-rotation.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { openRuntime, type Runtime } from '../compose/runtime.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
-import { listKeysCommand, rotateKeysCommand } from './commands/keys.js';
+import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
 import { UsageError, type CommandResult } from './commands/output.js';
 
 /** Where a CLI run reads its configuration and writes its output. */
@@ -48,8 +49,16 @@ Commands:
   customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions
                                     and removes their approvals of clients
   customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
-  keys list                         list signing keys and their status
-  keys rotate                       make a new signing key active
+  keys list                         list signing and encryption keys: status (next, active,
+                                    retired, expired, revoked), activation, end of verifying
+  keys rotate [--now]               publish new keys now; they sign once every cached copy of
+                                    the JWKS has expired (CONNECT_JWKS_MAX_AGE + 30 s); old keys
+                                    verify until their tokens expire. Refused while a rotation
+                                    is pending. --now: activate the pending keys, or new ones,
+                                    at once (emergency: verifiers may not know them yet)
+  keys revoke KID                   take a key out of the JWKS and refuse every token it signed
+                                    or encrypted; revoking a pending key cancels its rotation;
+                                    the current key cannot be revoked (rotate --now first)
   audit [--since WHEN] [--type TYPE] [--limit N]
                                     read the audit log (WHEN: 2026-11-01, 24h, 7d; default 24h)
 
@@ -84,6 +93,7 @@ const OPTIONS = {
   since: { type: 'string' },
   type: { type: 'string' },
   limit: { type: 'string' },
+  now: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
@@ -160,6 +170,7 @@ function resolve(
     const given = [sub, id, ...extra].filter((p) => p !== undefined).length;
     if (given > allowed) throw new UsageError(`too many arguments for ${command}${sub ? ` ${sub}` : ''}`);
   };
+  if (values.now && !(command === 'keys' && sub === 'rotate')) throw new UsageError('--now is an option of keys rotate only');
   if (command === 'migrate') {
     noMore(0);
     return async (runtime) => ({ json: { migrated: true, engine: runtime.storage.engine }, text: `database is up to date (${runtime.storage.engine})\n` });
@@ -213,10 +224,20 @@ function resolve(
     }
   }
   if (command === 'keys') {
-    noMore(1);
-    if (sub === 'list') return (runtime) => listKeysCommand(runtime);
-    if (sub === 'rotate') return (runtime) => rotateKeysCommand(runtime);
-    throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate');
+    switch (sub) {
+      case 'list':
+        noMore(1);
+        return (runtime) => listKeysCommand(runtime);
+      case 'rotate':
+        noMore(1);
+        return (runtime) => rotateKeysCommand(runtime, values);
+      case 'revoke':
+        noMore(2);
+        if (!id) throw new UsageError('keys revoke needs the kid of the key (see keys list)');
+        return (runtime) => revokeKeyCommand(runtime, id);
+      default:
+        throw new UsageError(sub ? `unknown keys command "${sub}"` : 'keys needs a command: list, rotate, revoke');
+    }
   }
   throw new UsageError(`unknown command "${command}"`);
 }
@@ -232,6 +253,7 @@ function describeFailure(error: unknown): string {
     error instanceof ClientValidationError ||
     error instanceof CustomerValidationError ||
     error instanceof DeliveryError ||
+    error instanceof KeyOperationRefused ||
     error instanceof StorageError
   ) {
     return error.message;

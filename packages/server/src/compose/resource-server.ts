@@ -37,10 +37,10 @@ export async function openCustomerAccessCheck(
   const storage = openStorage(config.database);
   let changes: ChangeFeed | undefined;
   try {
-    const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock });
-    const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
     const feed = storage.openChangeFeed();
     changes = feed;
+    const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock, changes: feed });
+    const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
     // A rotation or revocation made elsewhere, or changes that may have been missed: read the keys again.
     feed.onChange((heard) => {
       if (heard === 'all' || heard.kind === 'keys') keys.reload().catch(() => {});

@@ -74,7 +74,6 @@ export interface Services {
 export async function composeServices(runtime: Runtime, overrides: ServiceOverrides = {}): Promise<Services> {
   const { config, clock, storage } = runtime;
   const log: ServiceLog = overrides.log ?? { error: () => {}, warn: () => {} };
-  const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock });
   let signalLost = false;
   const changes =
     overrides.changes ??
@@ -85,6 +84,7 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
         signalLost = state === 'lost';
       },
     });
+  const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock, changes });
   // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
   changes.onChange((heard) => {
     if (heard === 'all' || heard.kind === 'keys') keyRing.reload().catch((error: unknown) => log.error({ err: error }, 'reloading keys failed'));

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
-import { DEFAULT_LIFETIMES } from '../core/lifetimes.js';
+import { DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
@@ -100,6 +100,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
       refreshTokenSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULT_LIFETIMES.refreshTokenSeconds, 1),
       sessionIdleSeconds: readInteger(read, 'CONNECT_SESSION_IDLE_TTL', DEFAULT_LIFETIMES.sessionIdleSeconds, 1),
       sessionSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULT_LIFETIMES.sessionSeconds, 1),
+      jwksMaxAgeSeconds: readInteger(read, 'CONNECT_JWKS_MAX_AGE', DEFAULT_LIFETIMES.jwksMaxAgeSeconds, 1, JWKS_MAX_AGE_LIMIT_SECONDS),
     }),
     smsSender,
     trustProxy,

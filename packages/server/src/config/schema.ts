@@ -50,7 +50,9 @@ export interface Config {
    * The configurable lifetimes, each documented with its variable and
    * default in `core/lifetimes.ts`: `CONNECT_CODE_TTL`,
    * `CONNECT_ACCESS_TOKEN_TTL`, `CONNECT_REFRESH_TOKEN_TTL`,
-   * `CONNECT_SESSION_IDLE_TTL`, `CONNECT_SESSION_TTL` (whole seconds, 1 up).
+   * `CONNECT_SESSION_IDLE_TTL`, `CONNECT_SESSION_TTL` (whole seconds, 1 up),
+   * and `CONNECT_JWKS_MAX_AGE` (the JWKS document's `max-age`, which a key
+   * rotation waits out: whole seconds, 1 to 86400, default 300).
    */
   readonly lifetimes: Lifetimes;
   /**

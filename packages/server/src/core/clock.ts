@@ -57,3 +57,8 @@ export function clockDate(clock: Clock): Date {
 export function monotonicMs(): number {
   return performance.now();
 }
+
+/** Epoch seconds as ISO 8601 in UTC, to the second (`2026-01-01T00:00:00Z`), for messages. */
+export function isoSeconds(epochSeconds: number): string {
+  return new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
+}

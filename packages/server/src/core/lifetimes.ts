@@ -1,9 +1,9 @@
 /**
  * Every lifetime, window and count of Connect, in one place (docs/lifetimes.md).
  *
- * The first five are configurable (`config/schema.ts` names their variables
- * and takes their defaults from here); the rest are fixed rules of the
- * service. All are whole seconds unless the name says otherwise.
+ * Those in {@link Lifetimes} are configurable (`config/schema.ts` names
+ * their variables and takes their defaults from here); the rest are fixed
+ * rules of the service. All are whole seconds unless the name says otherwise.
  */
 
 /** The configurable lifetimes, as one server runs with them. */
@@ -18,6 +18,13 @@ export interface Lifetimes {
   readonly sessionIdleSeconds: number;
   /** `CONNECT_SESSION_TTL`: a customer's session at Connect ends this long after login, used or not. */
   readonly sessionSeconds: number;
+  /**
+   * `CONNECT_JWKS_MAX_AGE`: how long a verifier may keep a copy of the JWKS
+   * document (its `Cache-Control: max-age`). A rotated-in key signs only
+   * once every copy made before it was published has expired
+   * ({@link keyPublicationDelaySeconds}).
+   */
+  readonly jwksMaxAgeSeconds: number;
 }
 
 /** The defaults of the configurable lifetimes. */
@@ -27,7 +34,11 @@ export const DEFAULT_LIFETIMES: Lifetimes = Object.freeze({
   refreshTokenSeconds: 604_800,
   sessionIdleSeconds: 1800,
   sessionSeconds: 43_200,
+  jwksMaxAgeSeconds: 300,
 });
+
+/** The longest `CONNECT_JWKS_MAX_AGE` allowed: a day, so a rotation never waits longer than that. */
+export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 
 /** A customer has this long to finish signing in once `/authorize` sent them to the hosted pages. */
 export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
@@ -72,8 +83,6 @@ export const IDEMPOTENCY_CLAIM_SECONDS = 60;
 
 /** How long a client secret that verified is recognised again in memory without a new HMAC (`verified-secrets.ts`). */
 export const SECRET_MEMORY_SECONDS = 5;
-/** How often a server reloads the signing keys, to follow rotations made elsewhere. */
-export const KEY_RELOAD_SECONDS = 30;
 /**
  * How long a confirmed change signal is trusted, ms: caches are used only
  * while the signal proved, at most this long ago, that every change was
@@ -88,6 +97,26 @@ export const CHANGE_SIGNAL_PING_MS = 250;
  * is seen within this time.
  */
 export const CHANGE_SIGNAL_SQLITE_POLL_MS = 20;
+/**
+ * After `keys rotate`, the new keys activate this long after the rotation:
+ * every instance publishes the new key within a second (the change signal,
+ * {@link CHANGE_SIGNAL_TRUST_MS}; {@link KEY_PUBLICATION_MARGIN_SECONDS}
+ * leaves room for clocks a little apart), and every JWKS copy fetched before
+ * that expires within its max-age. So no verifier ever meets a `kid` it
+ * could not have fetched.
+ */
+export function keyPublicationDelaySeconds(lifetimes: Pick<Lifetimes, 'jwksMaxAgeSeconds'>): number {
+  return KEY_PUBLICATION_MARGIN_SECONDS + lifetimes.jwksMaxAgeSeconds;
+}
+/** What {@link keyPublicationDelaySeconds} adds to the JWKS max-age. */
+export const KEY_PUBLICATION_MARGIN_SECONDS = 5;
+/**
+ * A replaced key keeps verifying this long past the moment the last token
+ * it can have signed expires: for clocks of instances a little apart, and
+ * for an instance that learns of a `keys rotate --now` only through its
+ * change signal (within a second) and signs with the old key until then.
+ */
+export const KEY_RETIREMENT_MARGIN_SECONDS = 60;
 
 /**
  * The longest any database operation may wait, in milliseconds: SQLite's

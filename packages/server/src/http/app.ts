@@ -59,7 +59,12 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(customerProfileRoutes, { check: services.customerAccess, customers: storage.customers });
   await app.register(assetRoutes);
   if (config.environment === 'sandbox') await app.register(sandboxRoutes, { outbox: storage.outbox });
-  await app.register(wellKnownRoutes, { urls: services.urls, keyRing: services.keyRing, grants: services.grants });
+  await app.register(wellKnownRoutes, {
+    urls: services.urls,
+    keyRing: services.keyRing,
+    grants: services.grants,
+    jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
+  });
   await app.register(healthRoutes, { storage });
   return app;
 }

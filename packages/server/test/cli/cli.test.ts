@@ -7,7 +7,7 @@ import { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
 import type { FixedClock } from '../../src/core/clock.js';
 import { deriveKey } from '../../src/core/keys/master-key.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import { build, T0, type TestApp } from '../helpers/build.js';
+import { build, type TestApp } from '../helpers/build.js';
 import { changeReached } from '../helpers/change-reached.js';
 import { cliWorkspace, expectFailure, parseOneDocument, requestToken, type CliWorkspace, type Run } from './command-line.js';
 
@@ -50,15 +50,6 @@ interface ClientView {
   environment: string;
   createdAt: string;
   updatedAt: string;
-}
-
-interface KeyView {
-  kid: string;
-  alg: string;
-  use: string;
-  status: string;
-  createdAt: string;
-  verifyUntil?: string;
 }
 
 const REDIRECT_URI = 'https://shop.example/callback';
@@ -404,81 +395,6 @@ describe('credentials made by the command line work at the token endpoint', () =
   });
 });
 
-describe('keys', () => {
-  it('lists no keys before any exist', async () => {
-    expect(await cliJson(['keys', 'list'])).toEqual([]);
-  });
-
-  it('rotate makes a new active key, and the previous one retired', async () => {
-    const first = await cliJson<KeyView>(['keys', 'rotate']);
-    expect(first).toEqual({ kid: expect.any(String), alg: 'ES256', use: 'sig', status: 'active', createdAt: '2026-01-01T00:00:00Z' });
-
-    clock.advance(10);
-    const second = await cliJson<KeyView>(['keys', 'rotate']);
-    expect(second.kid).not.toBe(first.kid);
-    expect(second).toMatchObject({ status: 'active', createdAt: '2026-01-01T00:00:10Z' });
-
-    const listed = await cliJson<KeyView[]>(['keys', 'list']);
-    expect(Array.isArray(listed)).toBe(true);
-    // Each rotation also replaces the token encryption key (use "enc").
-    expect(listed.filter((k) => k.use === 'enc')).toHaveLength(2);
-    const keys = listed.filter((k) => k.use === 'sig');
-    expect(keys).toHaveLength(2);
-    for (const key of keys) {
-      expect(key).toMatchObject({ kid: expect.any(String), alg: 'ES256', use: 'sig', status: expect.any(String) });
-      expect(key.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    }
-    expect(keys.find((k) => k.kid === second.kid)?.status).toBe('active');
-    expect(keys.find((k) => k.kid === first.kid)?.status).toBe('retired');
-    expect(keys.filter((k) => k.status === 'active')).toHaveLength(1);
-  });
-
-  it('a retired key shows expired once every token it signed has expired, not before', async () => {
-    const ttls = { CONNECT_CODE_TTL: '300', CONNECT_ACCESS_TOKEN_TTL: '600', CONNECT_REFRESH_TOKEN_TTL: '1200' };
-    const old = await cliJson<KeyView>(['keys', 'rotate'], ttls);
-    await cliJson(['keys', 'rotate'], ttls);
-    const statusOfOld = async () => (await cliJson<KeyView[]>(['keys', 'list'], ttls)).find((k) => k.kid === old.kid)?.status;
-
-    // The window is the longest token lifetime (1200 s) plus the time servers take to notice a rotation.
-    clock.advance(1200);
-    expect(await statusOfOld()).toBe('retired');
-    const listed = (await cliJson<KeyView[]>(['keys', 'list'], ttls)).find((k) => k.kid === old.kid);
-    const verifyUntil = Date.parse(listed?.verifyUntil ?? '') / 1000;
-    expect(verifyUntil).toBeGreaterThan(T0 + 1200);
-    expect(verifyUntil).toBeLessThanOrEqual(T0 + 1200 + 120);
-
-    clock.set(verifyUntil - 1);
-    expect(await statusOfOld()).toBe('retired');
-    clock.set(verifyUntil);
-    expect(await statusOfOld()).toBe('expired');
-    clock.advance(86_400);
-    expect(await statusOfOld()).toBe('expired');
-  });
-
-  it('with the default lifetimes, a retired key verifies for a week', async () => {
-    const old = await cliJson<KeyView>(['keys', 'rotate']);
-    await cliJson(['keys', 'rotate']);
-    const statusOfOld = async () => (await cliJson<KeyView[]>(['keys', 'list'])).find((k) => k.kid === old.kid)?.status;
-    clock.advance(604_800);
-    expect(await statusOfOld()).toBe('retired');
-    clock.advance(3600);
-    expect(await statusOfOld()).toBe('expired');
-  });
-
-  it('the key a running app created is listed, and rotation retires it', async () => {
-    await cliJson(['migrate']);
-    const t = await appOnCliDatabase();
-    const serverKid = t.keyRing.signingKey().kid;
-    const signing = (await cliJson<KeyView[]>(['keys', 'list'])).filter((k) => k.use === 'sig');
-    expect(signing).toEqual([expect.objectContaining({ kid: serverKid, status: 'active' })]);
-    const rotated = await cliJson<KeyView>(['keys', 'rotate']);
-    await t.keyRing.reload();
-    expect(t.keyRing.signingKey().kid).toBe(rotated.kid);
-    const keys = await cliJson<KeyView[]>(['keys', 'list']);
-    expect(keys.find((k) => k.kid === serverKid)?.status).toBe('retired');
-  });
-});
-
 describe('migrate', () => {
   it('creates the database and exits 0', async () => {
     const run = await cli(['migrate']);
@@ -517,6 +433,10 @@ describe('usage mistakes exit 2 with one line on stderr', () => {
     [['migrate', 'now'], /too many arguments/],
     [['clients', 'show', 'a', 'b'], /too many arguments/],
     [['keys', 'list', 'extra'], /too many arguments/],
+    [['keys', 'revoke'], /keys revoke needs the kid/],
+    [['keys', 'revoke', 'a', 'b'], /too many arguments/],
+    [['keys', 'list', '--now'], /--now is an option of keys rotate only/],
+    [['clients', 'list', '--now'], /--now is an option of keys rotate only/],
     [['serve', 'extra'], /serve takes no arguments/],
   ])('%j', async (argv, reason) => {
     const line = expectFailure(await cli(argv), 2);

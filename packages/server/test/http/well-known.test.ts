@@ -1,5 +1,7 @@
 import { calculateJwkThumbprint } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { revokeKey, rotateKeys } from '../../src/core/keys/key-rotation.js';
+import { deriveKey } from '../../src/core/keys/master-key.js';
 import { build, TEST_AUTH_URL } from '../helpers/build.js';
 import { expectJson, fetchJwks, obtainToken } from './wire.js';
 
@@ -55,6 +57,27 @@ describe('GET /.well-known/jwks.json', () => {
       expect(key).not.toHaveProperty('d');
     }
     expect(res.body).not.toMatch(/"d"\s*:/);
+  });
+
+  it('may be cached for CONNECT_JWKS_MAX_AGE seconds: 300 by default', async () => {
+    for (const [env, maxAge] of [[{}, 300], [{ CONNECT_JWKS_MAX_AGE: '1' }, 1], [{ CONNECT_JWKS_MAX_AGE: '86400' }, 86_400]] as const) {
+      const t = await build({ env });
+      const res = await t.app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+      expect(res.headers['cache-control']).toBe(`public, max-age=${maxAge}`);
+    }
+  });
+
+  it('publishes a rotated-in key before it signs, and never a revoked one', async () => {
+    const t = await build();
+    const deps = { storage: t.storage, sealKey: deriveKey(t.masterKey, 'key-sealing'), clock: t.clock };
+    const current = t.keyRing.signingKey().kid;
+    const rotated = await rotateKeys(deps, { maxTokenTtlSeconds: 3600, publicationDelaySeconds: 330 });
+    const next = rotated.keys.find((k) => k.use === 'sig')?.kid;
+    await t.keyRing.reload();
+    expect((await fetchJwks(t.app)).keys.map((k) => k.kid).sort()).toEqual([current, next].sort());
+    await revokeKey(deps, next ?? '');
+    await t.keyRing.reload();
+    expect((await fetchJwks(t.app)).keys.map((k) => k.kid)).toEqual([current]);
   });
 
   it('uses the RFC 7638 thumbprint of each key as its kid', async () => {

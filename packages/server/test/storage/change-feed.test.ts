@@ -61,7 +61,7 @@ function feedSuite(engine: string, open: () => Promise<{ writer: Storage; reader
       });
       await writer.tokenSessions.replaceAccessToken('s1', { refreshJti: 'r', accessJti: 'a2', accessExpiresAt: T0 + 20, now: T0 });
       await writer.tokenSessions.revokeTokenSession('s1', T0);
-      await writer.keys.insertKey(await generateSigningKey(new Uint8Array(32), T0));
+      await writer.keys.insertKey(await generateSigningKey(new Uint8Array(32), { now: T0, generation: 1, activatesAt: T0 }));
 
       const expected = [
         { kind: 'client', key: 'cid_a' },

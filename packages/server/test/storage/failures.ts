@@ -109,6 +109,8 @@ export function describeStorageFailures(engine: string, factory: FailureFactory)
             publicJwk: '{}',
             sealedPrivateJwk: 'sealed',
             createdAt: T,
+            generation: 1,
+            activatesAt: T,
             retiredAt: null,
             verifyUntil: null,
           });

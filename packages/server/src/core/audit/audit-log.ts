@@ -12,6 +12,8 @@ export type AuditEventType =
   | 'customer.locked'
   | 'customer.unlocked'
   | 'keys.rotated'
+  | 'keys.activated'
+  | 'keys.revoked'
   | 'client.authentication_failed'
   | 'customer.pin_lockout'
   | 'otp.exhausted'
@@ -29,6 +31,8 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.locked',
   'customer.unlocked',
   'keys.rotated',
+  'keys.activated',
+  'keys.revoked',
   'client.authentication_failed',
   'customer.pin_lockout',
   'otp.exhausted',

@@ -8,6 +8,8 @@ export interface WellKnownDeps {
   readonly urls: PublicUrls;
   readonly keyRing: Pick<KeyRing, 'jwks'>;
   readonly grants: GrantRegistry;
+  /** `CONNECT_JWKS_MAX_AGE`: how long verifiers may cache `jwks.json`. */
+  readonly jwksMaxAgeSeconds: number;
 }
 
 /**
@@ -16,8 +18,9 @@ export interface WellKnownDeps {
  */
 export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps): Promise<void> {
   app.get('/.well-known/jwks.json', async (_request, reply) => {
-    // Short, so a rotated-in key is fetched soon; verifiers also refetch on an unknown kid.
-    reply.header('cache-control', 'public, max-age=60');
+    // A rotated-in key is published this long (plus the key reload time) before it
+    // signs, so a verifier that keeps its copy for max-age never meets an unknown kid.
+    reply.header('cache-control', `public, max-age=${deps.jwksMaxAgeSeconds}`);
     return deps.keyRing.jwks();
   });
 

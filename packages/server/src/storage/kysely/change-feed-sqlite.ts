@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { parseChange, type ChangeFeed, type Heard } from '../../core/changes/change-feed.js';
 import { monotonicMs } from '../../core/clock.js';
-import { CHANGE_SIGNAL_SQLITE_POLL_MS } from '../../core/lifetimes.js';
+import { CHANGE_SIGNAL_PING_MS, CHANGE_SIGNAL_SQLITE_POLL_MS } from '../../core/lifetimes.js';
 
 /** How long SQLite keeps announced changes: far longer than any instance takes to read them. */
 const CHANGE_LOG_KEEP_SECONDS = 60;
@@ -56,8 +56,11 @@ export function openSqliteChangeFeed(
     void prune(CHANGE_LOG_KEEP_SECONDS).catch(() => {});
   }, CHANGE_LOG_KEEP_SECONDS * 1000);
   pruner.unref();
+  // Changes are also delivered when no cache asks (keys serve the JWKS without asking).
+  const poller = setInterval(() => feed.isCurrent(), CHANGE_SIGNAL_PING_MS);
+  poller.unref();
 
-  return {
+  const feed: ChangeFeed = {
     isCurrent() {
       if (!database.open || database.inTransaction) return false;
       const now = monotonicMs();
@@ -88,7 +91,9 @@ export function openSqliteChangeFeed(
     heard: emit,
     async close() {
       clearInterval(pruner);
+      clearInterval(poller);
       listeners.clear();
     },
   };
+  return feed;
 }

@@ -55,7 +55,7 @@ describe('loadConfig: defaults', () => {
       masterKey: undefined,
       smsWebhookUrl: undefined,
       smsWebhookSecret: undefined,
-      lifetimes: { codeSeconds: 300, accessTokenSeconds: 3600, refreshTokenSeconds: 604_800, sessionIdleSeconds: 1800, sessionSeconds: 43_200 },
+      lifetimes: { codeSeconds: 300, accessTokenSeconds: 3600, refreshTokenSeconds: 604_800, sessionIdleSeconds: 1800, sessionSeconds: 43_200, jwksMaxAgeSeconds: 300 },
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
@@ -152,6 +152,7 @@ describe('loadConfig: accepted values', () => {
     ['CONNECT_REFRESH_TOKEN_TTL', 'refreshTokenSeconds'],
     ['CONNECT_SESSION_IDLE_TTL', 'sessionIdleSeconds'],
     ['CONNECT_SESSION_TTL', 'sessionSeconds'],
+    ['CONNECT_JWKS_MAX_AGE', 'jwksMaxAgeSeconds'],
   ] as const)('%s takes any whole number of seconds from 1', (variable, key) => {
     expect(loadConfig({ [variable]: '1' }, CWD).lifetimes[key]).toBe(1);
     expect(loadConfig({ [variable]: '86400' }, CWD).lifetimes[key]).toBe(86_400);
@@ -220,6 +221,9 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     ['CONNECT_REFRESH_TOKEN_TTL', '1.5'],
     ['CONNECT_REFRESH_TOKEN_TTL', 'ten'],
     ['CONNECT_REFRESH_TOKEN_TTL', '99999999999999999999'],
+    ['CONNECT_JWKS_MAX_AGE', '0'],
+    ['CONNECT_JWKS_MAX_AGE', '86401'],
+    ['CONNECT_JWKS_MAX_AGE', '5m'],
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', 'mysql://u:p@db/connect'],
     ['DATABASE_URL', 'postgres://u:p@db:notaport/connect'],

@@ -30,6 +30,10 @@ export interface SigningKeysTable {
   created_at: number;
   retired_at: number | null;
   verify_until: number | null;
+  /** When the key starts signing; until then it is only published. */
+  activates_at: number;
+  /** 1, 2, 3, ... per `use`; unique with it. */
+  generation: number;
 }
 
 export interface CustomersTable {
