@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { decodeProtectedHeader } from 'jose';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { basicAuth, form } from '../helpers/build.js';
@@ -156,6 +157,24 @@ function suite(engine: 'sqlite' | 'postgres') {
       await onEveryServerWithin(servers, 'its client token refused', async (base) => (await tokensStatus(base, bearer, tokens.refreshToken as string)) === 401);
       await cli(s, ['clients', 'enable', client.id]);
       await onEveryServerWithin(servers, 'the client accepted again', async (base) => (await clientToken(base, client)).status === 200);
+    });
+
+    it('keys rotate --now: both sign with the new key within a second; keys revoke: the old key’s tokens refused on both', { timeout: 60_000 }, async () => {
+      const { s, a, servers, client, tokens } = await twoServers();
+      const oldBearer = (await clientToken(a, client)).token as string;
+      const oldKid = decodeProtectedHeader(oldBearer).kid;
+      const rotated = await cli<{ kid: string }>(s, ['keys', 'rotate', '--now']);
+      expect(rotated.kid).not.toBe(oldKid);
+      await onEveryServerWithin(servers, 'signing with the new key', async (base) => decodeProtectedHeader((await clientToken(base, client)).token as string).kid === rotated.kid);
+      // The old key still verifies what it signed until it is revoked.
+      for (const base of servers) expect(await tokensStatus(base, oldBearer, tokens.refreshToken as string)).not.toBe(401);
+
+      await cli(s, ['keys', 'revoke', oldKid as string]);
+      await onEveryServerWithin(servers, 'the old key out of the JWKS', async (base) => {
+        const jwks = (await (await fetch(new URL('/.well-known/jwks.json', base))).json()) as { keys: Array<{ kid: string }> };
+        return !jwks.keys.some((k) => k.kid === oldKid);
+      });
+      await onEveryServerWithin(servers, "the old key's client token refused", async (base) => (await tokensStatus(base, oldBearer, tokens.refreshToken as string)) === 401);
     });
   });
 }
