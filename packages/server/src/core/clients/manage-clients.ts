@@ -61,6 +61,7 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
     updatedAt: now,
     previousSecretHash: null,
     previousSecretExpiresAt: null,
+    tokensEndedAt: null,
   };
   await deps.clients.insertClient(client);
   return { client, clientSecret };

@@ -4,6 +4,7 @@ import * as customers from './2026-11-21T12-00-customers.js';
 import * as tokenLifecycle from './2026-11-21T14-00-token-lifecycle.js';
 import * as onboarding from './2026-11-21T16-00-onboarding.js';
 import * as journey from './2026-11-25T10-00-journey.js';
+import * as clientTokenEnds from './2026-11-25T12-10-client-token-ends.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T14-00-token-lifecycle': tokenLifecycle,
   '2026-11-21T16-00-onboarding': onboarding,
   '2026-11-25T10-00-journey': journey,
+  '2026-11-25T12-10-client-token-ends': clientTokenEnds,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
