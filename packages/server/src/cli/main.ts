@@ -45,9 +45,11 @@ Commands:
                                     register a customer (PIN: 4 to 6 digits)
   customers list                    list customers
   customers show PROFILE_ID|E164    show one customer and the clients they approved
-  customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions
-                                    and removes their approvals of clients
-  customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
+  customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions,
+                                    tokens and unredeemed codes and removes their approvals
+                                    of clients (a locked customer: nothing changes)
+  customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout);
+                                    nothing the lock ended comes back
   keys list                         list signing keys and their status
   keys rotate                       make a new signing key active
   audit [--since WHEN] [--type TYPE] [--limit N]
