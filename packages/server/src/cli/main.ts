@@ -33,8 +33,9 @@ Commands:
   clients list                      list clients
   clients show ID                   show one client
   clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
-  clients disable ID                stop a client from authenticating
-  clients enable ID                 allow it again
+  clients disable ID                stop a client from authenticating; ends every token it
+                                    holds (a disabled client: nothing changes)
+  clients enable ID                 allow it again; no token the disable ended comes back
   clients rotate-secret ID [--grace SECONDS]
                                     issue a new secret (printed once); the old one keeps
                                     working for the grace period (default 24 h; 0: stops now)

@@ -72,6 +72,13 @@ export const IDEMPOTENCY_CLAIM_SECONDS = 60;
 
 /** How long a server trusts a client record it read; CLI changes reach running servers within this time. */
 export const CLIENT_CACHE_SECONDS = 5;
+/**
+ * `clients enable` right after `clients disable`, in the same second of the
+ * clock, waits for the next second (docs/operator-guide.md, "Disabling a
+ * client"); it gives up after this many milliseconds (a clock that does
+ * not move) with a message, changing nothing.
+ */
+export const CLIENT_STATUS_WAIT_MS = 3000;
 /** How often a server reloads the signing keys, to follow rotations made elsewhere. */
 export const KEY_RELOAD_SECONDS = 30;
 /** How stale the resource-server check's cached session state may be. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AuditRecord } from '../../src/core/audit/audit-log.js';
+import type { AuditEventType, AuditRecord } from '../../src/core/audit/audit-log.js';
 import type { FixedClock } from '../../src/core/clock.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { approveIfAsked, authorizeParams, authorizeUrl, expectClientRedirect } from '../http/customer-flow.js';
@@ -17,23 +17,39 @@ export interface OperatorBench {
   readonly w: CliWorkspace;
   readonly t: TestApp;
   readonly clock: FixedClock;
+  /** Another app on the same database, master key and clock, with nothing cached yet. */
+  freshApp(): Promise<TestApp>;
   /** The audit events of one type, oldest first. */
-  audit(type: string): Promise<AuditRecord[]>;
+  audit(type: AuditEventType): Promise<AuditRecord[]>;
 }
 
-/** Opens the bench; `postgresUrl` (a fresh database) picks PostgreSQL. */
+/** Opens the bench; `postgres` (a fresh database and a way to open storages on it) picks PostgreSQL. */
 export async function operatorBench(postgres?: { url: string; open: () => TestApp['storage'] }): Promise<OperatorBench> {
   if (!postgres) {
     const w = cliWorkspace();
     // The first command creates the data folder, the database and the sandbox master key.
     await w.cliJson(['migrate']);
     const t = await w.app();
-    return { engine: 'sqlite', w, t, clock: w.clock, audit: (type) => t.storage.audit.listAuditEvents({ type, limit: 1000 }) };
+    return {
+      engine: 'sqlite',
+      w,
+      t,
+      clock: w.clock,
+      freshApp: () => w.app(),
+      audit: (type) => t.storage.audit.listAuditEvents({ type, limit: 1000 }),
+    };
   }
   const masterKey = randomBytes(32);
   const w = cliWorkspace({ env: { DATABASE_URL: postgres.url, CONNECT_MASTER_KEY: masterKey.toString('base64') } });
   const t = await build({ storage: postgres.open(), masterKey, clock: w.clock });
-  return { engine: 'postgres', w, t, clock: w.clock, audit: (type) => t.storage.audit.listAuditEvents({ type, limit: 1000 }) };
+  return {
+    engine: 'postgres',
+    w,
+    t,
+    clock: w.clock,
+    freshApp: () => build({ storage: postgres.open(), masterKey, clock: w.clock }),
+    audit: (type) => t.storage.audit.listAuditEvents({ type, limit: 1000 }),
+  };
 }
 
 /** A customer logged in through a refresh-enabled client, with what a client may hold for them. */

@@ -39,8 +39,8 @@ export interface Client {
   /**
    * Client access tokens issued at or before this second (`iat <=`) are
    * refused, also after the client is enabled again: set by `clients
-   * disable` and `clients enable`, it only ever moves forward. `null`:
-   * none ended.
+   * disable` and `clients enable`, it only ever moves forward
+   * (docs/operator-guide.md, "Disabling a client"). `null`: none ended.
    */
   readonly tokensEndedAt: number | null;
 }

@@ -106,11 +106,6 @@ export async function updateClientSettings(
   return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
 }
 
-/** Enables or disables a client. A disabled client cannot authenticate. */
-export async function setClientStatus(id: string, status: Client['status'], deps: ClientAdminDeps): Promise<Client> {
-  return deps.clients.updateClient(id, { status }, deps.clock.nowSeconds());
-}
-
 function validateName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 100) throw new ClientValidationError('name must be 1 to 100 characters');
