@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { CLIENT_CACHE_SECONDS } from '../../src/core/lifetimes.js';
@@ -87,6 +88,9 @@ function disableTests(open: () => Promise<OperatorBench>): void {
   it('enable revives no token: old ones stay refused, new ones work', async () => {
     const b = await open();
     const s = await customerHoldings(b);
+    // A refresh at POST /tokens whose answer a retry would replay.
+    const reference = randomUUID();
+    const answered = expectTokensBody(await postTokens(b.t.app, { bearer: s.bearer, reference, body: { refreshToken: s.second.refreshToken } }));
     await disable(b, s);
     const enabled = await enable(b, s);
     expect(enabled).toMatchObject({ status: 'active', changed: true, ended: { tokenSessions: 0, codes: 0 } });
@@ -104,6 +108,10 @@ function disableTests(open: () => Promise<OperatorBench>): void {
       expectOAuthError(await refreshAtToken(b.t.app, s.client, tokens.refreshToken), { status: 400, error: 'invalid_grant' });
       expectOAuthError(await postTokens(b.t.app, { bearer, body: { refreshToken: tokens.refreshToken } }), { status: 400, error: 'invalid_grant' });
     }
+    // A retry of the refresh made before the disable gets invalid_grant, not the stored tokens.
+    const replay = await postTokens(b.t.app, { bearer, reference, body: { refreshToken: s.second.refreshToken } });
+    expectOAuthError(replay, { status: 400, error: 'invalid_grant' });
+    expect(replay.body).not.toContain(answered.accessToken);
     for (const code of s.codes) {
       expectOAuthError(await exchangeCode(b.t.app, s.client, { code, redirect_uri: REDIRECT_URI }), { status: 400, error: 'invalid_grant' });
     }

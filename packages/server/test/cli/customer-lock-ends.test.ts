@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { hashCode } from '../../src/core/journey/code.js';
@@ -7,6 +8,7 @@ import {
   accessClaims,
   expectInactive,
   expectInvalidToken,
+  expectTokensBody,
   getProfile,
   introspect,
   postTokens,
@@ -41,8 +43,14 @@ function lockTests(open: () => Promise<OperatorBench>): void {
   it('ends every login session, token session and unredeemed code of the customer, and counts them', async () => {
     const b = await open();
     const s = await customerHoldings(b);
+    // A refresh at POST /tokens whose answer a retry would replay.
+    const reference = randomUUID();
+    const request = { bearer: s.bearer, reference, body: { refreshToken: s.second.refreshToken } };
+    const answered = expectTokensBody(await postTokens(b.t.app, request));
+    expect(expectTokensBody(await postTokens(b.t.app, request))).toEqual(answered);
     // Everything works before the lock.
     expect((await getProfile(b.t.app, s.tokens.accessToken)).statusCode).toBe(200);
+    expect((await getProfile(b.t.app, answered.accessToken)).statusCode).toBe(200);
     expect((await introspect(b.t.app, s.client, s.second.refreshToken)).json()).toMatchObject({ active: true });
 
     b.clock.advance(1);
@@ -57,7 +65,11 @@ function lockTests(open: () => Promise<OperatorBench>): void {
     expect(events).toHaveLength(1);
     expect(events[0]?.details).toEqual({ sessions_ended: 1, token_sessions_revoked: 2, codes_ended: 2, approvals_removed: 1 });
 
-    for (const tokens of [s.tokens, s.second]) await expectTokensEnded(b, s, tokens);
+    for (const tokens of [s.tokens, s.second, answered]) await expectTokensEnded(b, s, tokens);
+    // A retry of the refresh gets invalid_grant, not the stored tokens.
+    const replay = await postTokens(b.t.app, request);
+    expectOAuthError(replay, { status: 400, error: 'invalid_grant' });
+    expect(replay.body).not.toContain(answered.accessToken);
     // A code issued before the lock cannot be exchanged.
     expectOAuthError(await exchangeCode(b.t.app, s.client, { code: s.codes[0], redirect_uri: REDIRECT_URI }), { status: 400, error: 'invalid_grant' });
     // The other is ended, not merely refused while the customer is locked.

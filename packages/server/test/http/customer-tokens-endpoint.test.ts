@@ -289,6 +289,9 @@ describe('POST /tokens errors: exact status, body and headers; the reference alw
   });
 });
 
+/** What a replay whose tokens no longer stand gets. */
+const REPLAY_REFUSED = 'the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No';
+
 describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
   it('the same reference and body within 24 h: the same response, without refreshing again', async () => {
     const s = await endpoint();
@@ -317,14 +320,38 @@ describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
     expect(expectTokensBody(again, reference.toUpperCase())).toEqual(first);
   });
 
-  it('a replay answers with the first response even after a later refresh replaced its token', async () => {
+  it('a replay after a later refresh replaced its access token → invalid_grant, never the replaced token', async () => {
     const s = await endpoint();
     const reference = randomUUID();
     const first = expectTokensBody(await s.post({ reference }));
     const second = expectTokensBody(await s.post());
     expect(second.accessToken).not.toBe(first.accessToken);
-    expect(expectTokensBody(await s.post({ reference }))).toEqual(first);
+    const replay = await s.post({ reference });
+    expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, reference);
+    expect(replay.body).not.toContain(first.accessToken);
     expect(await currentAccessJti(s)).toBe((await accessClaims(s.t, second.accessToken)).jti);
+  });
+
+  it('a replay after its token session was revoked → invalid_grant; and so is every later one', async () => {
+    const s = await endpoint();
+    const reference = randomUUID();
+    const first = expectTokensBody(await s.post({ reference }));
+    expect(expectTokensBody(await s.post({ reference }))).toEqual(first);
+    expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
+    for (let i = 0; i < 2; i++) {
+      const replay = await s.post({ reference });
+      expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, reference);
+      expect(replay.body).not.toContain(first.accessToken);
+      expect(replay.body).not.toContain(s.tokens.refreshToken);
+    }
+  });
+
+  it('a replay whose access token merely expired still answers: its refresh token works', async () => {
+    const s = await endpoint();
+    const reference = randomUUID();
+    const first = expectTokensBody(await s.post({ reference }));
+    s.t.clock.set(first.expiresAt + 1);
+    expect(expectTokensBody(await s.post({ reference, bearer: await obtainToken(s.t, s.client) }))).toEqual(first);
   });
 
   it('the same reference with another body → 409, and nothing is refreshed', async () => {
@@ -443,7 +470,9 @@ async function expectSealed(rows: ReadonlyArray<Record<string, unknown>>, s: End
   const sealed = String(row.sealed_response);
   expect(sealed.split('.')).toHaveLength(5);
   const key = deriveKey(s.t.masterKey, 'idempotency');
-  expect(JSON.parse(await unseal(key, `tokens:${s.client.id}:${reference}`, sealed))).toEqual(body);
+  // The answer, with what a replay re-checks: its token session and access token.
+  const claims = await accessClaims(s.t, body.accessToken);
+  expect(JSON.parse(await unseal(key, `tokens:${s.client.id}:${reference}`, sealed))).toEqual({ ...body, sid: claims.sid, accessJti: claims.jti });
   // Bound to its client and reference: it does not open as another record.
   await expect(unseal(key, `tokens:${s.client.id}:${randomUUID()}`, sealed)).rejects.toThrow();
 }
@@ -468,6 +497,23 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     s.t.clock.set(T0 + 86_400);
     const later = expectTokensBody(await s.post({ reference, bearer: await obtainToken(s.t, s.client) }));
     expect(later.accessToken).not.toBe(first.accessToken);
+  });
+
+  it('a replay after its token session was revoked, or its access token replaced → invalid_grant', async () => {
+    const s = await endpoint({ storage: open() });
+    const revoked = randomUUID();
+    const first = expectTokensBody(await s.post({ reference: revoked }));
+    const other = await s.newSession();
+    const replaced = randomUUID();
+    const second = expectTokensBody(await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } }));
+    expectTokensBody(await s.post({ body: { refreshToken: other.refreshToken } }));
+    expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
+
+    expectError(await s.post({ reference: revoked }), 400, 'invalid_grant', REPLAY_REFUSED, revoked);
+    const replay = await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } });
+    expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, replaced);
+    expect(replay.body).not.toContain(second.accessToken);
+    expect(first.accessToken).not.toBe(second.accessToken);
   });
 
   it('a failed request can be retried with the same reference', async () => {
