@@ -257,11 +257,15 @@ describe('POST /tokens errors: exact status, body and headers; the reference alw
     }
   });
 
-  it('a client without the refresh_token grant → 403 unauthorized_client, and nothing is refreshed', async () => {
+  it('a client without the refresh_token grant (which got no refresh token) → 403 unauthorized_client, and nothing is refreshed', async () => {
     const s = await endpoint({ grants: NO_REFRESH_GRANTS });
+    expect(s.tokens.refreshToken).toBeUndefined();
+    const other = await s.addClient();
+    const othersTokens = await s.newSession(other);
     const reference = randomUUID();
-    expectError(await s.post({ reference }), 403, 'unauthorized_client', 'refresh is not enabled for this client', reference);
+    expectError(await s.post({ reference, body: { refreshToken: othersTokens.refreshToken } }), 403, 'unauthorized_client', 'refresh is not enabled for this client', reference);
     expect(await isActive(s.t.app, s.client, s.tokens.accessToken)).toBe(true);
+    expect(await isActive(s.t.app, other, othersTokens.accessToken)).toBe(true);
   });
 
   it('a client whose refresh grant is withdrawn → 403 once the client cache has moved on', async () => {
