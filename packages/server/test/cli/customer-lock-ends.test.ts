@@ -95,7 +95,11 @@ function lockTests(open: () => Promise<OperatorBench>): void {
 
     for (const tokens of [s.tokens, s.second]) await expectTokensEnded(b, s, tokens);
     // The code nobody tried while the customer was locked is refused too.
-    expectOAuthError(await exchangeCode(b.t.app, s.client, { code: s.codes[1], redirect_uri: REDIRECT_URI }), { status: 400, error: 'invalid_grant' });
+    expectOAuthError(await exchangeCode(b.t.app, s.client, { code: s.codes[1], redirect_uri: REDIRECT_URI }), {
+      status: 400,
+      error: 'invalid_grant',
+      description: 'authorization code has expired or was ended',
+    });
     for (const sid of sids) expect(await revokedAt(sid)).toBe(b.clock.nowSeconds() - 2);
   });
 

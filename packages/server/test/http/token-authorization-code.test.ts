@@ -198,7 +198,7 @@ describe('POST /token grant_type=authorization_code', () => {
     expectOAuthError(await exchangeCode(t.app, client, { code: late, redirect_uri: REDIRECT_URI }), {
       status: 400,
       error: 'invalid_grant',
-      description: 'authorization code has expired',
+      description: 'authorization code has expired or was ended',
     });
   });
 

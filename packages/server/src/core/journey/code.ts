@@ -183,7 +183,7 @@ async function refusal(
       replayed: { profileId: existing.profileId, revoked },
     };
   }
-  return { error: new InvalidGrant('authorization code has expired') };
+  return { error: new InvalidGrant('authorization code has expired or was ended') };
 }
 
 function bindingMismatch(record: AuthorizationCodeRecord, redirectUri: string, verifier: string | undefined): InvalidGrant | undefined {
