@@ -1,23 +1,26 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { CLIENT_CACHE_SECONDS } from '../../src/core/lifetimes.js';
 import { introspectToken } from '../../src/core/tokens/introspect-token.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { exchangeCode, REDIRECT_URI } from '../http/customer-flow.js';
+import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
 import {
+  accessClaims,
   expectInactive,
   expectInvalidToken,
   expectTokensBody,
   getProfile,
   introspect,
+  lifecycle,
   postTokens,
   refreshAtToken,
   type CustomerTokens,
 } from '../http/token-session.js';
 import { expectOAuthError, obtainToken } from '../http/wire.js';
 import { expectFailure } from './command-line.js';
-import { customerHoldings, operatorBench, type CustomerHoldings, type OperatorBench } from './operator-bench.js';
+import { customerHoldings, operatorBench, pausingAfterRedeem, someoneWaitsForALock, type CustomerHoldings, type OperatorBench } from './operator-bench.js';
 
 noticePostgresSkipped('clients disable ends every token, on PostgreSQL');
 
@@ -191,4 +194,32 @@ describe('clients disable and enable, on SQLite', () => {
 describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', () => {
   const pg = usePostgresStorage();
   disableTests(() => operatorBench({ url: pg.databaseUrl(), open: pg.open }));
+
+  it('a disable meeting a code exchange waits for it on the code, then revokes the tokens it gave', async () => {
+    const { storage, gate } = pausingAfterRedeem(pg.open());
+    const b = await operatorBench({ url: pg.databaseUrl(), open: () => storage });
+    const s = await lifecycle({ t: b.t });
+    const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
+
+    gate.on = true;
+    const exchanging = exchangeCode(b.t.app, s.client, { code, redirect_uri: REDIRECT_URI });
+    await gate.reached;
+    const disabling = b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
+    let waited = false;
+    for (let i = 0; i < 200 && !waited; i++) {
+      waited = await someoneWaitsForALock(pg.databaseUrl());
+      if (!waited) await sleep(25);
+    }
+    expect(waited).toBe(true);
+    gate.open();
+
+    const exchanged = await exchanging;
+    expect(exchanged.statusCode).toBe(200);
+    const disabled = await disabling;
+    gate.on = false;
+    // The login's token session and the one the exchange made; the exchanged code was no longer open.
+    expect(disabled.ended).toEqual({ tokenSessions: 2, codes: 0 });
+    const { sid } = await accessClaims(b.t, exchanged.json<{ access_token: string }>().access_token);
+    expect((await b.t.storage.tokenSessions.findTokenSession(sid))?.revokedAt).toBe(b.clock.nowSeconds());
+  });
 });

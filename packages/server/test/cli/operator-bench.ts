@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import type { AuditEventType, AuditRecord } from '../../src/core/audit/audit-log.js';
 import type { FixedClock } from '../../src/core/clock.js';
+import type { Storage } from '../../src/storage/ports.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { approveIfAsked, authorizeParams, authorizeUrl, expectClientRedirect } from '../http/customer-flow.js';
 import { lifecycle, type Lifecycle } from '../http/token-session.js';
@@ -70,4 +72,46 @@ export async function customerHoldings(bench: OperatorBench): Promise<CustomerHo
   const codes = [await code(), await code()] as const;
   const bearer = await obtainToken(bench.t, s.client);
   return { ...s, second, codes, bearer };
+}
+
+/** Whether some session of `url`'s database is waiting for a lock. */
+export async function someoneWaitsForALock(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    return (rows[0] as { n: number }).n > 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A storage whose transactions, while `gate.on`, stop right after redeeming a code until `gate.open()`. */
+export function pausingAfterRedeem(inner: Storage) {
+  let reached!: () => void;
+  let open!: () => void;
+  const gate = {
+    on: false,
+    reached: new Promise<void>((resolve) => (reached = resolve)),
+    opened: new Promise<void>((resolve) => (open = resolve)),
+    open: () => open(),
+  };
+  const storage: Storage = {
+    ...inner,
+    transaction: (work) =>
+      inner.transaction((tx) => {
+        if (!gate.on) return work(tx);
+        const codes = {
+          ...tx.codes,
+          async consumeAuthorizationCode(...args: Parameters<Storage['codes']['consumeAuthorizationCode']>) {
+            const record = await tx.codes.consumeAuthorizationCode(...args);
+            reached();
+            await gate.opened;
+            return record;
+          },
+        };
+        return work({ ...tx, codes });
+      }),
+  };
+  return { storage, gate };
 }

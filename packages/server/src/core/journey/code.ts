@@ -132,11 +132,18 @@ export async function redeemCode(
 
   type Outcome = { ok: RedeemedCode } | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
   const outcome = await deps.transaction(async (tx): Promise<Outcome> => {
-    const record = minted ? await tx.codes.consumeAuthorizationCode(codeHash, client.id, now) : undefined;
-    // Unusable from the start, or redeemed by a concurrent exchange meanwhile.
-    if (!record || !minted) return refusal(tx, codeHash, client.id, now);
+    // Unusable from the start.
+    if (!found || !minted) return refusal(tx, codeHash, client.id, now);
+    // The customer's row first, as `customers lock` takes it before it ends
+    // the customer's codes and token sessions (docs/journey.md, "Consent"):
+    // a lock and an exchange meeting at once queue on that row, one after
+    // the other, instead of each holding what the other waits for.
+    const customer = await tx.customers.holdCustomerForSignIn(found.profileId, now);
+    const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
+    // Redeemed by a concurrent exchange meanwhile, or ended by a lock or a disable.
+    if (!record) return refusal(tx, codeHash, client.id, now);
     // The code stays consumed: a locked customer's code must not be tried again.
-    if (!(await tx.customers.holdCustomerForSignIn(record.profileId, now))) return { error: new InvalidGrant('the customer can no longer sign in') };
+    if (!customer) return { error: new InvalidGrant('the customer can no longer sign in') };
     await tx.tokenSessions.insertTokenSession({
       sid: minted.sid,
       clientId: client.id,

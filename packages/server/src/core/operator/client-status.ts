@@ -70,9 +70,10 @@ async function changeStatus(id: string, status: ClientStatus, now: number, store
     const endedAt = existing.tokensEndedAt ?? 0;
     return { kind: 'not-yet', client: existing, notBefore: status === 'disabled' ? endedAt : endedAt + 1 };
   }
-  const ended: EndedByStatusChange = {
-    tokenSessions: await stores.tokenSessions.revokeTokenSessionsOf({ clientId: id }, now),
-    codes: await stores.codes.endAuthorizationCodesOf({ clientId: id }, now),
-  };
-  return { kind: 'changed', client: changed, ended };
+  // The codes before the token sessions: an exchange of one of its codes
+  // running meanwhile holds that code's row, so ending the codes waits for
+  // it, and the token session it made is then revoked with the others.
+  const codes = await stores.codes.endAuthorizationCodesOf({ clientId: id }, now);
+  const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ clientId: id }, now);
+  return { kind: 'changed', client: changed, ended: { tokenSessions, codes } };
 }

@@ -53,6 +53,8 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
     if (!existing) throw new NotFound(`no customer ${profileId}`);
     return { changed: false, customer: existing };
   }
+  // Everything that makes or redeems these holds the customer's row first
+  // (sign-in, consent, code exchange), so none of it runs meanwhile.
   const ended: EndedByLock = {
     sessions: await stores.customerSessions.endCustomerSessionsOf(profileId, now),
     tokenSessions: await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now),
