@@ -54,14 +54,14 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
     return { changed: false, customer: existing };
   }
   // Everything that makes or redeems these holds the customer's row first
-  // (sign-in, consent, code exchange), so none of it runs meanwhile.
-  const ended: EndedByLock = {
-    sessions: await stores.customerSessions.endCustomerSessionsOf(profileId, now),
-    tokenSessions: await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now),
-    codes: await stores.codes.endAuthorizationCodesOf({ profileId }, now),
-    approvals: await stores.consents.deleteConsentsOf(profileId),
-  };
-  return { changed: true, customer: locked, ended };
+  // (sign-in, consent, code exchange), so none of it runs meanwhile. Codes
+  // before token sessions, in the order `clients disable` takes them, so a
+  // lock and a disable meeting on the same rows take turns.
+  const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
+  const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
+  const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
+  const approvals = await stores.consents.deleteConsentsOf(profileId);
+  return { changed: true, customer: locked, ended: { sessions, tokenSessions, codes, approvals } };
 }
 
 /**
