@@ -140,7 +140,8 @@ export class CustomerTokenManager {
   /** Revokes the customer's refresh token at Connect (ending the session) and deletes the stored tokens. */
   async unlink(customerKey: string, request: RequestOptions = {}): Promise<void> {
     const tokens = await this.store.get(customerKey);
-    if (tokens) await revokeToken(this.#options, tokens.refreshToken, request);
+    // Without a refresh token (no refresh_token grant), the access token is all there is to end.
+    if (tokens) await revokeToken(this.#options, tokens.refreshToken ?? tokens.accessToken, request);
     await this.store.delete(customerKey);
   }
 
@@ -172,6 +173,12 @@ export class CustomerTokenManager {
     if (tokens.refreshExpiresAt !== undefined && now >= tokens.refreshExpiresAt) {
       await this.store.delete(customerKey);
       throw await this.#reauthorization(customerKey, 'refresh_expired');
+    }
+    if (tokens.refreshToken === undefined) {
+      // Still usable until it expires; then only a new authorization helps.
+      if (!force && now < tokens.expiresAt) return tokens;
+      await this.store.delete(customerKey);
+      throw await this.#reauthorization(customerKey, 'no_refresh_token');
     }
     try {
       const fresh =

@@ -8,8 +8,12 @@ import { decodeJwtTimes } from './decode-jwt-times.js';
 export interface CustomerTokens {
   /** The customer access token: a JWE, opaque to the consumer. */
   readonly accessToken: string;
-  /** The refresh token (a JWT); Connect does not rotate it, it lives until its own expiry. */
-  readonly refreshToken: string;
+  /**
+   * The refresh token (a JWT); Connect does not rotate it, it lives until its
+   * own expiry. Absent when the client has no `refresh_token` grant: the
+   * customer then authorizes again once the access token expires.
+   */
+  readonly refreshToken?: string;
   /** When the access token expires: receipt time + `expires_in`. */
   readonly expiresAt: number;
   /**
@@ -27,20 +31,20 @@ export interface CustomerTokens {
  * counted from the first receipt, so a skewed server clock does not matter.
  */
 export function customerTokensFrom(
-  answer: { accessToken: string; refreshToken: string; expiresIn: number },
+  answer: { accessToken: string; refreshToken?: string | undefined; expiresIn: number },
   now: number,
   previous?: CustomerTokens,
 ): CustomerTokens {
   let refreshExpiresAt: number | undefined;
   if (previous && previous.refreshToken === answer.refreshToken) {
     refreshExpiresAt = previous.refreshExpiresAt;
-  } else {
+  } else if (answer.refreshToken !== undefined) {
     const times = decodeJwtTimes(answer.refreshToken);
     if (times?.iat !== undefined && times.exp !== undefined && times.exp > times.iat) refreshExpiresAt = now + (times.exp - times.iat);
   }
   return {
     accessToken: answer.accessToken,
-    refreshToken: answer.refreshToken,
+    ...(answer.refreshToken === undefined ? {} : { refreshToken: answer.refreshToken }),
     expiresAt: now + answer.expiresIn,
     ...(refreshExpiresAt === undefined ? {} : { refreshExpiresAt }),
     issuedAt: now,
@@ -54,7 +58,7 @@ export function customerTokensFrom(
  * `expiresAt` of `POST /tokens`, which is an absolute time on Connect's clock.
  */
 export function serverClockOffset(tokens: CustomerTokens): number {
-  if (tokens.refreshExpiresAt === undefined) return 0;
+  if (tokens.refreshExpiresAt === undefined || tokens.refreshToken === undefined) return 0;
   const exp = decodeJwtTimes(tokens.refreshToken)?.exp;
   return exp === undefined ? 0 : exp - tokens.refreshExpiresAt;
 }

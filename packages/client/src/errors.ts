@@ -143,7 +143,12 @@ export type ReauthorizationReason =
   /** The refresh token has expired (docs/consumer-guide.md, "When to renew which token": both tokens expired). */
   | 'refresh_expired'
   /** Connect refused the refresh token (`invalid_grant`: revoked, expired by its clock, unknown). */
-  | 'refresh_rejected';
+  | 'refresh_rejected'
+  /**
+   * The access token expired and there is no refresh token: the client has
+   * no `refresh_token` grant, so Connect issued none.
+   */
+  | 'no_refresh_token';
 
 /**
  * The customer's tokens can no longer be renewed: send the customer's
@@ -166,6 +171,7 @@ export class ReauthorizationRequired extends ConnectError {
       no_tokens: 'no tokens are stored for this customer',
       refresh_expired: 'the refresh token has expired',
       refresh_rejected: 'Connect refused the refresh token',
+      no_refresh_token: 'the access token has expired and there is no refresh token (the client has no refresh_token grant)',
     }[reason];
     super(`${why}; the customer must authorize again`, options);
     this.customerKey = customerKey;

@@ -1,6 +1,5 @@
 import { resolveOptions, type ConnectOptions, type RequestOptions } from './connect-options.js';
 import { customerTokensFrom, type CustomerTokens } from './customer-tokens.js';
-import { InvalidResponse } from './errors.js';
 import { requestTokens } from './token-endpoint.js';
 
 /** The authorization code and what the authorization request said. */
@@ -39,8 +38,6 @@ export async function exchangeCode(options: ConnectOptions, grant: CodeGrant, re
     },
     request.signal,
   );
-  if (answer.refreshToken === undefined) {
-    throw new InvalidResponse('the code exchange answered without a refresh_token', { endpoint: `POST ${resolved.authUrl}/token` });
-  }
-  return customerTokensFrom({ ...answer, refreshToken: answer.refreshToken }, resolved.clock.nowSeconds());
+  // No refresh token for a client without the refresh_token grant.
+  return customerTokensFrom(answer, resolved.clock.nowSeconds());
 }

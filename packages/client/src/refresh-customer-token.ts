@@ -1,7 +1,7 @@
 import { ClientCredentialsProvider } from './client-credentials-provider.js';
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
 import { customerTokensFrom, serverClockOffset, type CustomerTokens } from './customer-tokens.js';
-import { InvalidResponse, InvalidToken } from './errors.js';
+import { InvalidGrant, InvalidResponse, InvalidToken } from './errors.js';
 import { requestTokens } from './token-endpoint.js';
 import { withRetry } from './retry.js';
 import { sendRequest } from './send-request.js';
@@ -36,6 +36,7 @@ export interface RefreshOptions extends RequestOptions {
  */
 export async function refreshCustomerToken(options: ConnectOptions, tokens: CustomerTokens, refresh: RefreshOptions = {}): Promise<CustomerTokens> {
   const resolved = resolveOptions(options);
+
   if (refresh.via === 'tokens') {
     return refreshAtTokens(resolved, tokens, refresh.clientCredentials ?? new ClientCredentialsProvider(options), refresh.signal);
   }
@@ -45,7 +46,7 @@ export async function refreshCustomerToken(options: ConnectOptions, tokens: Cust
 /** `POST {auth_url}/token` with `grant_type=refresh_token` (internal). */
 export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerTokens, signal?: AbortSignal): Promise<CustomerTokens> {
   const answer = await withRetry(
-    () => requestTokens(options, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken }, signal),
+    () => requestTokens(options, { grant_type: 'refresh_token', refresh_token: refreshTokenOf(tokens) }, signal),
     options.retry,
     signal,
   );
@@ -62,7 +63,7 @@ export async function refreshAtTokens(
 ): Promise<CustomerTokens> {
   // One reference for every attempt: Connect answers a retry with the first answer.
   const reference = crypto.randomUUID();
-  const body = JSON.stringify({ refreshToken: tokens.refreshToken });
+  const body = JSON.stringify({ refreshToken: refreshTokenOf(tokens) });
   const send = async () => {
     const { accessToken } = await clientCredentials.getToken({ signal });
     return sendRequest(
@@ -106,4 +107,12 @@ export async function refreshAtTokens(
   // expiresAt is on Connect's clock; turn it into a lifetime counted on ours.
   const expiresIn = Math.max(1, (expiresAt as number) - serverClockOffset(tokens) - now);
   return customerTokensFrom({ accessToken, refreshToken, expiresIn }, now, tokens);
+}
+
+/** The refresh token of `tokens`; `InvalidGrant` when there is none (a client without the `refresh_token` grant). */
+function refreshTokenOf(tokens: CustomerTokens): string {
+  if (tokens.refreshToken === undefined) {
+    throw new InvalidGrant('these tokens have no refresh token (the client has no refresh_token grant): send the customer through the authorization again');
+  }
+  return tokens.refreshToken;
 }

@@ -114,7 +114,7 @@ if (isConnectError(caught)) {
     case 'reauthorization_required': {
       // Narrowed to the subclass: its authorization is there.
       const pending: PendingAuthorization = caught.authorization;
-      const reason: 'no_tokens' | 'refresh_expired' | 'refresh_rejected' = caught.reason;
+      const reason: 'no_tokens' | 'refresh_expired' | 'refresh_rejected' | 'no_refresh_token' = caught.reason;
       void pending;
       void reason;
       break;

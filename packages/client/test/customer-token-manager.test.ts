@@ -150,7 +150,7 @@ describe('CustomerTokenManager: docs/consumer-guide.md, "When to renew which tok
   it('asks for a new authorization when Connect refuses the refresh token (revoked)', async () => {
     const { manager: m } = manager();
     const { tokens } = await link(m, 'frank');
-    await revokeToken(options, tokens.refreshToken);
+    await revokeToken(options, tokens.refreshToken as string);
     clock.advance(3);
     const error = await m.getTokens('frank').catch((e: unknown) => e);
     expect(error).toMatchObject({ error: 'reauthorization_required', reason: 'refresh_rejected' });
@@ -235,5 +235,24 @@ describe('CustomerTokenManager: docs/consumer-guide.md, "When to renew which tok
     release();
     expect(await patient).toEqual(expect.any(String));
     expect(recorder.count('/token', 'refresh_token')).toBe(1);
+  });
+});
+
+describe('CustomerTokenManager with a client without the refresh_token grant', () => {
+  it('links the customer with an access token only, uses it while it lasts, then asks for a new authorization', async () => {
+    const created = await connect.createClient({ redirectUri: REDIRECT_URI, grants: 'client_credentials,authorization_code' });
+    const recorder = recordingFetch();
+    const m = new CustomerTokenManager({ ...options, clientId: created.clientId, clientSecret: created.clientSecret, redirectUri: REDIRECT_URI, fetch: recorder.fetch });
+    // A browser of its own: logging in through this client approves it (the shared one would meet the consent page).
+    const pending = await m.startAuthorization();
+    const linked = await m.completeAuthorization('nora', await new BrowserSession(connect.authUrl).authorize(pending.url, connect.demo.customer), pending);
+    expect(linked.tokens.refreshToken).toBeUndefined();
+    expect(linked.tokens.accessToken.split('.')).toHaveLength(5);
+    expect(await m.getTokens('nora')).toEqual(linked.tokens);
+    clock.advance(3);
+    const error = await m.getTokens('nora').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReauthorizationRequired);
+    expect(error).toMatchObject({ reason: 'no_refresh_token' });
+    expect(recorder.count('/token', 'refresh_token')).toBe(0);
   });
 });

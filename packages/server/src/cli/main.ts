@@ -34,8 +34,9 @@ Commands:
   clients list                      list clients
   clients show ID                   show one client
   clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
-  clients disable ID                stop a client from authenticating
-  clients enable ID                 allow it again
+  clients disable ID                stop a client from authenticating; ends every token it
+                                    holds (a disabled client: nothing changes)
+  clients enable ID                 allow it again; no token the disable ended comes back
   clients rotate-secret ID [--grace SECONDS]
                                     issue a new secret (printed once); the old one keeps
                                     working for the grace period (default 24 h; 0: stops now)
@@ -46,13 +47,15 @@ Commands:
                                     register a customer (PIN: 4 to 6 digits)
   customers list                    list customers
   customers show PROFILE_ID|E164    show one customer and the clients they approved
-  customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions
-                                    and removes their approvals of clients
-  customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout)
+  customers lock PROFILE_ID|E164    stop a customer from logging in; ends their sessions,
+                                    tokens and unredeemed codes and removes their approvals
+                                    of clients (a locked customer: nothing changes)
+  customers unlock PROFILE_ID|E164  allow it again (also lifts a wrong-PIN lockout);
+                                    nothing the lock ended comes back
   keys list                         list signing and encryption keys: status (next, active,
                                     retired, expired, revoked), activation, end of verifying
   keys rotate [--now]               publish new keys now; they sign once every cached copy of
-                                    the JWKS has expired (CONNECT_JWKS_MAX_AGE + 30 s); old keys
+                                    the JWKS has expired (CONNECT_JWKS_MAX_AGE + 5 s); old keys
                                     verify until their tokens expire. Refused while a rotation
                                     is pending. --now: activate the pending keys, or new ones,
                                     at once (emergency: verifiers may not know them yet)

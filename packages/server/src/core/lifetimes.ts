@@ -117,6 +117,13 @@ export const KEY_PUBLICATION_MARGIN_SECONDS = 5;
  * change signal (within a second) and signs with the old key until then.
  */
 export const KEY_RETIREMENT_MARGIN_SECONDS = 60;
+/**
+ * `clients enable` right after `clients disable`, in the same second of the
+ * clock, waits for the next second (docs/operator-guide.md, "Disabling a
+ * client"); it gives up after this many milliseconds (a clock that does
+ * not move) with a message, changing nothing.
+ */
+export const CLIENT_STATUS_WAIT_MS = 3000;
 
 /**
  * The longest any database operation may wait, in milliseconds: SQLite's

@@ -93,6 +93,7 @@ describe('clients create', () => {
       environment: 'sandbox',
       createdAt: '2026-01-01T00:00:00Z',
       updatedAt: '2026-01-01T00:00:00Z',
+      tokensEndedAt: null,
     });
   });
 
@@ -189,9 +190,10 @@ describe('a secret is shown once', () => {
       await cli(['clients', 'update', id, '--grants', 'client_credentials,authorization_code', '--json']),
       await cli(['clients', 'disable', id]),
       await cli(['clients', 'disable', id, '--json']),
-      await cli(['clients', 'enable', id]),
-      await cli(['clients', 'enable', id, '--json']),
     ];
+    // An enable in the second of the disable would wait for the next one.
+    clock.advance(1);
+    runs.push(await cli(['clients', 'enable', id]), await cli(['clients', 'enable', id, '--json']));
     const rotated = await cli(['clients', 'rotate-secret', id, '--json']);
     const newSecret = (parseOneDocument(rotated.stdout) as { clientSecret: string }).clientSecret;
     runs.push(rotated, await cli(['clients', 'list', '--json']), await cli(['clients', 'show', id, '--json']));
@@ -319,6 +321,7 @@ describe('clients disable, enable, rotate-secret', () => {
     expect((await cliJson<ClientView>(['clients', 'disable', created.clientId])).status).toBe('disabled');
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('disabled');
     expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.status).toBe('disabled');
+    clock.advance(1);
     expect((await cliJson<ClientView>(['clients', 'enable', created.clientId])).status).toBe('active');
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('active');
   });
@@ -359,6 +362,8 @@ describe('credentials made by the command line work at the token endpoint', () =
     expect(refused.json()).toMatchObject({ error: 'invalid_client' });
     expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
 
+    // The command line's clock: an enable in the second of the disable would wait for the next one.
+    clock.advance(1);
     await cliJson(['clients', 'enable', created.clientId]);
     await changeReached(async () => (await requestToken(t, created.clientId, created.clientSecret)).statusCode === 200);
   });
@@ -474,6 +479,7 @@ describe('--json prints exactly one JSON document on stdout', () => {
       ['clients', 'enable', clientId],
       ['clients', 'rotate-secret', clientId],
     ]) {
+      clock.advance(1);
       const run = await cli([...argv, '--json']);
       expect(run.code).toBe(0);
       expect(run.stderr).toBe('');

@@ -1,27 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { newSession } from '../../src/core/journey/session.js';
+import { build } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
+import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
+import { accessClaims, expectInactive, introspect, lifecycle } from '../http/token-session.js';
+import { pausingAfterRedeem, someoneWaitsForALock } from './operator-bench.js';
 
 noticePostgresSkipped('customers lock during a sign-in');
 
 const T0 = 1_767_225_600;
-
-/** Whether some session of `url`'s database is waiting for a lock. */
-async function someoneWaitsForALock(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-    return (rows[0] as { n: number }).n > 0;
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * `customers lock` while a sign-in is completing on another instance
@@ -73,5 +64,44 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
     expect(await server.customerSessions.endCustomerSessionsOf(profileId, T0 + 1)).toBe(0);
     // And a sign-in starting after the lock finds the customer unable to sign in.
     expect(await server.transaction((tx) => tx.customers.holdCustomerForSignIn(profileId, T0 + 2))).toBeUndefined();
+  });
+});
+
+describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on PostgreSQL', () => {
+  const pgStorage = usePostgresStorage();
+
+  it('the exchange holds the customer first: the lock waits for it, then revokes the tokens it gave (no deadlock)', async () => {
+    const masterKey = randomBytes(32);
+    const clock = fixedClock(T0);
+    const env = { DATABASE_URL: pgStorage.databaseUrl(), CONNECT_MASTER_KEY: masterKey.toString('base64'), CONNECT_LOG_LEVEL: 'silent' };
+    const { storage, gate } = pausingAfterRedeem(pgStorage.open());
+    const t = await build({ storage, masterKey, clock });
+    const s = await lifecycle({ t });
+    const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
+
+    gate.on = true;
+    const exchanging = exchangeCode(t.app, s.client, { code, redirect_uri: REDIRECT_URI });
+    await gate.reached;
+    const out: string[] = [];
+    const locking = runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) });
+    let waited = false;
+    for (let i = 0; i < 200 && !waited; i++) {
+      waited = await someoneWaitsForALock(pgStorage.databaseUrl());
+      if (!waited) await sleep(25);
+    }
+    expect(waited).toBe(true);
+    gate.open();
+
+    const exchanged = await exchanging;
+    expect(exchanged.statusCode).toBe(200);
+    expect(await locking).toBe(0);
+    gate.on = false;
+    const locked = JSON.parse(out.join('')) as { ended: { tokenSessions: number } };
+    // The login's token session and the one the exchange made.
+    expect(locked.ended.tokenSessions).toBe(2);
+    const tokens = exchanged.json<{ access_token: string; refresh_token: string }>();
+    expectInactive(await introspect(t.app, s.client, tokens.refresh_token));
+    const session = await t.storage.tokenSessions.findTokenSession((await accessClaims(t, tokens.access_token)).sid);
+    expect(session?.revokedAt).toBe(T0);
   });
 });

@@ -20,6 +20,7 @@ export function clientRecord(overrides: Partial<Client> = {}): Client {
     updatedAt: CLIENT_CREATED_AT,
     previousSecretHash: null,
     previousSecretExpiresAt: null,
+    tokensEndedAt: null,
     ...overrides,
   };
 }

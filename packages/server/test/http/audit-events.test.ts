@@ -231,7 +231,7 @@ describe('customer login', () => {
 });
 
 describe('tokens', () => {
-  async function loggedIn(grants: string[] = ['client_credentials', 'authorization_code']) {
+  async function loggedIn(grants: string[] = ['client_credentials', 'authorization_code', 'refresh_token']) {
     const t = await build();
     const client = await t.createClient({ grants });
     const customer = await addCustomer(t);

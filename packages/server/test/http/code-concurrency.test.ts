@@ -26,7 +26,7 @@ const EXCHANGES = 20;
 
 /** A client, a customer and one fresh code, obtained through `t`. */
 async function obtainCode(t: TestApp): Promise<{ client: Credentials; code: string }> {
-  const client = await t.createClient();
+  const client = await t.createClient({ grants: ['client_credentials', 'authorization_code', 'refresh_token'] });
   await addCustomer(t);
   const params = await logIn(new Browser(t.app), authorizeParams(client));
   return { client, code: params.get('code') ?? '' };

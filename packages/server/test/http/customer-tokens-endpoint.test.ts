@@ -257,11 +257,15 @@ describe('POST /tokens errors: exact status, body and headers; the reference alw
     }
   });
 
-  it('a client without the refresh_token grant → 403 unauthorized_client, and nothing is refreshed', async () => {
+  it('a client without the refresh_token grant (which got no refresh token) → 403 unauthorized_client, and nothing is refreshed', async () => {
     const s = await endpoint({ grants: NO_REFRESH_GRANTS });
+    expect(s.tokens.refreshToken).toBeUndefined();
+    const other = await s.addClient();
+    const othersTokens = await s.newSession(other);
     const reference = randomUUID();
-    expectError(await s.post({ reference }), 403, 'unauthorized_client', 'refresh is not enabled for this client', reference);
+    expectError(await s.post({ reference, body: { refreshToken: othersTokens.refreshToken } }), 403, 'unauthorized_client', 'refresh is not enabled for this client', reference);
     expect(await isActive(s.t.app, s.client, s.tokens.accessToken)).toBe(true);
+    expect(await isActive(s.t.app, other, othersTokens.accessToken)).toBe(true);
   });
 
   it('a client whose refresh grant is withdrawn → 403 once the client cache has moved on', async () => {
@@ -288,6 +292,9 @@ describe('POST /tokens errors: exact status, body and headers; the reference alw
     expectOAuthError(await s.post({ bearer: await obtainToken(s.t, s.client) }), { status: 400, error: 'invalid_grant', description: INVALID_GRANT });
   });
 });
+
+/** What a replay whose tokens no longer stand gets. */
+const REPLAY_REFUSED = 'the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No';
 
 describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
   it('the same reference and body within 24 h: the same response, without refreshing again', async () => {
@@ -317,14 +324,38 @@ describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
     expect(expectTokensBody(again, reference.toUpperCase())).toEqual(first);
   });
 
-  it('a replay answers with the first response even after a later refresh replaced its token', async () => {
+  it('a replay after a later refresh replaced its access token → invalid_grant, never the replaced token', async () => {
     const s = await endpoint();
     const reference = randomUUID();
     const first = expectTokensBody(await s.post({ reference }));
     const second = expectTokensBody(await s.post());
     expect(second.accessToken).not.toBe(first.accessToken);
-    expect(expectTokensBody(await s.post({ reference }))).toEqual(first);
+    const replay = await s.post({ reference });
+    expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, reference);
+    expect(replay.body).not.toContain(first.accessToken);
     expect(await currentAccessJti(s)).toBe((await accessClaims(s.t, second.accessToken)).jti);
+  });
+
+  it('a replay after its token session was revoked → invalid_grant; and so is every later one', async () => {
+    const s = await endpoint();
+    const reference = randomUUID();
+    const first = expectTokensBody(await s.post({ reference }));
+    expect(expectTokensBody(await s.post({ reference }))).toEqual(first);
+    expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
+    for (let i = 0; i < 2; i++) {
+      const replay = await s.post({ reference });
+      expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, reference);
+      expect(replay.body).not.toContain(first.accessToken);
+      expect(replay.body).not.toContain(s.tokens.refreshToken);
+    }
+  });
+
+  it('a replay whose access token merely expired still answers: its refresh token works', async () => {
+    const s = await endpoint();
+    const reference = randomUUID();
+    const first = expectTokensBody(await s.post({ reference }));
+    s.t.clock.set(first.expiresAt + 1);
+    expect(expectTokensBody(await s.post({ reference, bearer: await obtainToken(s.t, s.client) }))).toEqual(first);
   });
 
   it('the same reference with another body → 409, and nothing is refreshed', async () => {
@@ -443,7 +474,9 @@ async function expectSealed(rows: ReadonlyArray<Record<string, unknown>>, s: End
   const sealed = String(row.sealed_response);
   expect(sealed.split('.')).toHaveLength(5);
   const key = deriveKey(s.t.masterKey, 'idempotency');
-  expect(JSON.parse(await unseal(key, `tokens:${s.client.id}:${reference}`, sealed))).toEqual(body);
+  // The answer, with what a replay re-checks: its token session and access token.
+  const claims = await accessClaims(s.t, body.accessToken);
+  expect(JSON.parse(await unseal(key, `tokens:${s.client.id}:${reference}`, sealed))).toEqual({ ...body, sid: claims.sid, accessJti: claims.jti });
   // Bound to its client and reference: it does not open as another record.
   await expect(unseal(key, `tokens:${s.client.id}:${randomUUID()}`, sealed)).rejects.toThrow();
 }
@@ -468,6 +501,23 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     s.t.clock.set(T0 + 86_400);
     const later = expectTokensBody(await s.post({ reference, bearer: await obtainToken(s.t, s.client) }));
     expect(later.accessToken).not.toBe(first.accessToken);
+  });
+
+  it('a replay after its token session was revoked, or its access token replaced → invalid_grant', async () => {
+    const s = await endpoint({ storage: open() });
+    const revoked = randomUUID();
+    const first = expectTokensBody(await s.post({ reference: revoked }));
+    const other = await s.newSession();
+    const replaced = randomUUID();
+    const second = expectTokensBody(await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } }));
+    expectTokensBody(await s.post({ body: { refreshToken: other.refreshToken } }));
+    expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
+
+    expectError(await s.post({ reference: revoked }), 400, 'invalid_grant', REPLAY_REFUSED, revoked);
+    const replay = await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } });
+    expectError(replay, 400, 'invalid_grant', REPLAY_REFUSED, replaced);
+    expect(replay.body).not.toContain(second.accessToken);
+    expect(first.accessToken).not.toBe(second.accessToken);
   });
 
   it('a failed request can be retried with the same reference', async () => {

@@ -15,9 +15,12 @@ interface Setup {
   code(extra?: Record<string, string | undefined>, who?: Credentials): Promise<string>;
 }
 
-async function setup(options: BuildOptions = {}): Promise<Setup> {
+/** The grants of the client most tests use: a refresh token comes only to a client with the refresh_token grant. */
+const REFRESH_GRANTS = ['client_credentials', 'authorization_code', 'refresh_token'];
+
+async function setup(options: BuildOptions & { grants?: readonly string[] } = {}): Promise<Setup> {
   const t = await build(options);
-  const client = await t.createClient();
+  const client = await t.createClient({ grants: options.grants ?? REFRESH_GRANTS });
   const customer = await addCustomer(t);
   const browser = new Browser(t.app);
   await logIn(browser, authorizeParams(client));
@@ -108,6 +111,21 @@ describe('POST /token grant_type=authorization_code', () => {
     expect(session).toMatchObject({ clientId: client.id, profileId, accessJti: access.jti, refreshJti: refresh.jti, revokedAt: null, createdAt: now });
   });
 
+  it('a client without the refresh_token grant gets no refresh token: access_token, token_type and expires_in only', async () => {
+    const { t, client, code } = await setup({ grants: ['client_credentials', 'authorization_code'] });
+    const res = await exchangeCode(t.app, client, { code: await code(), redirect_uri: REDIRECT_URI });
+    expect({ status: res.statusCode, body: res.body }).toMatchObject({ status: 200 });
+    expectNoStore(res);
+    const body = res.json<Record<string, unknown>>();
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    // The access token works, its session ends with it, and nothing can refresh it.
+    const { payload: access } = await decryptAccessToken(t, body.access_token as string);
+    const session = await t.storage.tokenSessions.findTokenSession(access.sid as string);
+    expect(session).toMatchObject({ clientId: client.id, accessJti: access.jti, refreshJti: '', refreshExpiresAt: access.exp, revokedAt: null });
+    expect((await t.app.inject({ method: 'GET', url: '/customer/profile', headers: { authorization: `Bearer ${body.access_token}` } })).statusCode).toBe(200);
+  });
+
   it('exp - iat is the configured lifetime exactly; expires_in says the same', async () => {
     const { t, client, code } = await setup({ accessTokenTtlSeconds: 120, refreshTokenTtlSeconds: 1000 });
     const body = expectTokens(await exchangeCode(t.app, client, { code: await code(), redirect_uri: REDIRECT_URI }));
@@ -154,7 +172,7 @@ describe('POST /token grant_type=authorization_code', () => {
 
   it('a code of another client → invalid_grant; the rightful client can still redeem it', async () => {
     const { t, client, code } = await setup();
-    const other = await t.createClient({ name: 'Other', redirectUri: REDIRECT_URI });
+    const other = await t.createClient({ name: 'Other', redirectUri: REDIRECT_URI, grants: REFRESH_GRANTS });
     const granted = await code();
     expectOAuthError(await exchangeCode(t.app, other, { code: granted, redirect_uri: REDIRECT_URI }), {
       status: 400,
@@ -180,7 +198,7 @@ describe('POST /token grant_type=authorization_code', () => {
     expectOAuthError(await exchangeCode(t.app, client, { code: late, redirect_uri: REDIRECT_URI }), {
       status: 400,
       error: 'invalid_grant',
-      description: 'authorization code has expired',
+      description: 'authorization code has expired or was ended',
     });
   });
 
@@ -263,7 +281,7 @@ describe('POST /token authorization_code with PKCE', () => {
 
   it('a client created with requirePkce redeems with its verifier', async () => {
     const t = await build();
-    const client = await t.createClient({ requirePkce: true });
+    const client = await t.createClient({ requirePkce: true, grants: REFRESH_GRANTS });
     await addCustomer(t);
     const { verifier, challenge } = pkcePair();
     const params = await logIn(new Browser(t.app), authorizeParams(client, { code_challenge: challenge, code_challenge_method: 'S256' }));

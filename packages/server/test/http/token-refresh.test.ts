@@ -199,15 +199,19 @@ describe('POST /token grant_type=refresh_token', () => {
     });
   });
 
-  it('a client without the refresh_token grant → unauthorized_client (400), and the token is not spent', async () => {
-    const { t, client, tokens } = await lifecycle({ grants: NO_REFRESH_GRANTS });
-    expectOAuthError(await refreshAtToken(t.app, client, tokens.refreshToken), {
+  it('a client without the refresh_token grant gets no refresh token, and any it presents → unauthorized_client (400), unspent', async () => {
+    const s = await lifecycle({ grants: NO_REFRESH_GRANTS });
+    expect(s.tokens.refreshToken).toBeUndefined();
+    const other = await s.addClient();
+    const othersTokens = await s.newSession(other);
+    expectOAuthError(await refreshAtToken(s.t.app, s.client, othersTokens.refreshToken), {
       status: 400,
       error: 'unauthorized_client',
       description: 'this client is not allowed the refresh_token grant',
       challenge: 'none',
     });
-    expect(await isActive(t.app, client, tokens.accessToken)).toBe(true);
+    expect(await isActive(s.t.app, s.client, s.tokens.accessToken)).toBe(true);
+    expect(await isActive(s.t.app, other, othersTokens.accessToken)).toBe(true);
   });
 
   it('a client whose refresh grant is withdrawn → unauthorized_client once the client cache has moved on', async () => {

@@ -32,7 +32,10 @@ export interface Lifecycle {
   readonly client: Credentials;
   readonly profileId: string;
   readonly browser: Browser;
-  /** The tokens of the login (minted at the clock's start). */
+  /**
+   * The tokens of the login (minted at the clock's start). A client without
+   * the `refresh_token` grant gets no refresh token: `refreshToken` is then `undefined`.
+   */
   readonly tokens: CustomerTokens;
   /** New tokens (a new token session) for `who`, through the live customer session. */
   newSession(who?: Credentials): Promise<CustomerTokens>;

@@ -202,6 +202,28 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await expect(storage.clients.updateClient('cid_nobody', { status: 'disabled' }, T)).rejects.toBeInstanceOf(NotFound);
       });
 
+      it('changes the status once, moving tokensEndedAt forward only', async () => {
+        await storage.clients.insertClient(client());
+        const disabled = await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 10 }, T + 10);
+        expect(disabled).toEqual(client({ status: 'disabled', tokensEndedAt: T + 10, updatedAt: T + 10 }));
+        expect(await storage.clients.findClient('cid_sandbox_contract')).toEqual(disabled);
+        // Already disabled: nothing changes.
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 20 }, T + 20)).toBeUndefined();
+        // Enabling with an earlier end than the one stored would revive tokens: refused.
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 9 }, T + 10)).toBeUndefined();
+        expect(await storage.clients.findClient('cid_sandbox_contract')).toEqual(disabled);
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 10 }, T + 11)).toEqual(
+          client({ status: 'active', tokensEndedAt: T + 10, updatedAt: T + 11 }),
+        );
+        expect(await storage.clients.changeClientStatus('cid_sandbox_nobody', { status: 'disabled', tokensEndedAt: T }, T)).toBeUndefined();
+      });
+
+      it('changes the status for exactly one of 10 concurrent calls', async () => {
+        await storage.clients.insertClient(client());
+        const results = await concurrently(10, () => storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 1 }, T + 1));
+        expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      });
+
       it('keeps large epoch seconds exact', async () => {
         const far = 4_102_444_800; // 2100-01-01, beyond 32-bit seconds
         await storage.clients.insertClient(client({ createdAt: far, updatedAt: far }));
@@ -318,6 +340,16 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.customers.findCustomerByMobile(c.mobile)).toEqual(c);
         await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639179999999', name: null }));
         expect(await storage.customers.findCustomer('223456789012')).toEqual(customer({ profileId: '223456789012', mobile: '+639179999999', name: null }));
+      });
+
+      it('locks a customer once: a second lock, or an unknown customer, changes nothing', async () => {
+        await storage.customers.insertCustomer(customer({ pinAttempts: 2 }));
+        expect(await storage.customers.lockCustomer('123456789012', T + 5)).toEqual(customer({ pinAttempts: 2, status: 'locked', updatedAt: T + 5 }));
+        expect(await storage.customers.lockCustomer('123456789012', T + 6)).toBeUndefined();
+        expect((await storage.customers.findCustomer('123456789012'))?.updatedAt).toBe(T + 5);
+        expect(await storage.customers.lockCustomer('999999999999', T + 6)).toBeUndefined();
+        const results = await concurrently(10, () => storage.customers.lockCustomer('123456789012', T + 7));
+        expect(results.filter((r) => r !== undefined)).toHaveLength(0);
       });
 
       it('returns undefined for an unknown profile ID or mobile', async () => {
@@ -698,6 +730,26 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T)).toBeUndefined();
       });
 
+      it('ends the unredeemed, unexpired codes of a customer or a client, and only those', async () => {
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'live' }));
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'redeemed', consumedAt: T + 1 }));
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'expired', expiresAt: T + 5 }));
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'other-customer', profileId: '223456789012' }));
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'other-client', clientId: 'cid_sandbox_other', profileId: '323456789012' }));
+        expect(await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 10)).toBe(1);
+        expect(await codes().findAuthorizationCode('live')).toEqual(authorizationCode({ codeHash: 'live', expiresAt: T + 10 }));
+        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 10)).toBeUndefined();
+        expect((await codes().findAuthorizationCode('redeemed'))?.expiresAt).toBe(T + 300);
+        expect((await codes().findAuthorizationCode('expired'))?.expiresAt).toBe(T + 5);
+        expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(T + 300);
+        expect(await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 11)).toBe(0);
+
+        expect(await codes().endAuthorizationCodesOf({ clientId: 'cid_sandbox_contract' }, T + 20)).toBe(1);
+        expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(T + 20);
+        expect((await codes().findAuthorizationCode('other-client'))?.expiresAt).toBe(T + 300);
+        expect(await codes().consumeAuthorizationCode('other-client', 'cid_sandbox_other', T + 20)).toBeDefined();
+      });
+
       it('gives the code back when the transaction that redeemed it rolls back', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
         await expect(
@@ -739,6 +791,25 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await tokens().findTokenSession('no-code'))?.revokedAt).toBeNull();
         expect(await tokens().revokeTokenSessionsByCode('code-1', T + 60)).toBe(0);
         expect(await tokens().revokeTokenSessionsByCode('code-unknown', T + 60)).toBe(0);
+      });
+      it('revokes every live session of a customer or of a client, and only those', async () => {
+        await tokens().insertTokenSession(tokenSession({ sid: 'a' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'b', clientId: 'cid_sandbox_other' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'revoked-before', revokedAt: T + 1 }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'other-customer', profileId: '223456789012' }));
+        await tokens().insertTokenSession(tokenSession({ sid: 'other-both', profileId: '323456789012', clientId: 'cid_sandbox_other' }));
+        expect(await tokens().revokeTokenSessionsOf({ profileId: '123456789012' }, T + 50)).toBe(2);
+        expect((await tokens().findTokenSession('a'))?.revokedAt).toBe(T + 50);
+        expect((await tokens().findTokenSession('b'))?.revokedAt).toBe(T + 50);
+        expect((await tokens().findTokenSession('revoked-before'))?.revokedAt).toBe(T + 1);
+        expect((await tokens().findTokenSession('other-customer'))?.revokedAt).toBeNull();
+        expect(await tokens().revokeTokenSessionsOf({ profileId: '123456789012' }, T + 60)).toBe(0);
+
+        expect(await tokens().revokeTokenSessionsOf({ clientId: 'cid_sandbox_contract' }, T + 70)).toBe(1);
+        expect((await tokens().findTokenSession('other-customer'))?.revokedAt).toBe(T + 70);
+        expect((await tokens().findTokenSession('other-both'))?.revokedAt).toBeNull();
+        // A revoked session's tokens cannot be replaced.
+        expect(await tokens().replaceAccessToken('a', { refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 80 })).toBe(false);
       });
     });
 

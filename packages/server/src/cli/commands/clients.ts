@@ -1,4 +1,7 @@
-import { registerClient, rotateClientSecret, setClientStatus, updateClientSettings } from '../../core/clients/manage-clients.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { registerClient, rotateClientSecret, updateClientSettings } from '../../core/clients/manage-clients.js';
+import { CLIENT_STATUS_WAIT_MS } from '../../core/lifetimes.js';
+import { disableClient, enableClient, type ClientStatusOutcome } from '../../core/operator/client-status.js';
 import type { Client } from '../../core/clients/client.js';
 import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../storage/ports.js';
@@ -161,15 +164,68 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
   return describe(runtime, client);
 }
 
-/** `clients disable ID` / `clients enable ID`. */
+/**
+ * `clients disable ID` / `clients enable ID` (docs/operator-guide.md,
+ * "Disabling a client"). Disabling ends, in one transaction, every token
+ * the client holds: its client access tokens (by `tokensEndedAt`), the
+ * token sessions of its customers and its unredeemed codes; enabling
+ * revives none of them. An enable in the very second of the disable waits
+ * for the clock's next second, so that no token issued after it is ended by
+ * the disable. A client that already has the status: a no-op that says so.
+ */
 export async function changeClientStatus(runtime: Runtime, id: string | undefined, status: Client['status']): Promise<CommandResult> {
   await findOrFail(runtime, id);
-  const client = await runtime.storage.transaction(async (tx) => {
-    const updated = await setClientStatus(id as string, status, { ...adminDeps(runtime), clients: tx.clients });
-    await recordAdminAction(runtime, { type: status === 'disabled' ? 'client.disabled' : 'client.enabled', subject: updated.id }, tx);
-    return updated;
-  });
-  return describe(runtime, client);
+  const change = status === 'disabled' ? disableClient : enableClient;
+  const started = performance.now();
+  for (;;) {
+    const now = runtime.clock.nowSeconds();
+    const outcome: ClientStatusOutcome = await runtime.storage.transaction(async (tx) => {
+      const result = await change(id as string, tx, now);
+      if (result.kind === 'changed') {
+        await recordAdminAction(
+          runtime,
+          {
+            type: status === 'disabled' ? 'client.disabled' : 'client.enabled',
+            subject: result.client.id,
+            details: { token_sessions_revoked: result.ended.tokenSessions, codes_ended: result.ended.codes, tokens_ended_at: result.client.tokensEndedAt },
+          },
+          tx,
+        );
+      }
+      return result;
+    });
+    if (outcome.kind !== 'not-yet') return statusResult(runtime, outcome, status);
+    while (runtime.clock.nowSeconds() < outcome.notBefore) {
+      if (performance.now() - started > CLIENT_STATUS_WAIT_MS) {
+        throw new Error(`the clock has not reached ${isoTime(outcome.notBefore)}, when the client's tokens can be ended exactly; nothing changed, try again`);
+      }
+      await sleep(20);
+    }
+  }
+}
+
+function statusResult(runtime: Runtime, outcome: Exclude<ClientStatusOutcome, { kind: 'not-yet' }>, status: Client['status']): CommandResult {
+  const described = describe(runtime, outcome.client);
+  const word = status === 'disabled' ? 'disabled' : 'enabled';
+  if (outcome.kind === 'unchanged') {
+    return {
+      json: { ...(described.json as object), changed: false, ended: { tokenSessions: 0, codes: 0 } },
+      text: described.text + `\nThe client was already ${word}: nothing changed.\n`,
+    };
+  }
+  const { ended } = outcome;
+  const what =
+    `revoked ${plural(ended.tokenSessions, 'token session')} of its customers (their refresh and access tokens) and ` +
+    `ended ${plural(ended.codes, 'unredeemed authorization code')}`;
+  const text =
+    status === 'disabled'
+      ? `\nDisabled. Its client access tokens issued at or before ${isoTime(outcome.client.tokensEndedAt ?? 0)} are refused from now on, also after an enable; ${what}.\n`
+      : `\nEnabled. Nothing the disable ended comes back${ended.tokenSessions + ended.codes > 0 ? `; ${what}` : ''}.\n`;
+  return { json: { ...(described.json as object), changed: true, ended }, text: described.text + text };
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /**
@@ -254,6 +310,7 @@ function describe(runtime: Runtime, client: Client): CommandResult {
       ['environment', view.environment],
       ['created', view.createdAt],
       ['updated', view.updatedAt],
+      ['tokens ended', view.tokensEndedAt ?? '-'],
     ]),
   };
 }

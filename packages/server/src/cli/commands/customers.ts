@@ -1,4 +1,5 @@
 import { createCustomer, findCustomerByReference, hashNewPin } from '../../core/customers/manage-customers.js';
+import { lockCustomer, unlockCustomer } from '../../core/operator/lock-customer.js';
 import type { Customer } from '../../core/customers/customer.js';
 import { parseMobile } from '../../core/customers/mobile.js';
 import type { Runtime } from '../../compose/runtime.js';
@@ -94,29 +95,64 @@ export async function showCustomerCommand(runtime: Runtime, reference: string | 
 }
 
 /**
- * `customers lock` / `customers unlock`. A lock stops every login, ends the
- * customer's sessions and removes their approvals of clients (after an
- * unlock each client asks for consent again); unlocking also clears a
- * lockout from wrong PINs.
+ * `customers lock` / `customers unlock`. A lock stops every login and ends,
+ * in one transaction, the customer's sessions, token sessions (refresh and
+ * access tokens) and unredeemed codes, and removes their approvals of
+ * clients (after an unlock each client asks for consent again); the output
+ * says how many of each. Locking a locked customer is a no-op that says so.
+ * Unlocking also clears a lockout from wrong PINs, and revives nothing the
+ * lock ended (docs/operator-guide.md, "Customers").
  */
 export async function setCustomerLockCommand(runtime: Runtime, reference: string | undefined, lock: boolean): Promise<CommandResult> {
   const customer = await findOrFail(runtime, reference);
   const now = runtime.clock.nowSeconds();
-  const updated = await runtime.storage.transaction(async (tx) => {
-    // The status first: it takes the customer's row, so a sign-in completing
-    // at the same moment (which holds that row) either finishes before, and
-    // what it created is ended below, or sees the lock (docs/journey.md, "Consent").
-    const changed = await tx.customers.updateCustomer(
-      customer.profileId,
-      lock ? { status: 'locked' } : { status: 'active', pinAttempts: 0, lockedUntil: null },
-      now,
-    );
-    if (lock) {
-      await tx.customerSessions.endCustomerSessionsOf(customer.profileId, now);
-      await tx.consents.deleteConsentsOf(customer.profileId);
+  if (!lock) {
+    const unlocked = await runtime.storage.transaction(async (tx) => {
+      const changed = await unlockCustomer(customer.profileId, tx.customers, now);
+      await recordAdminAction(runtime, { type: 'customer.unlocked', subject: customer.profileId }, tx);
+      return changed;
+    });
+    return describe(runtime, unlocked);
+  }
+  const outcome = await runtime.storage.transaction(async (tx) => {
+    const locked = await lockCustomer(customer.profileId, tx, now);
+    if (locked.changed) {
+      const { ended } = locked;
+      await recordAdminAction(
+        runtime,
+        {
+          type: 'customer.locked',
+          subject: customer.profileId,
+          details: {
+            sessions_ended: ended.sessions,
+            token_sessions_revoked: ended.tokenSessions,
+            codes_ended: ended.codes,
+            approvals_removed: ended.approvals,
+          },
+        },
+        tx,
+      );
     }
-    await recordAdminAction(runtime, { type: lock ? 'customer.locked' : 'customer.unlocked', subject: customer.profileId }, tx);
-    return changed;
+    return locked;
   });
-  return describe(runtime, updated);
+  const described = await describe(runtime, outcome.customer);
+  if (!outcome.changed) {
+    return {
+      json: { ...(described.json as object), alreadyLocked: true, ended: { sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } },
+      text: described.text + `\nThe customer was already locked: nothing changed.\n`,
+    };
+  }
+  const { ended } = outcome;
+  return {
+    json: { ...(described.json as object), alreadyLocked: false, ended },
+    text:
+      described.text +
+      `\nLocked. Ended ${count(ended.sessions, 'login session')}, revoked ${count(ended.tokenSessions, 'token session')} ` +
+      `(their refresh and access tokens), ended ${count(ended.codes, 'unredeemed authorization code')}, ` +
+      `removed ${count(ended.approvals, 'client approval')}.\n`,
+  };
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

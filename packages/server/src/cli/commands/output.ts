@@ -29,6 +29,8 @@ export function clientView(client: Client, environment: Environment) {
     environment,
     createdAt: isoTime(client.createdAt),
     updatedAt: isoTime(client.updatedAt),
+    /** Client access tokens issued at or before this time are refused (`clients disable`); `null`: none. */
+    tokensEndedAt: client.tokensEndedAt === null ? null : isoTime(client.tokensEndedAt),
   };
 }
 

@@ -31,4 +31,15 @@ export interface ClientStore {
    * updated client. Throws `NotFound` when there is no such client.
    */
   updateClient(id: string, patch: ClientPatch, now: number): Promise<Client>;
+  /**
+   * Moves a client to `status` in one conditional update, only while its
+   * status is another one and its `tokensEndedAt` is `null` or at most
+   * `tokensEndedAt` (so that it only ever moves forward); sets
+   * `tokensEndedAt` and `updatedAt` to the given values.
+   *
+   * @returns the client after the change for the one caller that made it;
+   *   `undefined` when nothing changed (no such client, already in that
+   *   status, or its tokens were ended after `tokensEndedAt`).
+   */
+  changeClientStatus(id: string, change: { status: ClientStatus; tokensEndedAt: number }, now: number): Promise<Client | undefined>;
 }

@@ -36,6 +36,13 @@ export interface Client {
   /** The secret before the last rotation, still accepted until {@link previousSecretExpiresAt}. */
   readonly previousSecretHash: string | null;
   readonly previousSecretExpiresAt: number | null;
+  /**
+   * Client access tokens issued at or before this second (`iat <=`) are
+   * refused, also after the client is enabled again: set by `clients
+   * disable` and `clients enable`, it only ever moves forward
+   * (docs/operator-guide.md, "Disabling a client"). `null`: none ended.
+   */
+  readonly tokensEndedAt: number | null;
 }
 
 /** The prefix of every client ID of an environment, e.g. `cid_sandbox_`. */

@@ -61,6 +61,7 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
     updatedAt: now,
     previousSecretHash: null,
     previousSecretExpiresAt: null,
+    tokensEndedAt: null,
   };
   await deps.clients.insertClient(client);
   return { client, clientSecret };
@@ -103,11 +104,6 @@ export async function updateClientSettings(
   if (changes.requirePkce !== undefined) patch.requirePkce = changes.requirePkce;
   if (Object.keys(patch).length === 0) throw new ClientValidationError('nothing to update: give --redirect-uri, --grants or --require-pkce');
   return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
-}
-
-/** Enables or disables a client. A disabled client cannot authenticate. */
-export async function setClientStatus(id: string, status: Client['status'], deps: ClientAdminDeps): Promise<Client> {
-  return deps.clients.updateClient(id, { status }, deps.clock.nowSeconds());
 }
 
 function validateName(name: string): string {

@@ -22,11 +22,15 @@ export interface IdempotencyDeps {
  * body, or while the first request still runs, is a conflict (409). Only
  * successes are remembered: after a failure the reference can be retried.
  * Stored responses are sealed (AES-GCM under a key from the master key).
+ *
+ * `recheck` runs before a stored response is replayed and throws to refuse
+ * it, so that a replay never hands out what has been revoked since.
  */
 export async function runIdempotently<T>(
   request: { clientId: string; reference: string; body: string },
   work: () => Promise<T>,
   deps: IdempotencyDeps,
+  recheck: (stored: T) => Promise<void> = async () => {},
 ): Promise<{ response: T; replayed: boolean }> {
   const now = deps.clock.nowSeconds();
   const requestHash = createHash('sha256').update(request.body).digest('base64url');
@@ -46,7 +50,9 @@ export async function runIdempotently<T>(
     if (existing.sealedResponse === null) {
       throw new InvalidRequest('a request with this Request-Reference-No is still being processed', { status: 409 });
     }
-    return { response: JSON.parse(await unseal(deps.sealKey, label, existing.sealedResponse)) as T, replayed: true };
+    const stored = JSON.parse(await unseal(deps.sealKey, label, existing.sealedResponse)) as T;
+    await recheck(stored);
+    return { response: stored, replayed: true };
   }
   let response: T;
   try {

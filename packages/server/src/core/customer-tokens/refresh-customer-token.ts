@@ -2,7 +2,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
-import { verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
+import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 
 /** What a refresh needs. */
@@ -20,6 +20,9 @@ export interface RefreshedTokens {
   readonly expiresIn: number;
   /** Expiry of the new access token, epoch seconds. */
   readonly expiresAt: number;
+  /** The token session, and the `jti` of its new access token: what a later replay re-checks. */
+  readonly sid: string;
+  readonly accessJti: string;
 }
 
 /**
@@ -59,5 +62,57 @@ export async function refreshCustomerToken(refreshToken: string | undefined, cli
   });
   // Revoked or expired between the read and the update.
   if (!replaced) throw new InvalidGrant('refresh token has been revoked');
-  return { accessToken: access.token, refreshToken, expiresIn: deps.lifetimes.accessTokenSeconds, expiresAt: access.expiresAt };
+  return {
+    accessToken: access.token,
+    refreshToken,
+    expiresIn: deps.lifetimes.accessTokenSeconds,
+    expiresAt: access.expiresAt,
+    sid: session.sid,
+    accessJti: access.jti,
+  };
+}
+
+/** What re-checking a replayed answer reads. */
+export interface ReplayCheckDeps extends TokenVerifyDeps {
+  readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession'>;
+}
+
+/** A stored `POST /tokens` answer as a replay sees it: the token session and access token it gave, when recorded. */
+export interface StoredRefresh {
+  readonly accessToken: string;
+  readonly sid?: string;
+  readonly accessJti?: string;
+}
+
+/**
+ * Before `POST /tokens` replays a stored answer (docs/consumer-guide.md,
+ * "Refreshing a customer's access token"): its tokens must still stand.
+ * The client must still be active and the answer's token session live (not
+ * revoked by a revocation, `customers lock` or `clients disable`; its
+ * refresh token unexpired), with the answer's access token still its
+ * current one (no later refresh replaced it). An access token that merely
+ * expired is replayed all the same: the refresh token in the answer still
+ * works. One read of the session; an answer stored without `sid` (by an
+ * earlier version) is identified by decrypting its access token.
+ *
+ * @throws InvalidGrant otherwise: the stored tokens are never handed out again.
+ */
+export async function checkReplayedTokens(stored: StoredRefresh, client: Client, deps: ReplayCheckDeps): Promise<void> {
+  const refused = new InvalidGrant('the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No');
+  if (client.status !== 'active') throw refused;
+  let sid = stored.sid;
+  let accessJti = stored.accessJti;
+  if (sid === undefined || accessJti === undefined) {
+    const claims = await decryptCustomerAccessToken(stored.accessToken, deps);
+    if (!claims) throw refused;
+    ({ sid, jti: accessJti } = claims);
+  }
+  const session = await deps.tokenSessions.findTokenSession(sid);
+  const live =
+    session !== undefined &&
+    session.revokedAt === null &&
+    session.clientId === client.id &&
+    session.accessJti === accessJti &&
+    session.refreshExpiresAt > deps.clock.nowSeconds();
+  if (!live) throw refused;
 }

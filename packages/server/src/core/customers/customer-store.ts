@@ -26,6 +26,14 @@ export interface CustomerStore {
   /** Changes the given fields, sets `updatedAt`; throws `NotFound`. */
   updateCustomer(profileId: string, patch: CustomerPatch, now: number): Promise<Customer>;
   /**
+   * An operator's lock, in one conditional update that takes the
+   * customer's row: status `locked`, only while it is not locked already.
+   *
+   * @returns the customer after the change for the one caller that locked
+   *   them; `undefined` when there is no such customer or they were locked already.
+   */
+  lockCustomer(profileId: string, now: number): Promise<Customer | undefined>;
+  /**
    * Counts one PIN attempt BEFORE the PIN is checked, in one conditional
    * update that also reads the lock (docs/journey.md, "PIN guessing"): only
    * for an `active` customer with this mobile whose PIN login is not locked at

@@ -4,8 +4,9 @@ import type { GrantHandler } from './grant.js';
 
 /**
  * RFC 6749 §4.1.3: exchanges an authorization code for a customer access
- * token (JWE) and a refresh token (JWT). The redemption itself is the last
- * step of the customer's journey (`journey/code.ts`).
+ * token (JWE) and, when the client has the `refresh_token` grant, a refresh
+ * token (JWT; RFC 6749 §5.1 makes it optional). The redemption itself is
+ * the last step of the customer's journey (`journey/code.ts`).
  */
 export const authorizationCodeGrant: GrantHandler<RedeemCodeDeps> = {
   grantType: 'authorization_code',
@@ -15,6 +16,11 @@ export const authorizationCodeGrant: GrantHandler<RedeemCodeDeps> = {
     if (code === undefined) throw new InvalidRequest('code is required');
     if (redirectUri === undefined) throw new InvalidRequest('redirect_uri is required');
     const { accessToken, refreshToken } = await redeemCode({ code, redirectUri, verifier }, client, deps);
-    return { accessToken: accessToken.token, tokenType: 'Bearer', expiresIn: deps.lifetimes.accessTokenSeconds, refreshToken: refreshToken.token };
+    return {
+      accessToken: accessToken.token,
+      tokenType: 'Bearer',
+      expiresIn: deps.lifetimes.accessTokenSeconds,
+      ...(refreshToken ? { refreshToken: refreshToken.token } : {}),
+    };
   },
 };

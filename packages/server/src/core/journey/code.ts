@@ -11,6 +11,7 @@ import { parseMobile } from '../customers/mobile.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import type { Lifetimes } from '../lifetimes.js';
 import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
+import { NO_REFRESH_TOKEN } from '../tokens/records.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeRecord } from './records.js';
 import { codeState } from './states.js';
@@ -83,17 +84,19 @@ export interface RedeemCodeDeps extends CustomerTokenDeps {
   readonly audit: AuditLog;
 }
 
-/** The tokens a redeemed code gave. */
+/** The tokens a redeemed code gave: a refresh token only to a client with the `refresh_token` grant. */
 export interface RedeemedCode {
   readonly accessToken: MintedToken;
-  readonly refreshToken: MintedToken;
+  readonly refreshToken?: MintedToken;
 }
 
 /**
  * Redeems an authorization code (`issued` → `redeemed`, RFC 6749 §4.1.3;
  * docs/journey.md, "The code"):
- * mints a customer access token (JWE) and a refresh token (JWT) and records
- * their token session.
+ * mints a customer access token (JWE) and, for a client with the
+ * `refresh_token` grant only, a refresh token (JWT), and records their
+ * token session. A session without a refresh token ends with its access
+ * token (docs/tokens.md, "Refresh").
  *
  * The code is consumed with one conditional update, so of any number of
  * concurrent exchanges, on any number of instances, exactly one succeeds. A
@@ -116,35 +119,45 @@ export async function redeemCode(
   // Check the code and mint the tokens before the transaction, so the
   // database is held only for the writes, not for the signing.
   const found = await deps.codes.findAuthorizationCode(codeHash);
-  let minted: { sid: string; access: MintedToken; refresh: MintedToken } | undefined;
+  let minted: { sid: string; access: MintedToken; refresh: MintedToken | undefined } | undefined;
   if (found && found.clientId === client.id && codeState(found, now) === 'issued') {
     const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
     if (mismatch) throw mismatch;
     const sid = randomBytes(16).toString('base64url');
     const subject = { profileId: found.profileId, clientId: client.id, sid };
-    minted = { sid, access: await mintCustomerAccessToken(subject, deps), refresh: await mintRefreshToken(subject, deps) };
+    // A refresh token is issued only to a client that may use it.
+    const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
+    minted = { sid, access: await mintCustomerAccessToken(subject, deps), refresh };
   }
 
   type Outcome = { ok: RedeemedCode } | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
   const outcome = await deps.transaction(async (tx): Promise<Outcome> => {
-    const record = minted ? await tx.codes.consumeAuthorizationCode(codeHash, client.id, now) : undefined;
-    // Unusable from the start, or redeemed by a concurrent exchange meanwhile.
-    if (!record || !minted) return refusal(tx, codeHash, client.id, now);
+    // Unusable from the start.
+    if (!found || !minted) return refusal(tx, codeHash, client.id, now);
+    // The customer's row first, as `customers lock` takes it before it ends
+    // the customer's codes and token sessions (docs/journey.md, "Consent"):
+    // a lock and an exchange meeting at once queue on that row, one after
+    // the other, instead of each holding what the other waits for.
+    const customer = await tx.customers.holdCustomerForSignIn(found.profileId, now);
+    const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
+    // Redeemed by a concurrent exchange meanwhile, or ended by a lock or a disable.
+    if (!record) return refusal(tx, codeHash, client.id, now);
     // The code stays consumed: a locked customer's code must not be tried again.
-    if (!(await tx.customers.holdCustomerForSignIn(record.profileId, now))) return { error: new InvalidGrant('the customer can no longer sign in') };
+    if (!customer) return { error: new InvalidGrant('the customer can no longer sign in') };
     await tx.tokenSessions.insertTokenSession({
       sid: minted.sid,
       clientId: client.id,
       profileId: record.profileId,
       codeHash,
-      refreshJti: minted.refresh.jti,
+      // Without a refresh token: a jti no token has, and the session ends with its access token.
+      refreshJti: minted.refresh?.jti ?? NO_REFRESH_TOKEN,
       accessJti: minted.access.jti,
       createdAt: now,
-      refreshExpiresAt: minted.refresh.expiresAt,
+      refreshExpiresAt: minted.refresh?.expiresAt ?? minted.access.expiresAt,
       accessExpiresAt: minted.access.expiresAt,
       revokedAt: null,
     });
-    return { ok: { accessToken: minted.access, refreshToken: minted.refresh } };
+    return { ok: minted.refresh ? { accessToken: minted.access, refreshToken: minted.refresh } : { accessToken: minted.access } };
   });
   if ('error' in outcome) {
     if (outcome.replayed) {
@@ -177,7 +190,7 @@ async function refusal(
       replayed: { profileId: existing.profileId, revoked },
     };
   }
-  return { error: new InvalidGrant('authorization code has expired') };
+  return { error: new InvalidGrant('authorization code has expired or was ended') };
 }
 
 function bindingMismatch(record: AuthorizationCodeRecord, redirectUri: string, verifier: string | undefined): InvalidGrant | undefined {

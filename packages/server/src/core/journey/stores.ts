@@ -8,6 +8,7 @@
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
 import type { JourneyTransition } from './states.js';
+import type { TokenHolder } from '../tokens/token-session-store.js';
 
 /** Journeys (validated `/authorize` requests), looked up by the hash of their ID. */
 export interface AuthorizationRequestStore {
@@ -71,4 +72,10 @@ export interface AuthorizationCodeStore {
    * for the single caller that redeemed it, `undefined` for every other.
    */
   consumeAuthorizationCode(codeHash: string, clientId: string, now: number): Promise<AuthorizationCodeRecord | undefined>;
+  /**
+   * Ends every unredeemed, unexpired code of a customer or of a client, in
+   * one statement: its `expiresAt` becomes `now`, so it can no longer be
+   * redeemed (an exchange then gets `invalid_grant`). Returns how many.
+   */
+  endAuthorizationCodesOf(holder: TokenHolder, now: number): Promise<number>;
 }

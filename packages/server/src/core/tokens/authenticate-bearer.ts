@@ -12,7 +12,9 @@ export interface BearerDeps extends TokenVerifyDeps {
 /**
  * RFC 6750: the client behind `Authorization: Bearer <token>`, where the
  * token must be a valid, unexpired, unrevoked client-credentials access token
- * of an enabled client. Anything else is `invalid_token` (401).
+ * of an enabled client, issued after the client's tokens were last ended
+ * (`clients disable`; docs/operator-guide.md, "Disabling a client").
+ * Anything else is `invalid_token` (401).
  */
 export async function authenticateBearer(authorization: string | undefined, deps: BearerDeps): Promise<Client> {
   const match = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
@@ -22,5 +24,15 @@ export async function authenticateBearer(authorization: string | undefined, deps
   if (await deps.revokedTokens.isTokenRevoked(claims.jti)) throw new InvalidToken('the access token has been revoked');
   const client = await deps.findClient(claims.clientId);
   if (!client || client.status !== 'active') throw new InvalidToken('the client of this access token is disabled');
+  if (clientTokenEnded(claims, client)) throw new InvalidToken('the access token was ended when its client was disabled');
   return client;
+}
+
+/**
+ * Whether a client access token was ended by `clients disable`: issued at
+ * or before the second the client's tokens were last ended. Such a token
+ * stays refused after an enable.
+ */
+export function clientTokenEnded(claims: { readonly iat: number }, client: Pick<Client, 'tokensEndedAt'>): boolean {
+  return client.tokensEndedAt !== null && claims.iat <= client.tokensEndedAt;
 }

@@ -1,4 +1,5 @@
 import type { Client } from '../clients/client.js';
+import { clientTokenEnded } from './authenticate-bearer.js';
 import type { RevokedTokenStore, TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken, type TokenVerifyDeps } from './verify-tokens.js';
 
@@ -51,7 +52,8 @@ export async function identifyToken(token: string, deps: TokenVerifyDeps): Promi
 /**
  * RFC 7662: whether `token` is active, for the client that asks. A client
  * sees only its own tokens: another client's token is `{ active: false }`,
- * as is anything expired, revoked, replaced by a refresh, or not Connect's.
+ * as is anything expired, revoked, replaced by a refresh, ended by
+ * `clients disable` or `customers lock`, or not Connect's.
  */
 export async function introspectToken(token: string | undefined, client: Client, deps: TokenStateDeps): Promise<IntrospectionResponse> {
   const inactive = { active: false } as const;
@@ -62,7 +64,8 @@ export async function introspectToken(token: string | undefined, client: Client,
   const base = { client_id: claims.clientId, sub: claims.sub, iss: claims.iss, iat: claims.iat, exp: claims.exp, jti: claims.jti };
 
   if (found.kind === 'client_access') {
-    if (await deps.revokedTokens.isTokenRevoked(claims.jti)) return inactive;
+    // `client` is the token's own client (checked above), as it is now.
+    if (clientTokenEnded(claims, client) || (await deps.revokedTokens.isTokenRevoked(claims.jti))) return inactive;
     return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl };
   }
   const session = await deps.tokenSessions.findTokenSession(found.claims.sid);

@@ -13,6 +13,7 @@ export interface TokenSessionRecord {
   readonly profileId: string;
   /** The code the session was created from, so a replay can revoke it. */
   readonly codeHash: string | null;
+  /** The refresh token's `jti`; {@link NO_REFRESH_TOKEN} for a client without the `refresh_token` grant. */
   readonly refreshJti: string;
   /** The only customer access token of this session still accepted. */
   readonly accessJti: string;
@@ -21,3 +22,9 @@ export interface TokenSessionRecord {
   readonly accessExpiresAt: number;
   readonly revokedAt: number | null;
 }
+
+/**
+ * The `refreshJti` of a token session without a refresh token: no token
+ * carries an empty `jti` (every check requires one), so nothing matches it.
+ */
+export const NO_REFRESH_TOKEN = '';

@@ -6,6 +6,9 @@
  */
 import type { TokenSessionRecord } from './records.js';
 
+/** Whose tokens an operator ends: every one of a customer, or every one of a client. */
+export type TokenHolder = { readonly profileId: string; readonly clientId?: never } | { readonly clientId: string; readonly profileId?: never };
+
 /** Token sessions (`sid`): what refresh, introspection and revocation check. */
 export interface TokenSessionStore {
   insertTokenSession(session: TokenSessionRecord): Promise<void>;
@@ -21,6 +24,11 @@ export interface TokenSessionStore {
     sid: string,
     update: { refreshJti: string; accessJti: string; accessExpiresAt: number; now: number },
   ): Promise<boolean>;
+  /**
+   * Revokes every unrevoked session of a customer or of a client (their
+   * refresh and access tokens), in one statement; returns how many.
+   */
+  revokeTokenSessionsOf(holder: TokenHolder, now: number): Promise<number>;
   /** Revokes one session (its refresh token and its access token); returns whether it was live. */
   revokeTokenSession(sid: string, now: number): Promise<boolean>;
   /** Ends the session's current access token if it is `accessJti`, leaving the refresh token valid. */

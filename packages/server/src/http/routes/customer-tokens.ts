@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
-import { refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens, refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
 
 /** What `POST /tokens` needs. */
@@ -24,7 +24,7 @@ interface RawJson {
  * access token"; docs/tokens.md, "Refresh"): a customer refresh token for a
  * new customer access token, authenticated with the client's own access
  * token. Every answer echoes `Request-Reference-No`; a retry with
- * the same reference replays the first answer.
+ * the same reference replays the first answer while its tokens still stand.
  */
 export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTokenRouteDeps): Promise<void> {
   // Any body type reaches the handler, which answers 415 itself for non-JSON.
@@ -61,11 +61,16 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
       { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
       async () => {
         const refreshed = await refreshCustomerToken(refreshTokenOf(body), client, deps.refresh);
-        return { accessToken: refreshed.accessToken, refreshToken: refreshed.refreshToken, expiresAt: refreshed.expiresAt };
+        // Stored with the answer (sealed), never sent: what a replay re-checks.
+        const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
+        return { accessToken, refreshToken, expiresAt, sid, accessJti };
       },
       deps.idempotency,
+      // A replay hands out the stored tokens only while they still stand.
+      (stored) => checkReplayedTokens(stored, client, deps.refresh),
     );
-    return reply.type('application/json; charset=utf-8').send(response);
+    const { accessToken, refreshToken, expiresAt } = response;
+    return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt });
   });
 }
 

@@ -82,6 +82,18 @@ describe('runIdempotently', () => {
     expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: true });
   });
 
+  it('a replay is re-checked first: when the check refuses, the stored response is not handed out, and stays stored', async () => {
+    const { deps, request } = await setup();
+    await runIdempotently(request, async () => RESPONSE, deps);
+    const refused = new InvalidGrant('no longer valid');
+    const recheck = vi.fn(async () => Promise.reject(refused));
+    const work = vi.fn(async () => RESPONSE);
+    expect(await rejectionOf(runIdempotently(request, work, deps, recheck))).toBe(refused);
+    expect(recheck).toHaveBeenCalledWith(RESPONSE);
+    expect(work).not.toHaveBeenCalled();
+    expect(await runIdempotently(request, work, deps, async () => {})).toEqual({ response: RESPONSE, replayed: true });
+  });
+
   it('replays the same request within 24 h without running the work', async () => {
     const { deps, request, clock } = await setup();
     await runIdempotently(request, async () => RESPONSE, deps);

@@ -1,6 +1,6 @@
 import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens, refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
@@ -96,7 +96,14 @@ describe('refreshCustomerToken', () => {
     const session = await s.openSession();
     s.clock.advance(120);
     const result = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
-    expect(result).toEqual({ accessToken: expect.any(String), refreshToken: session.refreshToken, expiresIn: 3600, expiresAt: T0 + 120 + 3600 });
+    expect(result).toEqual({
+      accessToken: expect.any(String),
+      refreshToken: session.refreshToken,
+      expiresIn: 3600,
+      expiresAt: T0 + 120 + 3600,
+      sid: session.sid,
+      accessJti: expect.any(String),
+    });
 
     const { payload } = await jwtDecrypt(result.accessToken, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 120) * 1000) });
     expect(payload).toEqual({
@@ -110,6 +117,7 @@ describe('refreshCustomerToken', () => {
       exp: T0 + 120 + 3600,
     });
     expect(payload.jti).not.toBe(session.accessJti);
+    expect(payload.jti).toBe(result.accessJti);
     expect(await s.storage.tokenSessions.findTokenSession(session.sid)).toMatchObject({
       accessJti: payload.jti,
       accessExpiresAt: T0 + 120 + 3600,
@@ -177,3 +185,44 @@ async function jtiOf(s: Setup, accessToken: string): Promise<string> {
   const { payload } = await jwtDecrypt(accessToken, s.keys.encryptionKey().key, { currentDate: new Date(s.clock.nowSeconds() * 1000) });
   return String(payload.jti);
 }
+
+describe('checkReplayedTokens', () => {
+  const REFUSED = 'the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No';
+
+  it('lets a stored answer be replayed while its session is live and its access token the current one, also once that token expired', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession();
+    const answer = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    await expect(checkReplayedTokens(answer, ACME, s.deps)).resolves.toBeUndefined();
+    s.clock.set(answer.expiresAt + 60);
+    await expect(checkReplayedTokens(answer, ACME, s.deps)).resolves.toBeUndefined();
+    // Until the session's refresh token expires.
+    s.clock.set(T0 + 86_400);
+    expect(await rejectionOf(checkReplayedTokens(answer, ACME, s.deps))).toMatchObject({ error: 'invalid_grant', description: REFUSED });
+  });
+
+  it('refuses once a later refresh replaced the access token, the session was revoked, or the client is disabled', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession();
+    const answer = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    expect(await rejectionOf(checkReplayedTokens(answer, { ...ACME, status: 'disabled' }, s.deps))).toMatchObject({ error: 'invalid_grant' });
+    expect(await rejectionOf(checkReplayedTokens(answer, OTHER, s.deps))).toMatchObject({ error: 'invalid_grant' });
+    await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    expect(await rejectionOf(checkReplayedTokens(answer, ACME, s.deps))).toMatchObject({ error: 'invalid_grant', description: REFUSED });
+
+    const other = await s.openSession();
+    const otherAnswer = await refreshCustomerToken(other.refreshToken, ACME, s.deps);
+    await s.storage.tokenSessions.revokeTokenSession(other.sid, T0);
+    expect(await rejectionOf(checkReplayedTokens(otherAnswer, ACME, s.deps))).toBeInstanceOf(InvalidGrant);
+  });
+
+  it('an answer stored without its session (by an earlier version) is identified by its access token', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession();
+    const { accessToken } = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    await expect(checkReplayedTokens({ accessToken }, ACME, s.deps)).resolves.toBeUndefined();
+    await s.storage.tokenSessions.revokeTokenSession(session.sid, T0);
+    expect(await rejectionOf(checkReplayedTokens({ accessToken }, ACME, s.deps))).toBeInstanceOf(InvalidGrant);
+    expect(await rejectionOf(checkReplayedTokens({ accessToken: 'garbage' }, ACME, s.deps))).toBeInstanceOf(InvalidGrant);
+  });
+});

@@ -9,6 +9,7 @@ import type { Customer } from '../../../src/core/customers/customer.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { errorRedirect, hashCode, issueCode, redeemCode, type RedeemCodeDeps } from '../../../src/core/journey/code.js';
+import { NO_REFRESH_TOKEN } from '../../../src/core/tokens/records.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { Storage } from '../../../src/storage/ports.js';
@@ -16,6 +17,8 @@ import { memoryStorage } from '../login/otp-fixtures.js';
 import { ACME, cachedPinHash, ISSUER, MASKED, MOBILE, OTHER_CLIENT, PIN, REDIRECT, T0 } from './fixtures.js';
 
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+/** Acme allowed to refresh: only such a client gets a refresh token. */
+const ACME_REFRESHING: Client = { ...ACME, grants: ['client_credentials', 'authorization_code', 'refresh_token'] };
 const URLS = { authUrl: ISSUER, baseUrl: 'https://api.connect.test' };
 
 async function addCustomer(storage: Storage, clock = fixedClock(T0)): Promise<Customer> {
@@ -108,7 +111,7 @@ async function withCode(options: { codeChallenge?: string } = {}) {
     { clock, lifetimes: { codeSeconds: 300 }, issuer: ISSUER },
   );
   const code = new URL(location).searchParams.get('code') ?? '';
-  const redeem = (input: { code?: string; redirectUri?: string; verifier?: string } = {}, client: Client = ACME) =>
+  const redeem = (input: { code?: string; redirectUri?: string; verifier?: string } = {}, client: Client = ACME_REFRESHING) =>
     redeemCode({ code, redirectUri: REDIRECT, verifier: options.codeChallenge ? VERIFIER : undefined, ...input }, client, deps);
   const stored = () => storage.codes.findAuthorizationCode(hashCode(code));
   return { storage, clock, keys, customer, deps, code, redeem, stored };
@@ -199,8 +202,8 @@ describe('redeemCode', () => {
     const s = await withCode();
     s.clock.advance(5);
     const { accessToken, refreshToken } = await s.redeem();
-    const refresh = decodeJwt(refreshToken.token);
-    expect(refresh).toMatchObject({ sub: s.customer.profileId, client_id: ACME.id, iss: ISSUER, aud: ISSUER, iat: T0 + 5, exp: T0 + 5 + 86_400, jti: refreshToken.jti });
+    const refresh = decodeJwt(refreshToken!.token);
+    expect(refresh).toMatchObject({ sub: s.customer.profileId, client_id: ACME.id, iss: ISSUER, aud: ISSUER, iat: T0 + 5, exp: T0 + 5 + 86_400, jti: refreshToken!.jti });
     const { payload: access } = await jwtDecrypt(accessToken.token, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 5) * 1000) });
     expect(access).toMatchObject({ sub: s.customer.profileId, client_id: ACME.id, aud: URLS.baseUrl, sid: refresh.sid, iat: T0 + 5, exp: T0 + 5 + 3600, jti: accessToken.jti });
     expect(await s.stored()).toMatchObject({ consumedAt: T0 + 5 });
@@ -209,7 +212,7 @@ describe('redeemCode', () => {
       clientId: ACME.id,
       profileId: s.customer.profileId,
       codeHash: hashCode(s.code),
-      refreshJti: refreshToken.jti,
+      refreshJti: refreshToken!.jti,
       accessJti: accessToken.jti,
       createdAt: T0 + 5,
       refreshExpiresAt: T0 + 5 + 86_400,
@@ -218,10 +221,30 @@ describe('redeemCode', () => {
     });
   });
 
+  it('a client without the refresh_token grant gets an access token only; its session has no refresh token and ends with it', async () => {
+    const s = await withCode();
+    s.clock.advance(5);
+    const redeemed = await s.redeem({}, ACME);
+    expect(Object.keys(redeemed)).toEqual(['accessToken']);
+    const { payload: access } = await jwtDecrypt(redeemed.accessToken.token, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 5) * 1000) });
+    expect(await s.storage.tokenSessions.findTokenSession(String(access.sid))).toEqual({
+      sid: access.sid,
+      clientId: ACME.id,
+      profileId: s.customer.profileId,
+      codeHash: hashCode(s.code),
+      refreshJti: NO_REFRESH_TOKEN,
+      accessJti: redeemed.accessToken.jti,
+      createdAt: T0 + 5,
+      refreshExpiresAt: T0 + 5 + 3600,
+      accessExpiresAt: T0 + 5 + 3600,
+      revokedAt: null,
+    });
+  });
+
   it('a replay revokes the tokens of the first exchange and is audited, also once the code expired', async () => {
     const s = await withCode();
     const first = await s.redeem();
-    const sid = String(decodeJwt(first.refreshToken.token).sid);
+    const sid = String(decodeJwt(first.refreshToken!.token).sid);
     s.clock.set(T0 + 1000);
     await expect(s.redeem()).rejects.toThrow(/already used/);
     expect((await s.storage.tokenSessions.findTokenSession(sid))?.revokedAt).toBe(T0 + 1000);

@@ -3,6 +3,8 @@ import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
 import { identifyToken, introspectToken, revokeToken, type TokenStateDeps } from '../../../src/core/tokens/introspect-token.js';
 import { ACME, OTHER, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
+import { authenticateBearer, type BearerDeps } from '../../../src/core/tokens/authenticate-bearer.js';
+import type { Client } from '../../../src/core/clients/client.js';
 
 async function setup() {
   const s = await tokenSetup();
@@ -10,6 +12,11 @@ async function setup() {
   const session = await s.openSession();
   const clientToken = (await issueClientAccessToken(ACME, s.deps)).token;
   return { ...s, state: deps, session, clientToken };
+}
+
+/** The bearer check, with `client` as the stored client. */
+function bearerDeps(s: Awaited<ReturnType<typeof setup>>, client: Client): BearerDeps {
+  return { ...s.state, findClient: async (id) => (id === client.id ? client : undefined) };
 }
 
 describe('identifyToken', () => {
@@ -50,6 +57,19 @@ describe('introspectToken', () => {
     }
     expect(await introspectToken(undefined, ACME, s.state)).toEqual({ active: false });
     expect(await introspectToken('', ACME, s.state)).toEqual({ active: false });
+  });
+
+  it('a client access token issued at or before the client\'s tokensEndedAt is inactive; one issued after it is active', async () => {
+    const s = await setup();
+    // clientToken was issued at T0.
+    expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 - 1 }, s.state)).toMatchObject({ active: true, iat: T0 });
+    expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 }, s.state)).toEqual({ active: false });
+    expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 + 1 }, s.state)).toEqual({ active: false });
+    expect(await authenticateBearer(`Bearer ${s.clientToken}`, bearerDeps(s, { ...ACME, tokensEndedAt: T0 - 1 }))).toMatchObject({ id: ACME.id });
+    await expect(authenticateBearer(`Bearer ${s.clientToken}`, bearerDeps(s, { ...ACME, tokensEndedAt: T0 }))).rejects.toMatchObject({
+      error: 'invalid_token',
+      description: 'the access token was ended when its client was disabled',
+    });
   });
 
   it('a replaced access token is inactive at once; the refresh token stays active', async () => {

@@ -5,6 +5,7 @@ import * as tokenLifecycle from './2026-11-21T14-00-token-lifecycle.js';
 import * as onboarding from './2026-11-21T16-00-onboarding.js';
 import * as journey from './2026-11-25T10-00-journey.js';
 import * as keyRotation from './2026-11-25T12-00-key-rotation.js';
+import * as clientTokenEnds from './2026-11-25T12-10-client-token-ends.js';
 import * as changeSignals from './2026-11-25T12-20-change-signals.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-21T16-00-onboarding': onboarding,
   '2026-11-25T10-00-journey': journey,
   '2026-11-25T12-00-key-rotation': keyRotation,
+  '2026-11-25T12-10-client-token-ends': clientTokenEnds,
   '2026-11-25T12-20-change-signals': changeSignals,
 };
 

@@ -206,6 +206,18 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
         .executeTakeFirst();
       return row && toCode(row);
     },
+
+    async endAuthorizationCodesOf(holder, now) {
+      const byHolder = holder.clientId === undefined ? (['profile_id', holder.profileId] as const) : (['client_id', holder.clientId] as const);
+      const result = await db
+        .updateTable('authorization_codes')
+        .set({ expires_at: now })
+        .where(byHolder[0], '=', byHolder[1])
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
   };
 }
 

@@ -36,6 +36,20 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       if (!row) throw new NotFound(`client ${id} not found`);
       return toClient(row);
     },
+
+    async changeClientStatus(id, change, now) {
+      // One conditional update: of concurrent changes only one finds the
+      // other status, and tokens_ended_at never moves back.
+      const row = await db
+        .updateTable('clients')
+        .set({ status: change.status, tokens_ended_at: change.tokensEndedAt, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '<>', change.status)
+        .where((eb) => eb.or([eb('tokens_ended_at', 'is', null), eb('tokens_ended_at', '<=', change.tokensEndedAt)]))
+        .returningAll()
+        .executeTakeFirst();
+      return row && toClient(row);
+    },
   };
 }
 
@@ -52,6 +66,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     updatedAt: Number(row.updated_at),
     previousSecretHash: row.previous_secret_hash,
     previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
+    tokensEndedAt: row.tokens_ended_at === null ? null : Number(row.tokens_ended_at),
   };
 }
 
@@ -68,5 +83,6 @@ function toRow(client: Client): ClientsTable {
     updated_at: client.updatedAt,
     previous_secret_hash: client.previousSecretHash,
     previous_secret_expires_at: client.previousSecretExpiresAt,
+    tokens_ended_at: client.tokensEndedAt,
   };
 }

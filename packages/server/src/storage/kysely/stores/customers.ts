@@ -52,6 +52,17 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       return toCustomer(row);
     },
 
+    async lockCustomer(profileId, now) {
+      const row = await db
+        .updateTable('customers')
+        .set({ status: 'locked', updated_at: now })
+        .where('profile_id', '=', profileId)
+        .where('status', '<>', 'locked')
+        .returningAll()
+        .executeTakeFirst();
+      return row && toCustomer(row);
+    },
+
     async claimPinAttempt(mobile, now, maxAttempts, lockSeconds) {
       // One statement reads the lock and counts the attempt, before the PIN
       // is checked: concurrent attempts queue on the row, and the fifth one

@@ -18,6 +18,8 @@ export interface ClientsTable {
   updated_at: number;
   previous_secret_hash: string | null;
   previous_secret_expires_at: number | null;
+  /** Client access tokens issued at or before this second are refused; `null`: none ended. */
+  tokens_ended_at: number | null;
 }
 
 export interface SigningKeysTable {

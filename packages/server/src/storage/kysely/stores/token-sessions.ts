@@ -52,6 +52,17 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       return Number(result.numUpdatedRows) === 1;
     },
 
+    async revokeTokenSessionsOf(holder, now) {
+      const byHolder = holder.clientId === undefined ? (['profile_id', holder.profileId] as const) : (['client_id', holder.clientId] as const);
+      const result = await db
+        .updateTable('token_sessions')
+        .set({ revoked_at: now })
+        .where(byHolder[0], '=', byHolder[1])
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async revokeTokenSession(sid, now) {
       const result = await db
         .updateTable('token_sessions')

@@ -1,0 +1,74 @@
+import type { Customer } from '../customers/customer.js';
+import type { CustomerStore } from '../customers/customer-store.js';
+import type { AuthorizationCodeStore, ConsentStore, CustomerSessionStore } from '../journey/stores.js';
+import { NotFound } from '../storage-errors.js';
+import type { TokenSessionStore } from '../tokens/token-session-store.js';
+
+/** The stores a lock writes, all of one transaction. */
+export interface LockCustomerStores {
+  readonly customers: Pick<CustomerStore, 'lockCustomer' | 'findCustomer'>;
+  readonly customerSessions: Pick<CustomerSessionStore, 'endCustomerSessionsOf'>;
+  readonly consents: Pick<ConsentStore, 'deleteConsentsOf'>;
+  readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
+  readonly codes: Pick<AuthorizationCodeStore, 'endAuthorizationCodesOf'>;
+}
+
+/** What a lock ended, by kind. */
+export interface EndedByLock {
+  /** The customer's login sessions at Connect. */
+  readonly sessions: number;
+  /** Token sessions: each a refresh token and its access token. */
+  readonly tokenSessions: number;
+  /** Unredeemed authorization codes. */
+  readonly codes: number;
+  /** Approvals of clients. */
+  readonly approvals: number;
+}
+
+/** The outcome of a lock: done now, or the customer was locked already (nothing changed). */
+export type LockOutcome =
+  | { readonly changed: true; readonly customer: Customer; readonly ended: EndedByLock }
+  | { readonly changed: false; readonly customer: Customer };
+
+/**
+ * An operator's lock (docs/operator-guide.md, "Customers"), in the caller's
+ * transaction: the customer can no longer log in, and everything that lets
+ * a client act for them ends at once: their login sessions, their token
+ * sessions (refresh and access tokens: introspection says inactive, the
+ * resource-server check and refreshes refuse them), their unredeemed codes
+ * (an exchange gets `invalid_grant`, also after an unlock) and their
+ * approvals of clients.
+ *
+ * The lock takes the customer's row first, so a sign-in or code exchange
+ * completing at the same moment (which holds that row) either finishes
+ * before, and what it created is ended here, or sees the lock
+ * (docs/journey.md, "Consent"). Locking a locked customer changes nothing.
+ *
+ * @throws NotFound when there is no such customer.
+ */
+export async function lockCustomer(profileId: string, stores: LockCustomerStores, now: number): Promise<LockOutcome> {
+  const locked = await stores.customers.lockCustomer(profileId, now);
+  if (!locked) {
+    const existing = await stores.customers.findCustomer(profileId);
+    if (!existing) throw new NotFound(`no customer ${profileId}`);
+    return { changed: false, customer: existing };
+  }
+  // Everything that makes or redeems these holds the customer's row first
+  // (sign-in, consent, code exchange), so none of it runs meanwhile. Codes
+  // before token sessions, in the order `clients disable` takes them, so a
+  // lock and a disable meeting on the same rows take turns.
+  const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
+  const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
+  const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
+  const approvals = await stores.consents.deleteConsentsOf(profileId);
+  return { changed: true, customer: locked, ended: { sessions, tokenSessions, codes, approvals } };
+}
+
+/**
+ * Lifts an operator's lock, and a lockout from wrong PINs with it: the
+ * customer can log in again. Nothing the lock ended comes back: no session,
+ * token, code or approval.
+ */
+export async function unlockCustomer(profileId: string, customers: Pick<CustomerStore, 'updateCustomer'>, now: number): Promise<Customer> {
+  return customers.updateCustomer(profileId, { status: 'active', pinAttempts: 0, lockedUntil: null }, now);
+}
