@@ -98,6 +98,16 @@ async function refresh(base: string, client: { id: string; secret: string }, ref
   return { status: res.status, ...(body.access_token ? { accessToken: body.access_token } : {}) };
 }
 
+/** RFC 7662 introspection by the client: whether Connect says the token is active. */
+async function introspect(base: string, client: { id: string; secret: string }, token: string): Promise<boolean> {
+  const res = await fetch(new URL('/introspect', base), {
+    method: 'POST',
+    headers: { authorization: basicAuth(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ token }),
+  });
+  return ((await res.json()) as { active: boolean }).active;
+}
+
 /** `POST /tokens` with a client access token: the consumer's refresh endpoint. */
 async function tokensStatus(base: string, bearer: string, refreshToken: string): Promise<number> {
   const res = await fetch(new URL('/tokens', base), {
@@ -157,6 +167,26 @@ function suite(engine: 'sqlite' | 'postgres') {
       await onEveryServerWithin(servers, 'its client token refused', async (base) => (await tokensStatus(base, bearer, tokens.refreshToken as string)) === 401);
       await cli(s, ['clients', 'enable', client.id]);
       await onEveryServerWithin(servers, 'the client accepted again', async (base) => (await clientToken(base, client)).status === 200);
+      // Nothing the disable ended comes back: the old client token, the customer's tokens.
+      for (const base of servers) {
+        expect(await tokensStatus(base, (await clientToken(base, client)).token as string, tokens.refreshToken as string)).toBe(400);
+        expect(await tokensStatus(base, bearer, tokens.refreshToken as string)).toBe(401);
+        expect(await profileStatus(base, tokens.accessToken)).toBe(401);
+      }
+    });
+
+    it('customers lock: every token of the customer refused on both within a second; unlock revives none', { timeout: 60_000 }, async () => {
+      const { s, servers, client, tokens } = await twoServers();
+      const locked = await cli<{ ended: { tokenSessions: number } }>(s, ['customers', 'lock', MOBILE]);
+      expect(locked.ended.tokenSessions).toBe(1);
+      await onEveryServerWithin(servers, 'the access token refused', async (base) => (await profileStatus(base, tokens.accessToken)) === 401);
+      await onEveryServerWithin(servers, 'the refresh token refused', async (base) => (await refresh(base, client, tokens.refreshToken as string)).status === 400);
+      await onEveryServerWithin(servers, 'the access token inactive', async (base) => !(await introspect(base, client, tokens.accessToken)));
+      await cli(s, ['customers', 'unlock', MOBILE]);
+      for (const base of servers) {
+        expect(await profileStatus(base, tokens.accessToken)).toBe(401);
+        expect((await refresh(base, client, tokens.refreshToken as string)).status).toBe(400);
+      }
     });
 
     it('keys rotate --now: both sign with the new key within a second; keys revoke: the old key’s tokens refused on both', { timeout: 60_000 }, async () => {
