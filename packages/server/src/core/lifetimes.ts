@@ -124,6 +124,12 @@ export const KEY_RETIREMENT_MARGIN_SECONDS = 60;
  * not move) with a message, changing nothing.
  */
 export const CLIENT_STATUS_WAIT_MS = 3000;
+/**
+ * Whole seconds within which every server has heard of a client's status
+ * change (the change signal's bound, {@link CHANGE_SIGNAL_TRUST_MS}): an
+ * enable ends the tokens servers may have issued that long after a disable.
+ */
+export const STATUS_REACHES_SERVERS_SECONDS = 1;
 
 /**
  * The longest any database operation may wait, in milliseconds: SQLite's

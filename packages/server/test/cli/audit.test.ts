@@ -230,7 +230,7 @@ describe('connect-auth audit', () => {
   it('--limit shows the newest that many, listed oldest first', async () => {
     const { w, clientId } = await withEventAtT0();
     for (let i = 0; i < 4; i++) {
-      w.clock.advance(1);
+      w.clock.advance(2);
       await w.cliJson(['clients', i % 2 === 0 ? 'disable' : 'enable', clientId]);
     }
     const all = await audit(w);

@@ -191,8 +191,8 @@ describe('a secret is shown once', () => {
       await cli(['clients', 'disable', id]),
       await cli(['clients', 'disable', id, '--json']),
     ];
-    // An enable in the second of the disable would wait for the next one.
-    clock.advance(1);
+    // An enable sooner than a second after the disable's second would wait for the clock.
+    clock.advance(2);
     runs.push(await cli(['clients', 'enable', id]), await cli(['clients', 'enable', id, '--json']));
     const rotated = await cli(['clients', 'rotate-secret', id, '--json']);
     const newSecret = (parseOneDocument(rotated.stdout) as { clientSecret: string }).clientSecret;
@@ -321,7 +321,7 @@ describe('clients disable, enable, rotate-secret', () => {
     expect((await cliJson<ClientView>(['clients', 'disable', created.clientId])).status).toBe('disabled');
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('disabled');
     expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.status).toBe('disabled');
-    clock.advance(1);
+    clock.advance(2);
     expect((await cliJson<ClientView>(['clients', 'enable', created.clientId])).status).toBe('active');
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).status).toBe('active');
   });
@@ -362,8 +362,8 @@ describe('credentials made by the command line work at the token endpoint', () =
     expect(refused.json()).toMatchObject({ error: 'invalid_client' });
     expect(refused.headers['www-authenticate']).toMatch(/^Basic /);
 
-    // The command line's clock: an enable in the second of the disable would wait for the next one.
-    clock.advance(1);
+    // The command line's clock: an enable sooner than a second after the disable's second would wait.
+    clock.advance(2);
     await cliJson(['clients', 'enable', created.clientId]);
     await changeReached(async () => (await requestToken(t, created.clientId, created.clientSecret)).statusCode === 200);
   });
@@ -479,7 +479,8 @@ describe('--json prints exactly one JSON document on stdout', () => {
       ['clients', 'enable', clientId],
       ['clients', 'rotate-secret', clientId],
     ]) {
-      clock.advance(1);
+      // Two seconds apart: an enable sooner after a disable would wait for the clock.
+      clock.advance(2);
       const run = await cli([...argv, '--json']);
       expect(run.code).toBe(0);
       expect(run.stderr).toBe('');

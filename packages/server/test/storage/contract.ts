@@ -209,11 +209,15 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.clients.findClient('cid_sandbox_contract')).toEqual(disabled);
         // Already disabled: nothing changes.
         expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 20 }, T + 20)).toBeUndefined();
-        // Enabling with an earlier end than the one stored would revive tokens: refused.
-        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 9 }, T + 10)).toBeUndefined();
+        // Enabling while the stored end is later than `endedBy` would revive tokens: refused.
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 10, endedBy: T + 9 }, T + 11)).toBeUndefined();
         expect(await storage.clients.findClient('cid_sandbox_contract')).toEqual(disabled);
-        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 10 }, T + 11)).toEqual(
-          client({ status: 'active', tokensEndedAt: T + 10, updatedAt: T + 11 }),
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 11, endedBy: T + 10 }, T + 12)).toEqual(
+          client({ status: 'active', tokensEndedAt: T + 11, updatedAt: T + 12 }),
+        );
+        // A disable never waits, and never moves the end back (a clock behind the last change's).
+        expect(await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 5 }, T + 5)).toEqual(
+          client({ status: 'disabled', tokensEndedAt: T + 11, updatedAt: T + 5 }),
         );
         expect(await storage.clients.changeClientStatus('cid_sandbox_nobody', { status: 'disabled', tokensEndedAt: T }, T)).toBeUndefined();
       });

@@ -33,13 +33,18 @@ export interface ClientStore {
   updateClient(id: string, patch: ClientPatch, now: number): Promise<Client>;
   /**
    * Moves a client to `status` in one conditional update, only while its
-   * status is another one and its `tokensEndedAt` is `null` or at most
-   * `tokensEndedAt` (so that it only ever moves forward); sets
-   * `tokensEndedAt` and `updatedAt` to the given values.
+   * status is another one and, when `endedBy` is given, its `tokensEndedAt`
+   * is `null` or at most `endedBy`; sets `tokensEndedAt` to the later of its
+   * value and the given one (it only ever moves forward) and `updatedAt` to
+   * `now`.
    *
    * @returns the client after the change for the one caller that made it;
    *   `undefined` when nothing changed (no such client, already in that
-   *   status, or its tokens were ended after `tokensEndedAt`).
+   *   status, or its tokens were ended after `endedBy`).
    */
-  changeClientStatus(id: string, change: { status: ClientStatus; tokensEndedAt: number }, now: number): Promise<Client | undefined>;
+  changeClientStatus(
+    id: string,
+    change: { status: ClientStatus; tokensEndedAt: number; endedBy?: number },
+    now: number,
+  ): Promise<Client | undefined>;
 }

@@ -2,6 +2,7 @@ import type { Client, ClientStatus } from '../clients/client.js';
 import type { ClientStore } from '../clients/client-store.js';
 import type { AuthorizationCodeStore } from '../journey/stores.js';
 import { NotFound } from '../storage-errors.js';
+import { STATUS_REACHES_SERVERS_SECONDS } from '../lifetimes.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 
 /** The stores a status change writes, all of one transaction. */
@@ -46,29 +47,34 @@ export function disableClient(id: string, stores: ClientStatusStores, now: numbe
  * `clients enable`: the client may authenticate again, and nothing it held
  * before comes back. Exact to the second, although tokens carry whole
  * seconds: the enable sets `tokensEndedAt` to `now - 1`, and only once
- * `now - 1` is at least the second of the disable (else `not-yet`: the
- * caller waits for the clock's next second). So every client access token
+ * that is past the second in which every server has heard of the disable
+ * (the disable's second + {@link STATUS_REACHES_SERVERS_SECONDS}; else
+ * `not-yet`: the caller waits for the clock). So every client access token
  * issued after the enable has `iat >= now > tokensEndedAt` and is never
- * ended by the earlier disable, even when both fall in one second, while a
- * token an instance issued while the client was disabled (before it saw the
- * disable) stays ended. Token sessions and codes such an instance may have
- * made meanwhile are ended here too.
+ * ended by the earlier disable, while a token a server issued while the
+ * client was disabled (before it heard of the disable) stays ended. Token
+ * sessions and codes such a server may have made meanwhile are ended here
+ * too.
  */
 export function enableClient(id: string, stores: ClientStatusStores, now: number): Promise<ClientStatusOutcome> {
   return changeStatus(id, 'active', now, stores);
 }
 
 async function changeStatus(id: string, status: ClientStatus, now: number, stores: ClientStatusStores): Promise<ClientStatusOutcome> {
-  const tokensEndedAt = status === 'disabled' ? now : now - 1;
-  const changed = await stores.clients.changeClientStatus(id, { status, tokensEndedAt }, now);
+  // A disable never waits. An enable waits until every server can have
+  // heard of the disable before the second it ends tokens up to.
+  const change =
+    status === 'disabled'
+      ? { status, tokensEndedAt: now }
+      : { status, tokensEndedAt: now - 1, endedBy: now - 1 - STATUS_REACHES_SERVERS_SECONDS };
+  const changed = await stores.clients.changeClientStatus(id, change, now);
   if (!changed) {
     const existing = await stores.clients.findClient(id);
     if (!existing) throw new NotFound(`no client ${id}`);
     if (existing.status === status) return { kind: 'unchanged', client: existing };
-    // Its tokens were ended later than this change would end them (the
-    // disable fell in this second, or the clock went back): wait for it.
+    // The disable was too recent (or the clock went back): wait for it.
     const endedAt = existing.tokensEndedAt ?? 0;
-    return { kind: 'not-yet', client: existing, notBefore: status === 'disabled' ? endedAt : endedAt + 1 };
+    return { kind: 'not-yet', client: existing, notBefore: endedAt + 1 + STATUS_REACHES_SERVERS_SECONDS };
   }
   // The codes before the token sessions: an exchange of one of its codes
   // running meanwhile holds that code's row, so ending the codes waits for

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { isGrantType, type Client, type ClientStatus } from '../../../core/clients/client.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { ClientPatch, ClientStore } from '../../../core/clients/client-store.js';
@@ -40,14 +40,15 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
     async changeClientStatus(id, change, now) {
       // One conditional update: of concurrent changes only one finds the
       // other status, and tokens_ended_at never moves back.
-      const row = await db
+      const later = sql<number>`case when tokens_ended_at is not null and tokens_ended_at > ${change.tokensEndedAt} then tokens_ended_at else ${change.tokensEndedAt} end`;
+      let update = db
         .updateTable('clients')
-        .set({ status: change.status, tokens_ended_at: change.tokensEndedAt, updated_at: now })
+        .set({ status: change.status, tokens_ended_at: later, updated_at: now })
         .where('id', '=', id)
-        .where('status', '<>', change.status)
-        .where((eb) => eb.or([eb('tokens_ended_at', 'is', null), eb('tokens_ended_at', '<=', change.tokensEndedAt)]))
-        .returningAll()
-        .executeTakeFirst();
+        .where('status', '<>', change.status);
+      const { endedBy } = change;
+      if (endedBy !== undefined) update = update.where((eb) => eb.or([eb('tokens_ended_at', 'is', null), eb('tokens_ended_at', '<=', endedBy)]));
+      const row = await update.returningAll().executeTakeFirst();
       return row && toClient(row);
     },
   };
