@@ -43,12 +43,13 @@ export async function openCustomerAccessCheck(
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
     // A rotation or revocation made elsewhere, or changes that may have been missed: read the keys again.
     feed.onChange((heard) => {
-      if (heard === 'all' || heard.kind === 'keys') keys.reload().catch(() => {});
+      if (heard === 'all' || heard.kind === 'keys') keys.keysChanged();
     });
     const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
     return {
       verify: (token) => check.verify(token),
       async close() {
+        keys.close();
         check.close();
         await feed.close();
         await storage.close();

@@ -84,10 +84,22 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
         signalLost = state === 'lost';
       },
     });
+  try {
+    return await assembleServices(runtime, overrides, log, changes);
+  } catch (error) {
+    // Nothing may keep the process alive after a failed start (the signal's connection would).
+    if (!overrides.changes) await changes.close();
+    throw error;
+  }
+}
+
+/** {@link composeServices} once the change signal is open. */
+async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, log: ServiceLog, changes: ChangeFeed): Promise<Services> {
+  const { config, clock, storage } = runtime;
   const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock, changes });
   // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
-  changes.onChange((heard) => {
-    if (heard === 'all' || heard.kind === 'keys') keyRing.reload().catch((error: unknown) => log.error({ err: error }, 'reloading keys failed'));
+  const stopKeyReloads = changes.onChange((heard) => {
+    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged((error) => log.error({ err: error }, 'reading the keys failed; trying again in a second'));
   });
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
@@ -164,6 +176,9 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     async close() {
+      stopKeyReloads();
+      findClient.close();
+      keyRing.close();
       customerAccess.close();
       if (!overrides.changes) await changes.close();
       redis?.disconnect();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -174,6 +175,24 @@ describe('a verifier that caches the JWKS for its max-age', () => {
 });
 
 describe('keys revoke over HTTP', () => {
+  it('a POST /tokens replay whose tokens a revoked key made gets invalid_grant, never those tokens', async () => {
+    const { t, client, tokens } = await lifecycle();
+    const reference = randomUUID();
+    const first = await postTokens(t.app, { bearer: await obtainToken(t, client), reference, body: { refreshToken: tokens.refreshToken } });
+    expect(first.statusCode).toBe(200);
+    const old = { sig: t.keyRing.signingKey().kid, enc: t.keyRing.encryptionKey().kid };
+    await activateKeysNow(keyDeps(t), policy(t));
+    await t.keyRing.reload();
+    // Before the revocation the replay still answers, with a bearer of the new key.
+    expect((await postTokens(t.app, { bearer: await obtainToken(t, client), reference, body: { refreshToken: tokens.refreshToken } })).body).toBe(first.body);
+    await revokeKey(keyDeps(t), old.enc);
+    await t.keyRing.reload();
+    const replay = await postTokens(t.app, { bearer: await obtainToken(t, client), reference, body: { refreshToken: tokens.refreshToken } });
+    expectOAuthError(replay, { status: 400, error: 'invalid_grant' });
+    expect(replay.body).not.toContain(first.json<{ accessToken: string }>().accessToken);
+    expect(old.sig).not.toBe(t.keyRing.signingKey().kid);
+  });
+
   it('every token of the revoked keys is refused: client access token, refresh token, customer access token', async () => {
     const { t, client, tokens } = await lifecycle();
     const clientToken = await obtainToken(t, client);

@@ -196,6 +196,24 @@ if (postgresAdminUrl) {
       await within(1000, feed, () => changesOf(heard).some((c) => c.key === 'cid_during'));
     });
 
+    it('a quiet instance (no cache asking) still drops what it holds when the connection breaks, and is not current before it listens again', async () => {
+      const { migrated, proxy, feed, heard } = await proxiedFeed();
+      await proxy.cut();
+      // Nobody asks isCurrent(): the flush must come by itself.
+      const started = Date.now();
+      while (!heard.includes('all')) {
+        if (Date.now() - started > 1100) throw new Error('no flush within a second');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(feed.isCurrent()).toBe(false);
+      await migrated.clients.insertClient(clientRecord({ id: 'cid_quiet', createdAt: T0 }));
+      await proxy.restore();
+      await within(10_000, feed, () => feed.isCurrent());
+      // Current again only through a new LISTEN: a change now is heard.
+      await migrated.clients.updateClient('cid_quiet', { status: 'disabled' }, T0);
+      await within(1000, feed, () => changesOf(heard).some((c) => c.key === 'cid_quiet'));
+    });
+
     it('a silent loss (the connection open, nothing arriving): not current within a second, then a new connection', async () => {
       const { migrated, proxy, feed, heard } = await proxiedFeed();
 

@@ -63,8 +63,8 @@ async function migratesAndEnds(location: DatabaseLocation, dialect: Dialect): Pr
     expect((await storage.tokenSessions.findTokenSession('of-disabled-client'))?.revokedAt).toBe(T + 60);
     expect((await storage.tokenSessions.findTokenSession('of-locked-customer'))?.revokedAt).toBe(T + 80);
     expect((await storage.tokenSessions.findTokenSession('live'))?.revokedAt).toBeNull();
-    expect((await storage.codes.findAuthorizationCode('code-of-disabled-client'))?.expiresAt).toBe(T + 60);
-    expect((await storage.codes.findAuthorizationCode('code-of-locked-customer'))?.expiresAt).toBe(T + 80);
+    expect((await storage.codes.findAuthorizationCode('code-of-disabled-client'))?.expiresAt).toBe(0);
+    expect((await storage.codes.findAuthorizationCode('code-of-locked-customer'))?.expiresAt).toBe(0);
     expect((await storage.codes.findAuthorizationCode('live-code'))?.expiresAt).toBe(T + 300);
   } finally {
     await storage.close();

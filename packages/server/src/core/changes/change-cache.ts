@@ -57,9 +57,12 @@ export function createChangeCache<V>(
       entries.set(key, entry);
       try {
         const value = await loading;
+        // Asked first: a feed may deliver the changes it has pending right
+        // now, and one of them may be a change of this record.
+        const current = feed.isCurrent();
         // Still ours: no change of this record was heard while it was read.
         if (entries.get(key) === entry) {
-          if (keep(value) && feed.isCurrent()) entries.set(key, { value });
+          if (keep(value) && current) entries.set(key, { value });
           else entries.delete(key);
         }
         return value;

@@ -14,7 +14,7 @@ const MAX_ENTRIES = 10_000;
 export function cacheClientLookup(
   findClient: (id: string) => Promise<Client | undefined>,
   changes: ChangeFeed,
-): (id: string) => Promise<Client | undefined> {
+): ((id: string) => Promise<Client | undefined>) & { close(): void } {
   const cache = createChangeCache<Client | undefined>(changes, 'client', { maxEntries: MAX_ENTRIES, keep: (c) => c !== undefined });
-  return (id) => cache.get(id, () => findClient(id));
+  return Object.assign((id: string) => cache.get(id, () => findClient(id)), { close: () => cache.close() });
 }

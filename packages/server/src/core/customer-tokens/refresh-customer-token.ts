@@ -1,3 +1,4 @@
+import { decodeProtectedHeader } from 'jose';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
@@ -80,6 +81,7 @@ export interface ReplayCheckDeps extends TokenVerifyDeps {
 /** A stored `POST /tokens` answer as a replay sees it: the token session and access token it gave, when recorded. */
 export interface StoredRefresh {
   readonly accessToken: string;
+  readonly refreshToken?: string;
   readonly sid?: string;
   readonly accessJti?: string;
 }
@@ -100,6 +102,8 @@ export interface StoredRefresh {
 export async function checkReplayedTokens(stored: StoredRefresh, client: Client, deps: ReplayCheckDeps): Promise<void> {
   const refused = new InvalidGrant('the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No');
   if (client.status !== 'active') throw refused;
+  // Their keys must still stand too: a revoked key's tokens are never handed out again.
+  if (!(await keysStand(stored, deps))) throw refused;
   let sid = stored.sid;
   let accessJti = stored.accessJti;
   if (sid === undefined || accessJti === undefined) {
@@ -115,4 +119,16 @@ export async function checkReplayedTokens(stored: StoredRefresh, client: Client,
     session.accessJti === accessJti &&
     session.refreshExpiresAt > deps.clock.nowSeconds();
   if (!live) throw refused;
+}
+
+/** Whether the keys of a stored answer's tokens are still trusted (not revoked, inside their windows). */
+async function keysStand(stored: StoredRefresh, deps: TokenVerifyDeps): Promise<boolean> {
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(stored.accessToken).kid;
+  } catch {
+    return false;
+  }
+  if (kid === undefined || (await deps.keys.decryptionKey(kid)) === undefined) return false;
+  return stored.refreshToken === undefined || (await verifyRefreshToken(stored.refreshToken, deps)) !== undefined;
 }

@@ -74,8 +74,9 @@ export interface AuthorizationCodeStore {
   consumeAuthorizationCode(codeHash: string, clientId: string, now: number): Promise<AuthorizationCodeRecord | undefined>;
   /**
    * Ends every unredeemed, unexpired code of a customer or of a client, in
-   * one statement: its `expiresAt` becomes `now`, so it can no longer be
-   * redeemed (an exchange then gets `invalid_grant`). Returns how many.
+   * one statement: its `expiresAt` becomes 0, so it can no longer be
+   * redeemed whatever the clock of the exchange says (an exchange then gets
+   * `invalid_grant`). Returns how many.
    */
   endAuthorizationCodesOf(holder: TokenHolder, now: number): Promise<number>;
 }

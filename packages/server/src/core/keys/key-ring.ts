@@ -141,7 +141,12 @@ export class KeyRing {
   #decrypting = new Map<string, Trusted>();
   #nextGeneration: Record<KeyUse, number> = { sig: 1, enc: 1 };
   #lastLoad = Number.NEGATIVE_INFINITY;
-  #loadedAtMs = Number.NEGATIVE_INFINITY;
+  /** When the last read of the keys began (monotonic ms), whether it succeeded or not. */
+  #triedAtMs = Number.NEGATIVE_INFINITY;
+  /** A change was announced that no successful read has followed yet. */
+  #stale = false;
+  #changes = 0;
+  #retry: ReturnType<typeof setTimeout> | undefined;
   #loading: Promise<void> | undefined;
   #again: Promise<void> | undefined;
 
@@ -202,6 +207,7 @@ export class KeyRing {
   }
 
   async #load(): Promise<void> {
+    this.#triedAtMs = monotonicMs();
     const now = this.#deps.clock.nowSeconds();
     const records = await this.#deps.keys.listKeys();
     const next = { sig: 1, enc: 1 };
@@ -240,7 +246,38 @@ export class KeyRing {
     this.#decrypting = decrypting;
     this.#nextGeneration = next;
     this.#lastLoad = now;
-    this.#loadedAtMs = monotonicMs();
+  }
+
+  /**
+   * Keys changed elsewhere (the change signal said so, or changes may have
+   * gone unheard): reads them again now, and every second until a read that
+   * began after the change succeeds. Until then verifying and decrypting
+   * read the keys again on use (at most once a second), so one failed read
+   * never leaves a revoked key trusted.
+   */
+  keysChanged(onError: (error: unknown) => void = () => {}): void {
+    this.#stale = true;
+    const change = ++this.#changes;
+    this.reload().then(
+      () => {
+        if (this.#changes === change) this.#stale = false;
+      },
+      (error: unknown) => {
+        onError(error);
+        if (this.#retry) return;
+        this.#retry = setTimeout(() => {
+          this.#retry = undefined;
+          if (this.#stale) this.keysChanged(onError);
+        }, 1000);
+        this.#retry.unref?.();
+      },
+    );
+  }
+
+  /** Stops retrying a failed read (the ring's owner is closing). */
+  close(): void {
+    if (this.#retry) clearTimeout(this.#retry);
+    this.#retry = undefined;
   }
 
   async #openPrivateKey(record: SigningKeyRecord): Promise<CryptoKey> {
@@ -302,8 +339,8 @@ export class KeyRing {
     const now = this.#deps.clock.nowSeconds();
     const lookUp = () => (which === 'verifying' ? this.#verifying : this.#decrypting).get(kid);
     let entry = lookUp();
-    const unheard = this.#deps.changes !== undefined && !this.#deps.changes.isCurrent() && monotonicMs() - this.#loadedAtMs >= 1000;
-    if (unheard || (!entry && now - this.#lastLoad >= 1)) {
+    const unsure = this.#stale || (this.#deps.changes !== undefined && !this.#deps.changes.isCurrent());
+    if ((unsure && monotonicMs() - this.#triedAtMs >= 1000) || (!entry && now - this.#lastLoad >= 1)) {
       await this.reload();
       entry = lookUp();
     }

@@ -41,8 +41,14 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
   const listeners = new Set<(heard: Heard) => void>();
   /** Pings sent and not yet heard back, by payload: when each was sent. */
   const pending = new Map<string, number>();
+  /** The connection that listens; set only once its `LISTEN` succeeded. */
   let client: pg.Client | undefined;
+  /** The connection being opened. */
+  let opening: pg.Client | undefined;
+  /** When the newest ping heard back was sent (monotonic ms); only pings sent after `LISTEN` count. */
   let confirmedAt = Number.NEGATIVE_INFINITY;
+  /** Whether `onState('listening')` is owed: told once the first ping after a (re)connect is heard. */
+  let announce = false;
   let current = false;
   let closed = false;
   let retryMs = 100;
@@ -60,13 +66,21 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
   };
 
   const drop = (broken: pg.Client, error?: Error) => {
-    if (client !== broken) return;
+    if (client !== broken && opening !== broken) return;
+    const wasListening = client === broken;
     client = undefined;
+    opening = undefined;
     pending.clear();
+    // Nothing heard from now on proves anything: not current until a ping
+    // sent after a new LISTEN comes back, and whatever is held goes now (a
+    // quiet instance may not ask isCurrent() before the next change).
+    confirmedAt = Number.NEGATIVE_INFINITY;
+    current = false;
+    emit('all');
     broken.removeAllListeners('notification');
     broken.on('error', () => {});
     void broken.end().catch(() => {});
-    options.onState?.('lost', error);
+    if (wasListening) options.onState?.('lost', error);
     schedule();
   };
 
@@ -90,25 +104,43 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
       if (sentAt !== undefined) {
         pending.delete(message.payload);
         confirmedAt = Math.max(confirmedAt, sentAt);
+        if (announce) {
+          announce = false;
+          options.onState?.('listening');
+        }
         return;
       }
       const change = parseChange(message.payload);
       if (change) emit(change);
     });
     try {
-      client = next;
+      opening = next;
       await next.connect();
       await next.query(`listen ${CHANGE_CHANNEL}`);
-      if (closed) return void next.end().catch(() => {});
+      if (closed || opening !== next) return void next.end().catch(() => {});
+      opening = undefined;
+      client = next;
       retryMs = 100;
-      options.onState?.('listening');
+      announce = true;
       ping();
     } catch (error) {
       drop(next, error as Error);
     }
   };
 
+  const isCurrent = () => {
+    const ok = client !== undefined && monotonicMs() - confirmedAt < trustMs;
+    if (ok !== current) {
+      current = ok;
+      // Either way what was kept is dropped: changes may have gone unheard.
+      emit('all');
+    }
+    return ok;
+  };
+
   const ping = () => {
+    // A lapse is told to the listeners even when no cache asks.
+    isCurrent();
     const listening = client;
     if (!listening) return;
     const now = monotonicMs();
@@ -127,15 +159,7 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
   void connect();
 
   return {
-    isCurrent() {
-      const ok = client !== undefined && monotonicMs() - confirmedAt < trustMs;
-      if (ok !== current) {
-        current = ok;
-        // Either way what was kept is dropped: changes may have gone unheard.
-        emit('all');
-      }
-      return ok;
-    },
+    isCurrent,
     onChange(listener) {
       listeners.add(listener);
       return () => void listeners.delete(listener);

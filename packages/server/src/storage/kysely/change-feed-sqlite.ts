@@ -33,10 +33,12 @@ export function openSqliteChangeFeed(
   const counters = database.prepare<[], { v: number; t: number }>(
     'select (select data_version from pragma_data_version) as v, total_changes() as t',
   );
-  const since = database.prepare<[number], { seq: number; kind: string; key: string }>(
-    'select seq, kind, key from change_log where seq > ? order by seq',
+  const since = database.prepare<[number, number], { seq: number; kind: string; key: string }>(
+    'select seq, kind, key from change_log where seq > ? and seq <= ? order by seq',
   );
-  let last = (database.prepare<[], { seq: number }>('select coalesce(max(seq), 0) as seq from change_log').get()?.seq ?? 0);
+  // The highest seq ever given out (rows may since have been pruned).
+  const highest = database.prepare<[], { seq: number }>("select coalesce((select seq from sqlite_sequence where name = 'change_log'), 0) as seq");
+  let last = highest.get()?.seq ?? 0;
   let version = -1;
   let total = -1;
   let usesSeen = -1;
@@ -73,11 +75,19 @@ export function openSqliteChangeFeed(
         if (now.v !== version || now.t !== total) {
           version = now.v;
           total = now.t;
-          for (const row of since.all(last)) {
-            last = row.seq;
+          // The newest first: a commit of another process between the two
+          // reads is then read the next time, not skipped.
+          const newest = highest.get()?.seq ?? last;
+          const rows = since.all(last, newest);
+          // Rows after `last` were pruned before they were read (this process
+          // was paused for over a minute): what they said is lost, so
+          // everything held goes.
+          if ((rows[0]?.seq ?? newest + 1) > last + 1) emit('all');
+          for (const row of rows) {
             const change = parseChange(`${row.kind}:${row.key}`);
             if (change) emit(change);
           }
+          last = Math.max(last, newest);
         }
         return true;
       } catch {

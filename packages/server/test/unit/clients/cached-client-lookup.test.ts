@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localChangeFeed } from '../../../src/core/changes/change-feed.js';
+import { localChangeFeed, type Change } from '../../../src/core/changes/change-feed.js';
 import { cacheClientLookup } from '../../../src/core/clients/cached-client-lookup.js';
 import type { Client } from '../../../src/core/clients/client.js';
 
@@ -57,6 +57,23 @@ describe('cacheClientLookup', () => {
     feed.heard({ kind: 'client', key: 'a' });
     release();
     expect((await first)?.status).toBe('active');
+    expect((await find('a'))?.status).toBe('disabled');
+    expect(reads).toBe(2);
+  });
+
+  it('does not keep a read when the feed delivers a change of that client as the read ends', async () => {
+    // As SQLite's feed does: pending changes are delivered when it is asked whether it is current.
+    const base = localChangeFeed();
+    const queued: Change[] = [];
+    const feed = { ...base, isCurrent: () => (queued.splice(0).forEach((c) => base.heard(c)), true) };
+    let reads = 0;
+    const find = cacheClientLookup(async (id) => {
+      reads++;
+      // Another process changes the client right after this read.
+      if (reads === 1) queued.push({ kind: 'client', key: id });
+      return { id, status: reads === 1 ? 'active' : 'disabled' } as Client;
+    }, feed);
+    expect((await find('a'))?.status).toBe('active');
     expect((await find('a'))?.status).toBe('disabled');
     expect(reads).toBe(2);
   });

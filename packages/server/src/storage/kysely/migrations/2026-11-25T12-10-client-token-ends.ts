@@ -24,12 +24,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     update token_sessions set revoked_at = (select c.updated_at from customers c where c.profile_id = token_sessions.profile_id)
     where revoked_at is null and profile_id in (select profile_id from customers where status = 'locked')`.execute(db);
   await sql`
-    update authorization_codes set expires_at = (select c.updated_at from clients c where c.id = authorization_codes.client_id)
+    update authorization_codes set expires_at = 0
     where consumed_at is null
       and client_id in (select id from clients where status = 'disabled')
       and expires_at > (select c.updated_at from clients c where c.id = authorization_codes.client_id)`.execute(db);
   await sql`
-    update authorization_codes set expires_at = (select c.updated_at from customers c where c.profile_id = authorization_codes.profile_id)
+    update authorization_codes set expires_at = 0
     where consumed_at is null
       and profile_id in (select profile_id from customers where status = 'locked')
       and expires_at > (select c.updated_at from customers c where c.profile_id = authorization_codes.profile_id)`.execute(db);

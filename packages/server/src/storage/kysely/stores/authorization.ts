@@ -211,7 +211,8 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
       const byHolder = holder.clientId === undefined ? (['profile_id', holder.profileId] as const) : (['client_id', holder.clientId] as const);
       const result = await db
         .updateTable('authorization_codes')
-        .set({ expires_at: now })
+        // 0, not now: an exchange whose clock is a second behind still finds it ended.
+        .set({ expires_at: 0 })
         .where(byHolder[0], '=', byHolder[1])
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
