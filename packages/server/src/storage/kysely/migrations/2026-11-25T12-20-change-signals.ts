@@ -21,33 +21,19 @@ const WATCHED = [
 
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`
-      create function connect_announce_change() returns trigger language plpgsql as $$
-      declare
-        row_data jsonb;
-      begin
-        if tg_op = 'DELETE' then row_data := to_jsonb(old); else row_data := to_jsonb(new); end if;
-        perform pg_notify('connect_changes', tg_argv[0] || ':' || coalesce(row_data ->> tg_argv[1], ''));
-        return null;
-      end
-      $$`.execute(db);
     for (const w of WATCHED) {
+      // One function per table, reading its key column directly: it runs on
+      // every refresh, so it stays as cheap as a trigger can be.
+      const key = w.key ? `case when tg_op = 'DELETE' then old.${w.key} else new.${w.key} end` : "''";
+      await sql
+        .raw(
+          `create function connect_announce_${w.table}() returns trigger language plpgsql as $$ ` +
+            `begin perform pg_notify('connect_changes', '${w.kind}:' || ${key}); return null; end $$`,
+        )
+        .execute(db);
       const changed = w.columns.map((c) => `old.${c} is distinct from new.${c}`).join(' or ');
-      if (w.columns.length > 0) {
-        await sql
-          .raw(
-            `create trigger ${w.table}_announce after update on ${w.table} for each row when (${changed}) ` +
-              `execute function connect_announce_change('${w.kind}', '${w.key ?? ''}')`,
-          )
-          .execute(db);
-      } else {
-        await sql
-          .raw(
-            `create trigger ${w.table}_announce after insert or update or delete on ${w.table} for each row ` +
-              `execute function connect_announce_change('${w.kind}', '${w.key ?? ''}')`,
-          )
-          .execute(db);
-      }
+      const when = w.columns.length > 0 ? `after update on ${w.table} for each row when (${changed})` : `after insert or update or delete on ${w.table} for each row`;
+      await sql.raw(`create trigger ${w.table}_announce ${when} execute function connect_announce_${w.table}()`).execute(db);
     }
     return;
   }
@@ -77,8 +63,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    for (const w of WATCHED) await sql.raw(`drop trigger if exists ${w.table}_announce on ${w.table}`).execute(db);
-    await sql`drop function if exists connect_announce_change()`.execute(db);
+    for (const w of WATCHED) {
+      await sql.raw(`drop trigger if exists ${w.table}_announce on ${w.table}`).execute(db);
+      await sql.raw(`drop function if exists connect_announce_${w.table}()`).execute(db);
+    }
     return;
   }
   for (const w of WATCHED) {
