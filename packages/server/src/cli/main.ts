@@ -102,7 +102,20 @@ const OPTIONS = {
 type Values = ReturnType<typeof parse>['values'];
 
 function parse(argv: readonly string[]) {
-  return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  return parseArgs({ args: kidsAsPositionals(argv), options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+/**
+ * A `kid` is base64url and may begin with `-` (`-8Fq…`): after `keys
+ * revoke`, an argument that begins with `-` and is none of the options is
+ * the kid, never an unknown option.
+ */
+function kidsAsPositionals(argv: readonly string[]): string[] {
+  if (argv[0] !== 'keys' || argv[1] !== 'revoke' || argv.includes('--')) return [...argv];
+  const flags = new Set(Object.entries(OPTIONS).flatMap(([name, option]) => [`--${name}`, ...('short' in option ? [`-${option.short}`] : [])]));
+  const isKid = (arg: string) => arg.startsWith('-') && !flags.has(arg.split('=')[0] as string);
+  const rest = argv.slice(2);
+  return [...argv.slice(0, 2), ...rest.filter((arg) => !isKid(arg)), '--', ...rest.filter(isKid)];
 }
 
 /**

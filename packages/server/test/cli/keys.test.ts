@@ -257,6 +257,15 @@ describe('audit', () => {
   });
 });
 
+describe('keys revoke with a kid that begins with -', () => {
+  it('takes it as the kid, not as an option', async () => {
+    const line = expectFailure(await ws.cli(['keys', 'revoke', '-8Fq_unknown-kid']), 1);
+    expect(line).toBe('connect-auth: no key has kid "-8Fq_unknown-kid"; keys list shows every key\n');
+    const json = expectFailure(await ws.cli(['keys', 'revoke', '--json', '--8Fq']), 1);
+    expect(json).toBe('connect-auth: no key has kid "--8Fq"; keys list shows every key\n');
+  });
+});
+
 describe('usage', () => {
   it('--help describes rotate --now and revoke', async () => {
     const help = (await ws.cli(['--help'])).stdout;
