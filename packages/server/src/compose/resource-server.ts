@@ -5,6 +5,7 @@ import { KeyRing } from '../core/keys/key-ring.js';
 import { deriveKey } from '../core/keys/master-key.js';
 import { createCustomerAccessCheck, type CustomerAccess } from '../core/tokens/customer-access-check.js';
 import { openStorage } from '../storage/kysely/open-storage.js';
+import { storageOptions } from './runtime.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 
 /** A resource server's handle on Connect's customer tokens. */
@@ -34,7 +35,7 @@ export async function openCustomerAccessCheck(
   const config = loadConfig(env);
   if (!config.authUrl) throw new ConfigError('CONNECT_AUTH_URL is required to check tokens outside the Connect server');
   const masterKey = resolveMasterKey(config);
-  const storage = openStorage(config.database);
+  const storage = openStorage(config.database, storageOptions(config));
   let changes: ChangeFeed | undefined;
   try {
     const feed = storage.openChangeFeed();

@@ -4,7 +4,7 @@ import { deriveKey } from '../core/keys/master-key.js';
 import { OtpHasher } from '../core/login/one-time-pin.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
-import { openStorage } from '../storage/kysely/open-storage.js';
+import { openStorage, type StorageOptions } from '../storage/kysely/open-storage.js';
 import type { Storage } from '../storage/ports.js';
 
 /** The services the server and every CLI command share. */
@@ -32,7 +32,7 @@ export interface Runtime {
  */
 export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
   const masterKey = resolveMasterKey(config);
-  const storage = options.storage ?? openStorage(config.database);
+  const storage = options.storage ?? openStorage(config.database, storageOptions(config));
   try {
     await storage.migrate();
   } catch (error) {
@@ -56,4 +56,9 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
 export function maxTokenTtlSeconds(config: Config): number {
   const { accessTokenSeconds, refreshTokenSeconds, codeSeconds } = config.lifetimes;
   return Math.max(accessTokenSeconds, refreshTokenSeconds, codeSeconds);
+}
+
+/** How the storage waits and how many connections it keeps, as configured. */
+export function storageOptions(config: Pick<Config, 'databasePoolSize' | 'databaseTimeoutMs'>): StorageOptions {
+  return { maxConnections: config.databasePoolSize, timeoutMs: config.databaseTimeoutMs };
 }

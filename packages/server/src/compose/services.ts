@@ -103,7 +103,16 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   });
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
-  const redis = config.redisUrl && !overrides.limits ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : undefined;
+  // Every command bounded (CONNECT_REDIS_TIMEOUT_MS): past it the limit throws and the request gets a 503.
+  const redis =
+    config.redisUrl && !overrides.limits
+      ? new Redis(config.redisUrl, {
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: config.redisTimeoutMs,
+          connectTimeout: config.redisTimeoutMs,
+        })
+      : undefined;
   redis?.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
 
   const audit = createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed'));

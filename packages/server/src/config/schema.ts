@@ -5,7 +5,7 @@
  * `load.ts` reads and checks it once at start-up.
  */
 import type { Environment } from '../core/environment.js';
-import type { Lifetimes } from '../core/lifetimes.js';
+import { DATABASE_TIMEOUT_MS, REDIS_TIMEOUT_MS, type Lifetimes } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 
 /** Log verbosity, as pino names it. */
@@ -99,6 +99,16 @@ export interface Config {
   readonly pinLimitPerAddress: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
+  /** `CONNECT_DB_POOL_SIZE`: PostgreSQL connections per instance (1 to 1000); default 10. */
+  readonly databasePoolSize: number;
+  /**
+   * `CONNECT_DB_TIMEOUT_MS`: the bound on a PostgreSQL connect, pool wait,
+   * row-lock wait and statement, and on SQLite's wait for another process's
+   * write lock (100 to 600000 ms); default 5000. Past it the request gets `503`.
+   */
+  readonly databaseTimeoutMs: number;
+  /** `CONNECT_REDIS_TIMEOUT_MS`: the bound on one Redis command and on connecting (10 to 600000 ms); default 1000. Past it the request gets `503`. */
+  readonly redisTimeoutMs: number;
 }
 
 /** `CONNECT_TRUST_PROXY` as read: none, every hop (sandbox), a number of hops, or the proxies' addresses and ranges. */
@@ -118,4 +128,7 @@ export const DEFAULTS = {
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },
   logLevel: 'info',
+  databasePoolSize: 10,
+  databaseTimeoutMs: DATABASE_TIMEOUT_MS,
+  redisTimeoutMs: REDIS_TIMEOUT_MS,
 } as const;

@@ -51,4 +51,25 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expectSeeOther(res, /^\/login\/otp\?request=/);
     expect(await outbox(t.app, mobile)).toHaveLength(1);
   });
+
+  it('a Redis that holds its answers (a partition): the 503 page within CONNECT_REDIS_TIMEOUT_MS plus a second, nothing checked or sent', async () => {
+    const target = new URL(redisUrl ?? '');
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const t = await build({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, CONNECT_REDIS_TIMEOUT_MS: '300' } });
+    const client = await t.createClient();
+    const mobile = `+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
+    await addCustomer(t, mobile, PIN);
+    const browser = new Browser(t.app, { remoteAddress: `198.51.100.${randomInt(1, 255)}` });
+    const { page } = await startLogin(browser, authorizeParams(client, { user_id: mobile }));
+
+    // The connection stays open; nothing comes back.
+    proxy.silence();
+    const started = performance.now();
+    const refused = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+    const took = performance.now() - started;
+    expectPage(refused, 503);
+    expect(took).toBeLessThan(300 + 1000);
+    expect(await t.storage.customers.findCustomerByMobile(mobile)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
+    expect(await outbox(t.app, mobile)).toEqual([]);
+  });
 });

@@ -127,6 +127,29 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
       expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
     });
 
+    it('the pool holds CONNECT_DB_POOL_SIZE connections: one more request waits for a free one at most the timeout, then fails', async () => {
+      await direct.clients.insertClient(clientRecord());
+      const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 300, maxConnections: 2 });
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // Two transactions hold both connections.
+      const holders = [0, 1].map(() => storage.transaction(async (tx) => {
+        await tx.clients.findClient('cid_sandbox_acme');
+        await held;
+      }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const started = performance.now();
+      const error = await storage.clients.findClient('cid_sandbox_acme').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect(String((error as StorageUnavailable).cause)).toMatch(/timeout/i);
+      // Not a measure of speed: a bound that tells "gave up" from "waited for the holders".
+      expect(performance.now() - started).toBeLessThan(3000);
+      release();
+      await Promise.all(holders);
+      expect((await storage.clients.findClient('cid_sandbox_acme'))?.id).toBe('cid_sandbox_acme');
+      await storage.close();
+    });
+
     it('a row lock or a statement not done in time fails as StorageUnavailable instead of waiting on', async () => {
       await direct.clients.insertClient(clientRecord());
       const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 200 });

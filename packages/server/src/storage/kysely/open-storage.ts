@@ -52,6 +52,8 @@ export interface StorageOptions {
    * `StorageUnavailable`.
    */
   readonly timeoutMs?: number;
+  /** PostgreSQL connections in the pool; default 10. */
+  readonly maxConnections?: number;
 }
 
 /**
@@ -62,7 +64,7 @@ export interface StorageOptions {
  */
 export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
   const sqlite = location.engine === 'sqlite' ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs }) : undefined;
-  const engineDialect = sqlite?.dialect ?? createPostgresDialect((location as { url: string }).url, { timeoutMs: options.timeoutMs });
+  const engineDialect = sqlite?.dialect ?? createPostgresDialect((location as { url: string }).url, { timeoutMs: options.timeoutMs, maxConnections: options.maxConnections });
   const dialect = translateDriverErrors(engineDialect);
   const db = new Kysely<Database>({ dialect });
   return {

@@ -63,6 +63,9 @@ describe('loadConfig: defaults', () => {
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
       logLevel: 'info',
+      databasePoolSize: 10,
+      databaseTimeoutMs: 5000,
+      redisTimeoutMs: 1000,
     });
   });
 
@@ -109,6 +112,28 @@ describe('loadConfig: accepted values', () => {
     [' 4000 ', 4000],
   ])('PORT=%j', (value, port) => {
     expect(loadConfig({ PORT: value }, CWD).port).toBe(port);
+  });
+
+  it('CONNECT_DB_POOL_SIZE, CONNECT_DB_TIMEOUT_MS and CONNECT_REDIS_TIMEOUT_MS, at their bounds', () => {
+    expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1', CONNECT_DB_TIMEOUT_MS: '100', CONNECT_REDIS_TIMEOUT_MS: '10' }, CWD)).toMatchObject({
+      databasePoolSize: 1,
+      databaseTimeoutMs: 100,
+      redisTimeoutMs: 10,
+    });
+    expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1000', CONNECT_DB_TIMEOUT_MS: '600000', CONNECT_REDIS_TIMEOUT_MS: '600000' }, CWD)).toMatchObject({
+      databasePoolSize: 1000,
+      databaseTimeoutMs: 600_000,
+      redisTimeoutMs: 600_000,
+    });
+  });
+
+  it.each([
+    ['CONNECT_DB_POOL_SIZE', '0', 'CONNECT_DB_POOL_SIZE must be between 1 and 1000, not 0'],
+    ['CONNECT_DB_POOL_SIZE', 'ten', 'CONNECT_DB_POOL_SIZE must be a whole number, not "ten"'],
+    ['CONNECT_DB_TIMEOUT_MS', '99', 'CONNECT_DB_TIMEOUT_MS must be between 100 and 600000, not 99'],
+    ['CONNECT_REDIS_TIMEOUT_MS', '1.5', 'CONNECT_REDIS_TIMEOUT_MS must be a whole number, not "1.5"'],
+  ])('%s=%s is refused, naming the variable', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value }, CWD)).toThrow(message);
   });
 
   it('HOST', () => {
