@@ -21,6 +21,7 @@ import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tok
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
 import type { TokenSessionStore } from '../core/tokens/token-session-store.js';
 import { createLimits, type Limits } from '../limits/create-limits.js';
+import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import type { Runtime } from './runtime.js';
 
@@ -38,6 +39,8 @@ export interface ServiceOverrides {
   readonly log?: ServiceLog;
   /** The change signal; by default the database's own (`Storage.openChangeFeed`). */
   readonly changes?: ChangeFeed;
+  /** The metrics to count into; by default a registry of the services' own. */
+  readonly metrics?: Metrics;
 }
 
 /** Everything the HTTP app is built from, composed once. */
@@ -52,6 +55,8 @@ export interface Services {
   readonly audit: AuditLog;
   /** The change signal every cache of clients, sessions and keys listens to. */
   readonly changes: ChangeFeed;
+  /** What the instance counts for Prometheus (`CONNECT_METRICS_PORT`). */
+  readonly metrics: Metrics;
   findClient(id: string): Promise<Client | undefined>;
   /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
   authenticate(input: ClientAuthInput): Promise<Client>;
@@ -115,7 +120,11 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       : undefined;
   redis?.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
 
-  const audit = createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed'));
+  const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats() });
+  const audit = countedAudit(
+    createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed')),
+    metrics,
+  );
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
   const refresh: RefreshDeps = { ...tokens, tokenSessions, audit };
   const grants = createGrantRegistry([
@@ -175,6 +184,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     urls,
     audit,
     changes,
+    metrics,
     findClient,
     authenticate,
     grants,
@@ -211,5 +221,15 @@ function announcingLocally(store: TokenSessionStore, changes: ChangeFeed): Token
     replaceAccessToken: async (sid, update) => told(sid, await store.replaceAccessToken(sid, update)),
     revokeTokenSession: async (sid, now) => told(sid, await store.revokeTokenSession(sid, now)),
     revokeAccessToken: async (sid, accessJti) => told(sid, await store.revokeAccessToken(sid, accessJti)),
+  };
+}
+
+/** The audit log, counting every event it records by type and outcome (SMS failures, lockouts, replays). */
+function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
+  return {
+    record(event) {
+      metrics.auditEvent(event.type, event.outcome);
+      return log.record(event);
+    },
   };
 }

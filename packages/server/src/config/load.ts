@@ -88,6 +88,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     host: read('HOST') ?? DEFAULTS.host,
     database: readDatabase(read('DATABASE_URL'), dataDir, environment, cwd),
     databasePoolSize: readInteger(read, 'CONNECT_DB_POOL_SIZE', DEFAULTS.databasePoolSize, 1, 1000),
+    metricsPort: read('CONNECT_METRICS_PORT') === undefined ? undefined : readInteger(read, 'CONNECT_METRICS_PORT', 0, 1, 65_535),
     databaseTimeoutMs: readInteger(read, 'CONNECT_DB_TIMEOUT_MS', DEFAULTS.databaseTimeoutMs, 100, 600_000),
     redisUrl,
     redisTimeoutMs: readInteger(read, 'CONNECT_REDIS_TIMEOUT_MS', DEFAULTS.redisTimeoutMs, 10, 600_000),

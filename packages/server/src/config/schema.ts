@@ -99,6 +99,8 @@ export interface Config {
   readonly pinLimitPerAddress: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
+  /** `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port of `HOST`; unset: off. */
+  readonly metricsPort: number | undefined;
   /** `CONNECT_DB_POOL_SIZE`: PostgreSQL connections per instance (1 to 1000); default 10. */
   readonly databasePoolSize: number;
   /**

@@ -4,6 +4,7 @@ import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
+import { countRequests, stepOutcome } from './plugins/request-metrics.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
 import { customerProfileRoutes } from './routes/customer-profile.js';
@@ -51,9 +52,16 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
   registerErrorHandling(app);
+  countRequests(app, services.metrics);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });
-  await app.register(journeyRoutes, { journey: services.journey, environment: config.environment, csrfKey, sessionTtlSeconds: config.lifetimes.sessionSeconds });
+  await app.register(journeyRoutes, {
+    journey: services.journey,
+    environment: config.environment,
+    csrfKey,
+    sessionTtlSeconds: config.lifetimes.sessionSeconds,
+    countStep: (step, result) => services.metrics.journeyStep(step, stepOutcome(result)),
+  });
   await app.register(customerTokenRoutes, { bearer: services.bearer, refresh: services.refresh, idempotency: services.idempotency });
   await app.register(tokenStateRoutes, { authenticate: services.authenticate, state: services.tokenState });
   await app.register(customerProfileRoutes, { check: services.customerAccess, customers: storage.customers });

@@ -8,6 +8,7 @@ import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-
 import { openRuntime } from '../compose/runtime.js';
 import { composeServices, type Services } from '../compose/services.js';
 import { buildApp } from './app.js';
+import { serveMetrics } from './metrics-server.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
 
@@ -51,12 +52,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let services: Services | undefined;
+  let metricsServer: FastifyInstance | undefined;
   try {
     services = await composeServices(runtime, { log: logger });
     const { urls } = services;
     const app = await buildApp({ services, logger });
     const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, customers: storage.customers, environment: config.environment }) : undefined;
 
+    // Before the public listener: a metrics port in use stops start-up before any request is taken.
+    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.host, config.metricsPort);
     await app.listen({ port: config.port, host: config.host });
     const bound = app.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
@@ -75,11 +79,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       demo,
       async close() {
         await app.close();
+        await metricsServer?.close();
         await services?.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await metricsServer?.close();
     await services?.close();
     await storage.close().catch(() => {});
     throw error;

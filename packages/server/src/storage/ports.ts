@@ -61,6 +61,8 @@ export interface Storage extends Stores {
    * the storage.
    */
   openChangeFeed(options?: { onState?: (state: 'lost' | 'listening', error?: Error) => void }): ChangeFeed;
+  /** How full the connection pool is (PostgreSQL); `undefined` for an engine without one. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
   /** Closes every connection; any operation after it throws `StorageUnavailable`. */

@@ -59,6 +59,6 @@ describe('migration 2026-11-25T12-00-key-rotation', () => {
   it.skipIf(!postgresAdminUrl)('gives the keys of a PostgreSQL database their activation and generation', async () => {
     const database = await createTestDatabase();
     onTestFinished(() => database.drop());
-    await migrateLegacyKeys({ engine: 'postgres', url: database.url }, createPostgresDialect(database.url));
+    await migrateLegacyKeys({ engine: 'postgres', url: database.url }, createPostgresDialect(database.url).dialect);
   });
 });

@@ -93,7 +93,7 @@ describe('migration 2026-11-25T12-10-client-token-ends', () => {
 
     it('ends what a lock or a disable made before it left live', async () => {
       database = await createTestDatabase();
-      await migratesAndEnds({ engine: 'postgres', url: database.url }, createPostgresDialect(database.url));
+      await migratesAndEnds({ engine: 'postgres', url: database.url }, createPostgresDialect(database.url).dialect);
     });
   });
 });

@@ -24,6 +24,8 @@ export interface JourneyRouteDeps {
   /** Key binding CSRF tokens to the browser cookie. */
   readonly csrfKey: Uint8Array;
   readonly sessionTtlSeconds: number;
+  /** Counts what each submitted step came to (metrics). */
+  readonly countStep?: (step: JourneyPage, result: StepResult) => void;
 }
 
 /** A parameter given twice arrives as an array. */
@@ -115,6 +117,11 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     }
   }
 
+  const counted = (step: JourneyPage, result: StepResult) => {
+    deps.countStep?.(step, result);
+    return result;
+  };
+
   const html = { config: { html: true } };
   const protectedForm = { ...html, preHandler: app.csrfProtection };
 
@@ -132,25 +139,25 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
   app.get<PageRoute>(PATHS.login, html, async (request, reply) => render(request, reply, await showLogin(contextOf(request), deps.journey)));
   app.post<FormRoute>(PATHS.login, protectedForm, async (request, reply) => {
     const form = request.body ?? {};
-    return render(request, reply, await submitLogin(contextOf(request), { action: form.action, mobile: form.mobile, pin: form.pin }, deps.journey));
+    return render(request, reply, counted('login', await submitLogin(contextOf(request), { action: form.action, mobile: form.mobile, pin: form.pin }, deps.journey)));
   });
 
   app.get<PageRoute>(PATHS.register, html, async (request, reply) => render(request, reply, await showRegistration(contextOf(request), deps.journey)));
   app.post<FormRoute>(PATHS.register, protectedForm, async (request, reply) => {
     const form = request.body ?? {};
     const fields = { action: form.action, mobile: form.mobile, pin: form.pin, pinConfirmation: form.pin_confirmation };
-    return render(request, reply, await submitRegistration(contextOf(request), fields, deps.journey));
+    return render(request, reply, counted('register', await submitRegistration(contextOf(request), fields, deps.journey)));
   });
 
   app.get<PageRoute>(PATHS.otp, html, async (request, reply) => render(request, reply, await showOtp(contextOf(request), deps.journey)));
   app.post<FormRoute>(PATHS.otp, protectedForm, async (request, reply) => {
     const form = request.body ?? {};
-    return render(request, reply, await submitOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey));
+    return render(request, reply, counted('otp', await submitOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey)));
   });
 
   app.get<PageRoute>(PATHS.consent, html, async (request, reply) => render(request, reply, await showConsent(contextOf(request), deps.journey)));
   app.post<FormRoute>(PATHS.consent, protectedForm, async (request, reply) => {
     const form = request.body ?? {};
-    return render(request, reply, await submitConsent(contextOf(request), { action: form.action }, deps.journey));
+    return render(request, reply, counted('consent', await submitConsent(contextOf(request), { action: form.action }, deps.journey)));
   });
 }

@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, Migrator, sql, type Dialect } from 'kysely';
 import type { Storage, Stores } from '../ports.js';
 import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
@@ -64,7 +64,9 @@ export interface StorageOptions {
  */
 export function openStorage(location: DatabaseLocation, options: StorageOptions = {}): Storage {
   const sqlite = location.engine === 'sqlite' ? createSqliteDialect(location.path, { busyTimeoutMs: options.timeoutMs }) : undefined;
-  const engineDialect = sqlite?.dialect ?? createPostgresDialect((location as { url: string }).url, { timeoutMs: options.timeoutMs, maxConnections: options.maxConnections });
+  const postgres =
+    location.engine === 'postgres' ? createPostgresDialect(location.url, { timeoutMs: options.timeoutMs, maxConnections: options.maxConnections }) : undefined;
+  const engineDialect = sqlite?.dialect ?? (postgres as { dialect: Dialect }).dialect;
   const dialect = translateDriverErrors(engineDialect);
   const db = new Kysely<Database>({ dialect });
   return {
@@ -77,6 +79,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
+    poolStats: () => postgres?.poolStats(),
     openChangeFeed(feedOptions = {}) {
       if (sqlite) {
         try {

@@ -12,7 +12,10 @@ const INT8_OID = 20;
  * `DATABASE_TIMEOUT_MS`): past it PostgreSQL cancels the statement and the
  * operation fails (`StorageUnavailable`, a 503), rather than hanging.
  */
-export function createPostgresDialect(connectionString: string, options: { maxConnections?: number; timeoutMs?: number } = {}): Dialect {
+export function createPostgresDialect(
+  connectionString: string,
+  options: { maxConnections?: number; timeoutMs?: number } = {},
+): { dialect: Dialect; poolStats: () => { total: number; idle: number; waiting: number } } {
   const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString,
@@ -35,5 +38,8 @@ export function createPostgresDialect(connectionString: string, options: { maxCo
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  return new PostgresDialect({ pool });
+  return {
+    dialect: new PostgresDialect({ pool }),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
 }

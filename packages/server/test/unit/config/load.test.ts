@@ -114,6 +114,11 @@ describe('loadConfig: accepted values', () => {
     expect(loadConfig({ PORT: value }, CWD).port).toBe(port);
   });
 
+  it('CONNECT_METRICS_PORT: off when unset, a port when set', () => {
+    expect(loadConfig({}, CWD).metricsPort).toBeUndefined();
+    expect(loadConfig({ CONNECT_METRICS_PORT: '9464' }, CWD).metricsPort).toBe(9464);
+  });
+
   it('CONNECT_DB_POOL_SIZE, CONNECT_DB_TIMEOUT_MS and CONNECT_REDIS_TIMEOUT_MS, at their bounds', () => {
     expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1', CONNECT_DB_TIMEOUT_MS: '100', CONNECT_REDIS_TIMEOUT_MS: '10' }, CWD)).toMatchObject({
       databasePoolSize: 1,
@@ -132,6 +137,8 @@ describe('loadConfig: accepted values', () => {
     ['CONNECT_DB_POOL_SIZE', 'ten', 'CONNECT_DB_POOL_SIZE must be a whole number, not "ten"'],
     ['CONNECT_DB_TIMEOUT_MS', '99', 'CONNECT_DB_TIMEOUT_MS must be between 100 and 600000, not 99'],
     ['CONNECT_REDIS_TIMEOUT_MS', '1.5', 'CONNECT_REDIS_TIMEOUT_MS must be a whole number, not "1.5"'],
+    ['CONNECT_METRICS_PORT', '0', 'CONNECT_METRICS_PORT must be between 1 and 65535, not 0'],
+    ['CONNECT_METRICS_PORT', '70000', 'CONNECT_METRICS_PORT must be between 1 and 65535, not 70000'],
   ])('%s=%s is refused, naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value }, CWD)).toThrow(message);
   });

@@ -1,0 +1,27 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ConfigError } from '../config/load.js';
+import type { Metrics } from '../metrics/metrics.js';
+
+/**
+ * Serves the instance's metrics at `GET /metrics` (Prometheus text format)
+ * on `host:port`, apart from the public listener (docs/operator-guide.md,
+ * "Metrics"). A port already in use stops start-up with a message naming
+ * `CONNECT_METRICS_PORT`.
+ */
+export async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<FastifyInstance> {
+  const server = Fastify({ logger: false });
+  server.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store');
+    return metrics.registry.metrics();
+  });
+  try {
+    await server.listen({ host, port });
+  } catch (error) {
+    await server.close().catch(() => {});
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') throw new ConfigError(`CONNECT_METRICS_PORT: port ${port} on ${host} is already in use`);
+    if (code === 'EACCES') throw new ConfigError(`CONNECT_METRICS_PORT: no permission to listen on port ${port} of ${host}`);
+    throw error;
+  }
+  return server;
+}
