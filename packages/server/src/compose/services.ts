@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -108,17 +109,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   });
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
-  // Every command bounded (CONNECT_REDIS_TIMEOUT_MS): past it the limit throws and the request gets a 503.
-  const redis =
-    config.redisUrl && !overrides.limits
-      ? new Redis(config.redisUrl, {
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 1,
-          commandTimeout: config.redisTimeoutMs,
-          connectTimeout: config.redisTimeoutMs,
-        })
-      : undefined;
-  redis?.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
+  const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, log) : undefined;
 
   const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats() });
   const audit = countedAudit(
@@ -232,4 +223,35 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
       return log.record(event);
     },
   };
+}
+
+/**
+ * Connects to Redis and asks it once: an unreachable Redis at start-up stops
+ * start-up with a message naming `REDIS_URL` (never its password). Every
+ * command afterwards is bounded by `timeoutMs` (`CONNECT_REDIS_TIMEOUT_MS`):
+ * past it the limit throws and the request gets a 503; the client
+ * reconnects by itself.
+ */
+async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: timeoutMs, connectTimeout: timeoutMs });
+  let cause: Error | undefined;
+  const firstError = (error: Error) => {
+    cause ??= error;
+  };
+  redis.on('error', firstError);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    const { hostname, port } = new URL(url);
+    throw new ConfigError(`REDIS_URL: cannot reach Redis at ${hostname}:${port || 6379} (${oneLineMessage(cause ?? error)})`);
+  }
+  redis.off('error', firstError);
+  redis.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
+  return redis;
+}
+
+function oneLineMessage(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
 }

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/load.js';
 import { build } from '../helpers/build.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, outbox, pageText, PIN, startLogin, type Response } from './customer-flow.js';
@@ -71,5 +72,15 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(took).toBeLessThan(300 + 1000);
     expect(await t.storage.customers.findCustomerByMobile(mobile)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
     expect(await outbox(t.app, mobile)).toEqual([]);
+  });
+
+  it('a Redis that cannot be reached at start-up stops start-up with a message naming REDIS_URL, never its password', async () => {
+    const target = new URL(redisUrl ?? '');
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    await proxy.cut();
+    const error = await build({ env: { REDIS_URL: `redis://:hunter2@127.0.0.1:${proxy.port}` } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(new RegExp(`^REDIS_URL: cannot reach Redis at 127\\.0\\.0\\.1:${proxy.port} \\(.+\\)$`));
+    expect((error as Error).message).not.toContain('hunter2');
   });
 });
