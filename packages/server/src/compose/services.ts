@@ -128,6 +128,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
           subject: error.claimedClientId ?? null,
           outcome: 'failure',
           details: { method: error.attemptedMethod, reason: error.description },
+          requestId: input.correlationId,
         });
       }
       throw error;

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
@@ -33,6 +35,19 @@ function trustProxyOption(value: TrustProxy): boolean | string[] | ((address: st
   return typeof value === 'boolean' ? value : [...value];
 }
 
+/** An incoming `X-Request-Id` that is kept: 1 to 128 of `A-Z a-z 0-9 . _ : -`. */
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request's ID: its own `X-Request-Id` when that is well formed, else a
+ * fresh UUID, so that IDs of several instances never collide and a bad
+ * header is neither an error nor echoed (docs/operator-guide.md, "Request IDs").
+ */
+export function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
 /**
  * Builds the Connect HTTP app from its dependencies: only routes and
  * plugins, wired to the composed services. It never listens: the caller
@@ -47,6 +62,14 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     return503OnClosing: true,
     requestTimeout: REQUEST_TIMEOUT_MS,
     trustProxy: trustProxyOption(config.trustProxy),
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+  });
+
+  // Every response carries the request's ID, errors and 404s included.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
   });
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
