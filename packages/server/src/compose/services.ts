@@ -62,6 +62,8 @@ export interface Services {
   readonly tokenState: TokenStateDeps;
   readonly customerAccess: CustomerAccessCheck;
   readonly idempotency: IdempotencyDeps;
+  /** What `/readyz` checks, by the name it reports when one fails: the database, and Redis when configured. */
+  readonly readiness: Readonly<Record<string, () => Promise<unknown>>>;
   /** Closes what the services opened (Redis, the change signal); the runtime's storage is closed by its owner. */
   close(): Promise<void>;
 }
@@ -176,6 +178,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     tokenState: { ...tokens, tokenSessions, revokedTokens: storage.revokedTokens },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
+    readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
     async close() {
       stopKeyReloads();
       findClient.close();

@@ -59,7 +59,10 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
     ...(logger ? requestLogging(logger) : { logger: false }),
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    // Requests that arrive on a connection already open while the server
+    // closes are answered in full (with `Connection: close`), not refused:
+    // no accepted request is cut off (docs/operator-guide.md, "Readiness and shutdown").
+    return503OnClosing: false,
     requestTimeout: REQUEST_TIMEOUT_MS,
     trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
@@ -88,6 +91,6 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     grants: services.grants,
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
   });
-  await app.register(healthRoutes, { storage });
+  await app.register(healthRoutes, { checks: services.readiness });
   return app;
 }
