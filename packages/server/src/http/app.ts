@@ -69,6 +69,19 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     genReqId: requestIdOf,
   });
 
+  // From the moment the app starts closing, every response (of a request in
+  // flight too) ends its connection, so that no keep-alive connection holds
+  // the shutdown open (docs/operator-guide.md, "Readiness and shutdown").
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+
   // Every response carries the request's ID, errors and 404s included.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -91,6 +104,6 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     grants: services.grants,
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
   });
-  await app.register(healthRoutes, { checks: services.readiness });
+  await app.register(healthRoutes, { checks: services.readiness, closing: () => closing });
   return app;
 }

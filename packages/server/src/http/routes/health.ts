@@ -9,14 +9,14 @@ export type ReadinessChecks = Readonly<Record<string, () => Promise<unknown>>>;
  * Redis when configured, answer within a second, and the instance is not
  * shutting down; docs/operator-guide.md, "Readiness and shutdown").
  */
-export async function healthRoutes(app: FastifyInstance, deps: { checks: ReadinessChecks }): Promise<void> {
-  // Set as soon as the app starts closing, before requests in flight finish.
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-
+export async function healthRoutes(
+  app: FastifyInstance,
+  deps: {
+    checks: ReadinessChecks;
+    /** True from the moment the app starts closing, before requests in flight finish. */
+    closing: () => boolean;
+  },
+): Promise<void> {
   app.get('/healthz', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     return { status: 'ok' };
@@ -24,7 +24,7 @@ export async function healthRoutes(app: FastifyInstance, deps: { checks: Readine
 
   app.get('/readyz', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    const failed = closing
+    const failed = deps.closing()
       ? ['shutting_down']
       : (
           await Promise.all(
