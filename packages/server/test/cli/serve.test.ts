@@ -262,6 +262,8 @@ describe('connect-auth serve: SIGTERM', () => {
     const signalled = Date.now();
     server.child.kill('SIGTERM');
     await refusesConnections(banner.url);
+    // A second signal changes nothing.
+    server.child.kill('SIGTERM');
     await Promise.race([idle.closed, delay(2000).then(() => Promise.reject(new Error('the idle keep-alive connection was not closed')))]);
     expect(server.exit()).toBeUndefined();
 
