@@ -68,6 +68,8 @@ export interface Services {
   readonly tokenState: TokenStateDeps;
   readonly customerAccess: CustomerAccessCheck;
   readonly idempotency: IdempotencyDeps;
+  /** What `/readyz` checks, by the name it reports when one fails: the database, and Redis when configured. */
+  readonly readiness: Readonly<Record<string, () => Promise<unknown>>>;
   /** Closes what the services opened (Redis, the change signal); the runtime's storage is closed by its owner. */
   close(): Promise<void>;
 }
@@ -137,6 +139,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
           subject: error.claimedClientId ?? null,
           outcome: 'failure',
           details: { method: error.attemptedMethod, reason: error.description },
+          requestId: input.correlationId,
         });
       }
       throw error;
@@ -185,6 +188,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     tokenState: { ...tokens, tokenSessions, revokedTokens: storage.revokedTokens },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
+    readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
     async close() {
       stopKeyReloads();
       findClient.close();

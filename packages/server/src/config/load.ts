@@ -109,6 +109,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     smsSender,
     trustProxy,
     secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),
+    shutdownGraceSeconds: readInteger(read, 'CONNECT_SHUTDOWN_GRACE', DEFAULTS.shutdownGraceSeconds, 1, 3600),
     smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
     smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
     pinLimitPerAddress: readInteger(read, 'CONNECT_PIN_LIMIT_PER_ADDRESS', DEFAULTS.pinLimitPerAddress[environment], 1, MAX_LIMIT),

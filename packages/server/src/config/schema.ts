@@ -80,6 +80,12 @@ export interface Config {
    */
   readonly secretRotationGraceSeconds: number;
   /**
+   * `CONNECT_SHUTDOWN_GRACE`: after `SIGTERM` (or `SIGINT`) requests in
+   * flight may finish for at most this many seconds before the process
+   * exits; default 10, 1 to 3600 (docs/operator-guide.md, "Readiness and shutdown").
+   */
+  readonly shutdownGraceSeconds: number;
+  /**
    * `CONNECT_SMS_LIMIT_PER_MOBILE`: one-time PINs sent to one mobile number
    * per 15 minutes; default 5. Counted across every instance.
    */
@@ -126,6 +132,7 @@ export const DEFAULTS = {
   host: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
+  shutdownGraceSeconds: 10,
   smsLimitPerMobile: 5,
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },

@@ -144,5 +144,7 @@ export const REDIS_TIMEOUT_MS = 1000;
 export const RETRY_AFTER_SECONDS = 5;
 /** A request not answered within this many milliseconds is ended. */
 export const REQUEST_TIMEOUT_MS = 30_000;
+/** `/readyz` answers 200 only when each dependency (the database, Redis) answers within this many milliseconds. */
+export const READINESS_TIMEOUT_MS = 1000;
 /** PIN checks that may wait for a slot of the hashing queue; past it they get 503 at once. */
 export const PIN_CHECK_QUEUE_LIMIT = 32;

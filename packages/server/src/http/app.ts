@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
@@ -34,6 +36,19 @@ function trustProxyOption(value: TrustProxy): boolean | string[] | ((address: st
   return typeof value === 'boolean' ? value : [...value];
 }
 
+/** An incoming `X-Request-Id` that is kept: 1 to 128 of `A-Z a-z 0-9 . _ : -`. */
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request's ID: its own `X-Request-Id` when that is well formed, else a
+ * fresh UUID, so that IDs of several instances never collide and a bad
+ * header is neither an error nor echoed (docs/operator-guide.md, "Request IDs").
+ */
+export function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+}
+
 /**
  * Builds the Connect HTTP app from its dependencies: only routes and
  * plugins, wired to the composed services. It never listens: the caller
@@ -45,9 +60,33 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
     ...(logger ? requestLogging(logger) : { logger: false }),
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    // Requests that arrive on a connection already open while the server
+    // closes are answered in full (with `Connection: close`), not refused:
+    // no accepted request is cut off (docs/operator-guide.md, "Readiness and shutdown").
+    return503OnClosing: false,
     requestTimeout: REQUEST_TIMEOUT_MS,
     trustProxy: trustProxyOption(config.trustProxy),
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+  });
+
+  // From the moment the app starts closing, every response (of a request in
+  // flight too) ends its connection, so that no keep-alive connection holds
+  // the shutdown open (docs/operator-guide.md, "Readiness and shutdown").
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  // Every response carries the request's ID, errors and 404s included.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
   });
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
@@ -73,6 +112,6 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     grants: services.grants,
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
   });
-  await app.register(healthRoutes, { storage });
+  await app.register(healthRoutes, { checks: services.readiness, closing: () => closing });
   return app;
 }

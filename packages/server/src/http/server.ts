@@ -118,14 +118,30 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
   ].join('\n');
 }
 
-/** Runs the server until SIGINT or SIGTERM, then shuts down cleanly. */
+/**
+ * Runs the server until SIGINT or SIGTERM, then shuts down gracefully
+ * (docs/operator-guide.md, "Readiness and shutdown"): `/readyz` answers 503
+ * at once, the listening socket closes (new connections are refused), idle
+ * keep-alive connections are closed, requests in flight finish and their
+ * connections close after their response; then the database closes and the
+ * process exits 0. Whatever is still open when `CONNECT_SHUTDOWN_GRACE`
+ * runs out is closed, and the process exits 0 all the same, within the grace.
+ */
 export async function main(options: StartOptions): Promise<void> {
   const server = await startServer(options);
+  const graceMs = server.config.shutdownGraceSeconds * 1000;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    server.app.log.info({ signal }, 'shutting down');
+    server.app.log.info({ signal, graceSeconds: server.config.shutdownGraceSeconds }, 'shutting down');
+    // Leaves a little of the grace for closing the database and exiting.
+    const cutOff = setTimeout(() => {
+      server.app.log.warn('shutdown grace ran out; closing the connections still open');
+      server.app.server.closeAllConnections();
+      setTimeout(() => process.exit(0), Math.min(250, graceMs / 4)).unref();
+    }, graceMs - Math.min(500, graceMs / 4));
+    cutOff.unref();
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -134,6 +150,7 @@ export async function main(options: StartOptions): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  // `on`, not `once`: a second signal must not end the process by default mid-shutdown.
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }

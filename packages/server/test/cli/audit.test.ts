@@ -24,6 +24,7 @@ interface EventView {
   subject: string | null;
   outcome: string;
   details: Record<string, unknown>;
+  requestId: string | null;
 }
 
 function iso(epochSeconds: number): string {
@@ -34,7 +35,7 @@ function iso(epochSeconds: number): string {
 async function audit(w: CliWorkspace, ...options: string[]): Promise<EventView[]> {
   const events = await w.cliJson<EventView[]>(['audit', ...options]);
   expect(Array.isArray(events)).toBe(true);
-  for (const event of events) expect(Object.keys(event).sort()).toEqual(['actor', 'at', 'details', 'outcome', 'subject', 'type']);
+  for (const event of events) expect(Object.keys(event).sort()).toEqual(['actor', 'at', 'details', 'outcome', 'requestId', 'subject', 'type']);
   return events;
 }
 
@@ -104,7 +105,7 @@ describe('admin actions are recorded', () => {
     // `audit` shows the same events.
     const shown = await audit(w);
     expect(shown).toEqual(
-      all.map((e) => ({ at: iso(e.at), type: e.type, actor: ACTOR, subject: e.subject, outcome: 'success', details: e.details ?? {} })),
+      all.map((e) => ({ at: iso(e.at), type: e.type, actor: ACTOR, subject: e.subject, outcome: 'success', details: e.details ?? {}, requestId: null })),
     );
   });
 
@@ -178,7 +179,7 @@ describe('connect-auth audit', () => {
   it('shows the last 24 hours by default', async () => {
     const { w, clientId } = await withEventAtT0();
     expect(await audit(w)).toEqual([
-      { at: '2026-01-01T00:00:00Z', type: 'client.created', actor: ACTOR, subject: clientId, outcome: 'success', details: { name: 'Acme', delivered_to: null } },
+      { at: '2026-01-01T00:00:00Z', type: 'client.created', actor: ACTOR, subject: clientId, outcome: 'success', details: { name: 'Acme', delivered_to: null }, requestId: null },
     ]);
     w.clock.set(T0 + 86_400);
     expect(await audit(w)).toHaveLength(1);
@@ -277,5 +278,27 @@ describe('connect-auth audit', () => {
   it('takes no arguments', async () => {
     const { w } = await withEventAtT0();
     expect(expectFailure(await w.cli(['audit', 'today']), 2)).toMatch(/too many arguments for audit/);
+  });
+});
+
+describe('audit: the request that caused an event', () => {
+  it('--json and the text show the request ID an event was recorded with', async () => {
+    const w = cliWorkspace();
+    expect(await audit(w)).toEqual([]); // creates the database
+    const storage = await w.storage();
+    await storage.audit.insertAuditEvent({
+      id: '000000000001000001aaaaaaaaaaaa',
+      at: T0,
+      type: 'client.authentication_failed',
+      actor: 'ip:192.0.2.7',
+      subject: 'cid_sandbox_x',
+      outcome: 'failure',
+      details: { method: 'client_secret_basic' },
+      requestId: 'lb-7f3a:42',
+    });
+    expect(await audit(w)).toEqual([
+      { at: '2026-01-01T00:00:00Z', type: 'client.authentication_failed', actor: 'ip:192.0.2.7', subject: 'cid_sandbox_x', outcome: 'failure', details: { method: 'client_secret_basic' }, requestId: 'lb-7f3a:42' },
+    ]);
+    expect((await w.cli(['audit'])).stdout).toContain('request=lb-7f3a:42');
   });
 });

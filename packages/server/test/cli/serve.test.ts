@@ -7,6 +7,8 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
+import { once } from 'node:events';
+import { connect as netConnect, type Socket } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startServer } from '../../src/http/server.js';
@@ -103,8 +105,8 @@ interface Banner {
 const CURL_LINE = /^ {2}(curl -s -u '([^':]+):([^']+)' -d grant_type=client_credentials (\S+)\/token)$/m;
 
 /** Starts `serve --seed-demo` on `dataDir` and waits for the banner. */
-async function serveSeeded(dataDir: string): Promise<{ server: Spawned; banner: Banner }> {
-  const server = spawnCli(['serve', '--seed-demo'], { CONNECT_DATA_DIR: dataDir, PORT: '0', CONNECT_LOG_LEVEL: 'info' }, dataDir);
+async function serveSeeded(dataDir: string, extraEnv: Record<string, string> = {}): Promise<{ server: Spawned; banner: Banner }> {
+  const server = spawnCli(['serve', '--seed-demo'], { CONNECT_DATA_DIR: dataDir, PORT: '0', CONNECT_LOG_LEVEL: 'info', ...extraEnv }, dataDir);
   const [, curlLine, curlId, curlSecret, curlUrl] = await waitForStdout(server, CURL_LINE);
   const out = server.stdout();
   const url = /Connect sandbox is running at (\S+)/.exec(out)?.[1];
@@ -157,6 +159,160 @@ async function stopCleanly(server: Spawned): Promise<void> {
   const exit = await waitForExit(server);
   expect(exit).toEqual({ code: 0, signal: null });
 }
+
+/** A raw HTTP/1.1 connection, so a test can hold a request half sent. */
+class RawConnection {
+  #received = '';
+  #closed = false;
+  readonly closed: Promise<void>;
+
+  private constructor(readonly socket: Socket) {
+    socket.setEncoding('latin1').on('data', (chunk: string) => (this.#received += chunk));
+    socket.on('error', () => {});
+    this.closed = new Promise<void>((resolve) => socket.once('close', () => resolve())).then(() => void (this.#closed = true));
+  }
+
+  static async open(url: string): Promise<RawConnection> {
+    const { hostname, port } = new URL(url);
+    const socket = netConnect(Number(port), hostname);
+    await once(socket, 'connect');
+    return new RawConnection(socket);
+  }
+
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  write(text: string): void {
+    this.socket.write(text);
+  }
+
+  /** Waits for the next whole response (by `Content-Length`) and returns its status, headers and body. */
+  async response(timeoutMs = 10_000): Promise<{ status: number; headers: string; body: string }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const end = this.#received.indexOf('\r\n\r\n');
+      if (end !== -1) {
+        const headers = this.#received.slice(0, end);
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1] ?? NaN);
+        if (this.#received.length >= end + 4 + length) {
+          const body = this.#received.slice(end + 4, end + 4 + length);
+          this.#received = this.#received.slice(end + 4 + length);
+          return { status: Number(headers.split(' ')[1]), headers: headers.toLowerCase(), body };
+        }
+      }
+      if (this.#closed) throw new Error(`the connection closed before a whole response; received: ${JSON.stringify(this.#received)}`);
+      if (Date.now() > deadline) throw new Error(`no whole response within ${timeoutMs} ms; received: ${JSON.stringify(this.#received)}`);
+      await delay(10);
+    }
+  }
+}
+
+/** Resolves once a new connection to `url` is refused. */
+async function refusesConnections(url: string, timeoutMs = 2000): Promise<void> {
+  const { hostname, port } = new URL(url);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = netConnect(Number(port), hostname);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    if (outcome === 'ECONNREFUSED') return;
+    if (Date.now() > deadline) throw new Error(`new connections still ${outcome} after ${timeoutMs} ms`);
+    await delay(10);
+  }
+}
+
+describe('connect-auth serve: SIGTERM', () => {
+  it('readyz turns 503, new connections are refused, idle ones closed, every request in flight is answered in full, and it exits 0 within the grace', { timeout: 30_000 }, async () => {
+    const dataDir = tempDir();
+    const grace = 5;
+    const { server, banner } = await serveSeeded(dataDir, { CONNECT_SHUTDOWN_GRACE: String(grace) });
+    const host = new URL(banner.url).host;
+    const tokenBody = form({ grant_type: 'client_credentials' });
+    const tokenHead = (connection: string) =>
+      `POST /token HTTP/1.1\r\nHost: ${host}\r\nConnection: ${connection}\r\nAuthorization: ${basicAuth(banner.clientId, banner.clientSecret)}\r\n` +
+      `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${tokenBody.length}\r\n\r\n`;
+
+    // Many connections, each served once (so the server accepted it) and then holding a token request half sent.
+    const held = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const connection = await RawConnection.open(banner.url);
+        connection.write(tokenHead('keep-alive') + tokenBody);
+        expect((await connection.response()).status).toBe(200);
+        connection.write(tokenHead('keep-alive') + tokenBody.slice(0, 5));
+        return connection;
+      }),
+    );
+    // One more holds a /readyz request half sent; one is idle between requests.
+    const readiness = await RawConnection.open(banner.url);
+    readiness.write(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect((await readiness.response()).status).toBe(200);
+    readiness.write(`GET /readyz HTTP/1.1\r\nHost: ${host}\r\n`);
+    const idle = await RawConnection.open(banner.url);
+    idle.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect((await idle.response()).status).toBe(200);
+    // Lets the half-sent requests reach the server before the signal.
+    await delay(200);
+
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await refusesConnections(banner.url);
+    // A second signal changes nothing.
+    server.child.kill('SIGTERM');
+    await Promise.race([idle.closed, delay(2000).then(() => Promise.reject(new Error('the idle keep-alive connection was not closed')))]);
+    expect(server.exit()).toBeUndefined();
+
+    readiness.write('\r\n');
+    const ready = await readiness.response();
+    expect(ready.status).toBe(503);
+    expect(ready.headers).toContain('connection: close');
+    expect(JSON.parse(ready.body)).toMatchObject({ status: 'unavailable', failed: ['shutting_down'] });
+
+    for (const connection of held) connection.write(tokenBody.slice(5));
+    const answers = await Promise.all(held.map((connection) => connection.response()));
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toContain('connection: close');
+      expect(JSON.parse(answer.body)).toMatchObject({ token_type: 'Bearer' });
+    }
+    await Promise.all(held.map((connection) => connection.closed));
+
+    const exit = await waitForExit(server, grace * 1000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(grace * 1000);
+  });
+
+  it('a request still unfinished when CONNECT_SHUTDOWN_GRACE runs out does not keep the process: it exits 0 within the grace', { timeout: 30_000 }, async () => {
+    const dataDir = tempDir();
+    const { server, banner } = await serveSeeded(dataDir, { CONNECT_SHUTDOWN_GRACE: '2' });
+    const stuck = await RawConnection.open(banner.url);
+    stuck.write(`GET /healthz HTTP/1.1\r\nHost: ${new URL(banner.url).host}\r\n`);
+    await delay(200);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    const exit = await waitForExit(server, 3000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    const took = Date.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(1000);
+    expect(took).toBeLessThan(2000);
+    await stuck.closed;
+  });
+
+  it('CONNECT_SHUTDOWN_GRACE must be a whole number of seconds from 1 to 3600', { timeout: 15_000 }, async () => {
+    for (const value of ['0', '3601', '1.5', 'ten', '-1']) {
+      const dataDir = tempDir();
+      const run = spawnCli(['serve'], { CONNECT_DATA_DIR: dataDir, PORT: '0', CONNECT_SHUTDOWN_GRACE: value }, dataDir);
+      const exit = await waitForExit(run, 10_000);
+      expect(exit.code).not.toBe(0);
+      expect(run.stderr()).toContain('CONNECT_SHUTDOWN_GRACE');
+    }
+  });
+});
 
 describe('connect-auth serve --seed-demo', () => {
   it('prints demo credentials that get a verifiable token, keeps secrets out of the logs and stops on SIGTERM', { timeout: 30_000 }, async () => {

@@ -74,6 +74,7 @@ describe('failed client authentication', () => {
         subject: client.id,
         outcome: 'failure',
         details: { method: 'client_secret_basic', reason: 'client authentication failed' },
+        requestId: res.headers['x-request-id'],
       },
     ]);
     await expectNoSecretsRecorded(t, [client.secret, tried]);
@@ -188,6 +189,7 @@ describe('customer login', () => {
         subject: profileId,
         outcome: 'failure',
         details: { client_id: client.id, locked_until: lockedAt + 900 },
+        requestId: page.headers['x-request-id'],
       },
     ]);
 
@@ -218,6 +220,7 @@ describe('customer login', () => {
         subject: (await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId,
         outcome: 'failure',
         details: { client_id: client.id, purpose: 'login' },
+        requestId: otpPage.headers['x-request-id'],
       },
     ]);
 
@@ -252,7 +255,8 @@ describe('tokens', () => {
     expect(await events(t)).toEqual([]);
 
     t.clock.advance(3);
-    expectOAuthError(await exchangeCode(t.app, client, { code, redirect_uri: REDIRECT_URI }), { status: 400, error: 'invalid_grant' });
+    const replayed = await exchangeCode(t.app, client, { code, redirect_uri: REDIRECT_URI });
+    expectOAuthError(replayed, { status: 400, error: 'invalid_grant' });
     expect(await events(t)).toEqual([
       {
         id: expect.any(String),
@@ -262,6 +266,7 @@ describe('tokens', () => {
         subject: profileId,
         outcome: 'failure',
         details: { revoked_sessions: 1 },
+        requestId: replayed.headers['x-request-id'],
       },
     ]);
     await expectNoSecretsRecorded(t, [code, tokens.access_token, tokens.refresh_token, client.secret]);
@@ -289,7 +294,8 @@ describe('tokens', () => {
     expect(await events(t)).toEqual([]);
 
     t.clock.advance(11);
-    expectOAuthError(await refresh(), { status: 400, error: 'invalid_grant' });
+    const refused = await refresh();
+    expectOAuthError(refused, { status: 400, error: 'invalid_grant' });
     const recorded = await events(t);
     expect(recorded).toEqual([
       {
@@ -300,6 +306,7 @@ describe('tokens', () => {
         subject: profileId,
         outcome: 'failure',
         details: { sid: expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/) },
+        requestId: refused.headers['x-request-id'],
       },
     ]);
     await expectNoSecretsRecorded(t, [code, tokens.access_token, tokens.refresh_token, client.secret]);
@@ -323,7 +330,7 @@ describe('tokens', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'invalid_grant' });
-    expect(await events(t)).toEqual([expect.objectContaining({ type: 'refresh_token.revoked_use', actor: `client:${client.id}`, subject: profileId, outcome: 'failure' })]);
+    expect(await events(t)).toEqual([expect.objectContaining({ type: 'refresh_token.revoked_use', actor: `client:${client.id}`, subject: profileId, outcome: 'failure', requestId: res.headers['x-request-id'] })]);
     await expectNoSecretsRecorded(t, [code, tokens.access_token, tokens.refresh_token, client.secret, bearer]);
   });
 });

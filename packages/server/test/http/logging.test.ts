@@ -78,7 +78,7 @@ describe('request logging', () => {
     const lines = t.logs.join('').trim().split('\n').map((line) => JSON.parse(line) as LogLine & { error?: string });
     const failure = lines.find((line) => line.error === 'invalid_client');
     const completed = lines.find((line) => line.msg === 'request completed');
-    expect(failure?.reqId).toMatch(/^req-/);
+    expect(failure?.reqId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(completed?.reqId).toBe(failure?.reqId);
   });
 

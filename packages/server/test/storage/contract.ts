@@ -951,5 +951,16 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.clients.findClient('cid_sandbox_contract')).toBeUndefined();
       });
     });
+
+    describe('audit events', () => {
+      it('keep the request ID of the request that caused them, and none when no request did', async () => {
+        const base = { type: 'client.authentication_failed', actor: 'ip:192.0.2.1', subject: 'cid_sandbox_x', outcome: 'failure' } as const;
+        await storage.audit.insertAuditEvent({ ...base, id: `${'0'.repeat(12)}000001aaaaaaaaaaaa`, at: T, details: { method: 'client_secret_basic' }, requestId: 'lb-7f3a:42' });
+        await storage.audit.insertAuditEvent({ ...base, id: `${'0'.repeat(12)}000002aaaaaaaaaaaa`, at: T + 1 });
+        const listed = await storage.audit.listAuditEvents({ limit: 10 });
+        expect(listed.map((e) => e.requestId)).toEqual(['lb-7f3a:42', undefined]);
+        expect(listed[0]).toEqual({ ...base, id: `${'0'.repeat(12)}000001aaaaaaaaaaaa`, at: T, details: { method: 'client_secret_basic' }, requestId: 'lb-7f3a:42' });
+      });
+    });
   });
 }

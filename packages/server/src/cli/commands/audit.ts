@@ -30,6 +30,7 @@ export async function auditCommand(
     subject: e.subject,
     outcome: e.outcome,
     details: e.details ?? {},
+    requestId: e.requestId ?? null,
   }));
   const text =
     json.length === 0
@@ -37,7 +38,7 @@ export async function auditCommand(
       : json
           .map((e) => {
             const details = Object.entries(e.details).map(([k, v]) => `${k}=${String(v)}`).join(' ');
-            return `${e.at}  ${e.type.padEnd(29)} ${e.outcome.padEnd(7)} ${e.actor}  ${e.subject ?? '-'}${details ? `  ${details}` : ''}`;
+            return `${e.at}  ${e.type.padEnd(29)} ${e.outcome.padEnd(7)} ${e.actor}  ${e.subject ?? '-'}${details ? `  ${details}` : ''}${e.requestId ? `  request=${e.requestId}` : ''}`;
           })
           .join('\n') + '\n';
   return { json, text };

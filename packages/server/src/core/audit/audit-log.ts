@@ -49,6 +49,8 @@ export interface AuditEvent {
   readonly subject: string | null;
   readonly outcome: 'success' | 'failure';
   readonly details?: Readonly<Record<string, string | number | boolean | null>>;
+  /** The ID of the request that caused it (its `X-Request-Id`), when a request did. */
+  readonly requestId?: string | undefined;
 }
 
 /** An event as stored. */

@@ -16,6 +16,8 @@ export interface ClientAuthInput {
   readonly clientSecret?: string | undefined;
   /** The caller's address, for the audit log of failed attempts. */
   readonly ip?: string | undefined;
+  /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
+  readonly correlationId?: string | undefined;
 }
 
 /** What client authentication reads. */

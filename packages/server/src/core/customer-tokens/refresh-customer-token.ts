@@ -33,7 +33,13 @@ export interface RefreshedTokens {
  * stays valid until its own expiry. Expired, revoked, unknown or another client's refresh tokens get
  * `invalid_grant`.
  */
-export async function refreshCustomerToken(refreshToken: string | undefined, client: Client, deps: RefreshDeps): Promise<RefreshedTokens> {
+export async function refreshCustomerToken(
+  refreshToken: string | undefined,
+  client: Client,
+  deps: RefreshDeps,
+  /** The ID of the request this is part of, recorded with the audit event of a revoked token's use. */
+  correlationId?: string,
+): Promise<RefreshedTokens> {
   if (refreshToken === undefined || refreshToken === '') throw new InvalidRequest('refresh_token is required');
   const claims = await verifyRefreshToken(refreshToken, deps);
   if (!claims) throw new InvalidGrant('refresh token is invalid or expired');
@@ -49,6 +55,7 @@ export async function refreshCustomerToken(refreshToken: string | undefined, cli
       subject: session.profileId,
       outcome: 'failure',
       details: { sid: session.sid },
+      requestId: correlationId,
     });
     throw new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
   }

@@ -11,11 +11,11 @@ import type { GrantHandler } from './grant.js';
 export const authorizationCodeGrant: GrantHandler<RedeemCodeDeps> = {
   grantType: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
-  async handle({ params, client }, deps) {
+  async handle({ params, client, correlationId }, deps) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
     if (code === undefined) throw new InvalidRequest('code is required');
     if (redirectUri === undefined) throw new InvalidRequest('redirect_uri is required');
-    const { accessToken, refreshToken } = await redeemCode({ code, redirectUri, verifier }, client, deps);
+    const { accessToken, refreshToken } = await redeemCode({ code, redirectUri, verifier, correlationId }, client, deps);
     return {
       accessToken: accessToken.token,
       tokenType: 'Bearer',

@@ -6,6 +6,8 @@ export interface TokenRequest {
   readonly params: Readonly<Record<string, string>>;
   /** The authenticated client, already checked to be allowed this grant. */
   readonly client: Client;
+  /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
+  readonly correlationId?: string | undefined;
 }
 
 /** A successful token response, in core's spelling (the HTTP edge renames fields). */

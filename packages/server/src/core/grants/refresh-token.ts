@@ -10,8 +10,8 @@ export const refreshTokenGrant: GrantHandler<RefreshDeps> = {
   grantType: 'refresh_token',
   // RFC 6749 §6: scope is optional; Connect defines no scopes and ignores it.
   parameters: ['refresh_token', 'scope'],
-  async handle({ params, client }, deps) {
-    const refreshed = await refreshCustomerToken(params.refresh_token, client, deps);
+  async handle({ params, client, correlationId }, deps) {
+    const refreshed = await refreshCustomerToken(params.refresh_token, client, deps, correlationId);
     return {
       accessToken: refreshed.accessToken,
       tokenType: 'Bearer',

@@ -12,6 +12,8 @@ export interface TokenEndpointInput {
   readonly authorization?: string | undefined;
   /** The caller's address, for the audit log. */
   readonly ip?: string | undefined;
+  /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
+  readonly correlationId?: string | undefined;
 }
 
 /** What the token endpoint pipeline needs. */
@@ -37,10 +39,11 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
     clientId: params.client_id,
     clientSecret: params.client_secret,
     ip: input.ip,
+    correlationId: input.correlationId,
   });
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }
   // Awaited, not returned: returning a promise from an async function takes extra microtask turns.
-  return await grant.handle({ params, client });
+  return await grant.handle({ params, client, correlationId: input.correlationId });
 }

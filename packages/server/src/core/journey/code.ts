@@ -105,7 +105,7 @@ export interface RedeemedCode {
  * code unused. A customer locked since the code was issued gets no tokens.
  */
 export async function redeemCode(
-  input: { code: string; redirectUri: string; verifier: string | undefined },
+  input: { code: string; redirectUri: string; verifier: string | undefined; correlationId?: string | undefined },
   client: Client,
   deps: RedeemCodeDeps,
 ): Promise<RedeemedCode> {
@@ -167,6 +167,7 @@ export async function redeemCode(
         subject: outcome.replayed.profileId,
         outcome: 'failure',
         details: { revoked_sessions: outcome.replayed.revoked },
+        requestId: input.correlationId,
       });
     }
     throw outcome.error;

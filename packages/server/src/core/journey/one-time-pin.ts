@@ -138,6 +138,7 @@ async function refusedEntry(
           subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
           outcome: 'failure',
           details: { client_id: journey.client.id, purpose: challenge.purpose },
+          requestId: context.correlationId,
         });
       }
       return problem('otp_exhausted');

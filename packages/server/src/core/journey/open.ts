@@ -24,6 +24,8 @@ export interface StepContext {
   readonly sessionId?: string | undefined;
   /** The client address (for the per-address limits and the audit log). */
   readonly address: string;
+  /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
+  readonly correlationId?: string | undefined;
 }
 
 /**

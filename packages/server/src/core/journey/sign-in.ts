@@ -80,6 +80,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
         subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
         outcome: 'failure',
         details: { client_id: journey.client.id, locked_until: result.until },
+        requestId: context.correlationId,
       });
     }
     return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds() }, mobile);

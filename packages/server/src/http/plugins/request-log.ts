@@ -4,7 +4,7 @@ import type { Bindings, ChildLoggerOptions } from 'pino';
 /**
  * Logs each request once, when its response is sent, as one flat line:
  *
- * `{"level":30,"time":…,"reqId":"req-1","method":"POST","path":"/token",
+ * `{"level":30,"time":…,"reqId":"3f1c…","method":"POST","path":"/token",
  * "remoteAddress":"127.0.0.1","statusCode":200,"responseTime":1.42,"msg":"request completed"}`
  *
  * The path never includes the query string, which may carry codes or mobile

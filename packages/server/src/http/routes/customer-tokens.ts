@@ -60,7 +60,7 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
     const { response } = await runIdempotently(
       { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
       async () => {
-        const refreshed = await refreshCustomerToken(refreshTokenOf(body), client, deps.refresh);
+        const refreshed = await refreshCustomerToken(refreshTokenOf(body), client, deps.refresh, request.id);
         // Stored with the answer (sealed), never sent: what a replay re-checks.
         const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
         return { accessToken, refreshToken, expiresAt, sid, accessJti };

@@ -1,8 +1,22 @@
 import type { FastifyInstance } from 'fastify';
-import type { Storage } from '../../storage/ports.js';
+import { READINESS_TIMEOUT_MS } from '../../core/lifetimes.js';
 
-/** `GET /healthz` (the process answers) and `GET /readyz` (the database answers too). */
-export async function healthRoutes(app: FastifyInstance, deps: { storage: Pick<Storage, 'ping'> }): Promise<void> {
+/** What `/readyz` checks: each dependency by the name it reports, answering or throwing. */
+export type ReadinessChecks = Readonly<Record<string, () => Promise<unknown>>>;
+
+/**
+ * `GET /healthz` (the process answers) and `GET /readyz` (the database, and
+ * Redis when configured, answer within a second, and the instance is not
+ * shutting down; docs/operator-guide.md, "Readiness and shutdown").
+ */
+export async function healthRoutes(
+  app: FastifyInstance,
+  deps: {
+    checks: ReadinessChecks;
+    /** True from the moment the app starts closing, before requests in flight finish. */
+    closing: () => boolean;
+  },
+): Promise<void> {
   app.get('/healthz', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
     return { status: 'ok' };
@@ -10,12 +24,32 @@ export async function healthRoutes(app: FastifyInstance, deps: { storage: Pick<S
 
   app.get('/readyz', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    try {
-      await deps.storage.ping();
-      return { status: 'ready' };
-    } catch (error) {
-      request.log.warn({ err: error }, 'database not reachable');
-      return reply.code(503).send({ status: 'unavailable', error_description: 'database not reachable' });
-    }
+    const failed = deps.closing()
+      ? ['shutting_down']
+      : (
+          await Promise.all(
+            Object.entries(deps.checks).map(async ([name, check]) => {
+              const problem = await answersWithin(check, READINESS_TIMEOUT_MS);
+              if (problem === undefined) return undefined;
+              request.log.warn({ dependency: name, err: problem }, 'not ready: a dependency did not answer');
+              return name;
+            }),
+          )
+        ).filter((name): name is string => name !== undefined);
+    if (failed.length === 0) return { status: 'ready' };
+    return reply.code(503).send({ status: 'unavailable', failed, error_description: `not ready: ${failed.join(', ')}` });
   });
+}
+
+/** Runs `check`: `undefined` if it answered within `ms`, else why not. */
+async function answersWithin(check: () => Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([check().then(() => undefined, (error: unknown) => error ?? new Error('failed')), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -63,6 +63,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     browserId: request.cookies[names.browser],
     sessionId: request.cookies[names.session],
     address: request.ip,
+    correlationId: request.id,
   });
 
   function render(request: FastifyRequest, reply: FastifyReply, result: StepResult): FastifyReply {

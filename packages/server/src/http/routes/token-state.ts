@@ -18,13 +18,14 @@ export interface TokenStateRouteDeps {
  */
 export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRouteDeps): Promise<void> {
   useFormBody(app);
-  const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string }; ip: string }) => {
+  const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string }; ip: string; id: string }) => {
     const params = request.body ?? {};
     return deps.authenticate({
       authorization: request.headers.authorization,
       clientId: params.client_id,
       clientSecret: params.client_secret,
       ip: request.ip,
+      correlationId: request.id,
     });
   };
 

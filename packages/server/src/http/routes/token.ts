@@ -23,7 +23,7 @@ export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps)
     { schema: { response: { 200: tokenResponseSchema } } },
     async (request, reply) => {
       const result = await handleTokenRequest(
-        { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip },
+        { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip, correlationId: request.id },
         deps,
       );
       // RFC 6749 §5.1: token responses must not be cached.

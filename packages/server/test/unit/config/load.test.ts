@@ -59,6 +59,7 @@ describe('loadConfig: defaults', () => {
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
+      shutdownGraceSeconds: 10,
       smsLimitPerMobile: 5,
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
@@ -291,6 +292,14 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     expectRefused({ CONNECT_ACCESS_TOKEN_TTL: '0' }, 'CONNECT_ACCESS_TOKEN_TTL', /between 1 and/);
     expectRefused({ CONNECT_SMS_LIMIT_PER_MOBILE: 'none' }, 'CONNECT_SMS_LIMIT_PER_MOBILE', /whole number/);
     expectRefused({ CONNECT_PIN_LIMIT_PER_ADDRESS: '0' }, 'CONNECT_PIN_LIMIT_PER_ADDRESS', /between 1 and 1000000, not 0/);
+  });
+
+  it('CONNECT_SHUTDOWN_GRACE: whole seconds from 1 to 3600', () => {
+    expect(loadConfig({ CONNECT_SHUTDOWN_GRACE: '1' }, CWD).shutdownGraceSeconds).toBe(1);
+    expect(loadConfig({ CONNECT_SHUTDOWN_GRACE: '3600' }, CWD).shutdownGraceSeconds).toBe(3600);
+    expectRefused({ CONNECT_SHUTDOWN_GRACE: '0' }, 'CONNECT_SHUTDOWN_GRACE', /between 1 and 3600, not 0/);
+    expectRefused({ CONNECT_SHUTDOWN_GRACE: '3601' }, 'CONNECT_SHUTDOWN_GRACE', /between 1 and 3600/);
+    expectRefused({ CONNECT_SHUTDOWN_GRACE: '2.5' }, 'CONNECT_SHUTDOWN_GRACE', /whole number/);
   });
 
   it('never repeats a master key, database password or webhook secret in the message', () => {

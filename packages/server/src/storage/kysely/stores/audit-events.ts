@@ -16,6 +16,7 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
           subject: r.subject,
           outcome: r.outcome,
           details: r.details ? JSON.stringify(r.details) : null,
+          request_id: r.requestId ?? null,
         })
         .execute();
     },
@@ -34,6 +35,7 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
           subject: row.subject,
           outcome: row.outcome as AuditRecord['outcome'],
           ...(row.details ? { details: JSON.parse(row.details) as AuditRecord['details'] } : {}),
+          ...(row.request_id ? { requestId: row.request_id } : {}),
         }),
       );
     },

@@ -147,6 +147,8 @@ export interface AuditEventsTable {
   outcome: string;
   /** JSON object, never holding a secret. */
   details: string | null;
+  /** The ID of the request that caused it, if a request did. */
+  request_id: string | null;
 }
 
 export interface ConsentsTable {
