@@ -169,6 +169,8 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     sms: overrides.sms ?? createSmsSender(config, storage, clock),
     otpHasher: runtime.otpHasher,
     audit,
+    log,
+    smsCountries: config.smsCountries,
   };
 
   const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { isSmsCountry } from '../core/customers/mobile.js';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
 import { DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
@@ -113,12 +114,29 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
     smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
     pinLimitPerAddress: readInteger(read, 'CONNECT_PIN_LIMIT_PER_ADDRESS', DEFAULTS.pinLimitPerAddress[environment], 1, MAX_LIMIT),
+    smsLimitGlobal:
+      read('CONNECT_SMS_LIMIT_GLOBAL') === undefined
+        ? DEFAULTS.smsLimitGlobal[environment]
+        : readInteger(read, 'CONNECT_SMS_LIMIT_GLOBAL', 1, 1, MAX_LIMIT),
+    smsCountries: readCountries(read('CONNECT_SMS_COUNTRIES')),
     logLevel,
   };
   return Object.freeze(config);
 }
 
 type Reader = (name: string) => string | undefined;
+
+/** `CONNECT_SMS_COUNTRIES`: comma-separated ISO 3166 alpha-2 codes, upper-cased; unset or blank allows all. */
+function readCountries(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const codes = value.split(',').map((code) => code.trim().toUpperCase());
+  if (codes.length === 1 && codes[0] === '') return undefined;
+  const bad = codes.filter((code) => !isSmsCountry(code));
+  if (bad.length > 0) {
+    throw new ConfigError(`CONNECT_SMS_COUNTRIES must list ISO 3166 alpha-2 country codes separated by commas (e.g. PH,SG); not a country: ${bad.map(quote).join(', ')}`);
+  }
+  return Object.freeze([...new Set(codes)]);
+}
 
 function readInteger(read: Reader, name: string, fallback: number, min: number, max = 10 * 365 * 86_400): number {
   const value = read(name);

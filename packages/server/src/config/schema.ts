@@ -98,6 +98,19 @@ export interface Config {
    */
   readonly smsLimitPerAddress: number;
   /**
+   * `CONNECT_SMS_LIMIT_GLOBAL`: one-time PINs sent per hour by the whole
+   * deployment, a budget against SMS pumping; default 10000 in production,
+   * `undefined` (unlimited) in the sandbox. Counted across every instance.
+   */
+  readonly smsLimitGlobal: number | undefined;
+  /**
+   * `CONNECT_SMS_COUNTRIES`: the ISO 3166 alpha-2 codes (upper case) of the
+   * countries whose mobiles may register and receive PINs; `undefined`
+   * (unset) allows every country. Premium-rate, shared-cost and satellite
+   * numbers are refused whatever it says.
+   */
+  readonly smsCountries: readonly string[] | undefined;
+  /**
    * `CONNECT_PIN_LIMIT_PER_ADDRESS`: failed PIN checks from one client
    * address per hour; default 50 in production, 1000 in the sandbox. Right
    * PINs do not count. Counted across every instance.
@@ -135,6 +148,7 @@ export const DEFAULTS = {
   shutdownGraceSeconds: 10,
   smsLimitPerMobile: 5,
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
+  smsLimitGlobal: { production: 10_000, sandbox: undefined },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },
   logLevel: 'info',
   databasePoolSize: 10,

@@ -61,6 +61,8 @@ export const OTP_MAX_RESENDS = 3;
 export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;
 /** The window of the per-address one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_ADDRESS`). */
 export const SMS_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
+/** The window of the whole deployment's one-time-PIN send budget (`CONNECT_SMS_LIMIT_GLOBAL`). */
+export const SMS_GLOBAL_WINDOW_SECONDS = 60 * 60;
 /** The window of the per-address budget of failed PIN checks (`CONNECT_PIN_LIMIT_PER_ADDRESS`). */
 export const PIN_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 /**

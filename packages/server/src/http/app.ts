@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
+import { refuseControlCharacters } from './plugins/control-characters.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { countRequests, stepOutcome } from './plugins/request-metrics.js';
@@ -92,6 +93,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
   registerErrorHandling(app);
   countRequests(app, services.metrics);
+  refuseControlCharacters(app);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });
   await app.register(journeyRoutes, {

@@ -6,12 +6,13 @@ import {
   OTP_WRONG_ENTRIES_PER_MOBILE,
   OTP_WRONG_ENTRIES_WINDOW_SECONDS,
   PIN_PER_ADDRESS_WINDOW_SECONDS,
+  SMS_GLOBAL_WINDOW_SECONDS,
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
 import type { AttemptLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
-import type { SendLimiter } from '../core/limits/send-limiter.js';
+import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
 import { RateLimiterDatabase } from './rate-limiter-database.js';
 
@@ -21,6 +22,8 @@ export interface LimitBudgets {
   readonly smsLimitPerMobile: number;
   /** One-time PINs requested from one client address per hour. */
   readonly smsLimitPerAddress: number;
+  /** One-time PINs sent per hour by the whole deployment; `undefined`: no such budget. */
+  readonly smsLimitGlobal?: number | undefined;
   /** Failed PIN checks from one client address per hour. */
   readonly pinLimitPerAddress: number;
 }
@@ -51,6 +54,7 @@ export interface Limits {
 export const LIMIT_KEY_PREFIXES = {
   smsPerMobile: 'connect:sms:mobile',
   smsPerAddress: 'connect:sms:address',
+  smsGlobal: 'connect:sms:global',
   pinPerAddress: 'connect:pin:address',
   otpPerMobile: 'connect:otp:mobile',
 } as const;
@@ -107,19 +111,31 @@ export function createLimits(options: LimitsOptions): Limits {
   const addressKey = (address: string) => key(addressBucket(address));
   const smsPerMobile = limiter(LIMIT_KEY_PREFIXES.smsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const smsPerAddress = limiter(LIMIT_KEY_PREFIXES.smsPerAddress, budgets.smsLimitPerAddress, SMS_PER_ADDRESS_WINDOW_SECONDS);
+  const smsGlobal = budgets.smsLimitGlobal === undefined ? undefined : limiter(LIMIT_KEY_PREFIXES.smsGlobal, budgets.smsLimitGlobal, SMS_GLOBAL_WINDOW_SECONDS);
   const pinPerAddress = limiter(LIMIT_KEY_PREFIXES.pinPerAddress, budgets.pinLimitPerAddress, PIN_PER_ADDRESS_WINDOW_SECONDS);
   const otpPerMobile = limiter(LIMIT_KEY_PREFIXES.otpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   return {
     sends: {
       async take(mobile, ip) {
-        const mobileKey = key(mobile);
-        const refused = await take(smsPerMobile, mobileKey);
-        if (refused) return refused;
-        const refusedAddress = await take(smsPerAddress, addressKey(ip));
-        if (refusedAddress) {
-          await giveBack(smsPerMobile, mobileKey);
-          return refusedAddress;
+        // Each budget in turn; a spent one gives back what the ones before took.
+        const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
+          ['mobile', smsPerMobile, key(mobile)],
+          ['address', smsPerAddress, addressKey(ip)],
+          ['global', smsGlobal, key(GLOBAL_KEY)],
+        ];
+        const taken: [RateLimiterAbstract, string][] = [];
+        for (const [budget, counter, counterKey] of budgets) {
+          if (!counter) continue;
+          const refused = await take(counter, counterKey).catch(async (error: unknown) => {
+            for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
+            throw error;
+          });
+          if (refused) {
+            for (const [done, doneKey] of taken) await giveBack(done, doneKey);
+            return { budget, retryAfterSeconds: refused.retryAfterSeconds };
+          }
+          taken.push([counter, counterKey]);
         }
         return undefined;
       },
@@ -148,6 +164,9 @@ export function createLimits(options: LimitsOptions): Limits {
     },
   };
 }
+
+/** The one key of the whole deployment's budget (hashed as the others are: deployments sharing a Redis keep their own). */
+const GLOBAL_KEY = 'all';
 
 /**
  * Takes one point from `key`'s budget. A refusal takes nothing: the library

@@ -56,7 +56,7 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
           lastProblem = error instanceof Error && error.name === 'TimeoutError' ? 'gateway timed out' : 'gateway unreachable';
         }
       }
-      throw new SmsDeliveryFailed(`SMS not delivered: ${lastProblem}`);
+      throw new SmsDeliveryFailed(lastProblem);
     },
   };
 }

@@ -51,10 +51,14 @@ beforeEach(() => {
 
 /** Runs `connect-auth ...argv` in-process on this test's sandbox data folder. */
 async function cli(...argv: string[]): Promise<Run> {
+  return cliWith({}, ...argv);
+}
+
+async function cliWith(env: Record<string, string>, ...argv: string[]): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
-    env: { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox' },
+    env: { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox', ...env },
     clock,
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
@@ -164,6 +168,21 @@ describe('customers create', () => {
       expect(line).toContain('registered already');
     }
     expect(await cliJson<CustomerView[]>('customers', 'list')).toHaveLength(1);
+  });
+
+  it('refuses a mobile of a country CONNECT_SMS_COUNTRIES does not list, and a satellite number, with one line; creates nothing', async () => {
+    const line = expectFailure(await cliWith({ CONNECT_SMS_COUNTRIES: 'SG' }, 'customers', 'create', '--mobile', MOBILE, '--pin', PIN), 1);
+    expect(line).toContain('CONNECT_SMS_COUNTRIES');
+    expect(expectFailure(await cli('customers', 'create', '--mobile', '+881631234567', '--pin', PIN), 1)).toContain('belongs to no country');
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+    const run = await cliWith({ CONNECT_SMS_COUNTRIES: 'PH,SG' }, 'customers', 'create', '--mobile', MOBILE, '--pin', PIN, '--json');
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as { mobile: string }).mobile).toBe(MOBILE);
+  });
+
+  it('a bad CONNECT_SMS_COUNTRIES stops the command with one line naming it', async () => {
+    const line = expectFailure(await cliWith({ CONNECT_SMS_COUNTRIES: 'PH,XX' }, 'customers', 'create', '--mobile', MOBILE, '--pin', PIN), 1);
+    expect(line).toMatch(/CONNECT_SMS_COUNTRIES.*"XX"/);
   });
 
   it.each([['123'], ['1234567'], ['12ab'], ['12 34'], ['-1234']])('refuses the PIN %j and creates nothing', async (pin) => {

@@ -233,7 +233,8 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
       [`/authorize?${base}&response_type=code&user_id=%zz`, 'invalid_request'],
       [`/authorize?${base}&response_type=code&code_challenge=%ff&code_challenge_method=S256`, 'invalid_request'],
       [`/authorize?${base}&response_type[]=code`, 'invalid_request'],
-      [`/authorize?${base}&response_type=code&prompt=%00`, 'invalid_request'],
+      // A control character anywhere: a page before anything is read (docs/journey.md), even with a verified redirect URI.
+      [`/authorize?${base}&response_type=code&prompt=%00`, 'page'],
       // RFC 6749 §3.1: unrecognised parameters are ignored.
       [`/authorize?${base}&%zz=1&response_type=code`, 'login page'],
     ];

@@ -32,7 +32,7 @@ const BAD_INPUTS: readonly BadInput[] = [
   // Parameters (RFC 6749 §3.1: parameters must not be included more than once).
   { name: 'grant_type twice', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: 'grant_type=client_credentials&grant_type=client_credentials' }), status: 400, error: 'invalid_request' },
   { name: 'client_id twice', request: ({ client }) => ({ body: form([['grant_type', CC], ['client_id', client.id], ['client_id', client.id], ['client_secret', client.secret]]) }), status: 400, error: 'invalid_request' },
-  { name: 'grant_type with a NUL byte', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: 'grant_type=client%00credentials' }), status: 400, error: 'unsupported_grant_type' },
+  { name: 'grant_type with a NUL byte', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: 'grant_type=client%00credentials' }), status: 400, error: 'invalid_request' },
   { name: 'a 10,000-character grant_type', request: ({ client }) => ({ authorization: basicAuth(client.id, client.secret), body: form({ grant_type: 'g'.repeat(10_000) }) }), status: 400, error: 'unsupported_grant_type' },
   // Size.
   { name: 'body over 16 KiB', request: () => ({ body: `grant_type=client_credentials&pad=${'a'.repeat(16 * 1024)}` }), status: 413, error: 'invalid_request' },

@@ -151,10 +151,16 @@ describe('POST /introspect (RFC 7662)', () => {
     ['three dots', 'a.b.c'],
     ['five dots', 'a.b.c.d.e'],
     ['an 8 KB token', 'A'.repeat(8192)],
-    ['a token with a NUL byte', 'abc\u0000def'],
   ])('%s → {"active":false}', async (_name, token) => {
     const s = await lifecycle();
     expectInactive(await introspect(s.t.app, s.client, token));
+  });
+
+  it('a token with a NUL byte → 400 invalid_request, as a control character in any parameter', async () => {
+    const s = await lifecycle();
+    const res = await introspect(s.t.app, s.client, 'abc\u0000def');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_request' });
   });
 
   it('no token parameter → {"active":false}', async () => {

@@ -11,7 +11,7 @@ export const BUDGETS: LimitBudgets = { smsLimitPerMobile: 5, smsLimitPerAddress:
 /** One test's view of where the counters live. */
 export interface LimitsFixture {
   /** The limits as one more server would build them, on the same counters (its own connection where it has one). */
-  instance(budgets?: LimitBudgets): Promise<Limits>;
+  instance(budgets?: LimitBudgets, keySecret?: Uint8Array): Promise<Limits>;
   /** The count stored under a counter's full key (`prefix:hash`), or `undefined`. */
   storedCount(key: string): Promise<number | undefined>;
   /** Moves the clock of the database counters; absent for Redis, which keeps its own. */
@@ -119,6 +119,56 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
       });
     });
 
+    describe('the global send budget', () => {
+      // A key of this test's own, so that no other run on a shared Redis spends the same global budget.
+      let secret: Uint8Array;
+      const GLOBAL = { ...BUDGETS, smsLimitGlobal: 7 };
+      beforeEach(() => {
+        secret = randomBytes(32);
+      });
+
+      it('refuses every send past the whole deployment\'s budget within an hour, whatever the mobile and the address', async () => {
+        const global = await fixture.instance(GLOBAL, secret);
+        await sendTimes(global, GLOBAL.smsLimitGlobal, freshMobile, freshAddress);
+        const refused = await global.sends.take(freshMobile(), freshAddress());
+        expect(refused?.budget).toBe('global');
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
+        expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(3600);
+      });
+
+      it('names the budget that refused: the mobile\'s and the address\'s before the global one', async () => {
+        const global = await fixture.instance(GLOBAL, secret);
+        const mobile = freshMobile();
+        await sendTimes(global, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
+        expect(await global.sends.take(mobile, freshAddress())).toMatchObject({ budget: 'mobile' });
+        const address = freshAddress();
+        await sendTimes(global, 2, freshMobile, () => address);
+        expect(await global.sends.take(freshMobile(), freshAddress())).toMatchObject({ budget: 'global' });
+      });
+
+      it('a send the global budget refused spends neither the mobile\'s nor the address\'s budget', async () => {
+        const global = await fixture.instance(GLOBAL, secret);
+        await sendTimes(global, GLOBAL.smsLimitGlobal, freshMobile, freshAddress);
+        const mobile = freshMobile();
+        const address = freshAddress();
+        for (let i = 0; i < 20; i++) expect(await global.sends.take(mobile, address)).toMatchObject({ budget: 'global' });
+        // The same counters without a global budget: the mobile and the address have all of theirs.
+        const unlimited = await fixture.instance(BUDGETS, secret);
+        await sendTimes(unlimited, BUDGETS.smsLimitPerMobile, () => mobile, () => address);
+      });
+
+      it('is one budget for every server on the same counters, also when sends arrive at once', async () => {
+        const [one, two] = [await fixture.instance(GLOBAL, secret), await fixture.instance(GLOBAL, secret)];
+        const results = await concurrently(30, (i) => (i % 2 === 0 ? one : two).sends.take(freshMobile(), freshAddress()));
+        expect(results.filter((r) => r === undefined)).toHaveLength(GLOBAL.smsLimitGlobal);
+        expect(results.filter((r) => r?.budget === 'global')).toHaveLength(30 - GLOBAL.smsLimitGlobal);
+      });
+
+      it('without a global budget there is none', async () => {
+        await sendTimes(await fixture.instance(BUDGETS, secret), 40, freshMobile, freshAddress);
+      });
+    });
+
     describe('PIN attempts', () => {
       it('refuses the attempt past the address budget within an hour; other addresses go on', async () => {
         const address = freshAddress();
@@ -190,7 +240,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
         await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
         advanceMs(15 * 60_000 - 1);
-        expect(await limits.sends.take(mobile, freshAddress())).toEqual({ retryAfterSeconds: 1 });
+        expect(await limits.sends.take(mobile, freshAddress())).toEqual({ budget: 'mobile', retryAfterSeconds: 1 });
         advanceMs(1);
         await sendTimes(limits, BUDGETS.smsLimitPerMobile, () => mobile, freshAddress);
         expect(await limits.pinAttempts.take(address)).toBeDefined();

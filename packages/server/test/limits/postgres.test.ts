@@ -33,7 +33,7 @@ describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
       await first.migrate();
       let now = T0_MS;
       return {
-        instance: async (budgets = BUDGETS) => createLimits({ counters: postgres.open().rateLimitCounters, budgets, nowMs: () => now }),
+        instance: async (budgets = BUDGETS, keySecret) => createLimits({ counters: postgres.open().rateLimitCounters, budgets, nowMs: () => now, ...(keySecret ? { keySecret } : {}) }),
         storedCount: async (key) => (await first.rateLimitCounters.findRateLimitCounter(key, now))?.points,
         advanceMs: (ms) => (now += ms),
       };

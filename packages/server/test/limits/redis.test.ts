@@ -41,10 +41,10 @@ describe.skipIf(!redisUrl)('Redis', () => {
       const reader = connect();
       await once(reader, 'ready');
       return {
-        async instance(budgets = BUDGETS) {
+        async instance(budgets = BUDGETS, keySecret) {
           const redis = connect();
           await once(redis, 'ready');
-          return createLimits({ redis, counters: unusedDatabase.rateLimitCounters, budgets });
+          return createLimits({ redis, counters: unusedDatabase.rateLimitCounters, budgets, ...(keySecret ? { keySecret } : {}) });
         },
         async storedCount(key) {
           const value = await reader.get(key);

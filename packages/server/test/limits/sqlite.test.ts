@@ -35,7 +35,7 @@ function tempFile(): string {
 function fixtureOn(storage: Storage): LimitsFixture {
   let now = T0_MS;
   return {
-    instance: async (budgets = BUDGETS) => createLimits({ counters: storage.rateLimitCounters, budgets, nowMs: () => now }),
+    instance: async (budgets = BUDGETS, keySecret) => createLimits({ counters: storage.rateLimitCounters, budgets, nowMs: () => now, ...(keySecret ? { keySecret } : {}) }),
     storedCount: async (key) => (await storage.rateLimitCounters.findRateLimitCounter(key, now))?.points,
     advanceMs: (ms) => (now += ms),
   };

@@ -63,7 +63,7 @@ export async function createCustomerCommand(
   const { customer, mobile } = await runtime.storage.transaction(async (tx) => {
     const created = await createCustomer(
       { mobile: options.mobile as string, pin: options.pin as string, pinHash, name: options.name },
-      { customers: tx.customers, clock: runtime.clock },
+      { customers: tx.customers, clock: runtime.clock, smsCountries: runtime.config.smsCountries },
     );
     await recordAdminAction(runtime, { type: 'customer.created', subject: created.customer.profileId }, tx);
     return created;

@@ -18,7 +18,9 @@ export type AuditEventType =
   | 'customer.pin_lockout'
   | 'otp.exhausted'
   | 'code.replayed'
-  | 'refresh_token.revoked_use';
+  | 'refresh_token.revoked_use'
+  | 'sms.send_failed'
+  | 'sms.budget_spent';
 
 /** Every event type, for validating `audit --type`. */
 export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
@@ -38,6 +40,8 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'otp.exhausted',
   'code.replayed',
   'refresh_token.revoked_use',
+  'sms.send_failed',
+  'sms.budget_spent',
 ];
 
 /** One thing that happened. Details hold identifiers and reasons, never a secret, token, PIN or code. */

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { CustomerStore } from './customer-store.js';
 import { Conflict } from '../storage-errors.js';
 import type { Customer } from './customer.js';
-import { parseMobile, type MobileNumber } from './mobile.js';
+import { parseMobile, pinDestinationRefusal, type MobileNumber } from './mobile.js';
 import { hashPin, isValidPin } from './pin.js';
 
 /** Invalid input to a customer command; the message is shown to the operator. */
@@ -15,6 +15,8 @@ export class CustomerValidationError extends Error {
 export interface CustomerAdminDeps {
   readonly customers: CustomerStore;
   readonly clock: Clock;
+  /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may register; unset = every country. */
+  readonly smsCountries?: readonly string[] | undefined;
 }
 
 /**
@@ -50,6 +52,11 @@ export async function createCustomer(
 ): Promise<{ customer: Customer; mobile: MobileNumber }> {
   const mobile = parseMobile(input.mobile);
   if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
+  const refusal = pinDestinationRefusal(mobile, deps.smsCountries);
+  if (refusal === 'no_country') throw new CustomerValidationError(`mobile ${mobile.e164} belongs to no country (satellite or international network): one-time PINs are never sent there`);
+  if (refusal === 'country_not_allowed') {
+    throw new CustomerValidationError(`mobile ${mobile.e164} is of ${mobile.country ?? ''}, which CONNECT_SMS_COUNTRIES does not list: one-time PINs cannot be sent there`);
+  }
   if (input.pinHash === undefined && !isValidPin(input.pin)) throw new CustomerValidationError(INVALID_PIN);
   const name = input.name?.trim() || null;
   if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');

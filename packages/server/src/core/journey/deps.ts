@@ -8,7 +8,7 @@ import type { AttemptLimiter, WrongEntryCounter } from '../limits/attempt-limite
 import type { SendLimiter } from '../limits/send-limiter.js';
 import type { OtpHasher } from '../login/one-time-pin.js';
 import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
-import type { SmsSender } from '../sms/sms-sender.js';
+import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
@@ -45,4 +45,8 @@ export interface JourneyDeps {
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
   readonly audit: AuditLog;
+  /** Where a failed SMS or a spent global budget is logged. */
+  readonly log?: SmsLog | undefined;
+  /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may sign in and register; unset = every country. */
+  readonly smsCountries?: readonly string[] | undefined;
 }

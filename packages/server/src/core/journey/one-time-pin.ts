@@ -2,7 +2,7 @@ import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
-import { deliverPin, newChallenge, resendPin, type SendRefusal } from '../login/issue-pin.js';
+import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import { verifyPin, type VerifyPinResult } from '../login/verify-pin.js';
 import { Conflict } from '../storage-errors.js';
@@ -178,10 +178,12 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await replaceChallenge(journey, challenge, context, deps)
-    : await resendPin(challenge.id, { clientName: journey.client.name, address: context.address }, {
+    : await resendPin(challenge.id, sendContext(journey, challenge, context), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
+        audit: deps.audit,
+        log: deps.log,
         sends: deps.sends,
         clock: deps.clock,
       });
@@ -194,15 +196,19 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
 /** A new challenge for the same sign-in, when the last one can no longer be answered. */
 async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal> {
   const limited = await deps.sends.take(old.mobile, context.address);
-  if (limited) return { reason: 'rate_limited', retryAfterSeconds: limited.retryAfterSeconds };
+  if (limited) return noteRefusedSend(limited, sendContext(journey, old, context), deps);
   const { record, code } = newChallenge(
     { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
     { hasher: deps.otpHasher, clock: deps.clock },
   );
   await deps.db.otpChallenges.insertOtpChallenge(record);
-  if (await deliverPin(old.mobile, code, journey.client.name, deps.sms)) return { sent: true };
+  if (await deliverPin(old.mobile, code, sendContext(journey, old, context), deps)) return { sent: true };
   await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
   return { reason: 'sms_unavailable' };
+}
+
+function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext): PinSendContext {
+  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: challenge.profileId };
 }
 
 function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {
@@ -221,6 +227,8 @@ function refusalProblem(refusal: SendRefusal): Problem {
   switch (refusal.reason) {
     case 'rate_limited':
       return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds };
+    case 'budget_spent':
+      return { code: 'sms_budget_spent', retryAfterSeconds: refusal.retryAfterSeconds };
     case 'too_soon':
       return { code: 'sms_too_soon', retryAfterSeconds: refusal.retryAfterSeconds };
     case 'no_more_resends':

@@ -39,6 +39,10 @@ export type ProblemCode =
   | 'otp_too_many'
   /** Too many codes sent (to this mobile or from this address): wait `retryAfterSeconds`. */
   | 'sms_rate_limited'
+  /** The whole deployment's SMS budget is spent: no code can be sent now. */
+  | 'sms_budget_spent'
+  /** The mobile belongs to no country, or to one whose mobiles may not sign in (`CONNECT_SMS_COUNTRIES`). */
+  | 'mobile_country'
   /** A new code can be sent in `retryAfterSeconds`. */
   | 'sms_too_soon'
   /** No more codes for this sign-in. */

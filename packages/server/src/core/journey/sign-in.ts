@@ -1,7 +1,7 @@
 import { checkPin } from '../customers/check-pin.js';
-import { parseMobile } from '../customers/mobile.js';
+import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
-import { deliverPin, newChallenge, type ChallengeInput } from '../login/issue-pin.js';
+import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
 import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
@@ -58,6 +58,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
 
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
   if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
   const wrong: Problem = journey.record.loginHint ? { code: 'pin_wrong', field: 'pin' } : { code: 'credentials_wrong', field: 'pin' };
@@ -109,6 +110,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
 
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
   if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
   if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
@@ -140,9 +142,12 @@ async function sendFirstCode(
   deps: JourneyDeps,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
+  const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId };
   const limited = await deps.sends.take(input.mobile, context.address);
   if (limited) {
-    return { kind, journey: journey.view, mobile: input.mobile, problem: { code: 'sms_rate_limited', retryAfterSeconds: limited.retryAfterSeconds } };
+    const refusal = await noteRefusedSend(limited, sendContext, deps);
+    const code = refusal.reason === 'budget_spent' ? 'sms_budget_spent' : 'sms_rate_limited';
+    return { kind, journey: journey.view, mobile: input.mobile, problem: { code, retryAfterSeconds: limited.retryAfterSeconds } };
   }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
@@ -154,11 +159,21 @@ async function sendFirstCode(
   });
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (!moved) return whereItStandsNow(journey, deps);
-  if (await deliverPin(input.mobile, code, journey.client.name, deps.sms)) {
+  if (await deliverPin(input.mobile, code, sendContext, deps)) {
     await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
   } else {
     // The customer never saw this code: nothing may answer it.
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
   }
   return { kind: 'goto', page: 'otp', requestId: journey.requestId };
+}
+
+/**
+ * Whether one-time PINs may go to `mobile` (E.164): a number of a country,
+ * and of one `CONNECT_SMS_COUNTRIES` lists (docs/operator-guide.md, "SMS
+ * budgets"). Checked before anything is counted or sent.
+ */
+function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
+  const parsed = parseMobile(mobile);
+  return parsed !== undefined && pinDestinationRefusal(parsed, deps.smsCountries) === undefined;
 }

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
-import type { SendLimiter } from '../limits/send-limiter.js';
-import { oneTimePinMessage, SmsDeliveryFailed, type SmsSender } from '../sms/sms-sender.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import { parseMobile } from '../customers/mobile.js';
+import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
+import { oneTimePinMessage, SmsDeliveryFailed, type SmsLog, type SmsSender } from '../sms/sms-sender.js';
 import { generateOtp, type OtpHasher } from './one-time-pin.js';
 import type { OtpChallengeStore } from './otp-challenge-store.js';
 import type { OtpChallengeRecord, OtpPurpose } from './records.js';
@@ -10,6 +12,7 @@ import type { OtpChallengeRecord, OtpPurpose } from './records.js';
 /** Why no code was sent. */
 export type SendRefusal =
   | { readonly reason: 'rate_limited'; readonly retryAfterSeconds: number }
+  | { readonly reason: 'budget_spent'; readonly retryAfterSeconds: number }
   | { readonly reason: 'too_soon'; readonly retryAfterSeconds: number }
   | { readonly reason: 'no_more_resends' }
   | { readonly reason: 'gone' }
@@ -49,26 +52,78 @@ export function newChallenge(input: ChallengeInput, deps: { hasher: OtpHasher; c
   };
 }
 
+/** What sending a code needs: the gateway, and where a failure is reported. */
+export interface PinDeliveryDeps {
+  readonly sms: SmsSender;
+  readonly audit: AuditLog;
+  readonly log?: SmsLog | undefined;
+}
+
+/** Who a code is sent for, as the log and the audit log name them (never the code, never the whole mobile). */
+export interface PinSendContext {
+  readonly clientId: string;
+  readonly clientName: string;
+  /** The client address of the request. */
+  readonly address: string;
+  /** The customer's profile ID; a registration has none yet. */
+  readonly profileId: string | null;
+}
+
 /**
- * Sends a code by SMS. Returns `false` when the gateway did not take it;
- * the caller then retires the challenge, so nothing can answer a code the
- * customer never saw.
+ * Sends a code by SMS. Returns `false` when the gateway did not take it
+ * (logged, and audited as `sms.send_failed` with the reason); the caller
+ * then retires the challenge, so nothing can answer a code the customer
+ * never saw, and the customer is asked to try again. Any other failure
+ * (the sandbox's outbox unreachable: 503) is thrown.
  */
-export async function deliverPin(to: string, code: string, clientName: string, sms: SmsSender): Promise<boolean> {
+export async function deliverPin(to: string, code: string, context: PinSendContext, deps: PinDeliveryDeps): Promise<boolean> {
   try {
-    await sms.send({ to, body: oneTimePinMessage({ code, clientName, ttlSeconds: OTP_TTL_SECONDS }) });
+    await deps.sms.send({ to, body: oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS }) });
     return true;
   } catch (error) {
-    if (error instanceof SmsDeliveryFailed) return false;
-    throw error;
+    if (!(error instanceof SmsDeliveryFailed)) throw error;
+    const { reason } = error;
+    const mobile = maskedMobile(to);
+    deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway did not take it');
+    await deps.audit.record({
+      type: 'sms.send_failed',
+      actor: `ip:${context.address}`,
+      subject: context.profileId ?? mobile,
+      outcome: 'failure',
+      details: { client_id: context.clientId, reason },
+    });
+    return false;
   }
 }
 
+/**
+ * Records a send refused by a spent budget. The whole deployment's budget
+ * (`CONNECT_SMS_LIMIT_GLOBAL`) being spent is an operator's matter (SMS
+ * pumping, or a budget too small): logged, without the mobile number, and
+ * audited as `sms.budget_spent`. The per-mobile and per-address budgets
+ * are the customers' own and are not recorded.
+ */
+export async function noteRefusedSend(refused: SendRefused, context: PinSendContext, deps: Pick<PinDeliveryDeps, 'audit' | 'log'>): Promise<SendRefusal> {
+  if (refused.budget !== 'global') return { reason: 'rate_limited', retryAfterSeconds: refused.retryAfterSeconds };
+  deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
+  await deps.audit.record({
+    type: 'sms.budget_spent',
+    actor: `ip:${context.address}`,
+    subject: null,
+    outcome: 'failure',
+    details: { client_id: context.clientId, budget: 'global', retry_after: refused.retryAfterSeconds },
+  });
+  return { reason: 'budget_spent', retryAfterSeconds: refused.retryAfterSeconds };
+}
+
+function maskedMobile(mobile: string): string {
+  return parseMobile(mobile)?.masked ?? `${mobile.slice(0, 3)}…`;
+}
+
 /** What resending needs. */
-export interface ResendPinDeps {
+export interface ResendPinDeps extends PinDeliveryDeps {
   readonly challenges: Pick<OtpChallengeStore, 'findOtpChallenge' | 'resendOtpChallenge' | 'consumeOtpChallenge'>;
   readonly hasher: OtpHasher;
-  readonly sms: SmsSender;
   readonly sends: SendLimiter;
   readonly clock: Clock;
 }
@@ -82,7 +137,7 @@ export interface ResendPinDeps {
  */
 export async function resendPin(
   challengeId: string,
-  context: { clientName: string; address: string },
+  context: PinSendContext,
   deps: ResendPinDeps,
 ): Promise<{ sent: true } | SendRefusal> {
   const now = deps.clock.nowSeconds();
@@ -93,7 +148,7 @@ export async function resendPin(
   const wait = challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now;
   if (wait > 0) return { reason: 'too_soon', retryAfterSeconds: wait };
   const limited = await deps.sends.take(challenge.mobile, context.address);
-  if (limited) return { reason: 'rate_limited', retryAfterSeconds: limited.retryAfterSeconds };
+  if (limited) return noteRefusedSend(limited, context, deps);
   const code = generateOtp();
   // One conditional update: of two concurrent resends, one replaces the code.
   const replaced = await deps.challenges.resendOtpChallenge(challengeId, {
@@ -104,7 +159,7 @@ export async function resendPin(
     maxResends: OTP_MAX_RESENDS,
   });
   if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
-  if (!(await deliverPin(challenge.mobile, code, context.clientName, deps.sms))) {
+  if (!(await deliverPin(challenge.mobile, code, context, deps))) {
     // As with a first code: nothing may answer a code the customer never saw.
     await deps.challenges.consumeOtpChallenge(challengeId, now);
     return { reason: 'sms_unavailable' };

@@ -17,6 +17,17 @@ export interface SmsSender {
 /** The SMS gateway did not take the message (down, refused, timed out). */
 export class SmsDeliveryFailed extends Error {
   override readonly name = 'SmsDeliveryFailed';
+  /** Why, in a few words that carry neither the recipient nor the text (e.g. `gateway timed out`). */
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`SMS not delivered: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/** Where the sending of one-time PINs reports what went wrong (the server's log). */
+export interface SmsLog {
+  warn(details: object, message: string): void;
 }
 
 /**

@@ -3,6 +3,7 @@ import { authenticateBearer, type BearerDeps } from '../../core/tokens/authentic
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
 import { checkReplayedTokens, refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
+import { hasControlCharacter } from '../plugins/control-characters.js';
 
 /** What `POST /tokens` needs. */
 export interface CustomerTokenRouteDeps {
@@ -87,6 +88,8 @@ function refreshTokenOf(body: RawJson): string {
   const value = body.value;
   const token = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { refreshToken?: unknown }).refreshToken : undefined;
   if (typeof token !== 'string' || token === '') throw new InvalidRequest('refreshToken is required and must be a string');
+  // The rule of every other parameter (plugins/control-characters.ts), for the one value of this JSON body.
+  if (hasControlCharacter(token)) throw new InvalidRequest('parameter "refreshToken" contains a control character');
   return token;
 }
 

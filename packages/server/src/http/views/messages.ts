@@ -47,7 +47,11 @@ export function problemMessage(problem: Problem, page: 'login' | 'register' | 'o
     case 'sms_no_more_resends':
       return 'No more codes can be sent for this sign-in. Go back to the app and start again.';
     case 'sms_unavailable':
-      return 'We could not send the SMS just now. Ask for a new code in a moment.';
+      return 'We could not send the code. Try again: ask for a new code.';
+    case 'sms_budget_spent':
+      return 'We cannot send codes right now. Try again later.';
+    case 'mobile_country':
+      return 'We cannot send codes to this mobile number. Use a mobile number of a country this service supports.';
   }
 }
 

@@ -191,9 +191,27 @@ describe('loadConfig: accepted values', () => {
     expect(loadConfig({ [variable]: '86400' }, CWD).lifetimes[key]).toBe(86_400);
   });
 
+  it('CONNECT_SMS_LIMIT_GLOBAL: 10000 in production, unlimited in the sandbox, unless set', () => {
+    expect(loadConfig({}, CWD).smsLimitGlobal).toBeUndefined();
+    expect(loadConfig(PRODUCTION, CWD).smsLimitGlobal).toBe(10_000);
+    expect(loadConfig({ CONNECT_SMS_LIMIT_GLOBAL: '500' }, CWD).smsLimitGlobal).toBe(500);
+    expect(loadConfig({ ...PRODUCTION, CONNECT_SMS_LIMIT_GLOBAL: '1' }, CWD).smsLimitGlobal).toBe(1);
+  });
+
+  it('CONNECT_SMS_COUNTRIES: unset allows every country; else a list of ISO 3166 alpha-2 codes, upper-cased, without repeats', () => {
+    expect(loadConfig({}, CWD).smsCountries).toBeUndefined();
+    expect(loadConfig({ CONNECT_SMS_COUNTRIES: 'PH' }, CWD).smsCountries).toEqual(['PH']);
+    expect(loadConfig({ CONNECT_SMS_COUNTRIES: 'ph, sg ,PH' }, CWD).smsCountries).toEqual(['PH', 'SG']);
+  });
+
+  it.each(['XX', 'PHL', 'PH,,SG', 'PH;SG', 'P', '12', 'PH,EU'])('CONNECT_SMS_COUNTRIES=%j is refused naming the variable and the bad code', (value) => {
+    expectRefused({ CONNECT_SMS_COUNTRIES: value }, 'CONNECT_SMS_COUNTRIES', /ISO 3166/);
+  });
+
   it.each([
     ['CONNECT_SMS_LIMIT_PER_MOBILE', 'smsLimitPerMobile'],
     ['CONNECT_SMS_LIMIT_PER_ADDRESS', 'smsLimitPerAddress'],
+    ['CONNECT_SMS_LIMIT_GLOBAL', 'smsLimitGlobal'],
     ['CONNECT_PIN_LIMIT_PER_ADDRESS', 'pinLimitPerAddress'],
   ] as const)('%s takes any whole number from 1, in either environment', (variable, key) => {
     expect(loadConfig({ [variable]: '1' }, CWD)[key]).toBe(1);
@@ -278,7 +296,7 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     ['CONNECT_BASE_URL', 'https://api.connect.example?x=1'],
     ['CONNECT_SMS_WEBHOOK_URL', 'sms.gateway.example'],
     ['CONNECT_LOG_LEVEL', 'verbose'],
-    ...['CONNECT_SMS_LIMIT_PER_MOBILE', 'CONNECT_SMS_LIMIT_PER_ADDRESS', 'CONNECT_PIN_LIMIT_PER_ADDRESS'].flatMap((variable) =>
+    ...['CONNECT_SMS_LIMIT_PER_MOBILE', 'CONNECT_SMS_LIMIT_PER_ADDRESS', 'CONNECT_SMS_LIMIT_GLOBAL', 'CONNECT_PIN_LIMIT_PER_ADDRESS'].flatMap((variable) =>
       ['0', '-1', '2.5', 'five', '1e3', '0x10', '1000001'].map((value) => [variable, value] as [string, string]),
     ),
   ])('%s=%j', (variable, value) => {

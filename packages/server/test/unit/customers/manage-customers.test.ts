@@ -34,7 +34,7 @@ describe('customer administration', () => {
   it('creates an active customer with a normalised mobile, a hashed PIN and a trimmed name', async () => {
     const { storage, deps } = await setup();
     const { customer, mobile } = await createCustomer({ mobile: '+63 917 123 4567', pin: '0042', name: '  Juan  ' }, deps);
-    expect(mobile).toEqual({ e164: '+639171234567', countryCallingCode: '63', masked: '+63******4567' });
+    expect(mobile).toEqual({ e164: '+639171234567', countryCallingCode: '63', masked: '+63******4567', country: 'PH' });
     expect(customer).toMatchObject({
       mobile: '+639171234567',
       name: 'Juan',

@@ -1,21 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { maskMobile } from '../../../src/core/customers/customer.js';
-import { parseMobile } from '../../../src/core/customers/mobile.js';
+import { isSmsCountry, parseMobile, pinDestinationRefusal, type MobileNumber } from '../../../src/core/customers/mobile.js';
 
 describe('parseMobile', () => {
   it.each([
-    ['+639171234567', '+639171234567', '63', '+63******4567'],
-    ['+63 917 123 4567', '+639171234567', '63', '+63******4567'],
-    ['  +63-917-123-4567  ', '+639171234567', '63', '+63******4567'],
-    ['+63 (917) 123-4567', '+639171234567', '63', '+63******4567'],
-    ['+63.917.123.4567', '+639171234567', '63', '+63******4567'],
-    ['+44 7911 123456', '+447911123456', '44', '+44******3456'],
-    ['+49 151 23456789', '+4915123456789', '49', '+49*******6789'],
-    ['+65 9123 4567', '+6591234567', '65', '+65****4567'],
+    ['+639171234567', '+639171234567', '63', '+63******4567', 'PH'],
+    ['+63 917 123 4567', '+639171234567', '63', '+63******4567', 'PH'],
+    ['  +63-917-123-4567  ', '+639171234567', '63', '+63******4567', 'PH'],
+    ['+63 (917) 123-4567', '+639171234567', '63', '+63******4567', 'PH'],
+    ['+63.917.123.4567', '+639171234567', '63', '+63******4567', 'PH'],
+    ['+44 7911 123456', '+447911123456', '44', '+44******3456', 'GG'],
+    ['+49 151 23456789', '+4915123456789', '49', '+49*******6789', 'DE'],
+    ['+65 9123 4567', '+6591234567', '65', '+65****4567', 'SG'],
     // NANP numbers do not tell mobile from fixed line: accepted.
-    ['+1 650 253 0000', '+16502530000', '1', '+1******0000'],
-  ])('normalises %j to E.164', (input, e164, countryCallingCode, masked) => {
-    expect(parseMobile(input)).toEqual({ e164, countryCallingCode, masked });
+    ['+1 650 253 0000', '+16502530000', '1', '+1******0000', 'US'],
+  ])('normalises %j to E.164', (input, e164, countryCallingCode, masked, country) => {
+    expect(parseMobile(input)).toEqual({ e164, countryCallingCode, masked, country });
   });
 
   it.each([
@@ -41,8 +41,40 @@ describe('parseMobile', () => {
     ['a Singapore fixed line', '+65 6123 4567'],
     ['a US toll-free number', '+1 800 253 0000'],
     ['a US premium-rate number', '+1 900 555 0123'],
+    ['a French shared-cost number', '+33 810 12 34 56'],
+    ['a French premium-rate number', '+33 8 12 34 56 78'],
+    ['a UK premium-rate number', '+44 843 123 4567'],
   ])('refuses %s: it cannot receive the SMS', (_why, input) => {
     expect(parseMobile(input)).toBeUndefined();
+  });
+});
+
+describe('pinDestinationRefusal', () => {
+  const mobile = (value: string) => parseMobile(value) as MobileNumber;
+
+  it.each([
+    ['an Iridium satellite phone', '+881 631 234 567'],
+    ['an Inmarsat phone', '+870 773 111 111'],
+    ['an international network number', '+882 3123 456789'],
+  ])('refuses %s whatever the countries: it belongs to no country', (_why, input) => {
+    expect(mobile(input).country).toBeUndefined();
+    expect(pinDestinationRefusal(mobile(input), undefined)).toBe('no_country');
+    expect(pinDestinationRefusal(mobile(input), ['PH'])).toBe('no_country');
+  });
+
+  it('allows every country when no list is configured, else only the listed ones', () => {
+    expect(pinDestinationRefusal(mobile('+639171234567'), undefined)).toBeUndefined();
+    expect(pinDestinationRefusal(mobile('+639171234567'), ['SG', 'PH'])).toBeUndefined();
+    expect(pinDestinationRefusal(mobile('+6591234567'), ['PH'])).toBe('country_not_allowed');
+    // +1 is shared by several countries: the number's own country counts.
+    expect(pinDestinationRefusal(mobile('+1 650 253 0000'), ['CA'])).toBe('country_not_allowed');
+  });
+
+  it('knows the ISO 3166 alpha-2 codes with telephone numbers', () => {
+    expect(isSmsCountry('PH')).toBe(true);
+    expect(isSmsCountry('ph')).toBe(false);
+    expect(isSmsCountry('XX')).toBe(false);
+    expect(isSmsCountry('PHL')).toBe(false);
   });
 });
 

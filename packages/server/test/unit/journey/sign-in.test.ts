@@ -377,7 +377,7 @@ describe('submitLogin and submitRegistration: send limits', () => {
     const sends: SendLimiter = {
       take: async (mobile, ip) => {
         calls.push([mobile, ip]);
-        return { retryAfterSeconds: 42 };
+        return { budget: 'mobile', retryAfterSeconds: 42 };
       },
     };
     const t = await setup({ sends, customer: false });

@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { deliverPin, newChallenge, resendPin } from '../../../src/core/login/issue-pin.js';
 import { verifyPin } from '../../../src/core/login/verify-pin.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
-import { CONTEXT, issueChallenge, LOGIN, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
+import { createAuditLog } from '../../../src/core/audit/audit-log.js';
+import { SmsDeliveryFailed, type SmsSender } from '../../../src/core/sms/sms-sender.js';
+import { StorageUnavailable } from '../../../src/core/storage-errors.js';
+import { CONTEXT, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
+
+/** What deliverPin needs, with a log that keeps its lines. */
+async function deliveryDeps(sms: SmsSender) {
+  const storage = await memoryStorage();
+  const lines: Array<{ details: object; message: string }> = [];
+  return { storage, lines, sms, audit: createAuditLog(storage.audit, { nowSeconds: () => T0 } as never), log: { warn: (details: object, message: string) => lines.push({ details, message }) } };
+}
 
 /** A challenge of {@link LOGIN} issued at T0, with its code sent. */
 async function withChallenge(sends?: SendLimiter) {
@@ -64,7 +74,7 @@ describe('newChallenge', () => {
 describe('deliverPin', () => {
   it('sends the code to the mobile in a message naming the service, the client and the expiry, warning not to share it', async () => {
     const sms = recordingSender();
-    expect(await deliverPin(LOGIN.mobile, '012345', 'Acme Shop', sms)).toBe(true);
+    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, await deliveryDeps(sms))).toBe(true);
     expect(sms.messages).toEqual([
       {
         to: LOGIN.mobile,
@@ -75,16 +85,29 @@ describe('deliverPin', () => {
     ]);
   });
 
-  it('answers false when the gateway does not take the message', async () => {
+  it('answers false when the gateway does not take the message: logged without the code or the whole mobile, and audited with the reason', async () => {
     const sms = recordingSender();
-    sms.failWith = smsDown();
-    expect(await deliverPin(LOGIN.mobile, '012345', 'Acme Shop', sms)).toBe(false);
+    sms.failWith = new SmsDeliveryFailed('gateway timed out');
+    const deps = await deliveryDeps(sms);
+    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
+    expect(deps.lines).toHaveLength(1);
+    const line = JSON.stringify(deps.lines[0]);
+    expect(line).not.toContain('012345');
+    expect(line).not.toContain(LOGIN.mobile);
+    expect(deps.lines[0]).toMatchObject({ details: { mobile: '+63******4567', clientId: 'acme', reason: 'gateway timed out' } });
+    expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toMatchObject([
+      { actor: `ip:${CONTEXT.address}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
+    ]);
   });
 
-  it('lets other sender failures through', async () => {
+  it('lets other sender failures through (a storage failure answers 503)', async () => {
     const sms = recordingSender();
+    const deps = await deliveryDeps(sms);
     sms.failWith = new TypeError('a bug');
-    await expect(deliverPin(LOGIN.mobile, '012345', 'Acme Shop', sms)).rejects.toThrow(TypeError);
+    await expect(deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(TypeError);
+    sms.failWith = new StorageUnavailable('down');
+    await expect(deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(StorageUnavailable);
+    expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toEqual([]);
   });
 });
 
@@ -175,7 +198,7 @@ describe('resendPin', () => {
 
   it('within the send limits: a refused resend keeps the current code', async () => {
     let refuse = false;
-    const sends: SendLimiter = { take: async () => (refuse ? { retryAfterSeconds: 60 } : undefined) };
+    const sends: SendLimiter = { take: async () => (refuse ? { budget: 'mobile', retryAfterSeconds: 60 } : undefined) };
     const { clock, sms, code, resend, verify } = await withChallenge(sends);
     refuse = true;
     clock.set(T0 + 30);

@@ -1,3 +1,4 @@
+import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { randomBytes } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
@@ -78,7 +79,8 @@ export async function otpSetup(sends: SendLimiter = openLimiter()): Promise<{
   const clock = fixedClock(T0);
   const sms = recordingSender();
   const hasher = new OtpHasher(randomBytes(32));
-  return { storage, clock, sms, hasher, deps: { challenges: storage.otpChallenges, hasher, sms, sends, clock } };
+  const audit = createAuditLog(storage.audit, clock);
+  return { storage, clock, sms, hasher, deps: { challenges: storage.otpChallenges, hasher, sms, audit, sends, clock } };
 }
 
 /** A login challenge for `+639171234567` from "Acme Shop". */
@@ -91,7 +93,7 @@ export const LOGIN = {
 } as const;
 
 /** Who asks for the codes of {@link LOGIN}: the client's name and the customer's address. */
-export const CONTEXT = { clientName: 'Acme Shop', address: '203.0.113.7' } as const;
+export const CONTEXT = { clientId: 'acme', clientName: 'Acme Shop', address: '203.0.113.7', profileId: '123456789012' } as const;
 
 /**
  * Issues a challenge as the journey does: made, stored, then its code sent
@@ -103,6 +105,6 @@ export async function issueChallenge(
 ): Promise<{ id: string; code: string; delivered: boolean }> {
   const { record, code } = newChallenge(input, { hasher: setup.hasher, clock: setup.clock });
   await setup.storage.otpChallenges.insertOtpChallenge(record);
-  const delivered = await deliverPin(input.mobile, code, CONTEXT.clientName, setup.sms);
+  const delivered = await deliverPin(input.mobile, code, CONTEXT, { sms: setup.sms, audit: createAuditLog(setup.storage.audit, setup.clock) });
   return { id: record.id, code, delivered };
 }
