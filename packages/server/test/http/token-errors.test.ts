@@ -178,7 +178,7 @@ describe('POST /token errors (RFC 6749 §5.2)', () => {
   it('answers an unknown client and a wrong secret identically, so neither is revealed', async () => {
     const { t, client } = await setUp();
     const comparable = (res: LightMyRequestResponse) => {
-      const { date: _date, ...headers } = res.headers;
+      const { date: _date, 'x-request-id': _requestId, ...headers } = res.headers;
       return { status: res.statusCode, headers, body: res.body };
     };
     const unknownBasic = await postToken(t.app, basic({ id: UNKNOWN_ID, secret: WRONG_SECRET }, { grant_type: CC }));
