@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
-import { DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
+import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
@@ -108,6 +108,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
     smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
     pinLimitPerAddress: readInteger(read, 'CONNECT_PIN_LIMIT_PER_ADDRESS', DEFAULTS.pinLimitPerAddress[environment], 1, MAX_LIMIT),
+    auditRetentionDays: readInteger(read, 'CONNECT_AUDIT_RETENTION_DAYS', AUDIT_RETENTION_DAYS_DEFAULT, 1, 100 * 365),
     logLevel,
   };
   return Object.freeze(config);

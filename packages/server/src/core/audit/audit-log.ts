@@ -63,6 +63,8 @@ export interface AuditStore {
   insertAuditEvent(record: AuditRecord): Promise<void>;
   /** The newest `limit` records at or after `since` (of one type when given), listed oldest first. */
   listAuditEvents(filter: { since?: number; type?: AuditEventType; limit: number }): Promise<AuditRecord[]>;
+  /** Deletes at most `limit` records with `at < cutoff`; returns how many. */
+  deleteAuditEventsBefore(cutoff: number, limit: number): Promise<number>;
 }
 
 /** Records audit events. */

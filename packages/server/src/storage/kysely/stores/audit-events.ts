@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { AuditEventType, AuditRecord, AuditStore } from '../../../core/audit/audit-log.js';
 import type { Database } from './schema.js';
 
@@ -36,6 +37,10 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
           ...(row.details ? { details: JSON.parse(row.details) as AuditRecord['details'] } : {}),
         }),
       );
+    },
+
+    async deleteAuditEventsBefore(cutoff, limit) {
+      return deleteBatch(db, 'audit_events', ['id'], sql`at < ${cutoff}`, limit);
     },
   };
 }
