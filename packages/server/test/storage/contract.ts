@@ -919,6 +919,21 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       });
     });
 
+    describe('audit events counted', () => {
+      it('counts a repeated event in one record, losing no count under concurrency, and keeps its first fields', async () => {
+        const event = { id: 'minute-1', at: T, type: 'client.authentication_failed', actor: 'ip:10.0.0.1', subject: 'c', outcome: 'failure', details: { method: 'client_secret_basic' } } as const;
+        await storage.audit.countAuditEvent(event);
+        expect((await storage.audit.listAuditEvents({ limit: 10 }))[0]?.details).toEqual({ method: 'client_secret_basic', count: 1 });
+        await concurrently(49, (i) => storage.audit.countAuditEvent({ ...event, at: T + 1 + (i % 50) }));
+        await storage.audit.insertAuditEvent({ ...event, id: 'plain', details: { method: 'x' } });
+        const listed = await storage.audit.listAuditEvents({ limit: 10 });
+        expect(listed.map((e) => [e.id, e.at, e.details])).toEqual([
+          ['minute-1', T, { method: 'client_secret_basic', count: 50 }],
+          ['plain', T, { method: 'x' }],
+        ]);
+      });
+    });
+
     describe('purge of expired records', () => {
       it('deletes codes at their expiry, not a second before, redeemed or not, in batches', async () => {
         await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'live', expiresAt: T + 301 }));

@@ -21,6 +21,26 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
         .execute();
     },
 
+    async countAuditEvent(r) {
+      // One INSERT … ON CONFLICT DO UPDATE: concurrent failures, on any
+      // number of instances, each add exactly one (the engine serialises
+      // them on the row), and the first one's fields stay.
+      await db
+        .insertInto('audit_events')
+        .values({
+          id: r.id,
+          at: r.at,
+          type: r.type,
+          actor: r.actor,
+          subject: r.subject,
+          outcome: r.outcome,
+          details: r.details ? JSON.stringify(r.details) : null,
+          count: 1,
+        })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ count: sql<number>`audit_events.count + 1` }))
+        .execute();
+    },
+
     async listAuditEvents(filter) {
       let query = db.selectFrom('audit_events').selectAll();
       if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
@@ -34,7 +54,9 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
           actor: row.actor,
           subject: row.subject,
           outcome: row.outcome as AuditRecord['outcome'],
-          ...(row.details ? { details: JSON.parse(row.details) as AuditRecord['details'] } : {}),
+          ...(row.details || row.count !== null
+            ? { details: { ...(row.details ? (JSON.parse(row.details) as AuditRecord['details']) : {}), ...(row.count !== null ? { count: Number(row.count) } : {}) } }
+            : {}),
         }),
       );
     },

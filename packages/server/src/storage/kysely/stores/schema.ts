@@ -147,6 +147,8 @@ export interface AuditEventsTable {
   outcome: string;
   /** JSON object, never holding a secret. */
   details: string | null;
+  /** How many failures an aggregated event stands for; `null`: an ordinary event. */
+  count: number | null;
 }
 
 export interface ConsentsTable {
