@@ -39,11 +39,13 @@ export const PURGE_KINDS = [
   'smsOutbox',
   'auditEvents',
 ] as const;
+/** One kind of record the purge deletes. */
 export type PurgeKind = (typeof PURGE_KINDS)[number];
 
 /** How many of each kind a purge deleted. */
 export type PurgeCounts = Record<PurgeKind, number>;
 
+/** When the purge runs and what it keeps. */
 export interface PurgeOptions {
   /** Epoch seconds. */
   readonly now: number;
