@@ -7,7 +7,7 @@ import * as journey from './2026-11-25T10-00-journey.js';
 import * as keyRotation from './2026-11-25T12-00-key-rotation.js';
 import * as clientTokenEnds from './2026-11-25T12-10-client-token-ends.js';
 import * as changeSignals from './2026-11-25T12-20-change-signals.js';
-import * as auditCount from './2026-11-25T14-10-audit-count.js';
+import * as retention from './2026-11-25T14-10-retention.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -19,7 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T12-00-key-rotation': keyRotation,
   '2026-11-25T12-10-client-token-ends': clientTokenEnds,
   '2026-11-25T12-20-change-signals': changeSignals,
-  '2026-11-25T14-10-audit-count': auditCount,
+  '2026-11-25T14-10-retention': retention,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
