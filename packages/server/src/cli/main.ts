@@ -10,6 +10,7 @@ import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
+import { purgeCommand } from './commands/purge.js';
 import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
 import { UsageError, type CommandResult } from './commands/output.js';
 
@@ -64,6 +65,11 @@ Commands:
                                     the current key cannot be revoked (rotate --now first)
   audit [--since WHEN] [--type TYPE] [--limit N]
                                     read the audit log (WHEN: 2026-11-01, 24h, 7d; default 24h)
+  purge                             delete what has expired (codes, sessions, one-time PIN
+                                    challenges, token records, stored /tokens responses) and
+                                    audit events older than CONNECT_AUDIT_RETENTION_DAYS, in
+                                    batches; prints how many of each (the server also does
+                                    this every hour)
 
 Options:
   --json                            machine-readable output: one JSON document on stdout
@@ -155,7 +161,7 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
       await serve({ env, seedDemo: values['seed-demo'] ?? false, clock });
       return 0;
     }
-    const action = resolve(command as string, sub, id, values, extra);
+    const action = resolve(command as string, sub, id, values, extra, err);
     const config = loadConfig(env);
     const runtime = await openRuntime(config, clock);
     try {
@@ -181,6 +187,7 @@ function resolve(
   id: string | undefined,
   values: Values,
   extra: string[],
+  progress: (text: string) => void,
 ): (runtime: Runtime) => Promise<CommandResult> {
   const noMore = (allowed: number) => {
     const given = [sub, id, ...extra].filter((p) => p !== undefined).length;
@@ -215,6 +222,10 @@ function resolve(
       default:
         throw new UsageError(sub ? `unknown clients command "${sub}"` : 'clients needs a command: create, list, show, update, disable, enable, rotate-secret');
     }
+  }
+  if (command === 'purge') {
+    noMore(0);
+    return (runtime) => purgeCommand(runtime, progress);
   }
   if (command === 'audit') {
     noMore(0);

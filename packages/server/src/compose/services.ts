@@ -133,7 +133,8 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       return await authenticateClient(input, { findClient, secrets, environment: config.environment, clock });
     } catch (error) {
       if (error instanceof InvalidClient) {
-        await audit.record({
+        // One event per client, address and minute, with a count (docs/operator-guide.md, "The audit log").
+        await audit.recordRepeated({
           type: 'client.authentication_failed',
           actor: `ip:${input.ip ?? 'unknown'}`,
           subject: error.claimedClientId ?? null,
@@ -227,6 +228,10 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
     record(event) {
       metrics.auditEvent(event.type, event.outcome);
       return log.record(event);
+    },
+    recordRepeated(event) {
+      metrics.auditEvent(event.type, event.outcome);
+      return log.recordRepeated(event);
     },
   };
 }

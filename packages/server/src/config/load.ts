@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { isSmsCountry } from '../core/customers/mobile.js';
 import { isEnvironment } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
-import { DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
+import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
@@ -119,6 +119,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
         ? DEFAULTS.smsLimitGlobal[environment]
         : readInteger(read, 'CONNECT_SMS_LIMIT_GLOBAL', 1, 1, MAX_LIMIT),
     smsCountries: readCountries(read('CONNECT_SMS_COUNTRIES')),
+    auditRetentionDays: readInteger(read, 'CONNECT_AUDIT_RETENTION_DAYS', AUDIT_RETENTION_DAYS_DEFAULT, 1, 100 * 365),
     logLevel,
   };
   return Object.freeze(config);

@@ -116,6 +116,12 @@ export interface Config {
    * PINs do not count. Counted across every instance.
    */
   readonly pinLimitPerAddress: number;
+  /**
+   * `CONNECT_AUDIT_RETENTION_DAYS`: audit events older than this many whole
+   * days are deleted by the purge (`connect-auth purge` and the server's
+   * hourly one); default 365, at least 1.
+   */
+  readonly auditRetentionDays: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
   /** `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port of `HOST`; unset: off. */

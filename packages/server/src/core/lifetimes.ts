@@ -150,3 +150,12 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const READINESS_TIMEOUT_MS = 1000;
 /** PIN checks that may wait for a slot of the hashing queue; past it they get 503 at once. */
 export const PIN_CHECK_QUEUE_LIMIT = 32;
+
+/** Default of `CONNECT_AUDIT_RETENTION_DAYS`: audit events are kept this many whole days. */
+export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
+/** The sandbox SMS outbox keeps a message this long (its one-time PIN expired long before). */
+export const SMS_OUTBOX_KEEP_SECONDS = 86_400;
+/** The server runs the purge of expired records this often (docs/operator-guide.md, "Retention"). */
+export const PURGE_INTERVAL_SECONDS = 3600;
+/** Rows one purge statement deletes at most, so none holds its locks long. */
+export const PURGE_BATCH_SIZE = 1000;

@@ -7,6 +7,7 @@ import type { PublicUrls } from '../core/tokens/public-urls.js';
 import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
 import { openRuntime } from '../compose/runtime.js';
 import { composeServices, type Services } from '../compose/services.js';
+import { startHourlyPurge, type HourlyPurge } from '../compose/hourly-purge.js';
 import { buildApp } from './app.js';
 import { serveMetrics } from './metrics-server.js';
 import { createLogger } from './logger.js';
@@ -53,6 +54,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const { storage } = runtime;
   let services: Services | undefined;
   let metricsServer: FastifyInstance | undefined;
+  let purge: HourlyPurge | undefined;
   try {
     services = await composeServices(runtime, { log: logger });
     const { urls } = services;
@@ -69,6 +71,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     urls.baseUrl ||= urls.authUrl;
 
     logger.info({ environment: config.environment, address, authUrl: urls.authUrl, engine: storage.engine }, 'Connect is listening');
+    purge = startHourlyPurge({
+      storage,
+      clock,
+      log: logger,
+      sessionIdleSeconds: config.lifetimes.sessionIdleSeconds,
+      auditRetentionDays: config.auditRetentionDays,
+    });
     if (demo) print(demoBanner(demo, urls.authUrl));
 
     return {
@@ -78,6 +87,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       address,
       demo,
       async close() {
+        await purge?.stop();
         await app.close();
         await metricsServer?.close();
         await services?.close();
@@ -86,6 +96,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     };
   } catch (error) {
     await metricsServer?.close();
+    await purge?.stop();
     await services?.close();
     await storage.close().catch(() => {});
     throw error;

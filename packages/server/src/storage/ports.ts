@@ -25,6 +25,9 @@ import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
 
+/** Work that only one instance does at a time. */
+export type ExclusiveWork = 'purge';
+
 /** The stores that can take part in one transaction. */
 export interface Stores {
   readonly clients: ClientStore;
@@ -63,6 +66,15 @@ export interface Storage extends Stores {
   openChangeFeed(options?: { onState?: (state: 'lost' | 'listening', error?: Error) => void }): ChangeFeed;
   /** How full the connection pool is (PostgreSQL); `undefined` for an engine without one. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
+  /**
+   * Runs `work` unless another holder of the lock `name`, in this process or
+   * any other on the same database, runs it now: then returns at once with
+   * `ran: false`. PostgreSQL holds a session advisory lock on one dedicated
+   * connection while `work` runs (its statements use the other
+   * connections, each in its own short transaction); SQLite, one writer per
+   * file anyway, always runs it (docs/operator-guide.md, "Retention").
+   */
+  runExclusively<T>(name: ExclusiveWork, work: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
   /** Closes every connection; any operation after it throws `StorageUnavailable`. */

@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/core/audit/audit-log.js';
 import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
+import { fixedClock } from '../../src/core/clock.js';
+import { postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
+import type { Storage } from '../../src/storage/ports.js';
 import {
   addCustomer,
   authorizeParams,
@@ -73,7 +76,7 @@ describe('failed client authentication', () => {
         actor: `ip:${IP}`,
         subject: client.id,
         outcome: 'failure',
-        details: { method: 'client_secret_basic', reason: 'client authentication failed' },
+        details: { method: 'client_secret_basic', reason: 'client authentication failed', count: 1 },
         requestId: res.headers['x-request-id'],
       },
     ]);
@@ -92,7 +95,7 @@ describe('failed client authentication', () => {
         actor: `ip:${IP}`,
         subject: client.id,
         outcome: 'failure',
-        details: { method: 'client_secret_post', reason: 'client authentication failed' },
+        details: { method: 'client_secret_post', reason: 'client authentication failed', count: 1 },
       }),
     ]);
     await expectNoSecretsRecorded(t, [client.secret, tried]);
@@ -115,7 +118,7 @@ describe('failed client authentication', () => {
       expect.objectContaining({
         type: 'client.authentication_failed',
         subject: `cid_production_${'A'.repeat(22)}`,
-        details: { method: 'client_secret_basic', reason: expect.stringMatching(/production credentials/) },
+        details: { method: 'client_secret_basic', reason: expect.stringMatching(/production credentials/), count: 1 },
       }),
     ]);
     await expectNoSecretsRecorded(t, [secret]);
@@ -134,6 +137,7 @@ describe('failed client authentication', () => {
     const t = await build();
     const client = await t.createClient();
     for (const url of ['/introspect', '/revoke']) {
+      t.clock.advance(60);
       const res = await t.app.inject({
         method: 'POST',
         url,
@@ -149,13 +153,55 @@ describe('failed client authentication', () => {
     await expectNoSecretsRecorded(t, ['wrong-secret-value', client.secret]);
   });
 
-  it('a successful authentication records nothing; each failure records one event', async () => {
+  it('a successful authentication records nothing; failures in different minutes are one event each', async () => {
     const t = await build();
     const client = await t.createClient();
     expect((await postToken(t.app, { authorization: basicAuth(client.id, client.secret), body: clientCredentialsBody() })).statusCode).toBe(200);
     expect(await events(t)).toEqual([]);
-    for (let i = 0; i < 3; i++) await postToken(t.app, { authorization: basicAuth(client.id, `wrong-${i}-secret`), body: clientCredentialsBody() });
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(60);
+      await postToken(t.app, { authorization: basicAuth(client.id, `wrong-${i}-secret`), body: clientCredentialsBody() });
+    }
     expect(await events(t, 'client.authentication_failed')).toHaveLength(3);
+  });
+});
+
+/** 100 failures of one client from one address in one minute, through two instances on one database. */
+async function hundredFailures(shared: Storage | undefined): Promise<void> {
+  const start = T0 - (T0 % 60);
+  const t = await build({ clock: fixedClock(start), ...(shared ? { storage: shared } : {}) });
+  const other = await build({ clock: t.clock, storage: shared ?? t.storage, masterKey: t.masterKey });
+  const client = await t.createClient();
+  const fail = (app: TestApp['app']) => postToken(app, { authorization: basicAuth(client.id, 'wrong-secret-value'), body: clientCredentialsBody() });
+  await fail(t.app);
+  expect(await events(t, 'client.authentication_failed')).toEqual([expect.objectContaining({ subject: client.id, details: expect.objectContaining({ count: 1 }) })]);
+  t.clock.advance(30);
+  await Promise.all(Array.from({ length: 99 }, (_, i) => fail(i % 2 ? t.app : other.app)));
+  t.clock.advance(29);
+  expect(await events(t, 'client.authentication_failed')).toEqual([
+    expect.objectContaining({ actor: `ip:${IP}`, subject: client.id, at: start, details: { method: 'client_secret_basic', reason: 'client authentication failed', count: 100 } }),
+  ]);
+  t.clock.advance(1);
+  await fail(other.app);
+  const next = await events(t, 'client.authentication_failed');
+  expect(next.map((e) => [e.at - start, e.details?.['count']])).toEqual([
+    [0, 100],
+    [60, 1],
+  ]);
+}
+
+describe('repeated failed client authentications: one event per client, address and minute', () => {
+  it('SQLite: 100 failures in one minute, two instances at once, are one event with count 100; the next minute starts a new one', async () => {
+    await hundredFailures(undefined);
+  });
+
+  describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
+    const postgres = usePostgresStorage();
+    it('100 failures in one minute, two instances at once, are one event with count 100; the next minute starts a new one', async () => {
+      const shared = postgres.open();
+      await shared.migrate();
+      await hundredFailures(shared);
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 
 /** Everything the audit log records: admin actions and security events. */
@@ -67,13 +67,28 @@ export interface AuditRecord extends AuditEvent {
 /** Where audit records are kept (`storage/ports.ts` has the engine-backed one). */
 export interface AuditStore {
   insertAuditEvent(record: AuditRecord): Promise<void>;
+  /**
+   * Inserts `record` with a count of 1 or, when a record with its ID
+   * exists, adds one to that record's count (and changes nothing else), in
+   * one atomic statement. Listed, the count is `details.count`.
+   */
+  countAuditEvent(record: AuditRecord): Promise<void>;
   /** The newest `limit` records at or after `since` (of one type when given), listed oldest first. */
   listAuditEvents(filter: { since?: number; type?: AuditEventType; limit: number }): Promise<AuditRecord[]>;
+  /** Deletes at most `limit` records with `at < cutoff`; returns how many. */
+  deleteAuditEventsBefore(cutoff: number, limit: number): Promise<number>;
 }
 
 /** Records audit events. */
 export interface AuditLog {
   record(event: AuditEvent): Promise<void>;
+  /**
+   * Records a repeated event (a failed client authentication) as one event
+   * per minute: the first of a minute with the same type, actor, subject
+   * and details is written at once, with `count` 1; each further one in that
+   * minute adds one to its `count`; the next minute starts a new event.
+   */
+  recordRepeated(event: AuditEvent): Promise<void>;
 }
 
 /**
@@ -82,9 +97,23 @@ export interface AuditLog {
  * With `onError`, a failed write is reported there instead of failing the
  * caller: a security event must never turn a refusal into a server error.
  */
-export function createAuditLog(store: Pick<AuditStore, 'insertAuditEvent'>, clock: Clock, onError?: (error: unknown) => void): AuditLog {
+export function createAuditLog(store: Pick<AuditStore, 'insertAuditEvent' | 'countAuditEvent'>, clock: Clock, onError?: (error: unknown) => void): AuditLog {
   let counter = 0;
   return {
+    async recordRepeated(event) {
+      const at = clock.nowSeconds();
+      const minute = at - (at % 60);
+      // The same ID for every instance and every repeat within the minute: the
+      // minute (so IDs still sort by time), then a digest of what repeats.
+      const what = JSON.stringify([event.type, event.actor, event.subject, event.outcome, event.details ?? null]);
+      const id = `${minute.toString(16).padStart(12, '0')}000000${createHash('sha256').update(what).digest('hex').slice(0, 24)}`;
+      try {
+        await store.countAuditEvent({ ...event, id, at });
+      } catch (error) {
+        if (!onError) throw error;
+        onError(error);
+      }
+    },
     async record(event) {
       const at = clock.nowSeconds();
       counter = (counter + 1) % 0x1000000;

@@ -30,6 +30,6 @@ export interface IdempotentRequestStore {
   completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string, expiresAt: number): Promise<void>;
   /** Releases a claim whose request failed, so a retry runs again. */
   releaseIdempotentRequest(clientId: string, reference: string): Promise<void>;
-  /** Forgets records expired by `now`; returns how many. */
-  deleteExpiredIdempotentRequests(now: number): Promise<number>;
+  /** Forgets records expired by `now` (at most `limit` of them when given); returns how many. */
+  deleteExpiredIdempotentRequests(now: number, limit?: number): Promise<number>;
 }

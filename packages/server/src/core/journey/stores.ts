@@ -30,6 +30,8 @@ export interface AuthorizationRequestStore {
     now: number,
     profileId?: string | null,
   ): Promise<AuthorizationRequestRecord | undefined>;
+  /** Deletes at most `limit` journeys expired by `now` (`expiresAt <= now`); returns how many. */
+  deleteExpiredAuthorizationRequests(now: number, limit: number): Promise<number>;
 }
 
 /** Customers' login sessions at Connect. */
@@ -48,6 +50,11 @@ export interface CustomerSessionStore {
   endCustomerSession(idHash: string, now: number): Promise<void>;
   /** Ends every live session of a customer; returns how many. */
   endCustomerSessionsOf(profileId: string, now: number): Promise<number>;
+  /**
+   * Deletes at most `limit` sessions that can no longer be used at `now`:
+   * ended, past `expiresAt`, or unused for `idleSeconds`. Returns how many.
+   */
+  deleteEndedCustomerSessions(now: number, idleSeconds: number, limit: number): Promise<number>;
 }
 
 /** Which clients each customer approved. */
@@ -79,4 +86,6 @@ export interface AuthorizationCodeStore {
    * `invalid_grant`). Returns how many.
    */
   endAuthorizationCodesOf(holder: TokenHolder, now: number): Promise<number>;
+  /** Deletes at most `limit` codes expired by `now` (`expiresAt <= now`, redeemed or not); returns how many. */
+  deleteExpiredAuthorizationCodes(now: number, limit: number): Promise<number>;
 }

@@ -30,6 +30,6 @@ export interface RateLimitCounterStore {
   findRateLimitCounter(key: string, nowMs: number): Promise<RateLimitCounter | undefined>;
   /** Removes the counter of `key`; returns whether there was one. */
   deleteRateLimitCounter(key: string): Promise<boolean>;
-  /** Removes every counter expired at `nowMs`; returns how many. */
-  deleteExpiredRateLimitCounters(nowMs: number): Promise<number>;
+  /** Removes every counter expired at `nowMs` (at most `limit` of them when given); returns how many. */
+  deleteExpiredRateLimitCounters(nowMs: number, limit?: number): Promise<number>;
 }

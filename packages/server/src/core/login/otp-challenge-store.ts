@@ -36,4 +36,6 @@ export interface OtpChallengeStore {
     id: string,
     update: { codeHash: string; now: number; expiresAt: number; sentBefore: number; maxResends: number },
   ): Promise<boolean>;
+  /** Deletes at most `limit` challenges with `expiresAt <= cutoff`; returns how many. */
+  deleteOtpChallengesExpiredBy(cutoff: number, limit: number): Promise<number>;
 }

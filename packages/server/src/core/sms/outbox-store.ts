@@ -18,4 +18,6 @@ export interface SmsOutboxStore {
   insertOutboxMessage(message: OutboxMessage): Promise<void>;
   /** Messages to one number, newest first, at most `limit`. */
   listOutboxMessages(to: string, limit: number): Promise<OutboxMessage[]>;
+  /** Deletes at most `limit` messages sent before `cutoff`; returns how many. */
+  deleteOutboxMessagesSentBefore(cutoff: number, limit: number): Promise<number>;
 }

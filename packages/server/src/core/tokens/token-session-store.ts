@@ -33,6 +33,12 @@ export interface TokenSessionStore {
   revokeTokenSession(sid: string, now: number): Promise<boolean>;
   /** Ends the session's current access token if it is `accessJti`, leaving the refresh token valid. */
   revokeAccessToken(sid: string, accessJti: string): Promise<boolean>;
+  /**
+   * Deletes at most `limit` sessions that can no longer be used at `now`:
+   * their refresh token and their access token have both expired (revoked
+   * or not). Returns how many.
+   */
+  deleteExpiredTokenSessions(now: number, limit: number): Promise<number>;
 }
 
 /** Revoked self-contained tokens (client access tokens), by `jti`, kept until they expire. */
@@ -40,6 +46,6 @@ export interface RevokedTokenStore {
   /** Records a revocation; revoking twice is a no-op. */
   revokeToken(entry: { jti: string; clientId: string; revokedAt: number; expiresAt: number }): Promise<void>;
   isTokenRevoked(jti: string): Promise<boolean>;
-  /** Forgets revocations of tokens expired by `now`; returns how many. */
-  deleteExpiredRevocations(now: number): Promise<number>;
+  /** Forgets revocations of tokens expired by `now` (at most `limit` of them when given); returns how many. */
+  deleteExpiredRevocations(now: number, limit?: number): Promise<number>;
 }

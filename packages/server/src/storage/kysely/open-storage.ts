@@ -1,5 +1,5 @@
 import { Kysely, Migrator, sql, type Dialect } from 'kysely';
-import type { Storage, Stores } from '../ports.js';
+import type { ExclusiveWork, Storage, Stores } from '../ports.js';
 import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
@@ -22,6 +22,9 @@ import { createTokenSessionStore } from './stores/token-sessions.js';
 
 /** Where the data lives: parsed from `DATABASE_URL` by `config/load.ts`. */
 export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+
+/** PostgreSQL advisory lock keys of the work only one instance does at a time. */
+const ADVISORY_LOCKS: Record<ExclusiveWork, number> = { purge: 0x636f_0001 };
 
 function storesFor(db: Kysely<Database>): Stores {
   return {
@@ -94,6 +97,20 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       return openPostgresChangeFeed((location as { url: string }).url, {
         connectTimeoutMs: options.timeoutMs ?? DATABASE_TIMEOUT_MS,
         ...feedOptions,
+      });
+    },
+    async runExclusively(name, work) {
+      if (sqlite) return { ran: true, value: await work() };
+      const key = ADVISORY_LOCKS[name];
+      return db.connection().execute(async (connection) => {
+        const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}::bigint) as locked`.execute(connection);
+        if (!rows[0]?.locked) return { ran: false } as const;
+        try {
+          return { ran: true, value: await work() } as const;
+        } finally {
+          // A broken connection has lost the lock with its session anyway.
+          await sql`select pg_advisory_unlock(${key}::bigint)`.execute(connection).catch(() => {});
+        }
       });
     },
     async ping() {

@@ -63,6 +63,7 @@ describe('loadConfig: defaults', () => {
       smsLimitPerMobile: 5,
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
+      auditRetentionDays: 365,
       logLevel: 'info',
       databasePoolSize: 10,
       databaseTimeoutMs: 5000,
@@ -105,6 +106,14 @@ describe('loadConfig: defaults', () => {
 });
 
 describe('loadConfig: accepted values', () => {
+  it.each([
+    ['1', 1],
+    ['30', 30],
+    ['36500', 36_500],
+  ])('CONNECT_AUDIT_RETENTION_DAYS=%j', (value, days) => {
+    expect(loadConfig({ CONNECT_AUDIT_RETENTION_DAYS: value }, CWD).auditRetentionDays).toBe(days);
+  });
+
   it.each([
     ['0', 0],
     ['1', 1],
@@ -296,6 +305,10 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     ['CONNECT_BASE_URL', 'https://api.connect.example?x=1'],
     ['CONNECT_SMS_WEBHOOK_URL', 'sms.gateway.example'],
     ['CONNECT_LOG_LEVEL', 'verbose'],
+    ['CONNECT_AUDIT_RETENTION_DAYS', '0'],
+    ['CONNECT_AUDIT_RETENTION_DAYS', '1.5'],
+    ['CONNECT_AUDIT_RETENTION_DAYS', '36501'],
+    ['CONNECT_AUDIT_RETENTION_DAYS', '1y'],
     ...['CONNECT_SMS_LIMIT_PER_MOBILE', 'CONNECT_SMS_LIMIT_PER_ADDRESS', 'CONNECT_SMS_LIMIT_GLOBAL', 'CONNECT_PIN_LIMIT_PER_ADDRESS'].flatMap((variable) =>
       ['0', '-1', '2.5', 'five', '1e3', '0x10', '1000001'].map((value) => [variable, value] as [string, string]),
     ),

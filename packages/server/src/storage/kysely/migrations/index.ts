@@ -8,6 +8,7 @@ import * as keyRotation from './2026-11-25T12-00-key-rotation.js';
 import * as clientTokenEnds from './2026-11-25T12-10-client-token-ends.js';
 import * as changeSignals from './2026-11-25T12-20-change-signals.js';
 import * as auditRequestId from './2026-11-25T14-00-audit-request-id.js';
+import * as retention from './2026-11-25T14-10-retention.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T12-10-client-token-ends': clientTokenEnds,
   '2026-11-25T12-20-change-signals': changeSignals,
   '2026-11-25T14-00-audit-request-id': auditRequestId,
+  '2026-11-25T14-10-retention': retention,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { AuditEventType, AuditRecord, AuditStore } from '../../../core/audit/audit-log.js';
 import type { Database } from './schema.js';
 
@@ -21,6 +22,28 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
         .execute();
     },
 
+    async countAuditEvent(r) {
+      // One INSERT … ON CONFLICT DO UPDATE: concurrent failures, on any
+      // number of instances, each add exactly one (the engine serialises
+      // them on the row), and the first one's fields stay.
+      await db
+        .insertInto('audit_events')
+        .values({
+          id: r.id,
+          at: r.at,
+          type: r.type,
+          actor: r.actor,
+          subject: r.subject,
+          outcome: r.outcome,
+          details: r.details ? JSON.stringify(r.details) : null,
+          // The first failure's request: the one the event's time is of.
+          request_id: r.requestId ?? null,
+          count: 1,
+        })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ count: sql<number>`audit_events.count + 1` }))
+        .execute();
+    },
+
     async listAuditEvents(filter) {
       let query = db.selectFrom('audit_events').selectAll();
       if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
@@ -34,10 +57,16 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
           actor: row.actor,
           subject: row.subject,
           outcome: row.outcome as AuditRecord['outcome'],
-          ...(row.details ? { details: JSON.parse(row.details) as AuditRecord['details'] } : {}),
+          ...(row.details || row.count !== null
+            ? { details: { ...(row.details ? (JSON.parse(row.details) as AuditRecord['details']) : {}), ...(row.count !== null ? { count: Number(row.count) } : {}) } }
+            : {}),
           ...(row.request_id ? { requestId: row.request_id } : {}),
         }),
       );
+    },
+
+    async deleteAuditEventsBefore(cutoff, limit) {
+      return deleteBatch(db, 'audit_events', ['id'], sql`at < ${cutoff}`, limit);
     },
   };
 }

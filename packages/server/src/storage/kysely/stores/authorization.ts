@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../../../core/journey/stores.js';
@@ -51,6 +52,10 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
         .returningAll()
         .executeTakeFirst();
       return row && toRequest(row);
+    },
+
+    async deleteExpiredAuthorizationRequests(now, limit) {
+      return deleteBatch(db, 'authorization_requests', ['id_hash'], sql`expires_at <= ${now}`, limit);
     },
   };
 }
@@ -121,6 +126,16 @@ export function createCustomerSessionStore(db: Kysely<Database>): CustomerSessio
         .where('ended_at', 'is', null)
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
+    },
+
+    async deleteEndedCustomerSessions(now, idleSeconds, limit) {
+      return deleteBatch(
+        db,
+        'customer_sessions',
+        ['id_hash'],
+        sql`(ended_at is not null or expires_at <= ${now} or last_seen_at <= ${now - idleSeconds})`,
+        limit,
+      );
     },
   };
 }
@@ -218,6 +233,10 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
         .where('expires_at', '>', now)
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
+    },
+
+    async deleteExpiredAuthorizationCodes(now, limit) {
+      return deleteBatch(db, 'authorization_codes', ['code_hash'], sql`expires_at <= ${now}`, limit);
     },
   };
 }

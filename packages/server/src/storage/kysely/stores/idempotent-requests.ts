@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import { Conflict } from '../../../core/storage-errors.js';
 import type { IdempotentRequestRecord, IdempotentRequestStore } from '../../../core/customer-tokens/idempotent-request-store.js';
 import type { Database, IdempotentRequestsTable } from './schema.js';
@@ -69,9 +70,8 @@ export function createIdempotentRequestStore(db: Kysely<Database>): IdempotentRe
         .execute();
     },
 
-    async deleteExpiredIdempotentRequests(now) {
-      const result = await db.deleteFrom('idempotent_requests').where('expires_at', '<=', now).executeTakeFirst();
-      return Number(result.numDeletedRows);
+    async deleteExpiredIdempotentRequests(now, limit) {
+      return deleteBatch(db, 'idempotent_requests', ['client_id', 'reference'], sql`expires_at <= ${now}`, limit);
     },
   };
 }

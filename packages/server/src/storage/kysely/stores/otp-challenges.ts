@@ -3,6 +3,7 @@ import type { OtpChallengeRecord, OtpPurpose } from '../../../core/login/records
 import type { OtpChallengeStore } from '../../../core/login/otp-challenge-store.js';
 import type { Database, OtpChallengesTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
+import { deleteBatch } from './delete-batch.js';
 
 /** The Kysely {@link OtpChallengeStore}. */
 export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore {
@@ -87,6 +88,10 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
         .where('resends', '<', update.maxResends)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+
+    async deleteOtpChallengesExpiredBy(cutoff, limit) {
+      return deleteBatch(db, 'otp_challenges', ['id'], sql`expires_at <= ${cutoff}`, limit);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { RateLimitCounter, RateLimitCounterStore } from '../../../core/limits/rate-limit-counter-store.js';
 import type { Database } from './schema.js';
+import { deleteBatch } from './delete-batch.js';
 
 /** The Kysely {@link RateLimitCounterStore}. */
 export function createRateLimitCounterStore(db: Kysely<Database>): RateLimitCounterStore {
@@ -41,9 +42,8 @@ export function createRateLimitCounterStore(db: Kysely<Database>): RateLimitCoun
       return Number(result.numDeletedRows) > 0;
     },
 
-    async deleteExpiredRateLimitCounters(nowMs) {
-      const result = await db.deleteFrom('rate_limit_counters').where('expires_at', '<=', nowMs).executeTakeFirst();
-      return Number(result.numDeletedRows);
+    async deleteExpiredRateLimitCounters(nowMs, limit) {
+      return deleteBatch(db, 'rate_limit_counters', ['key'], sql`expires_at <= ${nowMs}`, limit);
     },
   };
 }

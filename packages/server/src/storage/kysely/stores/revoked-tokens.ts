@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { RevokedTokenStore } from '../../../core/tokens/token-session-store.js';
 import type { Database } from './schema.js';
 import { Conflict } from '../../../core/storage-errors.js';
@@ -28,9 +29,8 @@ export function createRevokedTokenStore(db: Kysely<Database>): RevokedTokenStore
       return row !== undefined;
     },
 
-    async deleteExpiredRevocations(now) {
-      const result = await db.deleteFrom('revoked_tokens').where('expires_at', '<=', now).executeTakeFirst();
-      return Number(result.numDeletedRows);
+    async deleteExpiredRevocations(now, limit) {
+      return deleteBatch(db, 'revoked_tokens', ['jti'], sql`expires_at <= ${now}`, limit);
     },
   };
 }

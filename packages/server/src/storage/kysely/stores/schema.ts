@@ -149,6 +149,8 @@ export interface AuditEventsTable {
   details: string | null;
   /** The ID of the request that caused it, if a request did. */
   request_id: string | null;
+  /** How many failures an aggregated event stands for; `null`: an ordinary event. */
+  count: number | null;
 }
 
 export interface ConsentsTable {

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { OutboxMessage } from '../../../core/sms/outbox-store.js';
 import type { SmsOutboxStore } from '../../../core/sms/outbox-store.js';
 import type { Database } from './schema.js';
@@ -24,6 +25,10 @@ export function createSmsOutboxStore(db: Kysely<Database>): SmsOutboxStore {
         .limit(limit)
         .execute();
       return rows.map((r): OutboxMessage => ({ id: r.id, to: r.to_mobile, body: r.body, sentAt: Number(r.sent_at) }));
+    },
+
+    async deleteOutboxMessagesSentBefore(cutoff, limit) {
+      return deleteBatch(db, 'sms_outbox', ['id'], sql`sent_at < ${cutoff}`, limit);
     },
   };
 }

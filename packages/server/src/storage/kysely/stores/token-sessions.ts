@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { deleteBatch } from './delete-batch.js';
 import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { TokenSessionStore } from '../../../core/tokens/token-session-store.js';
 import type { Database, TokenSessionsTable } from './schema.js';
@@ -82,6 +83,10 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
         .where('access_jti', '=', accessJti)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+
+    async deleteExpiredTokenSessions(now, limit) {
+      return deleteBatch(db, 'token_sessions', ['sid'], sql`refresh_expires_at <= ${now} and access_expires_at <= ${now}`, limit);
     },
   };
 }

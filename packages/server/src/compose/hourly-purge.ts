@@ -1,0 +1,94 @@
+/**
+ * The server's own purge: the one `connect-auth purge` runs, every hour, on
+ * one instance at a time (docs/operator-guide.md, "Retention").
+ */
+import type { Clock } from '../core/clock.js';
+import { PURGE_INTERVAL_SECONDS } from '../core/lifetimes.js';
+import { purgeExpired, type PurgeCounts, type PurgeKind } from '../core/retention/purge.js';
+import type { Storage } from '../storage/ports.js';
+
+/** Where the purge reports (the server's logger). */
+export interface PurgeLog {
+  info(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/** One run: what it deleted, or why it did nothing. */
+export type PurgeRun = { readonly ran: true; readonly deleted: PurgeCounts } | { readonly ran: false; readonly reason: 'locked' | 'failed' | 'running' };
+
+export interface HourlyPurge {
+  /** Runs the purge now (the timer calls it); never throws: a failure is logged. */
+  runOnce(): Promise<PurgeRun>;
+  /** Stops the timer and waits for a run in progress to end. */
+  stop(): Promise<void>;
+}
+
+export interface HourlyPurgeOptions {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly log: PurgeLog;
+  readonly sessionIdleSeconds: number;
+  readonly auditRetentionDays: number;
+  /** Milliseconds between runs; default an hour. */
+  readonly intervalMs?: number;
+  /** Rows per statement; default the purge's own. */
+  readonly batchSize?: number;
+  /** Told after every batch (tests). */
+  readonly onProgress?: (kind: PurgeKind, deletedSoFar: number) => void;
+}
+
+/**
+ * Starts the hourly purge: the first run an interval after start, then one
+ * every interval. The timer is unref'd (it never keeps the process alive);
+ * `stop()` ends it.
+ */
+export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
+  const { storage, log } = options;
+  let current: Promise<PurgeRun> | undefined;
+
+  const purge = async (): Promise<PurgeRun> => {
+    try {
+      const outcome = await storage.runExclusively('purge', () =>
+        purgeExpired(storage, {
+          now: options.clock.nowSeconds(),
+          sessionIdleSeconds: options.sessionIdleSeconds,
+          auditRetentionDays: options.auditRetentionDays,
+          ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+          onProgress: (kind, soFar) => {
+            options.onProgress?.(kind, soFar);
+            if (soFar % 10_000 === 0) log.info({ kind, deleted: soFar }, 'purge in progress');
+          },
+        }),
+      );
+      if (!outcome.ran) {
+        log.info({}, 'purge skipped: another instance is purging');
+        return { ran: false, reason: 'locked' };
+      }
+      log.info({ deleted: outcome.value }, 'purge done');
+      return { ran: true, deleted: outcome.value };
+    } catch (error) {
+      log.error({ err: error }, 'purge failed; trying again at the next hour');
+      return { ran: false, reason: 'failed' };
+    }
+  };
+
+  const runOnce = async (): Promise<PurgeRun> => {
+    if (current) return { ran: false, reason: 'running' };
+    current = purge();
+    try {
+      return await current;
+    } finally {
+      current = undefined;
+    }
+  };
+
+  const timer = setInterval(() => void runOnce(), options.intervalMs ?? PURGE_INTERVAL_SECONDS * 1000);
+  timer.unref();
+  return {
+    runOnce,
+    async stop() {
+      clearInterval(timer);
+      await current;
+    },
+  };
+}
