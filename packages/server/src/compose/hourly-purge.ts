@@ -3,7 +3,7 @@
  * one instance at a time (docs/operator-guide.md, "Retention").
  */
 import type { Clock } from '../core/clock.js';
-import { PURGE_INTERVAL_SECONDS } from '../core/lifetimes.js';
+import { PURGE_FIRST_RUN_SECONDS, PURGE_INTERVAL_SECONDS } from '../core/lifetimes.js';
 import { purgeExpired, type PurgeCounts, type PurgeKind } from '../core/retention/purge.js';
 import type { Storage } from '../storage/ports.js';
 
@@ -38,8 +38,8 @@ export interface HourlyPurgeOptions {
 }
 
 /**
- * Starts the hourly purge: the first run an interval after start, then one
- * every interval. The timer is unref'd (it never keeps the process alive);
+ * Starts the hourly purge: the first run a minute after start (or an
+ * interval, when shorter), then one every interval. The timer is unref'd (it never keeps the process alive);
  * `stop()` ends it.
  */
 export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
@@ -82,11 +82,20 @@ export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
     }
   };
 
-  const timer = setInterval(() => void runOnce(), options.intervalMs ?? PURGE_INTERVAL_SECONDS * 1000);
-  timer.unref();
+  const intervalMs = options.intervalMs ?? PURGE_INTERVAL_SECONDS * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  // The first run soon after start, so servers restarted more often than
+  // hourly still purge; then one every interval.
+  const first = setTimeout(() => {
+    void runOnce();
+    timer = setInterval(() => void runOnce(), intervalMs);
+    timer.unref();
+  }, Math.min(intervalMs, PURGE_FIRST_RUN_SECONDS * 1000));
+  first.unref();
   return {
     runOnce,
     async stop() {
+      clearTimeout(first);
       clearInterval(timer);
       await current;
     },

@@ -157,5 +157,7 @@ export const AUDIT_RETENTION_DAYS_DEFAULT = 365;
 export const SMS_OUTBOX_KEEP_SECONDS = 86_400;
 /** The server runs the purge of expired records this often (docs/operator-guide.md, "Retention"). */
 export const PURGE_INTERVAL_SECONDS = 3600;
+/** How long after start a server runs its first purge, seconds (then every `PURGE_INTERVAL_SECONDS`). */
+export const PURGE_FIRST_RUN_SECONDS = 60;
 /** Rows one purge statement deletes at most, so none holds its locks long. */
 export const PURGE_BATCH_SIZE = 1000;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../src/core/clock.js';
 import { startHourlyPurge, type HourlyPurge, type PurgeLog, type PurgeRun } from '../../src/compose/hourly-purge.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
@@ -116,5 +116,27 @@ describe('hourly purge', () => {
     const count = log.lines.length;
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(log.lines).toHaveLength(count);
+  });
+
+  it('runs first a minute after start, long before the first hour, then every hour', async () => {
+    const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
+    opened.push(storage);
+    await storage.migrate();
+    await expiredCodes(storage, 2);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      const log = recordingLog();
+      purgeOn(storage, log);
+      await vi.advanceTimersByTimeAsync(59_000);
+      expect(log.lines).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await vi.waitFor(() => expect(log.lines).toEqual(['purge done']));
+      await vi.advanceTimersByTimeAsync(3_599_000);
+      expect(log.lines).toEqual(['purge done']);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await vi.waitFor(() => expect(log.lines).toEqual(['purge done', 'purge done']));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
