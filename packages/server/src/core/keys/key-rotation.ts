@@ -51,25 +51,17 @@ export interface RotationResult {
  * @throws KeyOperationRefused while an earlier rotation is pending, or when
  *   another rotation was made at the same moment (the unique generation).
  */
-export async function rotateKeys<Tx extends { readonly keys: SigningKeyStore }>(
+export function rotateKeys<Tx extends { readonly keys: SigningKeyStore }>(
   deps: KeyActionDeps<Tx>,
   policy: RotationPolicy,
   alsoInTransaction?: (tx: Tx, result: RotationResult) => Promise<void>,
 ): Promise<RotationResult> {
-  const now = deps.clock.nowSeconds();
-  const fresh = await freshKeys(deps.sealKey, now);
-  return refuseConcurrentRotation(() =>
-    deps.storage.transaction(async (tx) => {
-      const keys = await tx.keys.lockKeys();
-      const pending = pendingKeys(keys, now);
-      if (pending.length > 0) throw pendingRotation(pending, now);
-      const replacing = currentKey(keys, 'sig', now) ?? currentKey(keys, 'enc', now);
-      const activatesAt = replacing ? now + policy.publicationDelaySeconds : now;
-      const result = { keys: await addKeys(tx.keys, keys, fresh, activatesAt, policy), activatesAt, created: true };
-      await alsoInTransaction?.(tx, result);
-      return result;
-    }),
-  );
+  return lockedRotation(deps, alsoInTransaction, async ({ tx, keys, pending, fresh, now }) => {
+    if (pending.length > 0) throw pendingRotation(pending, now);
+    const replacing = currentKey(keys, 'sig', now) ?? currentKey(keys, 'enc', now);
+    const activatesAt = replacing ? now + policy.publicationDelaySeconds : now;
+    return { keys: await addKeys(tx.keys, keys, fresh, activatesAt, policy), activatesAt, created: true };
+  });
 }
 
 /**
@@ -78,26 +70,43 @@ export async function rotateKeys<Tx extends { readonly keys: SigningKeyStore }>(
  * once. Verifiers holding a JWKS copy from before may not know a new key
  * until their copy expires.
  */
-export async function activateKeysNow<Tx extends { readonly keys: SigningKeyStore }>(
+export function activateKeysNow<Tx extends { readonly keys: SigningKeyStore }>(
   deps: KeyActionDeps<Tx>,
   policy: RotationPolicy,
   alsoInTransaction?: (tx: Tx, result: RotationResult) => Promise<void>,
+): Promise<RotationResult> {
+  return lockedRotation(deps, alsoInTransaction, async ({ tx, keys, pending, fresh, now }) => {
+    if (pending.length === 0) return { keys: await addKeys(tx.keys, keys, fresh, now, policy), activatesAt: now, created: true };
+    // The keys they replace keep the longer window the rotation gave them.
+    for (const key of pending) await tx.keys.activateKey(key.kid, now);
+    const activated = pending.map((key) => ({ ...key, activatesAt: now })).sort((a, b) => (a.use === b.use ? 0 : a.use === 'sig' ? -1 : 1));
+    return { keys: activated, activatesAt: now, created: false };
+  });
+}
+
+/**
+ * The frame of `rotateKeys` and `activateKeysNow`: fresh keys made before
+ * the transaction (key generation is slow), then, in one transaction that
+ * holds the keys, `decide` on what is stored and `alsoInTransaction`; a
+ * rotation made elsewhere at the same moment is refused.
+ */
+async function lockedRotation<Tx extends { readonly keys: SigningKeyStore }>(
+  deps: KeyActionDeps<Tx>,
+  alsoInTransaction: ((tx: Tx, result: RotationResult) => Promise<void>) | undefined,
+  decide: (held: {
+    tx: Tx;
+    keys: SigningKeyRecord[];
+    pending: SigningKeyRecord[];
+    fresh: SigningKeyRecord[];
+    now: number;
+  }) => Promise<RotationResult>,
 ): Promise<RotationResult> {
   const now = deps.clock.nowSeconds();
   const fresh = await freshKeys(deps.sealKey, now);
   return refuseConcurrentRotation(() =>
     deps.storage.transaction(async (tx) => {
       const keys = await tx.keys.lockKeys();
-      const pending = pendingKeys(keys, now);
-      let result: RotationResult;
-      if (pending.length > 0) {
-        // The keys they replace keep the longer window the rotation gave them.
-        for (const key of pending) await tx.keys.activateKey(key.kid, now);
-        const keys = pending.map((key) => ({ ...key, activatesAt: now })).sort((a, b) => (a.use === b.use ? 0 : a.use === 'sig' ? -1 : 1));
-        result = { keys, activatesAt: now, created: false };
-      } else {
-        result = { keys: await addKeys(tx.keys, keys, fresh, now, policy), activatesAt: now, created: true };
-      }
+      const result = await decide({ tx, keys, pending: pendingKeys(keys, now), fresh, now });
       await alsoInTransaction?.(tx, result);
       return result;
     }),

@@ -7,19 +7,7 @@ import type { Database } from './schema.js';
 export function createAuditStore(db: Kysely<Database>): AuditStore {
   return {
     async insertAuditEvent(r) {
-      await db
-        .insertInto('audit_events')
-        .values({
-          id: r.id,
-          at: r.at,
-          type: r.type,
-          actor: r.actor,
-          subject: r.subject,
-          outcome: r.outcome,
-          details: r.details ? JSON.stringify(r.details) : null,
-          request_id: r.requestId ?? null,
-        })
-        .execute();
+      await db.insertInto('audit_events').values(toRow(r)).execute();
     },
 
     async countAuditEvent(r) {
@@ -28,18 +16,8 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
       // them on the row), and the first one's fields stay.
       await db
         .insertInto('audit_events')
-        .values({
-          id: r.id,
-          at: r.at,
-          type: r.type,
-          actor: r.actor,
-          subject: r.subject,
-          outcome: r.outcome,
-          details: r.details ? JSON.stringify(r.details) : null,
-          // The first failure's request: the one the event's time is of.
-          request_id: r.requestId ?? null,
-          count: 1,
-        })
+        // The first failure's fields, its request ID included: the one the event's time is of.
+        .values({ ...toRow(r), count: 1 })
         .onConflict((oc) => oc.column('id').doUpdateSet({ count: sql<number>`audit_events.count + 1` }))
         .execute();
     },
@@ -68,5 +46,19 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
     async deleteAuditEventsBefore(cutoff, limit) {
       return deleteBatch(db, 'audit_events', ['id'], sql`at < ${cutoff}`, limit);
     },
+  };
+}
+
+/** A record as its row (without the count of an aggregated event). */
+function toRow(r: AuditRecord) {
+  return {
+    id: r.id,
+    at: r.at,
+    type: r.type,
+    actor: r.actor,
+    subject: r.subject,
+    outcome: r.outcome,
+    details: r.details ? JSON.stringify(r.details) : null,
+    request_id: r.requestId ?? null,
   };
 }
