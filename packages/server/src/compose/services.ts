@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
+import { cacheRevocations } from '../core/tokens/cached-revocations.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
 import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
 import type { Client } from '../core/clients/client.js';
@@ -122,7 +123,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   const refresh: RefreshDeps = { ...tokens, tokenSessions, audit };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokens),
-    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
+    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, tokenSessions, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refresh),
   ]);
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
@@ -175,6 +176,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   };
 
   const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });
+  const revokedTokens = cacheRevocations(storage.revokedTokens, changes);
   return {
     runtime,
     keyRing,
@@ -187,14 +189,15 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     grants,
     journey,
     refresh,
-    bearer: { ...tokens, findClient, revokedTokens: storage.revokedTokens },
-    tokenState: { ...tokens, tokenSessions, revokedTokens: storage.revokedTokens },
+    bearer: { ...tokens, findClient, revokedTokens },
+    tokenState: { ...tokens, tokenSessions, revokedTokens },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
     async close() {
       stopKeyReloads();
       findClient.close();
+      revokedTokens.close();
       keyRing.close();
       customerAccess.close();
       if (!overrides.changes) await changes.close();

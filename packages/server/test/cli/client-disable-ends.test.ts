@@ -21,7 +21,16 @@ import {
 } from '../http/token-session.js';
 import { expectOAuthError, obtainToken } from '../http/wire.js';
 import { expectFailure } from './command-line.js';
-import { customerHoldings, operatorBench, pausingAfterRedeem, someoneWaitsForALock, type CustomerHoldings, type OperatorBench } from './operator-bench.js';
+import {
+  customerHoldings,
+  holdingTokenSessionInserts,
+  operatorBench,
+  pausingBetweenRedeemSteps,
+  untilLockWaiters,
+  type CustomerHoldings,
+  type OperatorBench,
+} from './operator-bench.js';
+import { hashCode } from '../../src/core/journey/code.js';
 
 noticePostgresSkipped('clients disable ends every token, on PostgreSQL');
 
@@ -205,8 +214,8 @@ describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', 
   const pg = usePostgresStorage();
   disableTests(() => operatorBench({ url: pg.databaseUrl(), open: pg.open }));
 
-  it('a disable meeting a code exchange waits for it on the code, then revokes the tokens it gave', async () => {
-    const { storage, gate } = pausingAfterRedeem(pg.open());
+  it('a disable between the two steps of a code exchange: the exchange gives no tokens', async () => {
+    const { storage, gate } = pausingBetweenRedeemSteps(pg.open());
     const b = await operatorBench({ url: pg.databaseUrl(), open: () => storage });
     const s = await lifecycle({ t: b.t });
     const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
@@ -214,22 +223,40 @@ describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', 
     gate.on = true;
     const exchanging = exchangeCode(b.t.app, s.client, { code, redirect_uri: REDIRECT_URI });
     await gate.reached;
-    const disabling = b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
-    let waited = false;
-    for (let i = 0; i < 200 && !waited; i++) {
-      waited = await someoneWaitsForALock(pg.databaseUrl());
-      if (!waited) await sleep(25);
-    }
-    expect(waited).toBe(true);
+    // The code is consumed already: the disable has only the login's token session to end, and does not wait.
+    const disabled = await b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
+    expect(disabled.ended).toEqual({ tokenSessions: 1, codes: 0 });
     gate.open();
-
-    const exchanged = await exchanging;
-    expect(exchanged.statusCode).toBe(200);
-    const disabled = await disabling;
+    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: 'the customer or the client can no longer sign in' });
     gate.on = false;
-    // The login's token session and the one the exchange made; the exchanged code was no longer open.
-    expect(disabled.ended).toEqual({ tokenSessions: 2, codes: 0 });
-    const { sid } = await accessClaims(b.t, exchanged.json<{ access_token: string }>().access_token);
-    expect((await b.t.storage.tokenSessions.findTokenSession(sid))?.revokedAt).toBe(b.clock.nowSeconds());
+    // Nothing of the code is left to revoke.
+    expect(await b.t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), b.clock.nowSeconds())).toBe(0);
+  });
+
+  it('a disable meeting the token session a code exchange is adding waits for it, then revokes it', async () => {
+    const b = await operatorBench({ url: pg.databaseUrl(), open: pg.open });
+    const s = await lifecycle({ t: b.t });
+    const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
+
+    const hold = await holdingTokenSessionInserts(pg.databaseUrl());
+    try {
+      const exchanging = exchangeCode(b.t.app, s.client, { code, redirect_uri: REDIRECT_URI });
+      // The insert waits, holding the client's row in share mode.
+      expect(await untilLockWaiters(pg.databaseUrl(), 1)).toBe(true);
+      const disabling = b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
+      // And the disable waits for that row.
+      expect(await untilLockWaiters(pg.databaseUrl(), 2)).toBe(true);
+      await hold.release();
+
+      const exchanged = await exchanging;
+      expect(exchanged.statusCode).toBe(200);
+      const disabled = await disabling;
+      // The login's token session and the one the exchange made; the exchanged code was no longer open.
+      expect(disabled.ended).toEqual({ tokenSessions: 2, codes: 0 });
+      const { sid } = await accessClaims(b.t, exchanged.json<{ access_token: string }>().access_token);
+      expect((await b.t.storage.tokenSessions.findTokenSession(sid))?.revokedAt).toBe(b.clock.nowSeconds());
+    } finally {
+      await hold.drop();
+    }
   });
 });

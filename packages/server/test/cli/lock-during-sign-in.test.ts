@@ -8,7 +8,9 @@ import { build } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
 import { accessClaims, expectInactive, introspect, lifecycle } from '../http/token-session.js';
-import { pausingAfterRedeem, someoneWaitsForALock } from './operator-bench.js';
+import { holdingTokenSessionInserts, pausingBetweenRedeemSteps, someoneWaitsForALock, untilLockWaiters } from './operator-bench.js';
+import { hashCode } from '../../src/core/journey/code.js';
+import { expectOAuthError } from '../http/wire.js';
 
 noticePostgresSkipped('customers lock during a sign-in');
 
@@ -70,11 +72,11 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
 describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on PostgreSQL', () => {
   const pgStorage = usePostgresStorage();
 
-  it('the exchange holds the customer first: the lock waits for it, then revokes the tokens it gave (no deadlock)', async () => {
+  it('a lock between the two steps of a code exchange: the exchange gives no tokens', async () => {
     const masterKey = randomBytes(32);
     const clock = fixedClock(T0);
     const env = { DATABASE_URL: pgStorage.databaseUrl(), CONNECT_MASTER_KEY: masterKey.toString('base64'), CONNECT_LOG_LEVEL: 'silent' };
-    const { storage, gate } = pausingAfterRedeem(pgStorage.open());
+    const { storage, gate } = pausingBetweenRedeemSteps(pgStorage.open());
     const t = await build({ storage, masterKey, clock });
     const s = await lifecycle({ t });
     const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
@@ -83,25 +85,46 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on Po
     const exchanging = exchangeCode(t.app, s.client, { code, redirect_uri: REDIRECT_URI });
     await gate.reached;
     const out: string[] = [];
-    const locking = runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) });
-    let waited = false;
-    for (let i = 0; i < 200 && !waited; i++) {
-      waited = await someoneWaitsForALock(pgStorage.databaseUrl());
-      if (!waited) await sleep(25);
-    }
-    expect(waited).toBe(true);
+    expect(await runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) })).toBe(0);
+    // Only the login's token session: the exchange had not added one.
+    expect((JSON.parse(out.join('')) as { ended: { tokenSessions: number } }).ended.tokenSessions).toBe(1);
     gate.open();
-
-    const exchanged = await exchanging;
-    expect(exchanged.statusCode).toBe(200);
-    expect(await locking).toBe(0);
+    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: 'the customer or the client can no longer sign in' });
     gate.on = false;
-    const locked = JSON.parse(out.join('')) as { ended: { tokenSessions: number } };
-    // The login's token session and the one the exchange made.
-    expect(locked.ended.tokenSessions).toBe(2);
-    const tokens = exchanged.json<{ access_token: string; refresh_token: string }>();
-    expectInactive(await introspect(t.app, s.client, tokens.refresh_token));
-    const session = await t.storage.tokenSessions.findTokenSession((await accessClaims(t, tokens.access_token)).sid);
-    expect(session?.revokedAt).toBe(T0);
+    expect(await t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), T0)).toBe(0);
+  });
+
+  it('a lock meeting the token session a code exchange is adding waits for it, then revokes it (no deadlock)', async () => {
+    const masterKey = randomBytes(32);
+    const clock = fixedClock(T0);
+    const env = { DATABASE_URL: pgStorage.databaseUrl(), CONNECT_MASTER_KEY: masterKey.toString('base64'), CONNECT_LOG_LEVEL: 'silent' };
+    const t = await build({ storage: pgStorage.open(), masterKey, clock });
+    const s = await lifecycle({ t });
+    const code = expectClientRedirect(await approveIfAsked(s.browser, await s.browser.get(authorizeUrl(authorizeParams(s.client))))).get('code') ?? '';
+
+    const hold = await holdingTokenSessionInserts(pgStorage.databaseUrl());
+    try {
+      const exchanging = exchangeCode(t.app, s.client, { code, redirect_uri: REDIRECT_URI });
+      // The insert waits, holding the customer's row in share mode.
+      expect(await untilLockWaiters(pgStorage.databaseUrl(), 1)).toBe(true);
+      const out: string[] = [];
+      const locking = runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) });
+      // And the lock waits for that row.
+      expect(await untilLockWaiters(pgStorage.databaseUrl(), 2)).toBe(true);
+      await hold.release();
+
+      const exchanged = await exchanging;
+      expect(exchanged.statusCode).toBe(200);
+      expect(await locking).toBe(0);
+      const locked = JSON.parse(out.join('')) as { ended: { tokenSessions: number } };
+      // The login's token session and the one the exchange made.
+      expect(locked.ended.tokenSessions).toBe(2);
+      const tokens = exchanged.json<{ access_token: string; refresh_token: string }>();
+      expectInactive(await introspect(t.app, s.client, tokens.refresh_token));
+      const session = await t.storage.tokenSessions.findTokenSession((await accessClaims(t, tokens.access_token)).sid);
+      expect(session?.revokedAt).toBe(T0);
+    } finally {
+      await hold.drop();
+    }
   });
 });

@@ -74,20 +74,38 @@ export async function customerHoldings(bench: OperatorBench): Promise<CustomerHo
   return { ...s, second, codes, bearer };
 }
 
-/** Whether some session of `url`'s database is waiting for a lock. */
-export async function someoneWaitsForALock(url: string): Promise<boolean> {
+/** How many sessions of `url`'s database are waiting for a lock. */
+export async function lockWaiters(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-    return (rows[0] as { n: number }).n > 0;
+    return (rows[0] as { n: number }).n;
   } finally {
     await client.end();
   }
 }
 
-/** A storage whose transactions, while `gate.on`, stop right after redeeming a code until `gate.open()`. */
-export function pausingAfterRedeem(inner: Storage) {
+/** Whether some session of `url`'s database is waiting for a lock. */
+export async function someoneWaitsForALock(url: string): Promise<boolean> {
+  return (await lockWaiters(url)) > 0;
+}
+
+/** Waits (up to 5 s) until at least `count` sessions of `url`'s database wait for a lock; whether they did. */
+export async function untilLockWaiters(url: string, count: number): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    if ((await lockWaiters(url)) >= count) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return false;
+}
+
+/**
+ * A storage whose code exchanges, while `gate.on`, stop between their two
+ * steps (after the code is consumed, before the token session is added)
+ * until `gate.open()`.
+ */
+export function pausingBetweenRedeemSteps(inner: Storage) {
   let reached!: () => void;
   let open!: () => void;
   const gate = {
@@ -96,22 +114,45 @@ export function pausingAfterRedeem(inner: Storage) {
     opened: new Promise<void>((resolve) => (open = resolve)),
     open: () => open(),
   };
-  const storage: Storage = {
-    ...inner,
-    transaction: (work) =>
-      inner.transaction((tx) => {
-        if (!gate.on) return work(tx);
-        const codes = {
-          ...tx.codes,
-          async consumeAuthorizationCode(...args: Parameters<Storage['codes']['consumeAuthorizationCode']>) {
-            const record = await tx.codes.consumeAuthorizationCode(...args);
-            reached();
-            await gate.opened;
-            return record;
-          },
-        };
-        return work({ ...tx, codes });
-      }),
+  const codes: Storage['codes'] = {
+    ...inner.codes,
+    async consumeAuthorizationCode(...args) {
+      const record = await inner.codes.consumeAuthorizationCode(...args);
+      if (gate.on) {
+        reached();
+        await gate.opened;
+      }
+      return record;
+    },
   };
-  return { storage, gate };
+  return { storage: { ...inner, codes } satisfies Storage, gate };
+}
+
+/**
+ * Makes every token session insert into `url`'s database wait, inside its
+ * statement (after it took its share locks), until `release()`: a trigger
+ * waits for an advisory lock this helper holds. `drop()` removes the trigger.
+ */
+export async function holdingTokenSessionInserts(url: string): Promise<{ release(): Promise<void>; drop(): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query(`CREATE FUNCTION test_hold_token_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(4242); RETURN NEW; END $$`);
+  await holder.query('CREATE TRIGGER test_hold BEFORE INSERT ON token_sessions FOR EACH ROW EXECUTE FUNCTION test_hold_token_sessions()');
+  await holder.query('SELECT pg_advisory_lock(4242)');
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    await holder.query('SELECT pg_advisory_unlock(4242)');
+  };
+  return {
+    release,
+    async drop() {
+      await release();
+      await holder.query('DROP TRIGGER IF EXISTS test_hold ON token_sessions');
+      await holder.query('DROP FUNCTION IF EXISTS test_hold_token_sessions()');
+      await holder.end();
+    },
+  };
 }

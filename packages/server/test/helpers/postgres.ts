@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, beforeEach } from 'vitest';
-import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 
 /**
@@ -61,7 +61,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
  * more storage (connection pool) on the current database; `databaseUrl()`
  * is its URL, for raw queries.
  */
-export function usePostgresStorage(): { open(): Storage; databaseUrl(): string } {
+export function usePostgresStorage(): { open(options?: StorageOptions): Storage; databaseUrl(): string } {
   let database: TestDatabase | undefined;
   const storages: Storage[] = [];
   beforeEach(async () => {
@@ -77,8 +77,8 @@ export function usePostgresStorage(): { open(): Storage; databaseUrl(): string }
     return database;
   };
   return {
-    open() {
-      const storage = openStorage({ engine: 'postgres', url: current().url });
+    open(options?: StorageOptions) {
+      const storage = openStorage({ engine: 'postgres', url: current().url }, options);
       storages.push(storage);
       return storage;
     },

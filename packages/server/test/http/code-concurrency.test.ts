@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { hashCode } from '../../src/core/journey/code.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import {
@@ -33,27 +34,31 @@ async function obtainCode(t: TestApp): Promise<{ client: Credentials; code: stri
 }
 
 /**
- * Redeems `code` `EXCHANGES` times at once, spread over `apps`: exactly one
- * exchange gets tokens, every other one `invalid_grant`; the others were
- * replays, so the winner's token session ends up revoked.
+ * Redeems `code` `EXCHANGES` times at once, spread over `apps`: one exchange
+ * redeems it and every other one is a replay, answered `invalid_grant`. At
+ * most one gets tokens (none when a replay came between its two steps;
+ * docs/journey.md, "The code"), and the replays revoked them.
  */
 async function expectOneRedemption(apps: readonly FastifyInstance[], t: TestApp, client: Credentials, code: string): Promise<void> {
   const responses = await Promise.all(
     Array.from({ length: EXCHANGES }, (_, i) => exchangeCode(apps[i % apps.length] as FastifyInstance, client, { code, redirect_uri: REDIRECT_URI })),
   );
   const winners = responses.filter((res) => res.statusCode === 200);
-  expect(responses.map((res) => res.statusCode).sort()).toEqual([200, ...Array<number>(EXCHANGES - 1).fill(400)]);
+  expect(winners.length).toBeLessThanOrEqual(1);
   for (const res of responses.filter((r) => r.statusCode !== 200)) {
     expectOAuthError(res, { status: 400, error: 'invalid_grant', description: 'authorization code was already used; the tokens issued for it are revoked' });
   }
-  const [winner] = winners as [Response];
-  const body = winner.json<{ access_token: string; refresh_token: string }>();
-  expect(body.access_token.split('.')).toHaveLength(5);
-  expect(body.refresh_token.split('.')).toHaveLength(3);
-  // One token session was created from the code, and the replays revoked it.
-  const sid = decodeJwt(body.refresh_token).sid as string;
-  const session = await t.storage.tokenSessions.findTokenSession(sid);
-  expect(session?.revokedAt).toBe(t.clock.nowSeconds());
+  const [winner] = winners;
+  if (winner) {
+    const body = winner.json<{ access_token: string; refresh_token: string }>();
+    expect(body.access_token.split('.')).toHaveLength(5);
+    expect(body.refresh_token.split('.')).toHaveLength(3);
+    // The winner's token session was created from the code, and the replays revoked it.
+    const sid = decodeJwt(body.refresh_token).sid as string;
+    expect((await t.storage.tokenSessions.findTokenSession(sid))?.revokedAt).toBe(t.clock.nowSeconds());
+  }
+  // No token session of the code is left unrevoked.
+  expect(await t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), t.clock.nowSeconds())).toBe(0);
 }
 
 /** Submits the right one-time PIN `n` times at once: exactly one login completes with a code. */
@@ -74,7 +79,7 @@ async function expectOneLogin(t: TestApp, n: number): Promise<void> {
 }
 
 describe('concurrent code redemption on SQLite', () => {
-  it(`${EXCHANGES} simultaneous exchanges of one code: exactly one gets tokens`, async () => {
+  it(`${EXCHANGES} simultaneous exchanges of one code: exactly one redeems it, no usable tokens are left`, async () => {
     const t = await build();
     const { client, code } = await obtainCode(t);
     await expectOneRedemption([t.app], t, client, code);
@@ -92,13 +97,13 @@ noticePostgresSkipped('concurrent code redemption on PostgreSQL');
 describe.skipIf(!postgresAdminUrl)('concurrent code redemption on PostgreSQL', () => {
   const { open } = usePostgresStorage();
 
-  it(`${EXCHANGES} simultaneous exchanges of one code on one instance: exactly one gets tokens`, async () => {
+  it(`${EXCHANGES} simultaneous exchanges of one code on one instance: exactly one redeems it, no usable tokens are left`, async () => {
     const t = await build({ storage: open() });
     const { client, code } = await obtainCode(t);
     await expectOneRedemption([t.app], t, client, code);
   });
 
-  it(`${EXCHANGES} simultaneous exchanges of one code over two instances sharing the database: exactly one gets tokens`, async () => {
+  it(`${EXCHANGES} simultaneous exchanges of one code over two instances sharing the database: exactly one redeems it, no usable tokens are left`, async () => {
     const masterKey = randomBytes(32);
     const a = await build({ storage: open(), masterKey });
     const b = await build({ storage: open(), masterKey, clock: a.clock });

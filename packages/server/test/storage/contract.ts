@@ -7,6 +7,7 @@ import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessi
 import { TRANSITIONS } from '../../src/core/journey/states.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
+import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
 import { Conflict, NotFound } from '../../src/core/storage-errors.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { purgeExpired } from '../../src/core/retention/purge.js';
@@ -103,6 +104,9 @@ function customerSession(overrides: Partial<CustomerSessionRecord> = {}): Custom
     ...overrides,
   };
 }
+
+/** What `authorizationCode()` was issued for: its redirect URI, no PKCE challenge. */
+const BINDING = { redirectUri: 'https://acme.example/callback', codeChallenge: null };
 
 function authorizationCode(overrides: Partial<AuthorizationCodeRecord> = {}): AuthorizationCodeRecord {
   return {
@@ -699,40 +703,64 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
       it('redeems a code once and returns its record', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 10)).toMatchObject({
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 10, BINDING)).toMatchObject({
           codeHash: 'code-1',
           clientId: 'cid_sandbox_contract',
           redirectUri: 'https://acme.example/callback',
           profileId: '123456789012',
           codeChallenge: null,
         });
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 11)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 11, BINDING)).toBeUndefined();
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBe(T + 10);
       });
 
       it('redeems a code for exactly one of 20 concurrent calls', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        const results = await concurrently(20, () => codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1));
+        const results = await concurrently(20, () => codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING));
         expect(results.filter((r) => r !== undefined)).toHaveLength(1);
       });
 
       it('refuses to redeem a code for another client, leaving it to its own', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_other', T + 1)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_other', T + 1, BINDING)).toBeUndefined();
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1)).toBeDefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
       });
 
       it('redeems a code until expiresAt - 1, not at or after expiresAt', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 300)).toBeUndefined();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 301)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 300, BINDING)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 301, BINDING)).toBeUndefined();
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 299)).toBeDefined();
+        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 299, BINDING)).toBeDefined();
+      });
+
+      it('redeems a code only for the redirect URI and PKCE challenge it was issued for, leaving it unused otherwise', async () => {
+        await codes().insertAuthorizationCode(authorizationCode({ codeChallenge: 'challenge-1' }));
+        const id = ['code-1', 'cid_sandbox_contract', T + 1] as const;
+        expect(await codes().consumeAuthorizationCode(...id, BINDING)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode(...id, { ...BINDING, codeChallenge: 'challenge-2' })).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode(...id, { redirectUri: 'https://acme.example/other', codeChallenge: 'challenge-1' })).toBeUndefined();
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
+        expect(await codes().consumeAuthorizationCode(...id, { ...BINDING, codeChallenge: 'challenge-1' })).toMatchObject({ codeHash: 'code-1' });
+
+        await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'code-2' }));
+        expect(await codes().consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 1, { ...BINDING, codeChallenge: 'challenge-1' })).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
+      });
+
+      it('ends a replayed code only once it was redeemed', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        expect(await codes().endReplayedAuthorizationCode('code-1')).toBe(false);
+        expect((await codes().findAuthorizationCode('code-1'))?.expiresAt).toBe(T + 300);
+        await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING);
+        expect(await codes().endReplayedAuthorizationCode('code-1')).toBe(true);
+        expect(await codes().findAuthorizationCode('code-1')).toMatchObject({ consumedAt: T + 1, expiresAt: 0 });
+        expect(await codes().endReplayedAuthorizationCode('code-unknown')).toBe(false);
       });
 
       it('refuses an unknown code', async () => {
-        expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T, BINDING)).toBeUndefined();
       });
 
       it('ends the unredeemed, unexpired codes of a customer or a client, and only those', async () => {
@@ -743,9 +771,9 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'other-client', clientId: 'cid_sandbox_other', profileId: '323456789012' }));
         expect(await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 10)).toBe(1);
         expect(await codes().findAuthorizationCode('live')).toEqual(authorizationCode({ codeHash: 'live', expiresAt: 0 }));
-        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 10)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 10, BINDING)).toBeUndefined();
         // Ended whatever the clock of the exchange: one a second behind the lock's finds it ended too.
-        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 9)).toBeUndefined();
+        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 9, BINDING)).toBeUndefined();
         expect((await codes().findAuthorizationCode('redeemed'))?.expiresAt).toBe(T + 300);
         expect((await codes().findAuthorizationCode('expired'))?.expiresAt).toBe(T + 5);
         expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(T + 300);
@@ -754,14 +782,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await codes().endAuthorizationCodesOf({ clientId: 'cid_sandbox_contract' }, T + 20)).toBe(1);
         expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(0);
         expect((await codes().findAuthorizationCode('other-client'))?.expiresAt).toBe(T + 300);
-        expect(await codes().consumeAuthorizationCode('other-client', 'cid_sandbox_other', T + 20)).toBeDefined();
+        expect(await codes().consumeAuthorizationCode('other-client', 'cid_sandbox_other', T + 20, BINDING)).toBeDefined();
       });
 
       it('gives the code back when the transaction that redeemed it rolls back', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
         await expect(
           storage.transaction(async (tx) => {
-            expect(await tx.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1)).toBeDefined();
+            expect(await tx.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
             await tx.tokenSessions.insertTokenSession(tokenSession());
             throw new Error('binding mismatch');
           }),
@@ -782,6 +810,41 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await tokens().findTokenSession('sid-2')).toEqual(clientOnly);
         expect(await tokens().findTokenSession('sid-3')).toBeUndefined();
         await expect(tokens().insertTokenSession(tokenSession())).rejects.toBeInstanceOf(Conflict);
+      });
+
+      it("adds a code's token session only while its code, customer and client still stand", async () => {
+        await storage.clients.insertClient(client());
+        await storage.customers.insertCustomer(customer());
+        await storage.codes.insertAuthorizationCode(authorizationCode());
+        const session = (sid: string) => ({ ...tokenSession({ sid }), codeHash: 'code-1' });
+        // Not redeemed yet.
+        expect(await tokens().insertTokenSessionOfCode(session('unredeemed'), T + 1)).toBe(false);
+        await storage.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING);
+        expect(await tokens().insertTokenSessionOfCode(session('sid-1'), T + 1)).toBe(true);
+        expect(await tokens().findTokenSession('sid-1')).toEqual(session('sid-1'));
+        // Another client's session for this code, or another customer's.
+        expect(await tokens().insertTokenSessionOfCode({ ...session('other-client'), clientId: 'cid_sandbox_other' }, T + 1)).toBe(false);
+        expect(await tokens().insertTokenSessionOfCode({ ...session('other-customer'), profileId: '223456789012' }, T + 1)).toBe(false);
+        // A customer locked out for failed PINs, until the lockout ends.
+        await storage.customers.updateCustomer('123456789012', { lockedUntil: T + 100 }, T + 1);
+        expect(await tokens().insertTokenSessionOfCode(session('locked-out'), T + 99)).toBe(false);
+        expect(await tokens().insertTokenSessionOfCode(session('after-lockout'), T + 100)).toBe(true);
+        // A disabled client.
+        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 101 }, T + 101);
+        expect(await tokens().insertTokenSessionOfCode(session('disabled'), T + 101)).toBe(false);
+        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 101 }, T + 102);
+        expect(await tokens().insertTokenSessionOfCode(session('enabled'), T + 102)).toBe(true);
+        // A replayed code.
+        await storage.codes.endReplayedAuthorizationCode('code-1');
+        expect(await tokens().insertTokenSessionOfCode(session('replayed'), T + 103)).toBe(false);
+        // A locked customer.
+        await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'code-2' }));
+        await storage.codes.consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 104, BINDING);
+        await storage.customers.lockCustomer('123456789012', T + 104);
+        expect(await tokens().insertTokenSessionOfCode({ ...session('customer-locked'), codeHash: 'code-2' }, T + 104)).toBe(false);
+        for (const sid of ['unredeemed', 'other-client', 'other-customer', 'locked-out', 'disabled', 'replayed', 'customer-locked']) {
+          expect(await tokens().findTokenSession(sid)).toBeUndefined();
+        }
       });
 
       it('revokes every session of a code, and only those', async () => {
@@ -816,7 +879,40 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await tokens().findTokenSession('other-customer'))?.revokedAt).toBe(T + 70);
         expect((await tokens().findTokenSession('other-both'))?.revokedAt).toBeNull();
         // A revoked session's tokens cannot be replaced.
-        expect(await tokens().replaceAccessToken('a', { refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 80 })).toBe(false);
+        expect(await tokens().replaceAccessToken('a', { clientId: 'cid_sandbox_contract', refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 80 })).toBe(false);
+      });
+
+      it("replaces a session's access token only for its client and its refresh token, until that expires", async () => {
+        await tokens().insertTokenSession(tokenSession());
+        const update = { clientId: 'cid_sandbox_contract', refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 10 };
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, clientId: 'cid_sandbox_other' })).toBe(false);
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, refreshJti: 'refresh-jti-2' })).toBe(false);
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, now: T + 604_800 })).toBe(false);
+        expect((await tokens().findTokenSession('sid-1'))?.accessJti).toBe('access-jti-1');
+        expect(await tokens().replaceAccessToken('sid-1', update)).toBe(true);
+        expect(await tokens().findTokenSession('sid-1')).toMatchObject({ accessJti: 'new', accessExpiresAt: T + 4000 });
+      });
+    });
+
+    describe('idempotent requests', () => {
+      const record = (overrides: Partial<IdempotentRequestRecord> = {}): IdempotentRequestRecord => ({
+        clientId: 'c', reference: 'r', requestHash: 'h', sealedResponse: 'sealed', createdAt: T, expiresAt: T + 100, ...overrides,
+      });
+
+      it('claims a reference once: later claims get the record, until it expires; find sees it until then', async () => {
+        const requests = () => storage.idempotentRequests;
+        expect(await requests().claimIdempotentRequest(record())).toBeUndefined();
+        expect(await requests().claimIdempotentRequest(record({ requestHash: 'other', createdAt: T + 99 }))).toEqual(record());
+        expect(await requests().findIdempotentRequest('c', 'r', T + 99)).toEqual(record());
+        expect(await requests().findIdempotentRequest('c', 'r', T + 100)).toBeUndefined();
+        expect(await requests().findIdempotentRequest('other-client', 'r', T)).toBeUndefined();
+        expect(await requests().claimIdempotentRequest(record({ requestHash: 'later', sealedResponse: 'sealed-later', createdAt: T + 100, expiresAt: T + 200 }))).toBeUndefined();
+        expect(await requests().findIdempotentRequest('c', 'r', T + 100)).toMatchObject({ requestHash: 'later' });
+        // Only the record the releasing request claimed: not one claimed since.
+        await requests().releaseIdempotentRequest(record());
+        expect(await requests().findIdempotentRequest('c', 'r', T + 100)).toMatchObject({ requestHash: 'later' });
+        await requests().releaseIdempotentRequest(record({ sealedResponse: 'sealed-later' }));
+        expect(await requests().findIdempotentRequest('c', 'r', T + 100)).toBeUndefined();
       });
     });
 
@@ -938,7 +1034,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       it('deletes codes at their expiry, not a second before, redeemed or not, in batches', async () => {
         await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'live', expiresAt: T + 301 }));
         for (const n of [1, 2, 3, 4, 5]) await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: `old-${n}` }));
-        await storage.codes.consumeAuthorizationCode('old-1', 'cid_sandbox_contract', T);
+        await storage.codes.consumeAuthorizationCode('old-1', 'cid_sandbox_contract', T, BINDING);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 299, 10)).toBe(0);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(2);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(2);

@@ -10,8 +10,8 @@
  * (`storage/kysely/change-feed-*.ts`).
  */
 
-/** What changed: a client, a customer, a customer token session (`sid`) or the keys. */
-export type ChangeKind = 'client' | 'customer' | 'session' | 'keys';
+/** What changed: a client, a customer, a customer token session (`sid`), the keys, or a client access token's revocation (`jti`). */
+export type ChangeKind = 'client' | 'customer' | 'session' | 'keys' | 'token';
 
 /** One change: its kind and the ID of the record (empty for `keys`). */
 export interface Change {
@@ -76,6 +76,6 @@ export function parseChange(text: string): Change | undefined {
   const colon = text.indexOf(':');
   const kind = colon < 0 ? text : text.slice(0, colon);
   const key = colon < 0 ? '' : text.slice(colon + 1);
-  if (kind !== 'client' && kind !== 'customer' && kind !== 'session' && kind !== 'keys') return undefined;
+  if (kind !== 'client' && kind !== 'customer' && kind !== 'session' && kind !== 'keys' && kind !== 'token') return undefined;
   return { kind, key };
 }

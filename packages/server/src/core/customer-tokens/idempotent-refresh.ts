@@ -4,6 +4,7 @@ import { InvalidRequest } from '../errors.js';
 import { seal, unseal } from '../keys/master-key.js';
 import type { IdempotentRequestStore } from './idempotent-request-store.js';
 import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifetimes.js';
+import { STILL_RUNNING } from './refresh-customer-token.js';
 
 /** What idempotent retries need. */
 export interface IdempotencyDeps {
@@ -13,59 +14,77 @@ export interface IdempotencyDeps {
   readonly clock: Clock;
 }
 
+/** The work of an idempotent request, ready but not yet done: its response is known, `apply()` does it. */
+export interface PreparedWork<T> {
+  readonly response: T;
+  apply(): Promise<void>;
+}
+
 /**
- * Runs `work` once per client and `Request-Reference-No` within 24 hours.
+ * Runs a request once per client and `Request-Reference-No` within 24 hours.
  *
  * A retry with the same reference and the same body gets the first response
  * again instead of running twice, so a consumer that lost a response does
  * not invalidate the token it never saw. The same reference with another
- * body, or while the first request still runs, is a conflict (409). Only
- * successes are remembered: after a failure the reference can be retried.
- * Stored responses are sealed (AES-GCM under a key from the master key).
+ * body is a conflict (409). Only successes are remembered: after a failure
+ * the reference can be retried. Stored responses are sealed (AES-GCM under
+ * a key from the master key).
  *
- * `recheck` runs before a stored response is replayed and throws to refuse
- * it, so that a replay never hands out what has been revoked since.
+ * One statement besides the work's own (docs/operator-guide.md, "Database
+ * round trips"): `prepare` makes the response without touching the
+ * database (it mints the tokens), the reference is claimed with the sealed
+ * response already in it, and only then does `apply` do the work. A
+ * failure of `apply` releases the reference. A retry that finds the
+ * reference claimed hands the stored response out only after `recheck`
+ * passes; `recheck` is told whether the first request may still be
+ * running (it began less than `IDEMPOTENCY_CLAIM_SECONDS` ago), and
+ * throws to refuse (409 while it runs, otherwise an error of its own), so
+ * that a replay never hands out what is not, or no longer, in force.
  */
 export async function runIdempotently<T>(
   request: { clientId: string; reference: string; body: string },
-  work: () => Promise<T>,
+  prepare: () => Promise<PreparedWork<T>>,
   deps: IdempotencyDeps,
-  recheck: (stored: T) => Promise<void> = async () => {},
+  recheck: (stored: T, firstMayRun: boolean) => Promise<void> = async () => {},
 ): Promise<{ response: T; replayed: boolean }> {
   const now = deps.clock.nowSeconds();
   const requestHash = createHash('sha256').update(request.body).digest('base64url');
   const label = `tokens:${request.clientId}:${request.reference}`;
-  const existing = await deps.idempotentRequests.claimIdempotentRequest({
+  let prepared: PreparedWork<T>;
+  try {
+    prepared = await prepare();
+  } catch (error) {
+    // Refused before anything was done; still, a reference in use for another request is a conflict first.
+    const existing = await deps.idempotentRequests.findIdempotentRequest(request.clientId, request.reference, now);
+    if (existing && existing.requestHash !== requestHash) throw differentRequest();
+    throw error;
+  }
+  const claim = {
     clientId: request.clientId,
     reference: request.reference,
     requestHash,
-    sealedResponse: null,
+    sealedResponse: await seal(deps.sealKey, label, JSON.stringify(prepared.response)),
     createdAt: now,
-    expiresAt: now + IDEMPOTENCY_CLAIM_SECONDS,
-  });
+    expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+  };
+  const existing = await deps.idempotentRequests.claimIdempotentRequest(claim);
   if (existing) {
-    if (existing.requestHash !== requestHash) {
-      throw new InvalidRequest('this Request-Reference-No was already used for a different request', { status: 409 });
-    }
-    if (existing.sealedResponse === null) {
-      throw new InvalidRequest('a request with this Request-Reference-No is still being processed', { status: 409 });
-    }
+    if (existing.requestHash !== requestHash) throw differentRequest();
+    // A claim without a response (stored by an earlier version): running until it expires.
+    if (existing.sealedResponse === null) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
     const stored = JSON.parse(await unseal(deps.sealKey, label, existing.sealedResponse)) as T;
-    await recheck(stored);
+    await recheck(stored, existing.createdAt + IDEMPOTENCY_CLAIM_SECONDS > now);
     return { response: stored, replayed: true };
   }
-  let response: T;
   try {
-    response = await work();
+    await prepared.apply();
   } catch (error) {
-    await deps.idempotentRequests.releaseIdempotentRequest(request.clientId, request.reference);
+    await deps.idempotentRequests.releaseIdempotentRequest(claim);
     throw error;
   }
-  await deps.idempotentRequests.completeIdempotentRequest(
-    request.clientId,
-    request.reference,
-    await seal(deps.sealKey, label, JSON.stringify(response)),
-    now + IDEMPOTENCY_WINDOW_SECONDS,
-  );
-  return { response, replayed: false };
+  return { response: prepared.response, replayed: false };
+}
+
+function differentRequest(): InvalidRequest {
+  return new InvalidRequest('this Request-Reference-No was already used for a different request', { status: 409 });
 }

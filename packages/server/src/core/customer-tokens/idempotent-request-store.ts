@@ -26,10 +26,14 @@ export interface IdempotentRequestStore {
    * another body). A record past `expiresAt` at `record.createdAt` is replaced.
    */
   claimIdempotentRequest(record: IdempotentRequestRecord): Promise<IdempotentRequestRecord | undefined>;
-  /** Stores the response of a claimed request and keeps it until `expiresAt`. */
-  completeIdempotentRequest(clientId: string, reference: string, sealedResponse: string, expiresAt: number): Promise<void>;
-  /** Releases a claim whose request failed, so a retry runs again. */
-  releaseIdempotentRequest(clientId: string, reference: string): Promise<void>;
+  /** The record of a reference, unless there is none or it expired by `now`. */
+  findIdempotentRequest(clientId: string, reference: string, now: number): Promise<IdempotentRequestRecord | undefined>;
+  /**
+   * Releases a claim whose request failed, so a retry runs again: the
+   * record this call claimed, and only while it still holds its response
+   * (never another request's claim of the same reference).
+   */
+  releaseIdempotentRequest(record: Pick<IdempotentRequestRecord, 'clientId' | 'reference' | 'sealedResponse'>): Promise<void>;
   /** Forgets records expired by `now` (at most `limit` of them when given); returns how many. */
   deleteExpiredIdempotentRequests(now: number, limit?: number): Promise<number>;
 }

@@ -26,12 +26,24 @@ export interface RefreshedTokens {
   readonly accessJti: string;
 }
 
+/** A refresh whose new access token is minted but not yet the session's: `apply()` makes it so. */
+export interface PreparedRefresh {
+  readonly refreshed: RefreshedTokens;
+  /**
+   * Makes the new access token the session's only valid one, with one
+   * conditional update; throws `InvalidGrant` (and audits the use of a
+   * revoked refresh token) when the session is unknown, revoked or expired.
+   */
+  apply(): Promise<void>;
+}
+
 /**
  * Exchanges a refresh token for a new customer access token of the same
  * session (RFC 6749 §6; docs/tokens.md, "Refresh"). The previous access
  * token of the session stops being accepted at once; the refresh token
  * stays valid until its own expiry. Expired, revoked, unknown or another client's refresh tokens get
- * `invalid_grant`.
+ * `invalid_grant`. One statement when it succeeds (docs/operator-guide.md,
+ * "Database round trips").
  */
 export async function refreshCustomerToken(
   refreshToken: string | undefined,
@@ -40,14 +52,63 @@ export async function refreshCustomerToken(
   /** The ID of the request this is part of, recorded with the audit event of a revoked token's use. */
   correlationId?: string,
 ): Promise<RefreshedTokens> {
+  const prepared = await prepareRefresh(refreshToken, client, deps, correlationId);
+  await prepared.apply();
+  return prepared.refreshed;
+}
+
+/**
+ * The first half of {@link refreshCustomerToken}: checks the refresh token
+ * itself (signature, expiry, client) and mints the new access token from
+ * its claims, without reading the database. `apply()` then makes it the
+ * session's, where the stored state is checked in the same statement.
+ */
+export async function prepareRefresh(
+  refreshToken: string | undefined,
+  client: Client,
+  deps: RefreshDeps,
+  correlationId?: string,
+): Promise<PreparedRefresh> {
   if (refreshToken === undefined || refreshToken === '') throw new InvalidRequest('refresh_token is required');
   const claims = await verifyRefreshToken(refreshToken, deps);
   if (!claims) throw new InvalidGrant('refresh token is invalid or expired');
   if (claims.clientId !== client.id) throw new InvalidGrant('refresh token was issued to another client');
 
-  const session = await deps.tokenSessions.findTokenSession(claims.sid);
   const now = deps.clock.nowSeconds();
-  if (!session || session.refreshJti !== claims.jti || session.clientId !== client.id) throw new InvalidGrant('refresh token is invalid');
+  // A refresh token's subject and session are those of its token session, minted together.
+  const access = await mintCustomerAccessToken({ profileId: claims.sub, clientId: client.id, sid: claims.sid }, deps);
+  return {
+    refreshed: {
+      accessToken: access.token,
+      refreshToken,
+      expiresIn: deps.lifetimes.accessTokenSeconds,
+      expiresAt: access.expiresAt,
+      sid: claims.sid,
+      accessJti: access.jti,
+    },
+    async apply() {
+      const replaced = await deps.tokenSessions.replaceAccessToken(claims.sid, {
+        clientId: client.id,
+        refreshJti: claims.jti,
+        accessJti: access.jti,
+        accessExpiresAt: access.expiresAt,
+        now,
+      });
+      if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);
+    },
+  };
+}
+
+/** Why a session's access token was not replaced, read after the conditional update refused it. */
+async function whyNotRefreshed(
+  claims: { sid: string; jti: string },
+  client: Client,
+  now: number,
+  deps: RefreshDeps,
+  correlationId: string | undefined,
+): Promise<InvalidGrant> {
+  const session = await deps.tokenSessions.findTokenSession(claims.sid);
+  if (!session || session.refreshJti !== claims.jti || session.clientId !== client.id) return new InvalidGrant('refresh token is invalid');
   if (session.revokedAt !== null) {
     await deps.audit.record({
       type: 'refresh_token.revoked_use',
@@ -57,27 +118,11 @@ export async function refreshCustomerToken(
       details: { sid: session.sid },
       requestId: correlationId,
     });
-    throw new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
+    return new InvalidGrant('refresh token has been revoked', { detail: `sid ${session.sid}` });
   }
-  if (session.refreshExpiresAt <= now) throw new InvalidGrant('refresh token has expired');
-
-  const access = await mintCustomerAccessToken({ profileId: session.profileId, clientId: client.id, sid: session.sid }, deps);
-  const replaced = await deps.tokenSessions.replaceAccessToken(session.sid, {
-    refreshJti: claims.jti,
-    accessJti: access.jti,
-    accessExpiresAt: access.expiresAt,
-    now,
-  });
-  // Revoked or expired between the read and the update.
-  if (!replaced) throw new InvalidGrant('refresh token has been revoked');
-  return {
-    accessToken: access.token,
-    refreshToken,
-    expiresIn: deps.lifetimes.accessTokenSeconds,
-    expiresAt: access.expiresAt,
-    sid: session.sid,
-    accessJti: access.jti,
-  };
+  if (session.refreshExpiresAt <= now) return new InvalidGrant('refresh token has expired');
+  // Revoked or expired between the update and this read.
+  return new InvalidGrant('refresh token has been revoked');
 }
 
 /** What re-checking a replayed answer reads. */
@@ -89,6 +134,8 @@ export interface ReplayCheckDeps extends TokenVerifyDeps {
 export interface StoredRefresh {
   readonly accessToken: string;
   readonly refreshToken?: string;
+  /** Expiry of the answer's access token, epoch seconds. */
+  readonly expiresAt?: number;
   readonly sid?: string;
   readonly accessJti?: string;
 }
@@ -104,9 +151,19 @@ export interface StoredRefresh {
  * works. One read of the session; an answer stored without `sid` (by an
  * earlier version) is identified by decrypting its access token.
  *
+ * The answer is stored before the first request makes its access token the
+ * session's (`runIdempotently`). A live session still at an older access
+ * token therefore means the first request is still running, while
+ * `firstMayRun` (it began less than `IDEMPOTENCY_CLAIM_SECONDS` ago): 409.
+ *
  * @throws InvalidGrant otherwise: the stored tokens are never handed out again.
  */
-export async function checkReplayedTokens(stored: StoredRefresh, client: Client, deps: ReplayCheckDeps): Promise<void> {
+export async function checkReplayedTokens(
+  stored: StoredRefresh,
+  client: Client,
+  deps: ReplayCheckDeps,
+  firstMayRun = false,
+): Promise<void> {
   const refused = new InvalidGrant('the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No');
   if (client.status !== 'active') throw refused;
   // Their keys must still stand too: a revoked key's tokens are never handed out again.
@@ -119,14 +176,16 @@ export async function checkReplayedTokens(stored: StoredRefresh, client: Client,
     ({ sid, jti: accessJti } = claims);
   }
   const session = await deps.tokenSessions.findTokenSession(sid);
-  const live =
-    session !== undefined &&
-    session.revokedAt === null &&
-    session.clientId === client.id &&
-    session.accessJti === accessJti &&
-    session.refreshExpiresAt > deps.clock.nowSeconds();
-  if (!live) throw refused;
+  const open = session !== undefined && session.revokedAt === null && session.clientId === client.id && session.refreshExpiresAt > deps.clock.nowSeconds();
+  if (open && session.accessJti === accessJti) return;
+  // Not yet replaced by the answer's token (a later refresh would have a later expiry).
+  const notYetApplied = open && stored.expiresAt !== undefined && session.accessExpiresAt < stored.expiresAt;
+  if (notYetApplied && firstMayRun) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
+  throw refused;
 }
+
+/** The answer to a retry while the first request with its `Request-Reference-No` still runs. */
+export const STILL_RUNNING = 'a request with this Request-Reference-No is still being processed';
 
 /** Whether the keys of a stored answer's tokens are still trusted (not revoked, inside their windows). */
 async function keysStand(stored: StoredRefresh, deps: TokenVerifyDeps): Promise<boolean> {

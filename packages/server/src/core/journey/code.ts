@@ -4,9 +4,8 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
 import { buildRedirect } from '../authorize/redirect.js';
-import { CODE_VERIFIER_PATTERN, verifyCodeVerifier } from '../authorize/pkce.js';
+import { CODE_VERIFIER_PATTERN, s256Challenge, verifyCodeVerifier } from '../authorize/pkce.js';
 import type { Customer } from '../customers/customer.js';
-import type { CustomerStore } from '../customers/customer-store.js';
 import { parseMobile } from '../customers/mobile.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
 import type { Lifetimes } from '../lifetimes.js';
@@ -68,17 +67,19 @@ export function errorRedirect(redirectUri: string, error: string, description: s
   return buildRedirect(redirectUri, { error, error_description: description, state, iss: issuer });
 }
 
-/** The stores a redemption reads and writes in its transaction. */
+const ALREADY_USED = 'authorization code was already used; the tokens issued for it are revoked';
+
+/** The stores a refused redemption reads and writes in its transaction. */
 export interface RedeemStores {
-  readonly codes: Pick<AuthorizationCodeStore, 'consumeAuthorizationCode' | 'findAuthorizationCode'>;
-  readonly tokenSessions: Pick<TokenSessionStore, 'insertTokenSession' | 'revokeTokenSessionsByCode'>;
-  readonly customers: Pick<CustomerStore, 'holdCustomerForSignIn'>;
+  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode' | 'endReplayedAuthorizationCode'>;
+  readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsByCode'>;
 }
 
 /** What redeeming a code needs. */
 export interface RedeemCodeDeps extends CustomerTokenDeps {
-  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode'>;
-  /** Runs `work` in one database transaction. */
+  readonly codes: Pick<AuthorizationCodeStore, 'consumeAuthorizationCode' | 'findAuthorizationCode'>;
+  readonly tokenSessions: Pick<TokenSessionStore, 'insertTokenSessionOfCode'>;
+  /** Runs `work` in one database transaction (only a refused redemption needs one). */
   transaction<T>(work: (tx: RedeemStores) => Promise<T>): Promise<T>;
   readonly clock: Clock;
   readonly audit: AuditLog;
@@ -98,11 +99,21 @@ export interface RedeemedCode {
  * token session. A session without a refresh token ends with its access
  * token (docs/tokens.md, "Refresh").
  *
- * The code is consumed with one conditional update, so of any number of
- * concurrent exchanges, on any number of instances, exactly one succeeds. A
- * second exchange of a used code fails and revokes every token issued from
- * it (RFC 6749 §4.1.2). A wrong `redirect_uri` or PKCE verifier leaves the
- * code unused. A customer locked since the code was issued gets no tokens.
+ * Two statements when it succeeds (docs/operator-guide.md, "Database round
+ * trips"), each atomic on its own:
+ * 1. the code is consumed with one conditional update that also checks it
+ *    was issued for this redirect URI and PKCE challenge, so of any number
+ *    of concurrent exchanges, on any number of instances, exactly one
+ *    succeeds, and a wrong `redirect_uri` or verifier leaves it unused;
+ * 2. the tokens are minted, and their token session is added only while the
+ *    code, its customer and its client all still stand. A `customers lock`,
+ *    `clients disable` or replay that comes between the two either makes
+ *    the second add nothing (no tokens) or, on PostgreSQL, waits for it and
+ *    then revokes the session it added.
+ *
+ * A second exchange of a used code fails, ends it and revokes every token
+ * issued from it (RFC 6749 §4.1.2). A customer locked since the code was
+ * issued gets no tokens, and the code stays consumed.
  */
 export async function redeemCode(
   input: { code: string; redirectUri: string; verifier: string | undefined; correlationId?: string | undefined },
@@ -115,67 +126,73 @@ export async function redeemCode(
   }
   const codeHash = hashCode(input.code);
   const now = deps.clock.nowSeconds();
+  const binding = { redirectUri: input.redirectUri, codeChallenge: input.verifier === undefined ? null : s256Challenge(input.verifier) };
 
-  // Check the code and mint the tokens before the transaction, so the
-  // database is held only for the writes, not for the signing.
-  const found = await deps.codes.findAuthorizationCode(codeHash);
-  let minted: { sid: string; access: MintedToken; refresh: MintedToken | undefined } | undefined;
-  if (found && found.clientId === client.id && codeState(found, now) === 'issued') {
-    const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
-    if (mismatch) throw mismatch;
-    const sid = randomBytes(16).toString('base64url');
-    const subject = { profileId: found.profileId, clientId: client.id, sid };
-    // A refresh token is issued only to a client that may use it.
-    const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
-    minted = { sid, access: await mintCustomerAccessToken(subject, deps), refresh };
-  }
+  const record = await deps.codes.consumeAuthorizationCode(codeHash, client.id, now, binding);
+  if (!record) throw await whyNotRedeemed(codeHash, input, client, now, deps);
 
-  type Outcome = { ok: RedeemedCode } | { error: InvalidGrant; replayed?: { profileId: string; revoked: number } };
-  const outcome = await deps.transaction(async (tx): Promise<Outcome> => {
-    // Unusable from the start.
-    if (!found || !minted) return refusal(tx, codeHash, client.id, now);
-    // The customer's row first, as `customers lock` takes it before it ends
-    // the customer's codes and token sessions (docs/journey.md, "Consent"):
-    // a lock and an exchange meeting at once queue on that row, one after
-    // the other, instead of each holding what the other waits for.
-    const customer = await tx.customers.holdCustomerForSignIn(found.profileId, now);
-    const record = await tx.codes.consumeAuthorizationCode(codeHash, client.id, now);
-    // Redeemed by a concurrent exchange meanwhile, or ended by a lock or a disable.
-    if (!record) return refusal(tx, codeHash, client.id, now);
-    // The code stays consumed: a locked customer's code must not be tried again.
-    if (!customer) return { error: new InvalidGrant('the customer can no longer sign in') };
-    await tx.tokenSessions.insertTokenSession({
-      sid: minted.sid,
+  const sid = randomBytes(16).toString('base64url');
+  const subject = { profileId: record.profileId, clientId: client.id, sid };
+  // A refresh token is issued only to a client that may use it.
+  const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
+  const access = await mintCustomerAccessToken(subject, deps);
+  const added = await deps.tokenSessions.insertTokenSessionOfCode(
+    {
+      sid,
       clientId: client.id,
       profileId: record.profileId,
       codeHash,
       // Without a refresh token: a jti no token has, and the session ends with its access token.
-      refreshJti: minted.refresh?.jti ?? NO_REFRESH_TOKEN,
-      accessJti: minted.access.jti,
+      refreshJti: refresh?.jti ?? NO_REFRESH_TOKEN,
+      accessJti: access.jti,
       createdAt: now,
-      refreshExpiresAt: minted.refresh?.expiresAt ?? minted.access.expiresAt,
-      accessExpiresAt: minted.access.expiresAt,
+      refreshExpiresAt: refresh?.expiresAt ?? access.expiresAt,
+      accessExpiresAt: access.expiresAt,
       revokedAt: null,
-    });
-    return { ok: minted.refresh ? { accessToken: minted.access, refreshToken: minted.refresh } : { accessToken: minted.access } };
-  });
-  if ('error' in outcome) {
-    if (outcome.replayed) {
-      await deps.audit.record({
-        type: 'code.replayed',
-        actor: `client:${client.id}`,
-        subject: outcome.replayed.profileId,
-        outcome: 'failure',
-        details: { revoked_sessions: outcome.replayed.revoked },
-        requestId: input.correlationId,
-      });
-    }
-    throw outcome.error;
+    },
+    now,
+  );
+  // Replayed, locked or disabled meanwhile: the code stays consumed, and the tokens are never handed out.
+  if (!added) {
+    const replayed = (await deps.codes.findAuthorizationCode(codeHash))?.expiresAt === 0;
+    throw new InvalidGrant(replayed ? ALREADY_USED : 'the customer or the client can no longer sign in');
   }
-  return outcome.ok;
+  return refresh ? { accessToken: access, refreshToken: refresh } : { accessToken: access };
 }
 
-/** Why a code could not be redeemed; a replay also revokes its tokens. */
+/**
+ * Why a code was not redeemed, read after the conditional update refused
+ * it: a binding that does not match leaves it unused; a replay of a
+ * redeemed code ends it and revokes its tokens (and is audited).
+ */
+async function whyNotRedeemed(
+  codeHash: string,
+  input: { redirectUri: string; verifier: string | undefined; correlationId?: string | undefined },
+  client: Client,
+  now: number,
+  deps: RedeemCodeDeps,
+): Promise<InvalidGrant> {
+  const found = await deps.codes.findAuthorizationCode(codeHash);
+  if (found && found.clientId === client.id && codeState(found, now) === 'issued') {
+    const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
+    if (mismatch) return mismatch;
+    // It matched, so another exchange redeemed it meanwhile: a replay.
+  }
+  const outcome = await deps.transaction((tx) => refusal(tx, codeHash, client.id, now));
+  if (outcome.replayed) {
+    await deps.audit.record({
+      type: 'code.replayed',
+      actor: `client:${client.id}`,
+      subject: outcome.replayed.profileId,
+      outcome: 'failure',
+      details: { revoked_sessions: outcome.replayed.revoked },
+      requestId: input.correlationId,
+    });
+  }
+  return outcome.error;
+}
+
+/** Why a code could not be redeemed; a replay also ends it and revokes its tokens. */
 async function refusal(
   tx: RedeemStores,
   codeHash: string,
@@ -185,9 +202,12 @@ async function refusal(
   const existing = await tx.codes.findAuthorizationCode(codeHash);
   if (!existing || existing.clientId !== clientId) return { error: new InvalidGrant('authorization code is invalid') };
   if (codeState(existing, now) === 'redeemed') {
+    // Ended first: an exchange still between its two steps then adds no
+    // session, or (PostgreSQL) has added it before the revocation below reads.
+    await tx.codes.endReplayedAuthorizationCode(codeHash);
     const revoked = await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
     return {
-      error: new InvalidGrant('authorization code was already used; the tokens issued for it are revoked'),
+      error: new InvalidGrant(ALREADY_USED),
       replayed: { profileId: existing.profileId, revoked },
     };
   }

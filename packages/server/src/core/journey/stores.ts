@@ -68,6 +68,13 @@ export interface ConsentStore {
   deleteConsentsOf(profileId: string): Promise<number>;
 }
 
+/** What a code must have been issued for to be redeemed: the token request's redirect URI and PKCE challenge. */
+export interface CodeBinding {
+  readonly redirectUri: string;
+  /** The S256 challenge of the request's `code_verifier`; `null` when it sent none. */
+  readonly codeChallenge: string | null;
+}
+
 /** Authorization codes. */
 export interface AuthorizationCodeStore {
   /** Adds a code. Throws `Conflict` when its hash exists. */
@@ -75,10 +82,18 @@ export interface AuthorizationCodeStore {
   findAuthorizationCode(codeHash: string): Promise<AuthorizationCodeRecord | undefined>;
   /**
    * Redeems a code with one conditional update: only when it exists, belongs
-   * to `clientId`, is unconsumed and `expiresAt > now`. Returns the record
-   * for the single caller that redeemed it, `undefined` for every other.
+   * to `clientId`, is unconsumed, `expiresAt > now`, and was issued for
+   * `binding`: the same redirect URI and the same PKCE challenge (`null`:
+   * none). Returns the record for the single caller that redeemed it,
+   * `undefined` for every other.
    */
-  consumeAuthorizationCode(codeHash: string, clientId: string, now: number): Promise<AuthorizationCodeRecord | undefined>;
+  consumeAuthorizationCode(codeHash: string, clientId: string, now: number, binding: CodeBinding): Promise<AuthorizationCodeRecord | undefined>;
+  /**
+   * Ends a redeemed code that was replayed (its `expiresAt` becomes 0), so
+   * that no token session can be added for it any more; returns whether it
+   * was redeemed.
+   */
+  endReplayedAuthorizationCode(codeHash: string): Promise<boolean>;
   /**
    * Ends every unredeemed, unexpired code of a customer or of a client, in
    * one statement: its `expiresAt` becomes 0, so it can no longer be

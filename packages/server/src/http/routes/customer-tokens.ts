@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
-import { checkReplayedTokens, refreshCustomerToken, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens, prepareRefresh, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
 import { hasControlCharacter } from '../plugins/control-characters.js';
 
@@ -61,14 +61,14 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
     const { response } = await runIdempotently(
       { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
       async () => {
-        const refreshed = await refreshCustomerToken(refreshTokenOf(body), client, deps.refresh, request.id);
+        const { refreshed, apply } = await prepareRefresh(refreshTokenOf(body), client, deps.refresh, request.id);
         // Stored with the answer (sealed), never sent: what a replay re-checks.
         const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
-        return { accessToken, refreshToken, expiresAt, sid, accessJti };
+        return { response: { accessToken, refreshToken, expiresAt, sid, accessJti }, apply };
       },
       deps.idempotency,
       // A replay hands out the stored tokens only while they still stand.
-      (stored) => checkReplayedTokens(stored, client, deps.refresh),
+      (stored, firstMayRun) => checkReplayedTokens(stored, client, deps.refresh, firstMayRun),
     );
     const { accessToken, refreshToken, expiresAt } = response;
     return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt });

@@ -4,7 +4,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
-import { translateDriverErrors } from './translate-driver-errors.js';
+import { translateDriverErrors, type StatementObserver } from './translate-driver-errors.js';
 import { openPostgresChangeFeed } from './change-feed-postgres.js';
 import { openSqliteChangeFeed } from './change-feed-sqlite.js';
 import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
@@ -57,6 +57,8 @@ export interface StorageOptions {
   readonly timeoutMs?: number;
   /** PostgreSQL connections in the pool; default 10. */
   readonly maxConnections?: number;
+  /** Told of every statement the stores send (see `StatementObserver`). */
+  readonly onStatement?: StatementObserver;
 }
 
 /**
@@ -70,7 +72,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
   const postgres =
     location.engine === 'postgres' ? createPostgresDialect(location.url, { timeoutMs: options.timeoutMs, maxConnections: options.maxConnections }) : undefined;
   const engineDialect = sqlite?.dialect ?? (postgres as { dialect: Dialect }).dialect;
-  const dialect = translateDriverErrors(engineDialect);
+  const dialect = translateDriverErrors(engineDialect, options.onStatement);
   const db = new Kysely<Database>({ dialect });
   return {
     engine: location.engine,

@@ -14,6 +14,13 @@ export interface TranslatingDialect extends Dialect {
 }
 
 /**
+ * Told of every statement sent to the database, a transaction's `begin`,
+ * `commit` and `rollback` included, before it is sent: what the tests of
+ * round trips count (docs/operator-guide.md, "Database round trips").
+ */
+export type StatementObserver = (sql: string) => void;
+
+/**
  * Wraps a dialect so that every error its driver throws (pg or
  * better-sqlite3: connection refused or reset, pool connect timeout,
  * `SQLITE_BUSY`, a trigger's abort, anything) surfaces as
@@ -25,11 +32,11 @@ export interface TranslatingDialect extends Dialect {
  * `Conflict` (`stores/insert-or-conflict.ts`). Errors thrown by the work
  * inside a transaction never reach the driver, so they pass unchanged too.
  */
-export function translateDriverErrors(dialect: Dialect): TranslatingDialect {
+export function translateDriverErrors(dialect: Dialect, onStatement?: StatementObserver): TranslatingDialect {
   // Kysely asks its dialect for a driver once, when it is constructed.
   let driver: TranslatingDriver | undefined;
   return {
-    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver())),
+    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver(), onStatement ?? (() => {}))),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db) => dialect.createIntrospector(db),
@@ -62,14 +69,16 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
 
 class TranslatingDriver implements Driver {
   readonly #driver: Driver;
+  readonly #observe: StatementObserver;
   /** One wrapper per connection of the wrapped driver, so Kysely sees the same connection each time. */
   readonly #wrappers = new WeakMap<DatabaseConnection, TranslatingConnection>();
   #destroyed: Promise<void> | undefined;
   /** Made when the driver was closed: its stack tells where, for the logs of whatever comes later. */
   #closedHere: Error | undefined;
 
-  constructor(driver: Driver) {
+  constructor(driver: Driver, observe: StatementObserver) {
     this.#driver = driver;
+    this.#observe = observe;
   }
 
   async init(): Promise<void> {
@@ -82,21 +91,24 @@ class TranslatingDriver implements Driver {
     const connection = await translated(() => this.#driver.acquireConnection());
     let wrapper = this.#wrappers.get(connection);
     if (!wrapper) {
-      wrapper = new TranslatingConnection(connection);
+      wrapper = new TranslatingConnection(connection, this.#observe);
       this.#wrappers.set(connection, wrapper);
     }
     return wrapper;
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    this.#observe('begin');
     return translated(() => this.#driver.beginTransaction(unwrap(connection), settings));
   }
 
   commitTransaction(connection: DatabaseConnection): Promise<void> {
+    this.#observe('commit');
     return translated(() => this.#driver.commitTransaction(unwrap(connection)));
   }
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    this.#observe('rollback');
     return translated(() => this.#driver.rollbackTransaction(unwrap(connection)));
   }
 
@@ -132,13 +144,18 @@ class TranslatingDriver implements Driver {
 }
 
 class TranslatingConnection implements DatabaseConnection {
-  constructor(readonly inner: DatabaseConnection) {}
+  constructor(
+    readonly inner: DatabaseConnection,
+    readonly observe: StatementObserver,
+  ) {}
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    this.observe(compiledQuery.sql);
     return translated(() => this.inner.executeQuery<R>(compiledQuery));
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    this.observe(compiledQuery.sql);
     try {
       yield* this.inner.streamQuery<R>(compiledQuery, chunkSize);
     } catch (error) {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
-import { runIdempotently, type IdempotencyDeps } from '../../../src/core/customer-tokens/idempotent-refresh.js';
+import { runIdempotently, type IdempotencyDeps, type PreparedWork } from '../../../src/core/customer-tokens/idempotent-refresh.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { unseal } from '../../../src/core/keys/master-key.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
@@ -29,22 +29,20 @@ async function setup() {
   return { storage, clock, deps, request, reference, stored };
 }
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
+/** Work whose response is `response` and whose `apply` is a spy (failing with `failure` when given). */
+function work<T>(response: T, failure?: unknown): { prepare: () => Promise<PreparedWork<T>>; apply: ReturnType<typeof vi.fn> } {
+  const apply = vi.fn(async () => {
+    if (failure !== undefined) throw failure;
   });
-  return { promise, resolve, reject };
+  return { prepare: async () => ({ response, apply }), apply };
 }
 
 describe('runIdempotently', () => {
-  it('runs the work once and remembers its response, sealed', async () => {
+  it('does the work once and remembers its response, sealed', async () => {
     const { deps, request, stored } = await setup();
-    const work = vi.fn(async () => RESPONSE);
-    expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: false });
-    expect(work).toHaveBeenCalledTimes(1);
+    const w = work(RESPONSE);
+    expect(await runIdempotently(request, w.prepare, deps)).toEqual({ response: RESPONSE, replayed: false });
+    expect(w.apply).toHaveBeenCalledTimes(1);
 
     const record = await stored();
     expect(record).toMatchObject({ clientId: request.clientId, reference: request.reference, createdAt: T0, expiresAt: T0 + IDEMPOTENCY_WINDOW_SECONDS });
@@ -60,9 +58,42 @@ describe('runIdempotently', () => {
     expect(IDEMPOTENCY_WINDOW_SECONDS).toBe(86_400);
   });
 
-  it('a claim left by a request that never finished runs afresh after 60 s, not 409 for a day', async () => {
+  it('the response is stored before the work is done: a retry meanwhile is re-checked, told the first may still run', async () => {
+    const { deps, request } = await setup();
+    let atApply: unknown;
+    const recheck = vi.fn(async () => {});
+    const first = await runIdempotently(
+      request,
+      async () => ({
+        response: RESPONSE,
+        apply: async () => {
+          // A retry while the first request is doing its work.
+          atApply = await runIdempotently(request, work({ ...RESPONSE, accessToken: 'another' }).prepare, deps, recheck);
+        },
+      }),
+      deps,
+    );
+    expect(first).toEqual({ response: RESPONSE, replayed: false });
+    expect(atApply).toEqual({ response: RESPONSE, replayed: true });
+    expect(recheck).toHaveBeenCalledWith(RESPONSE, true);
+  });
+
+  it('a retry is told the first may still run for 60 s after it began, not after', async () => {
+    const { deps, request, clock } = await setup();
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
+    const recheck = vi.fn(async () => {});
+    clock.set(T0 + IDEMPOTENCY_CLAIM_SECONDS - 1);
+    await runIdempotently(request, work(RESPONSE).prepare, deps, recheck);
+    clock.set(T0 + IDEMPOTENCY_CLAIM_SECONDS);
+    await runIdempotently(request, work(RESPONSE).prepare, deps, recheck);
+    expect(recheck.mock.calls).toEqual([
+      [RESPONSE, true],
+      [RESPONSE, false],
+    ]);
+  });
+
+  it('a claim without a response (stored by an earlier version) is 409 until it expires, then runs afresh', async () => {
     const { deps, request, clock, storage } = await setup();
-    // A request claimed the reference and its process died before completing.
     await storage.idempotentRequests.claimIdempotentRequest({
       clientId: request.clientId,
       reference: request.reference,
@@ -71,94 +102,68 @@ describe('runIdempotently', () => {
       createdAt: T0,
       expiresAt: T0 + IDEMPOTENCY_CLAIM_SECONDS,
     });
-    const work = vi.fn(async () => RESPONSE);
+    const w = work(RESPONSE);
     clock.set(T0 + IDEMPOTENCY_CLAIM_SECONDS - 1);
-    await expect(runIdempotently(request, work, deps)).rejects.toMatchObject({ status: 409 });
+    await expect(runIdempotently(request, w.prepare, deps)).rejects.toMatchObject({ status: 409 });
     clock.set(T0 + IDEMPOTENCY_CLAIM_SECONDS);
-    expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: false });
-    expect(work).toHaveBeenCalledTimes(1);
-    // Completed, it is kept for the whole window from then on.
+    expect(await runIdempotently(request, w.prepare, deps)).toEqual({ response: RESPONSE, replayed: false });
+    expect(w.apply).toHaveBeenCalledTimes(1);
+    // Done, it is kept for the whole window from then on.
     clock.advance(IDEMPOTENCY_WINDOW_SECONDS - 1);
-    expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: true });
+    expect(await runIdempotently(request, w.prepare, deps)).toEqual({ response: RESPONSE, replayed: true });
   });
 
   it('a replay is re-checked first: when the check refuses, the stored response is not handed out, and stays stored', async () => {
     const { deps, request } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
     const refused = new InvalidGrant('no longer valid');
     const recheck = vi.fn(async () => Promise.reject(refused));
-    const work = vi.fn(async () => RESPONSE);
-    expect(await rejectionOf(runIdempotently(request, work, deps, recheck))).toBe(refused);
-    expect(recheck).toHaveBeenCalledWith(RESPONSE);
-    expect(work).not.toHaveBeenCalled();
-    expect(await runIdempotently(request, work, deps, async () => {})).toEqual({ response: RESPONSE, replayed: true });
+    const w = work(RESPONSE);
+    expect(await rejectionOf(runIdempotently(request, w.prepare, deps, recheck))).toBe(refused);
+    expect(recheck).toHaveBeenCalledWith(RESPONSE, true);
+    expect(w.apply).not.toHaveBeenCalled();
+    expect(await runIdempotently(request, w.prepare, deps, async () => {})).toEqual({ response: RESPONSE, replayed: true });
   });
 
-  it('replays the same request within 24 h without running the work', async () => {
+  it('replays the same request within 24 h without doing the work', async () => {
     const { deps, request, clock } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
-    const work = vi.fn(async () => ({ ...RESPONSE, accessToken: 'another' }));
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
+    const w = work({ ...RESPONSE, accessToken: 'another' });
     for (const at of [T0, T0 + 1, T0 + 86_399]) {
       clock.set(at);
-      expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: true });
+      expect(await runIdempotently(request, w.prepare, deps)).toEqual({ response: RESPONSE, replayed: true });
     }
-    expect(work).not.toHaveBeenCalled();
+    expect(w.apply).not.toHaveBeenCalled();
   });
 
   it('runs again once 24 h have passed, and remembers the new response', async () => {
     const { deps, request, clock } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
     clock.set(T0 + 86_400);
     const later = { ...RESPONSE, accessToken: 'later' };
-    expect(await runIdempotently(request, async () => later, deps)).toEqual({ response: later, replayed: false });
+    expect(await runIdempotently(request, work(later).prepare, deps)).toEqual({ response: later, replayed: false });
     clock.set(T0 + 86_400 + 86_399);
-    expect(await runIdempotently(request, async () => RESPONSE, deps)).toEqual({ response: later, replayed: true });
+    expect(await runIdempotently(request, work(RESPONSE).prepare, deps)).toEqual({ response: later, replayed: true });
   });
 
-  it('the same reference with another body → 409 invalid_request; the work does not run', async () => {
+  it('the same reference with another body → 409 invalid_request; the work is not done', async () => {
     const { deps, request } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
-    const work = vi.fn(async () => RESPONSE);
-    const error = await rejectionOf(runIdempotently({ ...request, body: '{"refreshToken":"r2"}' }, work, deps));
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
+    const w = work(RESPONSE);
+    const error = await rejectionOf(runIdempotently({ ...request, body: '{"refreshToken":"r2"}' }, w.prepare, deps));
     expect(error).toBeInstanceOf(InvalidRequest);
     expect(error).toMatchObject({ status: 409, error: 'invalid_request', description: 'this Request-Reference-No was already used for a different request' });
-    expect(work).not.toHaveBeenCalled();
+    expect(w.apply).not.toHaveBeenCalled();
   });
 
-  it('the same reference while the first request runs → 409; afterwards, a replay', async () => {
+  it('concurrent calls: the work is done once; every other call replays it', async () => {
     const { deps, request } = await setup();
-    const gate = deferred<typeof RESPONSE>();
-    const started = deferred<void>();
-    const first = runIdempotently(
-      request,
-      () => {
-        started.resolve();
-        return gate.promise;
-      },
-      deps,
-    );
-    await started.promise;
-    const work = vi.fn(async () => RESPONSE);
-    const error = await rejectionOf(runIdempotently(request, work, deps));
-    expect(error).toMatchObject({ status: 409, description: 'a request with this Request-Reference-No is still being processed' });
-    expect(work).not.toHaveBeenCalled();
-    gate.resolve(RESPONSE);
-    expect(await first).toEqual({ response: RESPONSE, replayed: false });
-    expect(await runIdempotently(request, work, deps)).toEqual({ response: RESPONSE, replayed: true });
-  });
-
-  it('concurrent calls: the work runs once; every other call replays it or gets 409', async () => {
-    const { deps, request } = await setup();
-    const work = vi.fn(async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      return RESPONSE;
-    });
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => runIdempotently(request, work, deps)));
-    expect(work).toHaveBeenCalledTimes(1);
-    const fulfilled = results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<unknown>).value);
-    expect(fulfilled.filter((v) => (v as { replayed: boolean }).replayed === false)).toHaveLength(1);
-    for (const value of fulfilled) expect((value as { response: unknown }).response).toEqual(RESPONSE);
-    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 409 });
+    const w = work(RESPONSE);
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => runIdempotently(request, w.prepare, deps)));
+    expect(w.apply).toHaveBeenCalledTimes(1);
+    const fulfilled = results.map((r) => (r.status === 'fulfilled' ? r.value : r.reason) as { response: unknown; replayed: boolean });
+    expect(fulfilled.filter((v) => v.replayed === false)).toHaveLength(1);
+    for (const value of fulfilled) expect(value.response).toEqual(RESPONSE);
   });
 
   it('a failure is not remembered: it is rethrown, and the reference can be retried, with any body', async () => {
@@ -166,24 +171,24 @@ describe('runIdempotently', () => {
     const refused = new InvalidGrant('refresh token is invalid or expired');
     expect(await rejectionOf(runIdempotently(request, async () => Promise.reject(refused), deps))).toBe(refused);
     const crash = new Error('database down');
-    expect(await rejectionOf(runIdempotently(request, async () => Promise.reject(crash), deps))).toBe(crash);
-    expect(await runIdempotently({ ...request, body: '{"refreshToken":"r2"}' }, async () => RESPONSE, deps)).toEqual({ response: RESPONSE, replayed: false });
+    expect(await rejectionOf(runIdempotently(request, work(RESPONSE, crash).prepare, deps))).toBe(crash);
+    expect(await runIdempotently({ ...request, body: '{"refreshToken":"r2"}' }, work(RESPONSE).prepare, deps)).toEqual({ response: RESPONSE, replayed: false });
     expect((await stored())?.sealedResponse).not.toBeNull();
   });
 
   it('another client with the same reference is a request of its own', async () => {
     const { deps, request } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
     const theirs = { ...RESPONSE, accessToken: 'theirs' };
-    expect(await runIdempotently({ ...request, clientId: 'cid_sandbox_other' }, async () => theirs, deps)).toEqual({ response: theirs, replayed: false });
-    expect(await runIdempotently(request, async () => theirs, deps)).toEqual({ response: RESPONSE, replayed: true });
+    expect(await runIdempotently({ ...request, clientId: 'cid_sandbox_other' }, work(theirs).prepare, deps)).toEqual({ response: theirs, replayed: false });
+    expect(await runIdempotently(request, work(theirs).prepare, deps)).toEqual({ response: RESPONSE, replayed: true });
   });
 
   it('a different reference of the same client is a request of its own', async () => {
     const { deps, request } = await setup();
-    await runIdempotently(request, async () => RESPONSE, deps);
-    const work = vi.fn(async () => RESPONSE);
-    await runIdempotently({ ...request, reference: randomUUID() }, work, deps);
-    expect(work).toHaveBeenCalledTimes(1);
+    await runIdempotently(request, work(RESPONSE).prepare, deps);
+    const w = work(RESPONSE);
+    await runIdempotently({ ...request, reference: randomUUID() }, w.prepare, deps);
+    expect(w.apply).toHaveBeenCalledTimes(1);
   });
 });

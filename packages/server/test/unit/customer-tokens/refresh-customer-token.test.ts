@@ -1,6 +1,6 @@
 import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { checkReplayedTokens, refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, STILL_RUNNING, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
@@ -45,7 +45,7 @@ const CASES: readonly RefusalCase[] = [
   },
   {
     description: 'a stored session of another client than the token names',
-    setup: async (s) => ({ deps: withSession(s.deps, (record) => ({ ...record, clientId: OTHER.id })) }),
+    setup: async (s) => ({ token: await storedSession(s, { clientId: OTHER.id }) }),
     error: InvalidGrant,
     message: 'refresh token is invalid',
   },
@@ -60,8 +60,9 @@ const CASES: readonly RefusalCase[] = [
   {
     description: 'a stored refresh expiry that has passed before the token’s exp',
     setup: async (s) => {
+      const token = await storedSession(s, { refreshExpiresAt: T0 + 100 });
       s.clock.set(T0 + 100);
-      return { deps: withSession(s.deps, (record) => ({ ...record, refreshExpiresAt: T0 + 100 })) };
+      return { token };
     },
     error: InvalidGrant,
     message: 'refresh token has expired',
@@ -75,6 +76,25 @@ const CASES: readonly RefusalCase[] = [
     message: 'refresh token has been revoked',
   },
 ];
+
+/** A refresh token of Acme for a new session stored as `overrides` say; returns the token. */
+async function storedSession(s: Setup, overrides: Partial<TokenSessionRecord>): Promise<string> {
+  const refresh = await mintRefreshToken({ profileId: PROFILE_ID, clientId: ACME.id, sid: 'stored-session' }, s.deps);
+  await s.storage.tokenSessions.insertTokenSession({
+    sid: 'stored-session',
+    clientId: ACME.id,
+    profileId: PROFILE_ID,
+    codeHash: null,
+    refreshJti: refresh.jti,
+    accessJti: 'stored-access',
+    createdAt: T0,
+    refreshExpiresAt: refresh.expiresAt,
+    accessExpiresAt: T0 + 3600,
+    revokedAt: null,
+    ...overrides,
+  });
+  return refresh.token;
+}
 
 /** Deps whose store answers reads with `change(stored record)`. */
 function withSession(deps: RefreshDeps, change: (record: TokenSessionRecord) => TokenSessionRecord): RefreshDeps {
@@ -214,6 +234,22 @@ describe('checkReplayedTokens', () => {
     const otherAnswer = await refreshCustomerToken(other.refreshToken, ACME, s.deps);
     await s.storage.tokenSessions.revokeTokenSession(other.sid, T0);
     expect(await rejectionOf(checkReplayedTokens(otherAnswer, ACME, s.deps))).toBeInstanceOf(InvalidGrant);
+  });
+
+  it('an answer not yet applied is 409 while its first request may still run, refused after; a superseded one is refused at once', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession();
+    s.clock.advance(10);
+    // Prepared (and stored) but not yet the session's access token.
+    const pending = await prepareRefresh(session.refreshToken, ACME, s.deps);
+    expect(await rejectionOf(checkReplayedTokens(pending.refreshed, ACME, s.deps, true))).toMatchObject({ status: 409, description: STILL_RUNNING });
+    expect(await rejectionOf(checkReplayedTokens(pending.refreshed, ACME, s.deps, false))).toMatchObject({ error: 'invalid_grant', description: REFUSED });
+    await pending.apply();
+    await expect(checkReplayedTokens(pending.refreshed, ACME, s.deps, true)).resolves.toBeUndefined();
+    // A later refresh: the answer's token is replaced, not pending.
+    s.clock.advance(10);
+    await refreshCustomerToken(session.refreshToken, ACME, s.deps);
+    expect(await rejectionOf(checkReplayedTokens(pending.refreshed, ACME, s.deps, true))).toMatchObject({ error: 'invalid_grant', description: REFUSED });
   });
 
   it('an answer stored without its session (by an earlier version) is identified by its access token', async () => {

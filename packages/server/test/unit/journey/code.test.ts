@@ -94,6 +94,7 @@ async function withCode(options: { codeChallenge?: string } = {}) {
   const storage = await memoryStorage();
   const clock = fixedClock(T0);
   const customer = await addCustomer(storage, clock);
+  await storage.clients.insertClient(ACME);
   const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(randomBytes(32), 'key-sealing'), clock });
   const deps: RedeemCodeDeps = {
     keys,
@@ -101,6 +102,7 @@ async function withCode(options: { codeChallenge?: string } = {}) {
     urls: URLS,
     lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400 },
     codes: storage.codes,
+    tokenSessions: storage.tokenSessions,
     transaction: (work) => storage.transaction(work),
     audit: createAuditLog(storage.audit, clock),
   };
@@ -269,10 +271,18 @@ describe('redeemCode', () => {
     expect(await s.storage.audit.listAuditEvents({ type: 'code.replayed', limit: 10 })).toMatchObject([{ details: { revoked_sessions: 0 } }]);
   });
 
-  it('lets exactly one of concurrent exchanges succeed', async () => {
+  it('of concurrent exchanges at most one gets tokens, and the replays leave none of them usable', async () => {
     const s = await withCode();
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => s.redeem()));
-    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
-    for (const result of results) if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(InvalidGrant);
+    // One exchange redeems the code; each other one is a replay. A replay that
+    // comes before the winner adds its token session ends the code, and the
+    // winner gets no tokens either.
+    expect(results.filter((result) => result.status === 'fulfilled').length).toBeLessThanOrEqual(1);
+    for (const result of results) {
+      if (result.status === 'rejected') expect(result.reason).toMatchObject({ error: 'invalid_grant', description: /already used/ });
+    }
+    expect((await s.stored())?.consumedAt).toBe(T0);
+    // No token session of the code is left unrevoked.
+    expect(await s.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(s.code), T0)).toBe(0);
   });
 });

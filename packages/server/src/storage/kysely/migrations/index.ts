@@ -9,6 +9,7 @@ import * as clientTokenEnds from './2026-11-25T12-10-client-token-ends.js';
 import * as changeSignals from './2026-11-25T12-20-change-signals.js';
 import * as auditRequestId from './2026-11-25T14-00-audit-request-id.js';
 import * as retention from './2026-11-25T14-10-retention.js';
+import * as revocationSignals from './2026-11-25T16-00-revocation-signals.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T12-20-change-signals': changeSignals,
   '2026-11-25T14-00-audit-request-id': auditRequestId,
   '2026-11-25T14-10-retention': retention,
+  '2026-11-25T16-00-revocation-signals': revocationSignals,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -207,7 +207,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
       return row && toCode(row);
     },
 
-    async consumeAuthorizationCode(codeHash, clientId, now) {
+    async consumeAuthorizationCode(codeHash, clientId, now, binding) {
       // One conditional update: of any number of concurrent redemptions, on any
       // number of servers, exactly one matches the row while consumed_at is null.
       const row = await db
@@ -217,9 +217,21 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
         .where('client_id', '=', clientId)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
+        .where('redirect_uri', '=', binding.redirectUri)
+        .where('code_challenge', binding.codeChallenge === null ? 'is' : '=', binding.codeChallenge)
         .returningAll()
         .executeTakeFirst();
       return row && toCode(row);
+    },
+
+    async endReplayedAuthorizationCode(codeHash) {
+      const result = await db
+        .updateTable('authorization_codes')
+        .set({ expires_at: 0 })
+        .where('code_hash', '=', codeHash)
+        .where('consumed_at', 'is not', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     async endAuthorizationCodesOf(holder, now) {

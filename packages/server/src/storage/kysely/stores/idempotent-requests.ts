@@ -52,21 +52,17 @@ export function createIdempotentRequestStore(db: Kysely<Database>): IdempotentRe
       return (await find(record.clientId, record.reference)) ?? { ...record, requestHash: '' };
     },
 
-    async completeIdempotentRequest(clientId, reference, sealedResponse, expiresAt) {
-      await db
-        .updateTable('idempotent_requests')
-        .set({ sealed_response: sealedResponse, expires_at: expiresAt })
-        .where('client_id', '=', clientId)
-        .where('reference', '=', reference)
-        .execute();
+    async findIdempotentRequest(clientId, reference, now) {
+      const record = await find(clientId, reference);
+      return record && record.expiresAt > now ? record : undefined;
     },
 
-    async releaseIdempotentRequest(clientId, reference) {
+    async releaseIdempotentRequest(record) {
       await db
         .deleteFrom('idempotent_requests')
-        .where('client_id', '=', clientId)
-        .where('reference', '=', reference)
-        .where('sealed_response', 'is', null)
+        .where('client_id', '=', record.clientId)
+        .where('reference', '=', record.reference)
+        .where('sealed_response', record.sealedResponse === null ? 'is' : '=', record.sealedResponse)
         .execute();
     },
 
