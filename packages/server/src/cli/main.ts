@@ -126,7 +126,9 @@ function kidsAsPositionals(argv: readonly string[]): string[] {
 
 /**
  * Runs one `connect-auth` command and returns its exit status: 0 on success,
- * 1 on failure, 2 on a usage mistake; failures print one line on stderr.
+ * 1 on failure, 2 on a usage mistake. A failure prints one line on stderr;
+ * bad configuration prints one line per problem (see {@link describeConfigProblems}).
+ * With `--json` too, failures go to stderr as text and nothing to stdout.
  */
 export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): Promise<number> {
   const out = io.stdout ?? ((text: string) => void process.stdout.write(text));
@@ -175,6 +177,10 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
     if (error instanceof UsageError) {
       err(`connect-auth: ${oneLine(error.message)}; see connect-auth --help\n`);
       return 2;
+    }
+    if (error instanceof ConfigError && error.problems.length > 1) {
+      err(describeConfigProblems(error.problems));
+      return 1;
     }
     err(`connect-auth: ${oneLine(describeFailure(error))}\n`);
     return 1;
@@ -288,6 +294,15 @@ function describeFailure(error: unknown): string {
   if (code === 'EADDRINUSE') return 'the port is in use: set PORT to a free port (PORT=0 picks one)';
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] ?? 'failed';
+}
+
+/**
+ * Several configuration problems: a line that counts them, then each
+ * problem on its own indented line, so all of them can be fixed in one go
+ * (docs/operator-guide.md, "Configuration").
+ */
+function describeConfigProblems(problems: readonly string[]): string {
+  return [`connect-auth: the configuration has ${problems.length} problems:`, ...problems.map((problem) => `  ${oneLine(problem)}`), ''].join('\n');
 }
 
 /** Failures are reported on one line, even when they quote an argument that holds a line break. */

@@ -1,212 +1,311 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { z } from 'zod';
 import { isSmsCountry } from '../core/customers/mobile.js';
-import { isEnvironment } from '../core/environment.js';
+import { ENVIRONMENTS } from '../core/environment.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
 import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
-/** Bad configuration; `message` is one line naming the variable and the problem. */
+/**
+ * Bad configuration. `problems` has one line per problem, each naming its
+ * variable; `message` is those lines joined by newlines, so a single problem
+ * is a one-line message.
+ */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[]) {
+    const lines = typeof problems === 'string' ? [problems] : [...problems];
+    super(lines.join('\n'));
+    this.problems = Object.freeze(lines);
+  }
 }
 
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly LogLevel[];
+const SMS_SENDERS = ['outbox', 'console', 'webhook'] as const satisfies readonly SmsSenderKind[];
 
 // Rate-limit budgets: far above any sensible one, well inside the counters' integer column.
 const MAX_LIMIT = 1_000_000;
+// Lifetimes and graces: ten years is more than any of them should ever be.
+const MAX_SECONDS = 10 * 365 * 86_400;
+
+/** A whole number from `min` to `max`, written in plain decimal digits. */
+function wholeNumber(min: number, max = MAX_SECONDS) {
+  return z
+    .string()
+    .regex(/^\d+$/, { error: (issue) => `must be a whole number, not ${quote(String(issue.input))}` })
+    .refine((value) => Number(value) >= min && Number(value) <= max, {
+      error: (issue) => `must be between ${min} and ${max}, not ${String(issue.input)}`,
+      // Only once it is a number at all: "abc" is one problem, not two.
+      when: (payload) => payload.issues.length === 0,
+    })
+    .transform(Number);
+}
+
+/** An `http://` or `https://` URL (whether production needs `https://` is a rule across variables). */
+const httpUrl = z.string().refine((value) => /^https?:$/.test(parseUrl(value)?.protocol ?? ''), 'must be an http:// or https:// URL');
+
+/** `CONNECT_AUTH_URL` / `CONNECT_BASE_URL`: an http(s) origin with an optional path, without its trailing slash. */
+const publicUrl = httpUrl
+  .transform((value) => new URL(value))
+  .refine((url) => !(url.search || url.hash || url.username || url.password), 'must not carry a query, fragment or credentials')
+  .transform((url) => url.href.replace(/\/+$/, ''));
+
+/** `DATABASE_URL`: `sqlite:<path>` (relative to the working directory, or `:memory:`) or a PostgreSQL URL. */
+const databaseUrl = z
+  .string()
+  .refine((value) => value !== 'sqlite:', 'DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./data/connect.db or sqlite::memory:')
+  .refine(
+    (value) => value.startsWith('sqlite:') || (/^postgres(ql)?:\/\//.test(value) && parseUrl(value) !== undefined),
+    'must be sqlite:<path> or a postgres:// / postgresql:// URL',
+  )
+  .transform((value): DatabaseLocation =>
+    value.startsWith('sqlite:') ? { engine: 'sqlite', path: value.slice('sqlite:'.length) } : { engine: 'postgres', url: value },
+  );
+
+/** `CONNECT_MASTER_KEY`: 32 bytes in either base64 alphabet. The message never repeats the value. */
+const masterKey = z
+  .string()
+  .transform((value) => (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0)))
+  .refine((key) => key.length === MASTER_KEY_BYTES, `must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
+
+/** `CONNECT_TRUST_PROXY`: `false`, `true`, a number of hops from 1 to 10, or addresses and CIDR ranges. */
+const trustProxy = z.string().transform((value, ctx): TrustProxy => {
+  if (value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops >= 1 && hops <= 10) return hops;
+    ctx.addIssue({ code: 'custom', message: `must be a number of proxies from 1 to 10, not ${value}` });
+    return z.NEVER;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  if (entries.every(isAddressOrRange)) return Object.freeze(entries);
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be false, a number of proxies, or a comma-separated list of addresses and CIDR ranges (e.g. 10.0.0.0/8), not ${quote(value)}`,
+  });
+  return z.NEVER;
+});
+
+/** `CONNECT_SMS_COUNTRIES`: comma-separated ISO 3166 alpha-2 codes, upper-cased, without repeats. */
+const smsCountries = z
+  .string()
+  .transform((value) => value.split(',').map((code) => code.trim().toUpperCase()))
+  .refine((codes) => codes.every(isSmsCountry), {
+    error: (issue) => {
+      const bad = (issue.input as string[]).filter((code) => !isSmsCountry(code));
+      return `must list ISO 3166 alpha-2 country codes separated by commas (e.g. PH,SG); not a country: ${bad.map(quote).join(', ')}`;
+    },
+  })
+  .transform((codes): readonly string[] => Object.freeze([...new Set(codes)]));
 
 /**
- * Reads and checks the configuration from environment variables.
+ * Every variable Connect reads, each with its own check, in the order of
+ * docs/operator-guide.md, "Configuration" (problems are listed in this
+ * order). Blank values count as unset. Defaults are applied afterwards, in
+ * {@link toConfig}, since several depend on the environment.
+ */
+const VARIABLES = {
+  CONNECT_ENVIRONMENT: z.enum(ENVIRONMENTS, {
+    error: (issue) => `must be "sandbox" or "production", not ${quote(String(issue.input))}`,
+  }),
+  PORT: wholeNumber(0, 65_535),
+  HOST: z.string(),
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: z.string().refine((value) => /^rediss?:$/.test(parseUrl(value)?.protocol ?? ''), 'must be a redis:// or rediss:// URL'),
+  CONNECT_METRICS_PORT: wholeNumber(1, 65_535),
+  CONNECT_DB_POOL_SIZE: wholeNumber(1, 1000),
+  CONNECT_DB_TIMEOUT_MS: wholeNumber(100, 600_000),
+  CONNECT_REDIS_TIMEOUT_MS: wholeNumber(10, 600_000),
+  CONNECT_AUTH_URL: publicUrl,
+  CONNECT_BASE_URL: publicUrl,
+  CONNECT_DATA_DIR: z.string(),
+  CONNECT_MASTER_KEY: masterKey,
+  CONNECT_SMS_WEBHOOK_URL: httpUrl,
+  CONNECT_SMS_WEBHOOK_SECRET: z.string(),
+  CONNECT_SMS_SENDER: z.enum(SMS_SENDERS, { error: (issue) => `must be outbox, console or webhook, not ${quote(String(issue.input))}` }),
+  CONNECT_TRUST_PROXY: trustProxy,
+  CONNECT_CODE_TTL: wholeNumber(1),
+  CONNECT_ACCESS_TOKEN_TTL: wholeNumber(1),
+  CONNECT_REFRESH_TOKEN_TTL: wholeNumber(1),
+  CONNECT_SESSION_IDLE_TTL: wholeNumber(1),
+  CONNECT_SESSION_TTL: wholeNumber(1),
+  CONNECT_SECRET_ROTATION_GRACE: wholeNumber(0),
+  CONNECT_SHUTDOWN_GRACE: wholeNumber(1, 3600),
+  CONNECT_JWKS_MAX_AGE: wholeNumber(1, JWKS_MAX_AGE_LIMIT_SECONDS),
+  CONNECT_SMS_LIMIT_PER_MOBILE: wholeNumber(1, MAX_LIMIT),
+  CONNECT_SMS_LIMIT_PER_ADDRESS: wholeNumber(1, MAX_LIMIT),
+  CONNECT_PIN_LIMIT_PER_ADDRESS: wholeNumber(1, MAX_LIMIT),
+  CONNECT_SMS_LIMIT_GLOBAL: wholeNumber(1, MAX_LIMIT),
+  CONNECT_SMS_COUNTRIES: smsCountries,
+  CONNECT_AUDIT_RETENTION_DAYS: wholeNumber(1, 100 * 365),
+  CONNECT_LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+};
+
+type Variable = keyof typeof VARIABLES;
+const ORDER = new Map(Object.keys(VARIABLES).map((name, index) => [name, index]));
+
+/** Blank counts as unset; surrounding spaces are not part of the value. */
+const unsetIfBlank = (value: unknown) => (typeof value === 'string' ? value.trim() || undefined : value);
+
+const ENV_SCHEMA = z
+  .object(
+    Object.fromEntries(Object.entries(VARIABLES).map(([name, schema]) => [name, z.preprocess(unsetIfBlank, schema.optional())])) as {
+      [K in Variable]: z.ZodPipe<z.ZodTransform, z.ZodOptional<(typeof VARIABLES)[K]>>;
+    },
+  )
+  // Runs even when some variables are bad, so their problems and these are listed together.
+  .superRefine(checkAcrossVariables, { when: () => true });
+
+type Parsed = z.output<typeof ENV_SCHEMA>;
+
+/**
+ * The rules that involve the environment or more than one variable. A rule
+ * that needs a variable which is itself bad is skipped: that variable's own
+ * problem is already listed.
+ */
+function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): void {
+  const bad = new Set(ctx.issues.map((issue) => issue.path?.[0]));
+  const ok = (name: Variable) => !bad.has(name);
+  const problem = (name: Variable, message: string) => ctx.addIssue({ code: 'custom', path: [name], message, input: undefined });
+
+  const environment = ok('CONNECT_ENVIRONMENT') ? (values.CONNECT_ENVIRONMENT ?? DEFAULTS.environment) : undefined;
+  const production = environment === 'production';
+  const webhookUrlSet = values.CONNECT_SMS_WEBHOOK_URL !== undefined || !ok('CONNECT_SMS_WEBHOOK_URL');
+
+  if (production) {
+    if (values.CONNECT_AUTH_URL === undefined && ok('CONNECT_AUTH_URL')) {
+      problem('CONNECT_AUTH_URL', 'CONNECT_AUTH_URL is required in production (an https:// URL)');
+    }
+    for (const name of ['CONNECT_AUTH_URL', 'CONNECT_BASE_URL'] as const) {
+      const url = values[name];
+      if (url !== undefined && ok(name) && !url.startsWith('https:')) problem(name, `${name} must be an https:// URL in production`);
+    }
+    if (values.CONNECT_MASTER_KEY === undefined && ok('CONNECT_MASTER_KEY')) {
+      problem('CONNECT_MASTER_KEY', 'CONNECT_MASTER_KEY is required in production (32 random bytes, base64)');
+    }
+    if (!webhookUrlSet) {
+      problem('CONNECT_SMS_WEBHOOK_URL', 'CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)');
+    } else if (ok('CONNECT_SMS_WEBHOOK_URL') && parseUrl(values.CONNECT_SMS_WEBHOOK_URL ?? '')?.protocol !== 'https:') {
+      problem('CONNECT_SMS_WEBHOOK_URL', 'CONNECT_SMS_WEBHOOK_URL must be https:// in production');
+    }
+    if (values.CONNECT_TRUST_PROXY === true && ok('CONNECT_TRUST_PROXY')) {
+      problem(
+        'CONNECT_TRUST_PROXY',
+        'CONNECT_TRUST_PROXY=true lets a client choose its own address; in production give the number of proxies in front (e.g. 1) or their addresses',
+      );
+    }
+  }
+
+  const secretSet = values.CONNECT_SMS_WEBHOOK_SECRET !== undefined;
+  if (webhookUrlSet && !secretSet) {
+    problem('CONNECT_SMS_WEBHOOK_SECRET', 'CONNECT_SMS_WEBHOOK_SECRET is required when CONNECT_SMS_WEBHOOK_URL is set');
+  }
+  // In production the missing URL is already listed as required.
+  if (!webhookUrlSet && secretSet && environment === 'sandbox') {
+    problem('CONNECT_SMS_WEBHOOK_SECRET', 'CONNECT_SMS_WEBHOOK_SECRET is set but CONNECT_SMS_WEBHOOK_URL is not');
+  }
+
+  // Only an explicit choice: the default follows the webhook URL, whose own rules are above.
+  const sender = ok('CONNECT_SMS_SENDER') ? values.CONNECT_SMS_SENDER : undefined;
+  if (sender === 'webhook' && !webhookUrlSet && environment === 'sandbox') {
+    problem('CONNECT_SMS_SENDER', 'CONNECT_SMS_SENDER=webhook needs CONNECT_SMS_WEBHOOK_URL and CONNECT_SMS_WEBHOOK_SECRET');
+  }
+  if (sender !== undefined && sender !== 'webhook' && production) {
+    problem('CONNECT_SMS_SENDER', `CONNECT_SMS_SENDER=${sender} is for the sandbox only; production sends one-time PINs through the webhook`);
+  }
+}
+
+/**
+ * Reads and checks the configuration from environment variables
+ * (docs/operator-guide.md, "Configuration").
  *
  * @param env the variables (normally `process.env`).
  * @param cwd the directory relative paths are resolved against.
- * @throws ConfigError naming the first bad variable.
+ * @throws ConfigError listing every problem, one line each naming its variable.
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): Config {
-  const read = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === '' ? undefined : value;
-  };
+  const result = ENV_SCHEMA.safeParse(env);
+  if (!result.success) throw new ConfigError(describeIssues(result.error.issues));
+  return toConfig(result.data, cwd);
+}
 
-  const environmentValue = read('CONNECT_ENVIRONMENT') ?? DEFAULTS.environment;
-  if (!isEnvironment(environmentValue)) {
-    throw new ConfigError(`CONNECT_ENVIRONMENT must be "sandbox" or "production", not ${quote(environmentValue)}`);
-  }
-  const environment = environmentValue;
-  const production = environment === 'production';
-  const dataDir = resolve(cwd, read('CONNECT_DATA_DIR') ?? DEFAULTS.dataDir);
+/**
+ * One line per issue, in the order of {@link VARIABLES}. Each names its
+ * variable: a message that does not start with it (those of a single
+ * variable, "must be …") gets it in front.
+ */
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const variableOf = (issue: z.core.$ZodIssue) => String(issue.path[0] ?? '');
+  return [...issues]
+    .sort((a, b) => (ORDER.get(variableOf(a)) ?? Infinity) - (ORDER.get(variableOf(b)) ?? Infinity))
+    .map((issue) => {
+      const variable = variableOf(issue);
+      return issue.message.startsWith(variable) ? issue.message : `${variable} ${issue.message}`;
+    });
+}
 
-  const logLevel = (read('CONNECT_LOG_LEVEL') ?? DEFAULTS.logLevel) as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`CONNECT_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-
-  const authUrl = readPublicUrl(read, 'CONNECT_AUTH_URL', production);
-  const baseUrl = readPublicUrl(read, 'CONNECT_BASE_URL', production);
-  if (production && !authUrl) throw new ConfigError('CONNECT_AUTH_URL is required in production (an https:// URL)');
-
-  const smsWebhookUrl = read('CONNECT_SMS_WEBHOOK_URL');
-  const smsWebhookSecret = read('CONNECT_SMS_WEBHOOK_SECRET');
-  if (smsWebhookUrl !== undefined) {
-    const url = parseUrl(smsWebhookUrl);
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      throw new ConfigError('CONNECT_SMS_WEBHOOK_URL must be an http:// or https:// URL');
-    }
-    if (production && url.protocol !== 'https:') throw new ConfigError('CONNECT_SMS_WEBHOOK_URL must be https:// in production');
-    if (smsWebhookSecret === undefined) throw new ConfigError('CONNECT_SMS_WEBHOOK_SECRET is required when CONNECT_SMS_WEBHOOK_URL is set');
-  } else if (smsWebhookSecret !== undefined) {
-    throw new ConfigError('CONNECT_SMS_WEBHOOK_SECRET is set but CONNECT_SMS_WEBHOOK_URL is not');
-  }
-  if (production && smsWebhookUrl === undefined) {
-    throw new ConfigError('CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)');
-  }
-
-  const smsSender = (read('CONNECT_SMS_SENDER') ?? (smsWebhookUrl ? 'webhook' : 'outbox')) as SmsSenderKind;
-  if (!['outbox', 'console', 'webhook'].includes(smsSender)) {
-    throw new ConfigError(`CONNECT_SMS_SENDER must be outbox, console or webhook, not ${quote(smsSender)}`);
-  }
-  if (smsSender === 'webhook' && smsWebhookUrl === undefined) {
-    throw new ConfigError('CONNECT_SMS_SENDER=webhook needs CONNECT_SMS_WEBHOOK_URL and CONNECT_SMS_WEBHOOK_SECRET');
-  }
-  if (production && smsSender !== 'webhook') {
-    throw new ConfigError(`CONNECT_SMS_SENDER=${smsSender} is for the sandbox only; production sends one-time PINs through the webhook`);
-  }
-
-  const trustProxy = readTrustProxy(read('CONNECT_TRUST_PROXY'), production);
-
-  const masterKeyValue = read('CONNECT_MASTER_KEY');
-  const masterKey = masterKeyValue === undefined ? undefined : decodeMasterKey(masterKeyValue);
-  if (production && !masterKey) throw new ConfigError('CONNECT_MASTER_KEY is required in production (32 random bytes, base64)');
-
-  const redisUrl = read('REDIS_URL');
-  if (redisUrl !== undefined && !/^rediss?:$/.test(parseUrl(redisUrl)?.protocol ?? '')) {
-    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
-  }
-
+/** The checked values with their defaults, which may depend on the environment. */
+function toConfig(values: Parsed, cwd: string): Config {
+  const environment = values.CONNECT_ENVIRONMENT ?? DEFAULTS.environment;
+  const dataDir = resolve(cwd, values.CONNECT_DATA_DIR ?? DEFAULTS.dataDir);
+  const location = values.DATABASE_URL;
+  const database: DatabaseLocation =
+    location === undefined
+      ? { engine: 'sqlite', path: resolve(dataDir, `connect-${environment}.db`) }
+      : location.engine === 'sqlite' && location.path !== ':memory:'
+        ? { engine: 'sqlite', path: resolve(cwd, location.path) }
+        : location;
   const config: Config = {
     environment,
-    port: readInteger(read, 'PORT', DEFAULTS.port, 0, 65_535),
-    host: read('HOST') ?? DEFAULTS.host,
-    database: readDatabase(read('DATABASE_URL'), dataDir, environment, cwd),
-    databasePoolSize: readInteger(read, 'CONNECT_DB_POOL_SIZE', DEFAULTS.databasePoolSize, 1, 1000),
-    metricsPort: read('CONNECT_METRICS_PORT') === undefined ? undefined : readInteger(read, 'CONNECT_METRICS_PORT', 0, 1, 65_535),
-    databaseTimeoutMs: readInteger(read, 'CONNECT_DB_TIMEOUT_MS', DEFAULTS.databaseTimeoutMs, 100, 600_000),
-    redisUrl,
-    redisTimeoutMs: readInteger(read, 'CONNECT_REDIS_TIMEOUT_MS', DEFAULTS.redisTimeoutMs, 10, 600_000),
-    authUrl,
-    baseUrl,
+    port: values.PORT ?? DEFAULTS.port,
+    host: values.HOST ?? DEFAULTS.host,
+    database,
+    databasePoolSize: values.CONNECT_DB_POOL_SIZE ?? DEFAULTS.databasePoolSize,
+    metricsPort: values.CONNECT_METRICS_PORT,
+    databaseTimeoutMs: values.CONNECT_DB_TIMEOUT_MS ?? DEFAULTS.databaseTimeoutMs,
+    redisUrl: values.REDIS_URL,
+    redisTimeoutMs: values.CONNECT_REDIS_TIMEOUT_MS ?? DEFAULTS.redisTimeoutMs,
+    authUrl: values.CONNECT_AUTH_URL,
+    baseUrl: values.CONNECT_BASE_URL,
     dataDir,
-    masterKey,
-    smsWebhookUrl,
-    smsWebhookSecret,
+    masterKey: values.CONNECT_MASTER_KEY,
+    smsWebhookUrl: values.CONNECT_SMS_WEBHOOK_URL,
+    smsWebhookSecret: values.CONNECT_SMS_WEBHOOK_SECRET,
     lifetimes: Object.freeze({
-      codeSeconds: readInteger(read, 'CONNECT_CODE_TTL', DEFAULT_LIFETIMES.codeSeconds, 1),
-      accessTokenSeconds: readInteger(read, 'CONNECT_ACCESS_TOKEN_TTL', DEFAULT_LIFETIMES.accessTokenSeconds, 1),
-      refreshTokenSeconds: readInteger(read, 'CONNECT_REFRESH_TOKEN_TTL', DEFAULT_LIFETIMES.refreshTokenSeconds, 1),
-      sessionIdleSeconds: readInteger(read, 'CONNECT_SESSION_IDLE_TTL', DEFAULT_LIFETIMES.sessionIdleSeconds, 1),
-      sessionSeconds: readInteger(read, 'CONNECT_SESSION_TTL', DEFAULT_LIFETIMES.sessionSeconds, 1),
-      jwksMaxAgeSeconds: readInteger(read, 'CONNECT_JWKS_MAX_AGE', DEFAULT_LIFETIMES.jwksMaxAgeSeconds, 1, JWKS_MAX_AGE_LIMIT_SECONDS),
+      codeSeconds: values.CONNECT_CODE_TTL ?? DEFAULT_LIFETIMES.codeSeconds,
+      accessTokenSeconds: values.CONNECT_ACCESS_TOKEN_TTL ?? DEFAULT_LIFETIMES.accessTokenSeconds,
+      refreshTokenSeconds: values.CONNECT_REFRESH_TOKEN_TTL ?? DEFAULT_LIFETIMES.refreshTokenSeconds,
+      sessionIdleSeconds: values.CONNECT_SESSION_IDLE_TTL ?? DEFAULT_LIFETIMES.sessionIdleSeconds,
+      sessionSeconds: values.CONNECT_SESSION_TTL ?? DEFAULT_LIFETIMES.sessionSeconds,
+      jwksMaxAgeSeconds: values.CONNECT_JWKS_MAX_AGE ?? DEFAULT_LIFETIMES.jwksMaxAgeSeconds,
     }),
-    smsSender,
-    trustProxy,
-    secretRotationGraceSeconds: readInteger(read, 'CONNECT_SECRET_ROTATION_GRACE', DEFAULTS.secretRotationGraceSeconds, 0),
-    shutdownGraceSeconds: readInteger(read, 'CONNECT_SHUTDOWN_GRACE', DEFAULTS.shutdownGraceSeconds, 1, 3600),
-    smsLimitPerMobile: readInteger(read, 'CONNECT_SMS_LIMIT_PER_MOBILE', DEFAULTS.smsLimitPerMobile, 1, MAX_LIMIT),
-    smsLimitPerAddress: readInteger(read, 'CONNECT_SMS_LIMIT_PER_ADDRESS', DEFAULTS.smsLimitPerAddress[environment], 1, MAX_LIMIT),
-    pinLimitPerAddress: readInteger(read, 'CONNECT_PIN_LIMIT_PER_ADDRESS', DEFAULTS.pinLimitPerAddress[environment], 1, MAX_LIMIT),
-    smsLimitGlobal:
-      read('CONNECT_SMS_LIMIT_GLOBAL') === undefined
-        ? DEFAULTS.smsLimitGlobal[environment]
-        : readInteger(read, 'CONNECT_SMS_LIMIT_GLOBAL', 1, 1, MAX_LIMIT),
-    smsCountries: readCountries(read('CONNECT_SMS_COUNTRIES')),
-    auditRetentionDays: readInteger(read, 'CONNECT_AUDIT_RETENTION_DAYS', AUDIT_RETENTION_DAYS_DEFAULT, 1, 100 * 365),
-    logLevel,
+    smsSender: values.CONNECT_SMS_SENDER ?? (values.CONNECT_SMS_WEBHOOK_URL ? 'webhook' : 'outbox'),
+    trustProxy: values.CONNECT_TRUST_PROXY ?? false,
+    secretRotationGraceSeconds: values.CONNECT_SECRET_ROTATION_GRACE ?? DEFAULTS.secretRotationGraceSeconds,
+    shutdownGraceSeconds: values.CONNECT_SHUTDOWN_GRACE ?? DEFAULTS.shutdownGraceSeconds,
+    smsLimitPerMobile: values.CONNECT_SMS_LIMIT_PER_MOBILE ?? DEFAULTS.smsLimitPerMobile,
+    smsLimitPerAddress: values.CONNECT_SMS_LIMIT_PER_ADDRESS ?? DEFAULTS.smsLimitPerAddress[environment],
+    pinLimitPerAddress: values.CONNECT_PIN_LIMIT_PER_ADDRESS ?? DEFAULTS.pinLimitPerAddress[environment],
+    smsLimitGlobal: values.CONNECT_SMS_LIMIT_GLOBAL ?? DEFAULTS.smsLimitGlobal[environment],
+    smsCountries: values.CONNECT_SMS_COUNTRIES,
+    auditRetentionDays: values.CONNECT_AUDIT_RETENTION_DAYS ?? AUDIT_RETENTION_DAYS_DEFAULT,
+    logLevel: values.CONNECT_LOG_LEVEL ?? DEFAULTS.logLevel,
   };
   return Object.freeze(config);
 }
 
-type Reader = (name: string) => string | undefined;
-
-/** `CONNECT_SMS_COUNTRIES`: comma-separated ISO 3166 alpha-2 codes, upper-cased; unset or blank allows all. */
-function readCountries(value: string | undefined): readonly string[] | undefined {
-  if (value === undefined) return undefined;
-  const codes = value.split(',').map((code) => code.trim().toUpperCase());
-  if (codes.length === 1 && codes[0] === '') return undefined;
-  const bad = codes.filter((code) => !isSmsCountry(code));
-  if (bad.length > 0) {
-    throw new ConfigError(`CONNECT_SMS_COUNTRIES must list ISO 3166 alpha-2 country codes separated by commas (e.g. PH,SG); not a country: ${bad.map(quote).join(', ')}`);
-  }
-  return Object.freeze([...new Set(codes)]);
-}
-
-function readInteger(read: Reader, name: string, fallback: number, min: number, max = 10 * 365 * 86_400): number {
-  const value = read(name);
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, not ${quote(value)}`);
-  const number = Number(value);
-  if (number < min || number > max) throw new ConfigError(`${name} must be between ${min} and ${max}, not ${value}`);
-  return number;
-}
-
-function readTrustProxy(value: string | undefined, production: boolean): TrustProxy {
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') {
-    if (production) {
-      throw new ConfigError(
-        'CONNECT_TRUST_PROXY=true lets a client choose its own address; in production give the number of proxies in front (e.g. 1) or their addresses',
-      );
-    }
-    return true;
-  }
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value);
-    if (hops < 1 || hops > 10) throw new ConfigError(`CONNECT_TRUST_PROXY must be a number of proxies from 1 to 10, not ${value}`);
-    return hops;
-  }
-  const entries = value.split(',').map((entry) => entry.trim());
-  for (const entry of entries) {
-    const [address = '', prefix, extra] = entry.split('/');
-    const family = isIP(address);
-    const bits = family === 4 ? 32 : 128;
-    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
-    if (family === 0 || !prefixOk || extra !== undefined) {
-      throw new ConfigError(
-        `CONNECT_TRUST_PROXY must be false, a number of proxies, or a comma-separated list of addresses and CIDR ranges (e.g. 10.0.0.0/8), not ${quote(value)}`,
-      );
-    }
-  }
-  return Object.freeze(entries);
-}
-
-function readPublicUrl(read: Reader, name: string, production: boolean): string | undefined {
-  const value = read(name);
-  if (value === undefined) return undefined;
-  const url = parseUrl(value);
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new ConfigError(`${name} must be an http:// or https:// URL`);
-  if (production && url.protocol !== 'https:') throw new ConfigError(`${name} must be an https:// URL in production`);
-  if (url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`${name} must not carry a query, fragment or credentials`);
-  }
-  return url.href.replace(/\/+$/, '');
-}
-
-function readDatabase(value: string | undefined, dataDir: string, environment: string, cwd: string): DatabaseLocation {
-  if (value === undefined) return { engine: 'sqlite', path: resolve(dataDir, `connect-${environment}.db`) };
-  if (value.startsWith('sqlite:')) {
-    const path = value.slice('sqlite:'.length);
-    if (path === '') throw new ConfigError('DATABASE_URL "sqlite:" needs a path, e.g. sqlite:./data/connect.db or sqlite::memory:');
-    return { engine: 'sqlite', path: path === ':memory:' ? path : resolve(cwd, path) };
-  }
-  if (/^postgres(ql)?:\/\//.test(value) && parseUrl(value)) return { engine: 'postgres', url: value };
-  throw new ConfigError('DATABASE_URL must be sqlite:<path> or a postgres:// / postgresql:// URL');
-}
-
-function decodeMasterKey(value: string): Buffer {
-  const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0);
-  if (key.length !== MASTER_KEY_BYTES) {
-    throw new ConfigError(`CONNECT_MASTER_KEY must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
-  }
-  return key;
+/** One entry of `CONNECT_TRUST_PROXY`: an IPv4 or IPv6 address, optionally with a prefix length. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  const bits = family === 4 ? 32 : 128;
+  const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+  return family !== 0 && prefixOk && extra === undefined;
 }
 
 /** A value quoted for a one-line message: JSON escapes keep a newline in it from splitting the line. */

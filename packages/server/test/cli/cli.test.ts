@@ -419,6 +419,21 @@ describe('migrate', () => {
     expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
   });
 
+  it('with several configuration problems, lists every one on its own line, also with --json', async () => {
+    const bad = { CONNECT_ACCESS_TOKEN_TTL: '0', PORT: 'abc', CONNECT_LOG_LEVEL: 'verbose' };
+    const expected = [
+      'connect-auth: the configuration has 3 problems:',
+      '  PORT must be a whole number, not "abc"',
+      '  CONNECT_ACCESS_TOKEN_TTL must be between 1 and 315360000, not 0',
+      '  CONNECT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      '',
+    ].join('\n');
+    for (const argv of [['migrate'], ['migrate', '--json']]) {
+      expect(await cli(argv, bad)).toEqual({ code: 1, stdout: '', stderr: expected });
+    }
+    expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
+  });
+
   it('says in one line that the database cannot be reached, naming DATABASE_URL', async () => {
     // Nothing listens on port 1: the connection is refused at once.
     const line = expectFailure(await cli(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/connect' }), 1);

@@ -418,6 +418,25 @@ describe('connect-auth serve refuses to start', () => {
     expect(line).toContain('CONNECT_ACCESS_TOKEN_TTL');
   });
 
+  it('production with nothing else set, listing every variable it requires, one line each', { timeout: 15_000 }, async () => {
+    const dataDir = tempDir();
+    const run = spawnCli(['serve'], { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'production', PORT: 'none' }, dataDir);
+    const exit = await waitForExit(run, 10_000);
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(run.stdout()).toBe('');
+    expect(run.stderr()).toBe(
+      [
+        'connect-auth: the configuration has 4 problems:',
+        '  PORT must be a whole number, not "none"',
+        '  CONNECT_AUTH_URL is required in production (an https:// URL)',
+        '  CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+        '  CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)',
+        '',
+      ].join('\n'),
+    );
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
   it('production without its master key', { timeout: 15_000 }, async () => {
     const { CONNECT_MASTER_KEY: _unused, ...env } = production();
     const line = await expectRefusal(['serve'], env);

@@ -31,9 +31,10 @@ function configError(env: Record<string, string | undefined>): ConfigError {
   throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
-/** Expects a one-line `ConfigError` naming `variable`. */
+/** Expects a `ConfigError` with exactly one problem, one line naming `variable`. */
 function expectRefused(env: Record<string, string | undefined>, variable: string, detail?: RegExp): ConfigError {
   const error = configError(env);
+  expect(error.problems).toEqual([error.message]);
   expect(error.message).toContain(variable);
   expect(error.message).not.toMatch(/[\r\n]/);
   if (detail) expect(error.message).toMatch(detail);
@@ -377,6 +378,79 @@ describe('loadConfig: production', () => {
 
   it('still checks the master key format', () => {
     expectRefused({ ...PRODUCTION, CONNECT_MASTER_KEY: 'c2hvcnQ=' }, 'CONNECT_MASTER_KEY', /32/);
+  });
+});
+
+describe('loadConfig: every problem at once', () => {
+  it('names every bad variable, one line each, in the order of docs/operator-guide.md', () => {
+    const error = configError({
+      CONNECT_LOG_LEVEL: 'verbose',
+      CONNECT_ACCESS_TOKEN_TTL: '0',
+      PORT: 'abc',
+      CONNECT_ENVIRONMENT: 'staging',
+      REDIS_URL: 'http://cache.internal:6379',
+      CONNECT_SMS_COUNTRIES: 'PH,XX',
+    });
+    expect(error.problems).toEqual([
+      'CONNECT_ENVIRONMENT must be "sandbox" or "production", not "staging"',
+      'PORT must be a whole number, not "abc"',
+      'REDIS_URL must be a redis:// or rediss:// URL',
+      'CONNECT_ACCESS_TOKEN_TTL must be between 1 and 315360000, not 0',
+      'CONNECT_SMS_COUNTRIES must list ISO 3166 alpha-2 country codes separated by commas (e.g. PH,SG); not a country: "XX"',
+      'CONNECT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ]);
+    expect(error.message).toBe(error.problems.join('\n'));
+  });
+
+  it('production with nothing else set lists every variable it requires', () => {
+    expect(configError({ CONNECT_ENVIRONMENT: 'production' }).problems).toEqual([
+      'CONNECT_AUTH_URL is required in production (an https:// URL)',
+      'CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+      'CONNECT_SMS_WEBHOOK_URL is required in production (one-time PINs go to the SMS gateway)',
+    ]);
+  });
+
+  it('lists bad values and broken production rules together', () => {
+    const error = configError({
+      ...PRODUCTION,
+      PORT: '70000',
+      CONNECT_AUTH_URL: 'http://auth.connect.example',
+      CONNECT_MASTER_KEY: undefined,
+      CONNECT_SMS_WEBHOOK_SECRET: undefined,
+      CONNECT_SMS_SENDER: 'console',
+      CONNECT_TRUST_PROXY: 'true',
+      CONNECT_LOG_LEVEL: 'verbose',
+    });
+    expect(error.problems).toEqual([
+      'PORT must be between 0 and 65535, not 70000',
+      'CONNECT_AUTH_URL must be an https:// URL in production',
+      'CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+      'CONNECT_SMS_WEBHOOK_SECRET is required when CONNECT_SMS_WEBHOOK_URL is set',
+      'CONNECT_SMS_SENDER=console is for the sandbox only; production sends one-time PINs through the webhook',
+      expect.stringMatching(/^CONNECT_TRUST_PROXY=true lets a client choose its own address/),
+      'CONNECT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ]);
+    for (const line of error.problems) expect(line).not.toMatch(/[\r\n]/);
+  });
+
+  it('leaves out a rule whose variable is itself bad, instead of a second, confusing line', () => {
+    // An unknown environment: whether production rules apply is unknown, so only the environment is named.
+    expect(configError({ CONNECT_ENVIRONMENT: 'prod' }).problems).toEqual(['CONNECT_ENVIRONMENT must be "sandbox" or "production", not "prod"']);
+    // A bad auth URL in production is not also "required" or "must be https://".
+    expect(configError({ ...PRODUCTION, CONNECT_AUTH_URL: 'auth.connect.example' }).problems).toEqual(['CONNECT_AUTH_URL must be an http:// or https:// URL']);
+    // A bad master key in production is not also "required".
+    expect(configError({ ...PRODUCTION, CONNECT_MASTER_KEY: 'c2hvcnQ=' }).problems).toEqual([
+      'CONNECT_MASTER_KEY must be 32 random bytes in base64 (e.g. openssl rand -base64 32)',
+    ]);
+    // "abc" is not a whole number: it is not also out of range.
+    expect(configError({ CONNECT_SHUTDOWN_GRACE: 'abc' }).problems).toEqual(['CONNECT_SHUTDOWN_GRACE must be a whole number, not "abc"']);
+  });
+
+  it('a ConfigError made from one line has that line as its only problem', () => {
+    const error = new ConfigError('CONNECT_METRICS_PORT: port 9464 on 127.0.0.1 is already in use');
+    expect(error.problems).toEqual(['CONNECT_METRICS_PORT: port 9464 on 127.0.0.1 is already in use']);
+    expect(error.message).toBe('CONNECT_METRICS_PORT: port 9464 on 127.0.0.1 is already in use');
+    expect(error.name).toBe('ConfigError');
   });
 });
 
