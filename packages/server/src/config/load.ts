@@ -93,6 +93,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, cw
     databaseTimeoutMs: readInteger(read, 'CONNECT_DB_TIMEOUT_MS', DEFAULTS.databaseTimeoutMs, 100, 600_000),
     redisUrl,
     redisTimeoutMs: readInteger(read, 'CONNECT_REDIS_TIMEOUT_MS', DEFAULTS.redisTimeoutMs, 10, 600_000),
+    requestTimeoutMs: readInteger(read, 'CONNECT_REQUEST_TIMEOUT_MS', DEFAULTS.requestTimeoutMs, 100, 600_000),
     authUrl,
     baseUrl,
     dataDir,
