@@ -5,7 +5,7 @@
  * `load.ts` reads and checks it once at start-up.
  */
 import type { Environment } from '../core/environment.js';
-import { DATABASE_TIMEOUT_MS, REDIS_TIMEOUT_MS, type Lifetimes } from '../core/lifetimes.js';
+import { DATABASE_TIMEOUT_MS, REDIS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, type Lifetimes } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 
 /** Log verbosity, as pino names it. */
@@ -136,6 +136,12 @@ export interface Config {
   readonly databaseTimeoutMs: number;
   /** `CONNECT_REDIS_TIMEOUT_MS`: the bound on one Redis command and on connecting (10 to 600000 ms); default 1000. Past it the request gets `503`. */
   readonly redisTimeoutMs: number;
+  /**
+   * `CONNECT_REQUEST_TIMEOUT_MS`: a request not answered within this many
+   * milliseconds (100 to 600000) is answered `503`, and whatever of its work
+   * is still running may no longer send an SMS; default 30000.
+   */
+  readonly requestTimeoutMs: number;
 }
 
 /** `CONNECT_TRUST_PROXY` as read: none, every hop (sandbox), a number of hops, or the proxies' addresses and ranges. */
@@ -160,4 +166,5 @@ export const DEFAULTS = {
   databasePoolSize: 10,
   databaseTimeoutMs: DATABASE_TIMEOUT_MS,
   redisTimeoutMs: REDIS_TIMEOUT_MS,
+  requestTimeoutMs: REQUEST_TIMEOUT_MS,
 } as const;

@@ -144,7 +144,11 @@ export const DATABASE_TIMEOUT_MS = 5000;
 export const REDIS_TIMEOUT_MS = 1000;
 /** What a 503 tells the client to wait before retrying (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 5;
-/** A request not answered within this many milliseconds is ended. */
+/**
+ * The default of `CONNECT_REQUEST_TIMEOUT_MS`: a request not answered within
+ * this many milliseconds is answered `503`, and work of it still running
+ * sends no SMS (docs/operator-guide.md, "Timeouts").
+ */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** `/readyz` answers 200 only when each dependency (the database, Redis) answers within this many milliseconds. */
 export const READINESS_TIMEOUT_MS = 1000;

@@ -7,6 +7,7 @@ import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { refuseControlCharacters } from './plugins/control-characters.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
+import { limitRequestTime } from './plugins/request-deadline.js';
 import { countRequests, stepOutcome } from './plugins/request-metrics.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
@@ -92,6 +93,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
   registerErrorHandling(app);
+  limitRequestTime(app, config.requestTimeoutMs);
   countRequests(app, services.metrics);
   refuseControlCharacters(app);
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
-import type { SmsSender } from '../core/sms/sms-sender.js';
+import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 
 /**
@@ -9,7 +9,9 @@ import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
  */
 export function createOutboxSender(outbox: SmsOutboxStore, clock: Clock): SmsSender {
   return {
-    async send(message) {
+    async send(message, options) {
+      // The outbox is this gateway: nothing is kept for a request already answered.
+      if (options?.signal?.aborted) throw new SmsDeliveryFailed('request already answered');
       await outbox.insertOutboxMessage({
         id: outboxMessageId(),
         to: message.to,

@@ -17,7 +17,11 @@ export interface TcpProxy {
    * connection is broken.
    */
   silence(): void;
-  /** Accepts and forwards connections on the same port again. */
+  /**
+   * Accepts and forwards connections on the same port again, as when a
+   * partition heals: connections held by {@link stall} or {@link silence}
+   * (and still open) go through now, with what was sent on them meanwhile.
+   */
   restore(): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,15 +30,22 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const pairs = new Set<[Socket, Socket]>();
+  /** Connections accepted while stalled, not forwarded yet. */
+  const held = new Set<Socket>();
   let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
   };
-  const forward = (client: Socket) => {
+  const accept = (client: Socket) => {
     track(client);
-    if (stalled) return;
+    if (!stalled) return forward(client);
+    held.add(client);
+    client.pause();
+    client.on('close', () => held.delete(client));
+  };
+  const forward = (client: Socket) => {
     const upstream = createConnection(target);
     track(upstream);
     client.pipe(upstream);
@@ -49,7 +60,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const listen = (port: number) =>
     new Promise<Server>((resolve, reject) => {
-      const server = createServer(forward);
+      const server = createServer(accept);
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => resolve(server));
     });
@@ -85,6 +96,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     async restore() {
       stalled = false;
+      for (const [client, upstream] of pairs) {
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+        upstream.resume();
+      }
+      for (const client of held) {
+        held.delete(client);
+        if (!client.destroyed) forward(client);
+      }
       server ??= await listen(port);
     },
     async close() {

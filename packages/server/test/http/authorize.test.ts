@@ -181,6 +181,47 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
     }
   });
 
+  describe('user_id a one-time PIN cannot be sent to (docs/operator-guide.md, "SMS budgets")', () => {
+    const CANNOT_SEND = 'user_id is a mobile number Connect cannot send codes to';
+
+    it('a mobile of a country CONNECT_SMS_COUNTRIES lists: the journey starts as before', async () => {
+      const t = await build({ env: { CONNECT_SMS_COUNTRIES: 'SG,PH' } });
+      const client = await t.createClient();
+      for (const userId of ['+6591234567', MOBILE]) {
+        const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: userId })) });
+        expectSeeOther(res, /^\/login\?request=/);
+      }
+    });
+
+    it('a mobile of a country CONNECT_SMS_COUNTRIES does not list → invalid_request, with state and iss, and no journey', async () => {
+      const t = await build({ env: { CONNECT_SMS_COUNTRIES: 'SG' } });
+      const client = await t.createClient();
+      const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: MOBILE })) });
+      expect(expectErrorRedirect(res, 'invalid_request', 'xyz-state')).toBe(CANNOT_SEND);
+      // The same mobile in another spelling is the same number.
+      const spaced = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: '+63 917 123 4567' })) });
+      expect(expectErrorRedirect(spaced, 'invalid_request', 'xyz-state')).toBe(CANNOT_SEND);
+    });
+
+    it.each([
+      ['an Iridium satellite phone', '+881631234567'],
+      ['an international network number', '+8823123456789'],
+    ])('%s → invalid_request, whatever CONNECT_SMS_COUNTRIES says', async (_why, userId) => {
+      const { t, client } = await setup();
+      const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: userId })) });
+      expect(expectErrorRedirect(res, 'invalid_request', 'xyz-state')).toBe(CANNOT_SEND);
+    });
+
+    it.each([
+      ['a US premium-rate number', '+19005550123'],
+      ['a French shared-cost number', '+33810123456'],
+    ])('%s is no mobile number → invalid_request', async (_why, userId) => {
+      const { t, client } = await setup();
+      const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: userId })) });
+      expect(expectErrorRedirect(res, 'invalid_request', 'xyz-state')).toBe('user_id must be a mobile number in international (E.164) format, e.g. +639171234567');
+    });
+  });
+
   it('echoes state unchanged, odd characters included, and sends none when none was given', async () => {
     const { t, client } = await setup();
     for (const state of ['a b&c=d/é?#%20+😀', '  ', '<script>alert(1)</script>', 'x'.repeat(2048), '%zz']) {

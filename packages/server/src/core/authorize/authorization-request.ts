@@ -1,5 +1,5 @@
 import type { Client } from '../clients/client.js';
-import { parseMobile } from '../customers/mobile.js';
+import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
 
 /** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
@@ -43,7 +43,11 @@ const MAX_VALUE_LENGTH = 2048;
  */
 export async function checkAuthorizationRequest(
   query: AuthorizeQuery,
-  deps: { findClient(id: string): Promise<Client | undefined> },
+  deps: {
+    findClient(id: string): Promise<Client | undefined>;
+    /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may receive one-time PINs; unset = every country. */
+    readonly smsCountries?: readonly string[] | undefined;
+  },
 ): Promise<AuthorizationRequestCheck> {
   const single = (name: string): string | undefined | 'repeated' => {
     const value = query[name];
@@ -93,6 +97,11 @@ export async function checkAuthorizationRequest(
   const mobile = userId === undefined ? undefined : parseMobile(userId);
   if (userId !== undefined && !mobile) {
     return fail('invalid_request', 'user_id must be a mobile number in international (E.164) format, e.g. +639171234567');
+  }
+  // A mobile no code can be sent to (no country, or one CONNECT_SMS_COUNTRIES does not list) could
+  // never sign in: refused here rather than prefilled on a login page (docs/journey.md, "`GET /authorize`").
+  if (mobile && pinDestinationRefusal(mobile, deps.smsCountries)) {
+    return fail('invalid_request', 'user_id is a mobile number Connect cannot send codes to');
   }
 
   const challenge = single('code_challenge') as string | undefined;

@@ -195,6 +195,8 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
 
 /** A new challenge for the same sign-in, when the last one can no longer be answered. */
 async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal> {
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
   const limited = await deps.sends.take(old.mobile, context.address);
   if (limited) return noteRefusedSend(limited, sendContext(journey, old, context), deps);
   const { record, code } = newChallenge(
@@ -208,7 +210,7 @@ async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, c
 }
 
 function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext): PinSendContext {
-  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: challenge.profileId };
+  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: challenge.profileId, signal: context.signal };
 }
 
 function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {

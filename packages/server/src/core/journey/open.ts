@@ -26,6 +26,12 @@ export interface StepContext {
   readonly address: string;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
   readonly correlationId?: string | undefined;
+  /**
+   * Aborted once the request no longer waits for this step (it was answered
+   * `503` at its deadline, or its client went away): from then on no SMS is
+   * sent for it (docs/operator-guide.md, "Timeouts").
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

@@ -142,7 +142,9 @@ async function sendFirstCode(
   deps: JourneyDeps,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
-  const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId };
+  const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId, signal: context.signal };
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
   const limited = await deps.sends.take(input.mobile, context.address);
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);

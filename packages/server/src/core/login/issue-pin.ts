@@ -67,18 +67,33 @@ export interface PinSendContext {
   readonly address: string;
   /** The customer's profile ID; a registration has none yet. */
   readonly profileId: string | null;
+  /**
+   * The request's signal: once it is aborted (the request was answered, at
+   * its deadline or otherwise) no send budget is taken and no code is sent.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
- * Sends a code by SMS. Returns `false` when the gateway did not take it
- * (logged, and audited as `sms.send_failed` with the reason); the caller
- * then retires the challenge, so nothing can answer a code the customer
- * never saw, and the customer is asked to try again. Any other failure
- * (the sandbox's outbox unreachable: 503) is thrown.
+ * Sends a code by SMS, only while its request is still being answered
+ * (docs/operator-guide.md, "Timeouts"): when the request's signal was
+ * aborted meanwhile (the request waited past its deadline on a database or
+ * Redis that did not answer, and was answered `503`), nothing is sent, and
+ * `false` is returned (logged, not audited: the gateway is not at fault).
+ * Returns `false` too when the gateway did not take it (logged, and audited
+ * as `sms.send_failed` with the reason). Either way the caller then retires
+ * the challenge, so nothing can answer a code the customer never saw, and
+ * the customer is asked to try again. Any other failure (the sandbox's
+ * outbox unreachable: 503) is thrown.
  */
 export async function deliverPin(to: string, code: string, context: PinSendContext, deps: PinDeliveryDeps): Promise<boolean> {
+  if (context.signal?.aborted) {
+    deps.log?.warn({ mobile: maskedMobile(to), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
+    return false;
+  }
   try {
-    await deps.sms.send({ to, body: oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS }) });
+    const body = oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS });
+    await deps.sms.send({ to, body }, { signal: context.signal });
     return true;
   } catch (error) {
     if (!(error instanceof SmsDeliveryFailed)) throw error;
@@ -147,6 +162,8 @@ export async function resendPin(
   if (challenge.resends >= OTP_MAX_RESENDS) return { reason: 'no_more_resends' };
   const wait = challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now;
   if (wait > 0) return { reason: 'too_soon', retryAfterSeconds: wait };
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
   const limited = await deps.sends.take(challenge.mobile, context.address);
   if (limited) return noteRefusedSend(limited, context, deps);
   const code = generateOtp();

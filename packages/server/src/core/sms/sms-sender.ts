@@ -10,8 +10,13 @@ export interface SmsMessage {
  * production HTTP webhook and a console sender for local development.
  */
 export interface SmsSender {
-  /** Delivers one message; throws {@link SmsDeliveryFailed} when it could not. */
-  send(message: SmsMessage): Promise<void>;
+  /**
+   * Delivers one message; throws {@link SmsDeliveryFailed} when it could
+   * not. Once `signal` is aborted (the request the message was for has been
+   * answered) nothing more is sent: no new attempt, and an attempt under way
+   * is cut off.
+   */
+  send(message: SmsMessage, options?: { readonly signal?: AbortSignal | undefined }): Promise<void>;
 }
 
 /** The SMS gateway did not take the message (down, refused, timed out). */

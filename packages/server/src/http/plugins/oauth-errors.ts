@@ -3,6 +3,7 @@ import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError, T
 import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
+import { RequestTimedOut } from './request-deadline.js';
 
 /** Seconds a client should wait before retrying after a 503 (`Retry-After`). */
 
@@ -10,9 +11,11 @@ import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
  * THE mapping from errors to HTTP responses, for every route.
  *
  * - `OAuthError`: its status and `{ error, error_description }`.
- * - `StorageUnavailable` (the database failed or did not answer in time):
- *   `503 temporarily_unavailable`, and on the hosted pages a page asking
- *   the customer to try again shortly (docs/operator-guide.md).
+ * - `StorageUnavailable` (the database failed or did not answer in time),
+ *   and `RequestTimedOut` (the request was not answered within
+ *   `CONNECT_REQUEST_TIMEOUT_MS`): `503 temporarily_unavailable`, and on the
+ *   hosted pages a page asking the customer to try again shortly
+ *   (docs/operator-guide.md).
  * - Fastify's own request errors (bad content type, body too large, bad
  *   JSON): `invalid_request` with a fixed, client-safe description.
  * - Anything else: a generic `server_error`, logged in full.
@@ -81,7 +84,7 @@ const REQUEST_ERRORS: Record<string, { status: number; description: string }> = 
 
 function toOAuthError(error: FastifyError | Error): OAuthError {
   if (error instanceof OAuthError) return error;
-  if (error instanceof StorageUnavailable) {
+  if (error instanceof StorageUnavailable || error instanceof RequestTimedOut) {
     return new TemporarilyUnavailable('the service is temporarily unavailable; retry shortly', { cause: error });
   }
   const fastifyError = error as FastifyError;

@@ -14,6 +14,7 @@ import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { requestSignal } from '../plugins/request-deadline.js';
 import { codeSentNotice, deadEndMessage, problemMessage } from '../views/messages.js';
 import { consentPage, loginPage, otpPage, registerPage } from '../views/pages.js';
 
@@ -64,9 +65,12 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     sessionId: request.cookies[names.session],
     address: request.ip,
     correlationId: request.id,
+    signal: requestSignal(request),
   });
 
   function render(request: FastifyRequest, reply: FastifyReply, result: StepResult): FastifyReply {
+    // Answered already (503 at the request's deadline): what the step came to reaches no one.
+    if (reply.sent) return reply;
     const csrfToken = () => reply.generateCsrf({ userInfo: request.cookies[names.browser] ?? '' });
     switch (result.kind) {
       case 'goto':

@@ -120,4 +120,15 @@ describe('checkAuthorizationRequest', () => {
     await checkAuthorizationRequest({ ...BASE, client_id: 'c'.repeat(513) }, { findClient: async (id) => void asked.push(id) as undefined });
     expect(asked).toEqual([]);
   });
+
+  it('refuses a user_id no one-time PIN can be sent to, by the one rule of docs/operator-guide.md ("SMS budgets"), after the client checks', async () => {
+    const cannotSend = { kind: 'redirect_error', redirectUri: REDIRECT, error: 'invalid_request', description: 'user_id is a mobile number Connect cannot send codes to', state: 'xyz' };
+    const onlySg = { ...deps, smsCountries: ['SG'] };
+    expect(await checkAuthorizationRequest({ ...BASE, user_id: '+639171234567' }, onlySg)).toEqual(cannotSend);
+    expect(await checkAuthorizationRequest({ ...BASE, user_id: '+881631234567' }, deps)).toEqual(cannotSend);
+    expect(await checkAuthorizationRequest({ ...BASE, user_id: '+6591234567' }, onlySg)).toMatchObject({ kind: 'valid', request: { loginHint: '+6591234567' } });
+    expect(await checkAuthorizationRequest({ ...BASE, user_id: '+639171234567' }, deps)).toMatchObject({ kind: 'valid', request: { loginHint: '+639171234567' } });
+    // An unverified redirect URI is still an error page, never a redirect.
+    expect(await checkAuthorizationRequest({ ...BASE, redirect_uri: 'https://evil.example/', user_id: '+881631234567' }, deps)).toMatchObject({ kind: 'page_error' });
+  });
 });

@@ -69,6 +69,7 @@ describe('loadConfig: defaults', () => {
       databasePoolSize: 10,
       databaseTimeoutMs: 5000,
       redisTimeoutMs: 1000,
+      requestTimeoutMs: 30_000,
     });
   });
 
@@ -130,16 +131,20 @@ describe('loadConfig: accepted values', () => {
     expect(loadConfig({ CONNECT_METRICS_PORT: '9464' }, CWD).metricsPort).toBe(9464);
   });
 
-  it('CONNECT_DB_POOL_SIZE, CONNECT_DB_TIMEOUT_MS and CONNECT_REDIS_TIMEOUT_MS, at their bounds', () => {
-    expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1', CONNECT_DB_TIMEOUT_MS: '100', CONNECT_REDIS_TIMEOUT_MS: '10' }, CWD)).toMatchObject({
+  it('CONNECT_DB_POOL_SIZE, CONNECT_DB_TIMEOUT_MS, CONNECT_REDIS_TIMEOUT_MS and CONNECT_REQUEST_TIMEOUT_MS, at their bounds', () => {
+    expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1', CONNECT_DB_TIMEOUT_MS: '100', CONNECT_REDIS_TIMEOUT_MS: '10', CONNECT_REQUEST_TIMEOUT_MS: '100' }, CWD)).toMatchObject({
       databasePoolSize: 1,
       databaseTimeoutMs: 100,
       redisTimeoutMs: 10,
+      requestTimeoutMs: 100,
     });
-    expect(loadConfig({ CONNECT_DB_POOL_SIZE: '1000', CONNECT_DB_TIMEOUT_MS: '600000', CONNECT_REDIS_TIMEOUT_MS: '600000' }, CWD)).toMatchObject({
+    expect(
+      loadConfig({ CONNECT_DB_POOL_SIZE: '1000', CONNECT_DB_TIMEOUT_MS: '600000', CONNECT_REDIS_TIMEOUT_MS: '600000', CONNECT_REQUEST_TIMEOUT_MS: '600000' }, CWD),
+    ).toMatchObject({
       databasePoolSize: 1000,
       databaseTimeoutMs: 600_000,
       redisTimeoutMs: 600_000,
+      requestTimeoutMs: 600_000,
     });
   });
 
@@ -148,6 +153,7 @@ describe('loadConfig: accepted values', () => {
     ['CONNECT_DB_POOL_SIZE', 'ten', 'CONNECT_DB_POOL_SIZE must be a whole number, not "ten"'],
     ['CONNECT_DB_TIMEOUT_MS', '99', 'CONNECT_DB_TIMEOUT_MS must be between 100 and 600000, not 99'],
     ['CONNECT_REDIS_TIMEOUT_MS', '1.5', 'CONNECT_REDIS_TIMEOUT_MS must be a whole number, not "1.5"'],
+    ['CONNECT_REQUEST_TIMEOUT_MS', '99', 'CONNECT_REQUEST_TIMEOUT_MS must be between 100 and 600000, not 99'],
     ['CONNECT_METRICS_PORT', '0', 'CONNECT_METRICS_PORT must be between 1 and 65535, not 0'],
     ['CONNECT_METRICS_PORT', '70000', 'CONNECT_METRICS_PORT must be between 1 and 65535, not 70000'],
   ])('%s=%s is refused, naming the variable', (name, value, message) => {

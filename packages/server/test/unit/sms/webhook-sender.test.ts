@@ -158,4 +158,40 @@ describe('webhook SMS sender', () => {
     const error = await failure(sender(url).send(MESSAGE));
     expect(error.message).toMatch(/unreachable/);
   });
+
+  describe('bound to the signal of the request the code is for', () => {
+    it('sends nothing once the signal is aborted', async () => {
+      const gw = await gateway(status(200));
+      const error = await failure(sender(gw.url).send(MESSAGE, { signal: AbortSignal.abort() }));
+      expect(error.reason).toBe('request already answered');
+      expect(gw.received).toHaveLength(0);
+    });
+
+    it('cuts off the attempt under way when the signal is aborted, and makes no other', async () => {
+      const gw = await gateway(() => {
+        // never answers
+      });
+      const request = new AbortController();
+      const started = performance.now();
+      const sending = failure(sender(gw.url, { timeoutMs: 5_000, retries: 2 }).send(MESSAGE, { signal: request.signal }));
+      while (gw.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      request.abort();
+      const error = await sending;
+      expect(error.reason).toBe('request already answered');
+      // Cut off at once, not after the attempt's own 5 s timeout; no retry.
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(gw.received).toHaveLength(1);
+    });
+
+    it('makes no retry once the signal is aborted during the pause between attempts', async () => {
+      const request = new AbortController();
+      const gw = await gateway((req, res, attempt) => {
+        status(500)(req, res, attempt);
+        request.abort();
+      });
+      const error = await failure(sender(gw.url, { retries: 2, backoffMs: () => 1_000 }).send(MESSAGE, { signal: request.signal }));
+      expect(error.reason).toBe('request already answered');
+      expect(gw.received).toHaveLength(1);
+    });
+  });
 });
