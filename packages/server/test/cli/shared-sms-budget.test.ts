@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
-import { HttpBrowser, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
+import { HttpBrowser, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
 
 /**
  * Two `connect-auth serve` processes on one PostgreSQL database, as behind a
@@ -25,13 +24,7 @@ const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
 
 beforeAll(requireBuiltCli);
 
-async function cli<T>(s: ProcessSetting, args: readonly string[]): Promise<T> {
-  let out = '';
-  let err = '';
-  const code = await runCli([...args, '--json'], { env: s.env, stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
-  if (code !== 0) throw new Error(`connect-auth ${args.join(' ')}: exit ${code}: ${err}`);
-  return JSON.parse(out) as T;
-}
+const cli = cliJson;
 
 /** Asks for a one-time PIN on `base`: `/authorize`, then mobile and PIN. The login form's answer. */
 async function askForCode(base: string, address: string, client: { id: string }, mobile: string) {

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { decodeProtectedHeader } from 'jose';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { basicAuth, form } from '../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
-import { logIn, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
+import { logIn, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
 
 /**
  * Two `connect-auth serve` processes on one database, as behind a load
@@ -45,13 +44,7 @@ async function setting(engine: 'sqlite' | 'postgres'): Promise<ProcessSetting> {
   return { cwd: dataDir, env };
 }
 
-async function cli<T>(s: ProcessSetting, args: readonly string[]): Promise<T> {
-  let out = '';
-  let err = '';
-  const code = await runCli([...args, '--json'], { env: s.env, stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
-  if (code !== 0) throw new Error(`connect-auth ${args.join(' ')}: exit ${code}: ${err}`);
-  return JSON.parse(out) as T;
-}
+const cli = cliJson;
 
 /**
  * Polls `holds` on every server until it holds on all of them; fails past

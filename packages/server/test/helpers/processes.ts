@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { onTestFinished } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
 import { basicAuth, form } from './build.js';
 import { attribute, csrfToken, formAction } from '../http/customer-flow.js';
 
@@ -23,6 +24,15 @@ export function requireBuiltCli(): void {
 export interface ProcessSetting {
   readonly cwd: string;
   readonly env: Record<string, string>;
+}
+
+/** Runs a `connect-auth` command in-process with `--json` on the setting's configuration; its JSON output, or throws with its stderr. */
+export async function cliJson<T>(s: ProcessSetting, args: readonly string[]): Promise<T> {
+  let out = '';
+  let err = '';
+  const code = await runCli([...args, '--json'], { env: s.env, stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  if (code !== 0) throw new Error(`connect-auth ${args.join(' ')}: exit ${code}: ${err}`);
+  return JSON.parse(out) as T;
 }
 
 /** Runs `connect-auth ...args` as its own process; resolves with its exit status and output. */
