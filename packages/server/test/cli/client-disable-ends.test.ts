@@ -210,11 +210,14 @@ describe('clients disable and enable, on SQLite', () => {
   });
 });
 
+/** What an exchange whose code was ended between its two steps is told. */
+const ENDED = 'the authorization code was ended: the customer or the client can no longer sign in with it';
+
 describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', () => {
   const pg = usePostgresStorage();
   disableTests(() => operatorBench({ url: pg.databaseUrl(), open: pg.open }));
 
-  it('a disable between the two steps of a code exchange: the exchange gives no tokens', async () => {
+  it('a disable between the two steps of a code exchange, even one undone by an enable: the exchange gives no tokens', async () => {
     const { storage, gate } = pausingBetweenRedeemSteps(pg.open());
     const b = await operatorBench({ url: pg.databaseUrl(), open: () => storage });
     const s = await lifecycle({ t: b.t });
@@ -226,8 +229,11 @@ describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', 
     // The code is consumed already: the disable has only the login's token session to end, and does not wait.
     const disabled = await b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
     expect(disabled.ended).toEqual({ tokenSessions: 1, codes: 0 });
+    // Enabled again before the exchange goes on: what the disable ended stays ended.
+    b.clock.advance(3);
+    expect((await b.w.cliJson<StatusView>(['clients', 'enable', s.client.id])).status).toBe('active');
     gate.open();
-    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: 'the customer or the client can no longer sign in' });
+    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: ENDED });
     gate.on = false;
     // Nothing of the code is left to revoke.
     expect(await b.t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), b.clock.nowSeconds())).toBe(0);

@@ -72,7 +72,7 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
 describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on PostgreSQL', () => {
   const pgStorage = usePostgresStorage();
 
-  it('a lock between the two steps of a code exchange: the exchange gives no tokens', async () => {
+  it('a lock between the two steps of a code exchange, even one undone by an unlock: the exchange gives no tokens', async () => {
     const masterKey = randomBytes(32);
     const clock = fixedClock(T0);
     const env = { DATABASE_URL: pgStorage.databaseUrl(), CONNECT_MASTER_KEY: masterKey.toString('base64'), CONNECT_LOG_LEVEL: 'silent' };
@@ -88,8 +88,14 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on Po
     expect(await runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) })).toBe(0);
     // Only the login's token session: the exchange had not added one.
     expect((JSON.parse(out.join('')) as { ended: { tokenSessions: number } }).ended.tokenSessions).toBe(1);
+    // Unlocked again before the exchange goes on: what the lock ended stays ended.
+    expect(await runCli(['customers', 'unlock', s.profileId, '--json'], { env, clock, stdout: () => {}, stderr: (text) => void out.push(text) })).toBe(0);
     gate.open();
-    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: 'the customer or the client can no longer sign in' });
+    expectOAuthError(await exchanging, {
+      status: 400,
+      error: 'invalid_grant',
+      description: 'the authorization code was ended: the customer or the client can no longer sign in with it',
+    });
     gate.on = false;
     expect(await t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), T0)).toBe(0);
   });

@@ -328,6 +328,9 @@ describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
     const s = await endpoint();
     const reference = randomUUID();
     const first = expectTokensBody(await s.post({ reference }));
+    // A second later: a plainly later token (within the same second, a retry is told 409 for a minute;
+    // docs/consumer-guide.md, "Refreshing a customer's access token").
+    s.t.clock.advance(1);
     const second = expectTokensBody(await s.post());
     expect(second.accessToken).not.toBe(first.accessToken);
     const replay = await s.post({ reference });
@@ -510,6 +513,7 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     const other = await s.newSession();
     const replaced = randomUUID();
     const second = expectTokensBody(await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } }));
+    s.t.clock.advance(1);
     expectTokensBody(await s.post({ body: { refreshToken: other.refreshToken } }));
     expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
 

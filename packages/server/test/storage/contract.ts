@@ -5,6 +5,7 @@ import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
+import { REPLAYED_CODE_EXPIRY } from '../../src/core/journey/stores.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
@@ -755,7 +756,10 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await codes().findAuthorizationCode('code-1'))?.expiresAt).toBe(T + 300);
         await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING);
         expect(await codes().endReplayedAuthorizationCode('code-1')).toBe(true);
-        expect(await codes().findAuthorizationCode('code-1')).toMatchObject({ consumedAt: T + 1, expiresAt: 0 });
+        expect(await codes().findAuthorizationCode('code-1')).toMatchObject({ consumedAt: T + 1, expiresAt: REPLAYED_CODE_EXPIRY });
+        // An operator's end of the holder's codes leaves the replay's mark.
+        await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 2);
+        expect((await codes().findAuthorizationCode('code-1'))?.expiresAt).toBe(REPLAYED_CODE_EXPIRY);
         expect(await codes().endReplayedAuthorizationCode('code-unknown')).toBe(false);
       });
 
@@ -763,7 +767,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T, BINDING)).toBeUndefined();
       });
 
-      it('ends the unredeemed, unexpired codes of a customer or a client, and only those', async () => {
+      it('ends the unexpired and the redeemed codes of a customer or a client, and only those; counts the unredeemed', async () => {
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'live' }));
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'redeemed', consumedAt: T + 1 }));
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'expired', expiresAt: T + 5 }));
@@ -774,7 +778,8 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 10, BINDING)).toBeUndefined();
         // Ended whatever the clock of the exchange: one a second behind the lock's finds it ended too.
         expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 9, BINDING)).toBeUndefined();
-        expect((await codes().findAuthorizationCode('redeemed'))?.expiresAt).toBe(T + 300);
+        // A redeemed code ends too (no token session may be added for it any more), without being counted.
+        expect((await codes().findAuthorizationCode('redeemed'))?.expiresAt).toBe(0);
         expect((await codes().findAuthorizationCode('expired'))?.expiresAt).toBe(T + 5);
         expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(T + 300);
         expect(await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 11)).toBe(0);

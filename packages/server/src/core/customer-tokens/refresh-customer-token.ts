@@ -152,9 +152,10 @@ export interface StoredRefresh {
  * earlier version) is identified by decrypting its access token.
  *
  * The answer is stored before the first request makes its access token the
- * session's (`runIdempotently`). A live session still at an older access
- * token therefore means the first request is still running, while
- * `firstMayRun` (it began less than `IDEMPOTENCY_CLAIM_SECONDS` ago): 409.
+ * session's (`runIdempotently`). While `firstMayRun` (it began less than
+ * `IDEMPOTENCY_CLAIM_SECONDS` ago), a live session at another access token
+ * that is not plainly a later one (a later expiry) means the first request
+ * may still be running: 409.
  *
  * @throws InvalidGrant otherwise: the stored tokens are never handed out again.
  */
@@ -178,9 +179,10 @@ export async function checkReplayedTokens(
   const session = await deps.tokenSessions.findTokenSession(sid);
   const open = session !== undefined && session.revokedAt === null && session.clientId === client.id && session.refreshExpiresAt > deps.clock.nowSeconds();
   if (open && session.accessJti === accessJti) return;
-  // Not yet replaced by the answer's token (a later refresh would have a later expiry).
-  const notYetApplied = open && stored.expiresAt !== undefined && session.accessExpiresAt < stored.expiresAt;
-  if (notYetApplied && firstMayRun) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
+  // Not at the answer's token: the first request may not have made it the
+  // session's yet, unless a later refresh (a later expiry) replaced it.
+  const superseded = stored.expiresAt !== undefined && session?.accessExpiresAt !== undefined && session.accessExpiresAt > stored.expiresAt;
+  if (open && firstMayRun && !superseded) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
   throw refused;
 }
 

@@ -14,7 +14,7 @@ import { NO_REFRESH_TOKEN } from '../tokens/records.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeRecord } from './records.js';
 import { codeState } from './states.js';
-import type { AuthorizationCodeStore } from './stores.js';
+import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore } from './stores.js';
 
 /** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits, so no slow hash is needed). */
 export const hashCode = sha256;
@@ -154,8 +154,8 @@ export async function redeemCode(
   );
   // Replayed, locked or disabled meanwhile: the code stays consumed, and the tokens are never handed out.
   if (!added) {
-    const replayed = (await deps.codes.findAuthorizationCode(codeHash))?.expiresAt === 0;
-    throw new InvalidGrant(replayed ? ALREADY_USED : 'the customer or the client can no longer sign in');
+    const replayed = (await deps.codes.findAuthorizationCode(codeHash))?.expiresAt === REPLAYED_CODE_EXPIRY;
+    throw new InvalidGrant(replayed ? ALREADY_USED : 'the authorization code was ended: the customer or the client can no longer sign in with it');
   }
   return refresh ? { accessToken: access, refreshToken: refresh } : { accessToken: access };
 }

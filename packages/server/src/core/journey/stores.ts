@@ -68,6 +68,13 @@ export interface ConsentStore {
   deleteConsentsOf(profileId: string): Promise<number>;
 }
 
+/**
+ * The `expiresAt` of a code ended because it was replayed: below 0, so it
+ * is ended like any other code (`expiresAt` 0), yet tells an exchange
+ * still between its two steps that a replay ended it.
+ */
+export const REPLAYED_CODE_EXPIRY = -1;
+
 /** What a code must have been issued for to be redeemed: the token request's redirect URI and PKCE challenge. */
 export interface CodeBinding {
   readonly redirectUri: string;
@@ -89,16 +96,18 @@ export interface AuthorizationCodeStore {
    */
   consumeAuthorizationCode(codeHash: string, clientId: string, now: number, binding: CodeBinding): Promise<AuthorizationCodeRecord | undefined>;
   /**
-   * Ends a redeemed code that was replayed (its `expiresAt` becomes 0), so
-   * that no token session can be added for it any more; returns whether it
-   * was redeemed.
+   * Ends a redeemed code that was replayed (its `expiresAt` becomes
+   * {@link REPLAYED_CODE_EXPIRY}), so that no token session can be added
+   * for it any more; returns whether it was redeemed.
    */
   endReplayedAuthorizationCode(codeHash: string): Promise<boolean>;
   /**
-   * Ends every unredeemed, unexpired code of a customer or of a client, in
+   * Ends every code of a customer or of a client that has not ended yet, in
    * one statement: its `expiresAt` becomes 0, so it can no longer be
    * redeemed whatever the clock of the exchange says (an exchange then gets
-   * `invalid_grant`). Returns how many.
+   * `invalid_grant`), and a code already consumed by an exchange still
+   * between its two steps gives no token session, even after an unlock or
+   * an enable. Returns how many were unredeemed.
    */
   endAuthorizationCodesOf(holder: TokenHolder, now: number): Promise<number>;
   /** Deletes at most `limit` codes expired by `now` (`expiresAt <= now`, redeemed or not); returns how many. */

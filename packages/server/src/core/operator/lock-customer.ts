@@ -53,10 +53,11 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
     if (!existing) throw new NotFound(`no customer ${profileId}`);
     return { changed: false, customer: existing };
   }
-  // Everything that makes or redeems these holds the customer's row first
-  // (sign-in, consent, code exchange), so none of it runs meanwhile. Codes
-  // before token sessions, in the order `clients disable` takes them, so a
-  // lock and a disable meeting on the same rows take turns.
+  // What makes these holds the customer's row first (sign-in, consent), so
+  // none of it runs meanwhile; a code exchange's token session waits for
+  // the row or finds it locked (docs/journey.md, "The code"). Codes before
+  // token sessions, in the order `clients disable` takes them, so a lock
+  // and a disable meeting on the same rows take turns.
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
   const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
   const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);

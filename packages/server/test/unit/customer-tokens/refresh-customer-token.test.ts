@@ -246,6 +246,9 @@ describe('checkReplayedTokens', () => {
     expect(await rejectionOf(checkReplayedTokens(pending.refreshed, ACME, s.deps, false))).toMatchObject({ error: 'invalid_grant', description: REFUSED });
     await pending.apply();
     await expect(checkReplayedTokens(pending.refreshed, ACME, s.deps, true)).resolves.toBeUndefined();
+    // Prepared in the same second as the session's current access token: not plainly later, so still 409.
+    const sameSecond = await prepareRefresh(session.refreshToken, ACME, s.deps);
+    expect(await rejectionOf(checkReplayedTokens(sameSecond.refreshed, ACME, s.deps, true))).toMatchObject({ status: 409, description: STILL_RUNNING });
     // A later refresh: the answer's token is replaced, not pending.
     s.clock.advance(10);
     await refreshCustomerToken(session.refreshToken, ACME, s.deps);

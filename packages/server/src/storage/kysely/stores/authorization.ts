@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../../../core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 
@@ -227,7 +227,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
     async endReplayedAuthorizationCode(codeHash) {
       const result = await db
         .updateTable('authorization_codes')
-        .set({ expires_at: 0 })
+        .set({ expires_at: REPLAYED_CODE_EXPIRY })
         .where('code_hash', '=', codeHash)
         .where('consumed_at', 'is not', null)
         .executeTakeFirst();
@@ -236,15 +236,17 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
 
     async endAuthorizationCodesOf(holder, now) {
       const byHolder = holder.clientId === undefined ? (['profile_id', holder.profileId] as const) : (['client_id', holder.clientId] as const);
-      const result = await db
+      const ended = await db
         .updateTable('authorization_codes')
         // 0, not now: an exchange whose clock is a second behind still finds it ended.
         .set({ expires_at: 0 })
         .where(byHolder[0], '=', byHolder[1])
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+        // Consumed ones too: an exchange between its two steps must add no token session.
+        .where('expires_at', '>', 0)
+        .where((eb) => eb.or([eb('consumed_at', 'is not', null), eb('expires_at', '>', now)]))
+        .returning('consumed_at')
+        .execute();
+      return ended.filter((row) => row.consumed_at === null).length;
     },
 
     async deleteExpiredAuthorizationCodes(now, limit) {
