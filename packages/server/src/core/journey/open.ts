@@ -28,7 +28,7 @@ export interface StepContext {
   readonly correlationId?: string | undefined;
   /**
    * Aborted once the request no longer waits for this step (it was answered
-   * `503` at its deadline, or its client went away): from then on no SMS is
+   * `503` at its deadline): from then on no SMS is
    * sent for it (docs/operator-guide.md, "Timeouts").
    */
   readonly signal?: AbortSignal | undefined;

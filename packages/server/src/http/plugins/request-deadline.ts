@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** A request was not answered within `CONNECT_REQUEST_TIMEOUT_MS`: answered `503` (`oauth-errors.ts`). */
 export class RequestTimedOut extends Error {
@@ -8,27 +8,51 @@ export class RequestTimedOut extends Error {
   }
 }
 
-/** The request was answered (or its client went away): work of it still running is of no use to anyone. */
+/** The request was answered: work of it still running is of no use to anyone. */
 export class RequestEnded extends Error {
   override readonly name = 'RequestEnded';
   constructor() {
-    super('the request was answered or its client went away');
+    super('the request was answered');
   }
 }
 
-const signals = new WeakMap<FastifyRequest, AbortSignal>();
+/** A request in flight: its deadline, and its signal once some work asked for it. */
+interface InFlight {
+  readonly reply: FastifyReply;
+  /** `performance.now()` past which it is answered `503`. */
+  readonly deadline: number;
+  controller?: AbortController;
+  /** Why it no longer waits for its work, once it does not. */
+  ended?: Error;
+}
+
+/** Where a request keeps its {@link InFlight} entry (a property: cheaper per request than a WeakMap). */
+const IN_FLIGHT = Symbol('connect.inFlight');
+type Tracked = FastifyRequest & { [IN_FLIGHT]?: InFlight };
 
 /**
  * The request's signal: aborted once the request no longer waits for its
  * work, because it was not answered within `CONNECT_REQUEST_TIMEOUT_MS`
  * (reason {@link RequestTimedOut}; the request was answered `503`), or its
- * answer was sent, or its client went away ({@link RequestEnded}). Work
- * that must not happen for nobody (sending an SMS) checks it first.
+ * answer was sent ({@link RequestEnded}). Work
+ * that must not happen for nobody (sending an SMS) checks it first. Made
+ * when first asked for, so requests that never ask pay nothing for it.
  */
 export function requestSignal(request: FastifyRequest): AbortSignal {
-  const signal = signals.get(request);
-  if (!signal) throw new Error('requestSignal: the request deadline is not registered');
-  return signal;
+  const entry = (request as Tracked)[IN_FLIGHT];
+  if (!entry) throw new Error('requestSignal: the request deadline is not registered');
+  if (!entry.controller) {
+    entry.controller = new AbortController();
+    if (entry.ended) entry.controller.abort(entry.ended);
+  }
+  return entry.controller.signal;
+}
+
+/** Marks a request as no longer waiting for its work, aborting its signal if it has one. */
+function end(entry: InFlight, why: Error): void {
+  if (entry.ended) return;
+  entry.ended = why;
+  entry.controller?.abort(why);
 }
 
 /**
@@ -36,27 +60,60 @@ export function requestSignal(request: FastifyRequest): AbortSignal {
  * request not answered within `timeoutMs` gets `503 temporarily_unavailable`
  * (through the one error mapping), and its {@link requestSignal} is
  * aborted, so that work still running (waiting on a partitioned database,
- * say) cannot go on to send an SMS once the partition heals. Fastify's own
- * `handlerTimeout` cannot serve: its signal also aborts when Node closes
- * the request stream after reading a form body, long before the answer.
+ * say) cannot go on to send an SMS once the partition heals.
+ *
+ * One timer serves every request: the requests in flight are kept in the
+ * order they arrived, which is the order of their deadlines, and a sweep
+ * every quarter of the timeout (at most 250 ms) answers those past theirs.
+ * A request costs a set entry, not a timer and listeners of its own, and
+ * its signal is made only when some work asks for it.
+ * Fastify's own `handlerTimeout` cannot serve: its signal also aborts when
+ * Node closes the request stream after reading a form body, long before
+ * the answer.
  */
 export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    const controller = new AbortController();
-    signals.set(request, controller.signal);
-    const timer = setTimeout(() => {
-      if (reply.sent || reply.raw.headersSent) return;
+  const inFlight = new Set<InFlight>();
+  const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
+  let sweeper: NodeJS.Timeout | undefined;
+
+  const sweep = () => {
+    const now = performance.now();
+    for (const entry of inFlight) {
+      // Arrived in deadline order: the first one not yet due ends the sweep.
+      if (entry.deadline > now) break;
+      inFlight.delete(entry);
+      if (entry.reply.sent || entry.reply.raw.headersSent) continue;
       const timedOut = new RequestTimedOut(timeoutMs);
-      controller.abort(timedOut);
-      reply.send(timedOut);
-    }, timeoutMs);
-    // `finish`: the answer was sent in full; `close`: that, or the connection ended first.
-    const ended = () => {
-      clearTimeout(timer);
-      if (!controller.signal.aborted) controller.abort(new RequestEnded());
-    };
-    reply.raw.once('finish', ended);
-    reply.raw.once('close', ended);
+      end(entry, timedOut);
+      entry.reply.send(timedOut);
+    }
+    if (inFlight.size === 0 && sweeper) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const entry: InFlight = { reply, deadline: performance.now() + timeoutMs };
+    (request as Tracked)[IN_FLIGHT] = entry;
+    inFlight.add(entry);
+    // The process may exit with requests in flight: the sweep keeps nothing alive.
+    sweeper ??= setInterval(sweep, sweepMs).unref();
+    done();
+  });
+  // Answered. (A client that went away before its answer is let go at its
+  // deadline: a hook on every request's abort would cost more than it saves.)
+  app.addHook('onResponse', (request, _reply, done) => {
+    const entry = (request as Tracked)[IN_FLIGHT];
+    if (entry) {
+      inFlight.delete(entry);
+      end(entry, new RequestEnded());
+    }
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    if (sweeper) clearInterval(sweeper);
+    sweeper = undefined;
     done();
   });
 }
