@@ -4,7 +4,6 @@ import { InvalidRequest } from '../errors.js';
 import { seal, unseal } from '../keys/master-key.js';
 import type { IdempotentRequestStore } from './idempotent-request-store.js';
 import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifetimes.js';
-import { STILL_RUNNING } from './refresh-customer-token.js';
 
 /** What idempotent retries need. */
 export interface IdempotencyDeps {
@@ -13,6 +12,9 @@ export interface IdempotencyDeps {
   readonly sealKey: Uint8Array;
   readonly clock: Clock;
 }
+
+/** The answer to a retry while the first request with its `Request-Reference-No` may still run (409). */
+export const STILL_RUNNING = 'a request with this Request-Reference-No is still being processed';
 
 /** The work of an idempotent request, ready but not yet done: its response is known, `apply()` does it. */
 export interface PreparedWork<T> {

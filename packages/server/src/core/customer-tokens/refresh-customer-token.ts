@@ -5,6 +5,7 @@ import { InvalidGrant, InvalidRequest } from '../errors.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
+import { STILL_RUNNING } from './idempotent-refresh.js';
 
 /** What a refresh needs. */
 export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<TokenVerifyDeps, 'keys'> {
@@ -178,16 +179,15 @@ export async function checkReplayedTokens(
   }
   const session = await deps.tokenSessions.findTokenSession(sid);
   const open = session !== undefined && session.revokedAt === null && session.clientId === client.id && session.refreshExpiresAt > deps.clock.nowSeconds();
-  if (open && session.accessJti === accessJti) return;
-  // Not at the answer's token: the first request may not have made it the
-  // session's yet, unless a later refresh (a later expiry) replaced it.
-  const superseded = stored.expiresAt !== undefined && session?.accessExpiresAt !== undefined && session.accessExpiresAt > stored.expiresAt;
-  if (open && firstMayRun && !superseded) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
+  if (open) {
+    if (session.accessJti === accessJti) return;
+    // Not at the answer's token: the first request may not have made it the
+    // session's yet, unless a later refresh (a later expiry) replaced it.
+    const superseded = stored.expiresAt !== undefined && session.accessExpiresAt > stored.expiresAt;
+    if (firstMayRun && !superseded) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
+  }
   throw refused;
 }
-
-/** The answer to a retry while the first request with its `Request-Reference-No` still runs. */
-export const STILL_RUNNING = 'a request with this Request-Reference-No is still being processed';
 
 /** Whether the keys of a stored answer's tokens are still trusted (not revoked, inside their windows). */
 async function keysStand(stored: StoredRefresh, deps: TokenVerifyDeps): Promise<boolean> {

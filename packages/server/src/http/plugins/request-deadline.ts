@@ -48,6 +48,9 @@ export function requestSignal(request: FastifyRequest): AbortSignal {
   return entry.controller.signal;
 }
 
+/** The reason of every answered request's signal: one instance, so answering a request makes no error (and stack) of its own. */
+const ANSWERED = new RequestEnded();
+
 /** Marks a request as no longer waiting for its work, aborting its signal if it has one. */
 function end(entry: InFlight, why: Error): void {
   if (entry.ended) return;
@@ -107,7 +110,7 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
     const entry = (request as Tracked)[IN_FLIGHT];
     if (entry) {
       inFlight.delete(entry);
-      end(entry, new RequestEnded());
+      end(entry, ANSWERED);
     }
     done();
   });

@@ -1,6 +1,7 @@
 import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, STILL_RUNNING, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { STILL_RUNNING } from '../../../src/core/customer-tokens/idempotent-refresh.js';
+import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
