@@ -18,7 +18,7 @@ import type { AuditStore } from '../core/audit/audit-log.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-request-store.js';
 import type { CustomerStore } from '../core/customers/customer-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../core/journey/stores.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from '../core/journey/stores.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
@@ -38,6 +38,7 @@ export interface Stores {
   readonly customerSessions: CustomerSessionStore;
   readonly consents: ConsentStore;
   readonly codes: AuthorizationCodeStore;
+  readonly signIns: SignInStore;
   readonly tokenSessions: TokenSessionStore;
   readonly outbox: SmsOutboxStore;
   readonly revokedTokens: RevokedTokenStore;

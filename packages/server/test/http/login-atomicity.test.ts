@@ -29,7 +29,7 @@ import {
  * The login completion is all or nothing (docs/journey.md): the right
  * one-time PIN consumes the challenge, moves the journey, creates the
  * account (registration), ends the browser's previous session, starts a new
- * one, stores the approval and issues the code in one transaction. Each of
+ * one, stores the approval and issues the code in one atomic step (on PostgreSQL one statement). Each of
  * those writes is made to fail in turn, by a trigger in the database: the
  * customer gets an error page, nothing of the login is left behind, and the
  * same code completes the login once the database works again.

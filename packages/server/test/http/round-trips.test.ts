@@ -4,7 +4,8 @@ import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-
 import type { Storage } from '../../src/storage/ports.js';
 import { build } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { addCustomer, authorizeParams, Browser, logIn } from './customer-flow.js';
+import { addCustomer, attribute, authorizeParams, authorizeUrl, Browser, enterOtp, expectClientRedirect, inputTag, logIn, MOBILE, PIN } from './customer-flow.js';
+import type { SmsMessage, SmsSender } from '../../src/core/sms/sms-sender.js';
 import { expectRefreshed, expectTokensBody, postTokens, redeem, refreshAtToken, REFRESH_GRANTS } from './token-session.js';
 import { obtainToken } from './wire.js';
 
@@ -67,9 +68,80 @@ function roundTrips(engine: string, open: (options: StorageOptions) => Storage) 
   });
 }
 
+const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
+
+/** An SMS gateway outside the database (as the webhook is), keeping what it was given. */
+function gateway(): SmsSender & { messages: SmsMessage[] } {
+  const messages: SmsMessage[] = [];
+  return {
+    messages,
+    async send(message) {
+      messages.push(message);
+    },
+  };
+}
+
+/**
+ * A whole login, step by step, as a browser makes it: the statements each
+ * step sends, with the limits counted in Redis and the code sent by a
+ * gateway outside the database (as in production).
+ */
+function loginRoundTrips(engine: string, open: (options: StorageOptions) => Storage, expected: Record<string, number>) {
+  it(`${engine}: a whole login sends ${Object.values(expected).reduce((a, b) => a + b)} statements (${Object.values(expected).join(' + ')})`, async () => {
+    const counted = recorder();
+    const sms = gateway();
+    const t = await build({ storage: open({ onStatement: counted.onStatement }), sms, env: { REDIS_URL: redisUrl ?? '' } });
+    const client = await t.createClient();
+    await addCustomer(t);
+    const browser = new Browser(t.app);
+    // The client and the signing keys are read once per instance, then known from the change signal.
+    await browser.get(authorizeUrl(authorizeParams(client)));
+
+    const sent: Record<string, string[]> = {};
+    const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+      const { value, sent: statements } = await counted.sentDuring(work);
+      sent[name] = statements;
+      return value;
+    };
+    const start = await step('GET /authorize', () => browser.get(authorizeUrl(authorizeParams(client, { user_id: MOBILE }))));
+    const page = await step('GET /login', () => browser.get(String(start.headers.location)));
+    expect(attribute(inputTag(page.body, 'mobile'), 'readonly')).toBeDefined();
+    const submitted = await step('POST /login', () => browser.submit(page, { mobile: MOBILE, pin: PIN, action: 'login' }));
+    const otpPage = await step('GET /login/otp', () => browser.get(String(submitted.headers.location)));
+    const code = /\b(\d{6})\b/.exec(sms.messages.at(-1)?.body ?? '')?.[1] ?? '';
+    const done = await step('POST /login/otp', () => enterOtp(browser, otpPage, MOBILE, code));
+    expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    expect(Object.fromEntries(Object.entries(sent).map(([name, statements]) => [name, statements.length]))).toEqual(expected);
+    // Every step reads the journey with its challenge and whether user_id is registered in one statement.
+    for (const name of ['GET /login', 'POST /login', 'GET /login/otp', 'POST /login/otp']) expect(sent[name]?.[0]).toMatch(/^select "r"\.\*, "c"\."id"/);
+    if (engine === 'PostgreSQL') {
+      // The PIN counted; then its count lifted, the journey moved and the challenge stored in one statement.
+      expect(sent['POST /login']?.slice(1)).toEqual([expect.stringMatching(/^update "customers" set "failed_pin_attempts"/), expect.stringMatching(/^with cleared as/)]);
+      // The entry counted, compared and the sign-in completed in one statement.
+      expect(sent['POST /login/otp']?.[1]).toMatch(/^with claim as/);
+    }
+  });
+}
+
 describe('database round trips of the customer endpoints', () => {
   roundTrips('SQLite', (options) => openStorage({ engine: 'sqlite', path: ':memory:' }, options));
   noticePostgresSkipped('round trips');
   const pg = usePostgresStorage();
   if (postgresAdminUrl) roundTrips('PostgreSQL', (options) => pg.open(options));
+});
+
+describe.skipIf(!redisUrl)('database round trips of a whole login', () => {
+  // SQLite cannot write several tables in one statement: there a step that does is one transaction (begin … commit).
+  loginRoundTrips('SQLite', (options) => openStorage({ engine: 'sqlite', path: ':memory:' }, options), {
+    'GET /authorize': 1,
+    'GET /login': 1,
+    'POST /login': 7,
+    'GET /login/otp': 1,
+    'POST /login/otp': 9,
+  });
+  const pg = usePostgresStorage();
+  if (postgresAdminUrl) {
+    loginRoundTrips('PostgreSQL', (options) => pg.open(options), { 'GET /authorize': 1, 'GET /login': 1, 'POST /login': 3, 'GET /login/otp': 1, 'POST /login/otp': 2 });
+  }
 });

@@ -5,7 +5,7 @@ import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
-import { REPLAYED_CODE_EXPIRY } from '../../src/core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type OtpEntry } from '../../src/core/journey/stores.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
@@ -474,11 +474,11 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       it('moves a journey along a transition only from its from-states, binding the customer when told', async () => {
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
         const requests = storage.authorizationRequests;
-        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpSent, T + 1)).toBeUndefined();
-        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.pinVerified, T + 2, '123456789012')).toEqual(
-          authorizationRequest({ status: 'pin_verified', profileId: '123456789012' }),
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpVerified, T + 1)).toBeUndefined();
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.codeSent, T + 2, '123456789012')).toEqual(
+          authorizationRequest({ status: 'otp_sent', profileId: '123456789012' }),
         );
-        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpSent, T + 3)).toMatchObject({ status: 'otp_sent', profileId: '123456789012', completedAt: null });
+        expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.codeSent, T + 3)).toMatchObject({ status: 'otp_sent', profileId: '123456789012', completedAt: null });
         expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpVerified, T + 4)).toMatchObject({ status: 'code_issued', completedAt: T + 4 });
         // Final: nothing moves it any more.
         expect(await requests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 5)).toBeUndefined();
@@ -538,26 +538,6 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await otp().consumeOtpChallenge('challenge-1', T + 299)).toBe(true);
       });
 
-      it('counts entries before they are checked, only while the challenge is live and has entries left', async () => {
-        await otp().insertOtpChallenge(challenge());
-        expect(await otp().claimOtpAttempt('challenge-1', T, 5)).toEqual(challenge({ attempts: 1 }));
-        expect((await otp().claimOtpAttempt('challenge-1', T, 5))?.attempts).toBe(2);
-        await otp().insertOtpChallenge(challenge({ id: 'used', consumedAt: T }));
-        await otp().insertOtpChallenge(challenge({ id: 'spent', attempts: 5 }));
-        expect(await otp().claimOtpAttempt('used', T, 5)).toBeUndefined();
-        expect(await otp().claimOtpAttempt('spent', T, 5)).toBeUndefined();
-        expect(await otp().claimOtpAttempt('challenge-1', T + 300, 5)).toBeUndefined();
-        expect(await otp().claimOtpAttempt('challenge-unknown', T, 5)).toBeUndefined();
-        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(2);
-      });
-
-      it('grants exactly 5 of 50 concurrent entries', async () => {
-        await otp().insertOtpChallenge(challenge());
-        const results = await concurrently(50, () => otp().claimOtpAttempt('challenge-1', T, 5));
-        expect(results.filter(Boolean).map((r) => r?.attempts).sort()).toEqual([1, 2, 3, 4, 5]);
-        expect((await otp().findOtpChallenge('challenge-1'))?.attempts).toBe(5);
-      });
-
       it('replaces the code of a challenge last sent at or before sentBefore', async () => {
         await otp().insertOtpChallenge(challenge());
         const update = { codeHash: 'code-hash-2', now: T + 30, expiresAt: T + 330, maxResends: 3 };
@@ -608,6 +588,168 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await otp().findLatestOtpChallenge('request-unknown')).toBeUndefined();
       });
 
+    });
+
+    describe('sign-ins', () => {
+      const signIns = () => storage.signIns;
+      /** A login entry of `challenge-1` (code `code-hash-1` is right) and everything a right one completes. */
+      function entry(overrides: Partial<OtpEntry> = {}): OtpEntry {
+        return {
+          idHash: 'request-1',
+          challengeId: 'challenge-1',
+          codeHash: 'code-hash-1',
+          now: T + 10,
+          maxAttempts: 5,
+          customer: { profileId: '123456789012' },
+          endSessionHash: null,
+          session: customerSession({ idHash: 'session-new', createdAt: T + 10, lastSeenAt: T + 10 }),
+          consent: { profileId: '123456789012', clientId: 'cid_sandbox_contract', approvedAt: T + 10 },
+          code: authorizationCode({ codeHash: 'code-new', createdAt: T + 10, expiresAt: T + 70 }),
+          ...overrides,
+        };
+      }
+      /** A journey in `otp_sent` with its challenge, and its customer. */
+      async function awaitingCode(request: Partial<AuthorizationRequestRecord> = {}, account: Partial<Customer> = {}) {
+        await storage.customers.insertCustomer(customer(account));
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent', profileId: '123456789012', ...request }));
+        await storage.otpChallenges.insertOtpChallenge(challenge());
+      }
+      /** What a completed sign-in wrote, or `undefined` for each part it did not. */
+      async function written() {
+        return {
+          status: (await storage.authorizationRequests.findAuthorizationRequest('request-1'))?.status,
+          session: await storage.customerSessions.findCustomerSession('session-new'),
+          consent: await storage.consents.findConsent('123456789012', 'cid_sandbox_contract'),
+          code: await storage.codes.findAuthorizationCode('code-new'),
+        };
+      }
+
+      it('finds a journey with its newest challenge and whether its user_id is registered', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        expect(await signIns().findJourney('request-1')).toEqual({ request: authorizationRequest(), challenge: undefined, hintRegistered: false });
+        await storage.customers.insertCustomer(customer());
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-a', createdAt: T }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-c', createdAt: T + 1, consumedAt: T + 2 }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-b', createdAt: T + 1 }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-z', requestHash: 'request-other', createdAt: T + 9 }));
+        expect(await signIns().findJourney('request-1')).toEqual({
+          request: authorizationRequest(),
+          challenge: challenge({ id: 'challenge-c', createdAt: T + 1, consumedAt: T + 2 }),
+          hintRegistered: true,
+        });
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', loginHint: null }));
+        expect(await signIns().findJourney('request-2')).toMatchObject({ challenge: undefined, hintRegistered: false });
+        expect(await signIns().findJourney('request-unknown')).toBeUndefined();
+      });
+
+      it('starts a challenge: lifts the PIN count, moves the journey to otp_sent bound to the customer, stores the challenge', async () => {
+        await storage.customers.insertCustomer(customer({ pinAttempts: 3 }));
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+        const start = { idHash: 'request-1', now: T + 5, profileId: '123456789012', challenge: challenge(), clearPin: { profileId: '123456789012', attempt: 3 } };
+        expect(await signIns().startChallenge(start)).toEqual(authorizationRequest({ status: 'otp_sent', profileId: '123456789012' }));
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toEqual(challenge());
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null });
+        // Again (another tab): a new challenge, the journey still otp_sent.
+        expect(await signIns().startChallenge({ ...start, challenge: challenge({ id: 'challenge-2' }), clearPin: undefined })).toMatchObject({ status: 'otp_sent' });
+        expect((await signIns().findJourney('request-1'))?.challenge?.id).toBe('challenge-2');
+      });
+
+      it('stores no challenge for a journey that cannot move, yet lifts the PIN count; leaves a count that moved on', async () => {
+        await storage.customers.insertCustomer(customer({ pinAttempts: 2 }));
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'cancelled' }));
+        const start = { idHash: 'request-1', now: T + 5, profileId: '123456789012', challenge: challenge(), clearPin: { profileId: '123456789012', attempt: 2 } };
+        expect(await signIns().startChallenge(start)).toBeUndefined();
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toBeUndefined();
+        expect((await storage.customers.findCustomer('123456789012'))?.pinAttempts).toBe(0);
+        await storage.customers.updateCustomer('123456789012', { pinAttempts: 4 }, T);
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', expiresAt: T + 5 }));
+        expect(await signIns().startChallenge({ ...start, idHash: 'request-2', clearPin: { profileId: '123456789012', attempt: 3 } })).toBeUndefined();
+        expect((await storage.customers.findCustomer('123456789012'))?.pinAttempts).toBe(4);
+      });
+
+      it('counts a wrong entry and writes nothing else; refuses entries past 5, after expiry, of another journey or unknown', async () => {
+        await awaitingCode();
+        expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 1 });
+        expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 2 });
+        expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
+        expect(await signIns().enterOtp(entry({ now: T + 300 }))).toEqual({ kind: 'not_counted' });
+        expect(await signIns().enterOtp(entry({ idHash: 'request-other' }))).toEqual({ kind: 'not_counted' });
+        expect(await signIns().enterOtp(entry({ challengeId: 'challenge-unknown' }))).toEqual({ kind: 'not_counted' });
+        for (const attempts of [3, 4, 5]) expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts });
+        // Used up: even the right code is not counted, nor compared.
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'not_counted' });
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 5, consumedAt: null });
+        expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
+      });
+
+      it('completes a sign-in on the right entry: the challenge used up, the journey code_issued, the old session ended, session, approval and code stored', async () => {
+        await awaitingCode();
+        await storage.customerSessions.insertCustomerSession(customerSession({ idHash: 'session-old' }));
+        expect(await signIns().enterOtp(entry({ endSessionHash: 'session-old' }))).toEqual({ kind: 'right', done: 'completed' });
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 1, consumedAt: T + 10 });
+        expect(await written()).toEqual({
+          status: 'code_issued',
+          session: customerSession({ idHash: 'session-new', createdAt: T + 10, lastSeenAt: T + 10 }),
+          consent: { profileId: '123456789012', clientId: 'cid_sandbox_contract', approvedAt: T + 10 },
+          code: authorizationCode({ codeHash: 'code-new', createdAt: T + 10, expiresAt: T + 70 }),
+        });
+        expect((await storage.authorizationRequests.findAuthorizationRequest('request-1'))?.completedAt).toBe(T + 10);
+        expect((await storage.customerSessions.findCustomerSession('session-old'))?.endedAt).toBe(T + 10);
+        // Once only.
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'not_counted' });
+      });
+
+      it('uses the challenge up but completes nothing when the journey moved on, or the customer is locked', async () => {
+        await awaitingCode({ status: 'cancelled' });
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: 'lost' });
+        expect(await written()).toEqual({ status: 'cancelled', session: undefined, consent: undefined, code: undefined });
+        expect((await storage.otpChallenges.findOtpChallenge('challenge-1'))?.consumedAt).toBe(T + 10);
+
+        await storage.customers.lockCustomer('123456789012', T);
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2' }));
+        expect(await signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2' }))).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
+        expect(await storage.customerSessions.findCustomerSession('session-new')).toBeUndefined();
+      });
+
+      it('completes nothing for a customer whose PIN login is locked', async () => {
+        await awaitingCode({}, { pinAttempts: 5, lockedUntil: T + 900 });
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
+      });
+
+      it('creates the account of a registration with the sign-in, unless its mobile was registered meanwhile', async () => {
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent' }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ purpose: 'register', profileId: null, pendingPinHash: 'scrypt$pending' }));
+        const account = customer({ pinHash: 'scrypt$pending', createdAt: T + 10, updatedAt: T + 10 });
+        expect(await signIns().enterOtp(entry({ customer: { create: account } }))).toEqual({ kind: 'right', done: 'completed' });
+        expect(await storage.customers.findCustomer('123456789012')).toEqual(account);
+        expect(await written()).toMatchObject({ status: 'code_issued', consent: { profileId: '123456789012' } });
+
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2', purpose: 'register', profileId: null }));
+        const again = entry({ idHash: 'request-2', challengeId: 'challenge-2', customer: { create: customer({ profileId: '999999999999' }) }, session: customerSession({ idHash: 'session-2' }) });
+        expect(await signIns().enterOtp(again)).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await storage.customers.findCustomer('999999999999')).toBeUndefined();
+        expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
+        expect(await storage.customerSessions.findCustomerSession('session-2')).toBeUndefined();
+      });
+
+      it('counts exactly 5 of 50 concurrent wrong entries, and completes one of 10 concurrent right ones', async () => {
+        await awaitingCode();
+        const wrong = await concurrently(50, () => signIns().enterOtp(entry({ codeHash: 'wrong' })));
+        expect(wrong.filter((r) => r.kind === 'wrong').map((r) => (r.kind === 'wrong' ? r.attempts : 0)).sort()).toEqual([1, 2, 3, 4, 5]);
+        expect(wrong.filter((r) => r.kind === 'not_counted')).toHaveLength(45);
+
+        await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
+        await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2' }));
+        const right = await concurrently(10, (i) =>
+          signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2', session: customerSession({ idHash: `session-${i}` }), code: authorizationCode({ codeHash: `code-${i}` }) })),
+        );
+        expect(right.filter((r) => r.kind === 'right' && r.done === 'completed')).toHaveLength(1);
+        expect(right.filter((r) => r.kind === 'not_counted')).toHaveLength(9);
+      });
     });
 
     describe('customer sessions', () => {

@@ -6,7 +6,11 @@ import { verifyPin, type PinCheckQueue } from './pin.js';
 
 /** The outcome of a mobile + PIN check. */
 export type CheckPinResult =
-  | { readonly ok: true; readonly customer: Customer }
+  /**
+   * `attempt`: the count this right PIN was given; {@link checkPin} lifts it
+   * unless told to leave that to the caller (`clearLater`).
+   */
+  | { readonly ok: true; readonly customer: Customer; readonly attempt: number }
   /** Unknown mobile or wrong PIN: one answer for both. */
   | { readonly ok: false; readonly reason: 'invalid' }
   /** PIN login locked until `until` (epoch seconds); `justLocked` when this attempt locked it. */
@@ -32,10 +36,11 @@ export interface CheckPinDeps {
  * lock even the right PIN is refused; afterwards there are 5 tries again,
  * so guessing alone never locks an account for good. A right PIN resets the
  * count, unless attempts made at the same time counted past it (their lock
- * then stands). A mobile with no account costs no hash: whether a number is
+ * then stands), in one statement of its own or, with `clearLater`, in the
+ * caller's next one. A mobile with no account costs no hash: whether a number is
  * registered is no secret here (the registration form says so).
  */
-export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps): Promise<CheckPinResult> {
+export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps, options: { clearLater?: boolean } = {}): Promise<CheckPinResult> {
   const now = deps.clock.nowSeconds();
   // A place first (a full queue refuses before anything is counted), then the
   // count: only attempts that were counted wait for their hash, so a flood
@@ -58,6 +63,8 @@ export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps):
     if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };
     return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: true };
   }
+  // The caller may lift the count in the statement that goes on with the sign-in.
+  if (options.clearLater) return { ok: true, customer, attempt };
   await deps.customers.clearPinAttempts(customer.profileId, attempt, now);
-  return { ok: true, customer: { ...customer, pinAttempts: 0, lockedUntil: null } };
+  return { ok: true, customer: { ...customer, pinAttempts: 0, lockedUntil: null }, attempt };
 }

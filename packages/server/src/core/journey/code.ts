@@ -29,21 +29,35 @@ export interface CodeRequest {
 
 /**
  * Issues an authorization code for `customer` (state `issued`) and builds
- * the success redirect: `code`, `state`, `userId` (masked mobile),
- * `profileId` and `iss` (RFC 9207). The code carries 256 random bits and is
- * stored only as its SHA-256, bound to the client, redirect URI, customer and
- * PKCE challenge. Pass the transaction's store when the code is one write of
- * several.
+ * the success redirect (see {@link newCode}). Pass the transaction's store
+ * when the code is one write of several.
  */
 export async function issueCode(
   request: CodeRequest,
-  customer: Customer,
+  customer: Pick<Customer, 'profileId' | 'mobile'>,
   codes: Pick<AuthorizationCodeStore, 'insertAuthorizationCode'>,
   deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
 ): Promise<string> {
+  const { record, location } = newCode(request, customer, deps);
+  await codes.insertAuthorizationCode(record);
+  return location;
+}
+
+/**
+ * A new authorization code for `customer`, not stored yet, and the success
+ * redirect that carries it: `code`, `state`, `userId` (masked mobile),
+ * `profileId` and `iss` (RFC 9207). The code carries 256 random bits and is
+ * stored only as its SHA-256, bound to the client, redirect URI, customer
+ * and PKCE challenge.
+ */
+export function newCode(
+  request: CodeRequest,
+  customer: Pick<Customer, 'profileId' | 'mobile'>,
+  deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
+): { record: AuthorizationCodeRecord; location: string } {
   const code = randomBytes(32).toString('base64url');
   const now = deps.clock.nowSeconds();
-  await codes.insertAuthorizationCode({
+  const record: AuthorizationCodeRecord = {
     codeHash: hashCode(code),
     clientId: request.clientId,
     redirectUri: request.redirectUri,
@@ -52,14 +66,15 @@ export async function issueCode(
     createdAt: now,
     expiresAt: now + deps.lifetimes.codeSeconds,
     consumedAt: null,
-  });
-  return buildRedirect(request.redirectUri, {
+  };
+  const location = buildRedirect(request.redirectUri, {
     code,
     state: request.state,
     userId: parseMobile(customer.mobile)?.masked ?? null,
     profileId: customer.profileId,
     iss: deps.issuer,
   });
+  return { record, location };
 }
 
 /** The redirect that carries an error back to a verified redirect URI, with `state` and `iss`. */

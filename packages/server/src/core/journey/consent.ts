@@ -17,7 +17,7 @@ export interface ConsentForm {
 export async function showConsent(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
-  if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey, deps);
+  if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey);
   const customer = await deps.db.customers.findCustomer(journey.record.profileId);
   if (!customer) return { kind: 'dead_end', reason: 'account_unavailable' };
   return { kind: 'consent', journey: journey.view, maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile };
@@ -37,7 +37,7 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   const { record } = journey;
-  if (record.status !== 'consent_required' || form.action !== 'approve') return pageForState(journey, deps);
+  if (record.status !== 'consent_required' || form.action !== 'approve') return pageForState(journey);
   const now = deps.clock.nowSeconds();
 
   const outcome = await atomically<Approval, Approval>(deps.db, async (tx, rollback) => {

@@ -9,7 +9,7 @@ import type { SendLimiter } from '../limits/send-limiter.js';
 import type { OtpHasher } from '../login/one-time-pin.js';
 import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
 import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from './stores.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
 export interface JourneyStores {
@@ -19,6 +19,7 @@ export interface JourneyStores {
   readonly consents: ConsentStore;
   readonly codes: AuthorizationCodeStore;
   readonly customers: CustomerStore;
+  readonly signIns: SignInStore;
 }
 
 /** The journey's database: its stores, and transactions over them (the storage satisfies it). */

@@ -4,16 +4,15 @@ import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
 import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
 import type { OtpChallengeRecord } from '../login/records.js';
-import { verifyPin, type VerifyPinResult } from '../login/verify-pin.js';
-import { Conflict } from '../storage-errors.js';
-import { atomically } from './atomic.js';
+import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify-pin.js';
 import { cancelJourney } from './cancel.js';
-import { issueCode } from './code.js';
-import type { JourneyDeps, JourneyStores } from './deps.js';
+import { newCode } from './code.js';
+import type { JourneyDeps } from './deps.js';
 import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, ProblemCode, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
+import type { SignInCompletion } from './stores.js';
 
 /** The one-time-PIN form as posted. */
 export interface OtpForm {
@@ -25,9 +24,9 @@ export interface OtpForm {
 export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
-  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey, deps);
-  const challenge = await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash);
-  if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
+  const { challenge } = journey;
+  if (!challenge) return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
   return otpPage(journey, challenge, deps, challenge.consumedAt === null ? undefined : { code: 'sms_unavailable' });
 }
 
@@ -35,20 +34,19 @@ export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<
  * `POST /login/otp`: the one-time PIN, "send a new code", or cancel.
  *
  * The entry is counted, checked and (when right) completes the sign-in in
- * ONE transaction (docs/journey.md, "Atomicity"): the challenge is
- * consumed, the journey moves to `code_issued`, a registration creates the
+ * ONE atomic step (docs/journey.md, "Atomicity"): the challenge is used
+ * up, the journey moves to `code_issued`, a registration creates the
  * account, the browser's previous session ends and a new one starts, the
  * client is approved and the code is issued. All of it, or (when any write
- * fails, or a concurrent submit won) none of it: a one-time PIN is accepted
- * exactly once.
+ * fails) none of it: a one-time PIN is accepted exactly once.
  */
 export async function submitOtp(context: StepContext, form: OtpForm, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
-  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey, deps);
-  const challenge = await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash);
-  if (!challenge) return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
+  const { challenge } = journey;
+  if (!challenge) return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
   if (form.action === 'resend') return resend(journey, challenge, context, deps);
 
   const code = (form.otp ?? '').trim();
@@ -79,47 +77,58 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
 }
 
 type Entry =
-  | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult, { ok: true }> }
+  | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }> }
   | { readonly kind: 'done'; readonly location: string; readonly session: string }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
 
 /**
- * One entry of the code, in one transaction. The entry is counted first,
- * and the count holds the challenge until the transaction ends: entries of
- * one challenge are checked one after another, on any number of instances,
- * so an entry refused because the entries are used up sees whether one of
- * them completed the sign-in. A wrong entry commits its count; a right one
- * commits the whole sign-in, or nothing.
+ * One entry of the code, in one atomic step (`SignInStore.enterOtp`; on
+ * PostgreSQL one statement). Everything a right entry completes is made
+ * ready first (the session, the approval, the code, a registration's
+ * account) and stored only if the entry is right, the journey can still
+ * move and the customer can sign in. Entries of one challenge are counted
+ * one after another, on any number of instances, so at most one is right.
  */
 async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, code: string, previousSessionId: string | undefined, deps: JourneyDeps): Promise<Entry> {
   const now = deps.clock.nowSeconds();
   const { record } = journey;
-  return atomically<Entry, Entry>(deps.db, async (tx, rollback) => {
-    const result = await verifyPin(challenge.id, code, { challenges: tx.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
-    if (!result.ok) return { kind: 'refused', result };
-    // Both conditional: of concurrent right submits, one gets past them; the others roll back.
-    if (!(await tx.otpChallenges.consumeOtpChallenge(challenge.id, now))) return rollback({ kind: 'lost' });
-    if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.otpVerified, now))) return rollback({ kind: 'lost' });
-    const customer =
-      challenge.purpose === 'register' ? await register(result.challenge, tx, deps) : await tx.customers.holdCustomerForSignIn(challenge.profileId ?? '', now);
-    if (!customer) return rollback({ kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' });
-    if (isPlausibleId(previousSessionId)) await tx.customerSessions.endCustomerSession(hashCookieValue(previousSessionId), now);
-    const session = newSession(customer.profileId, now, deps.lifetimes);
-    await tx.customerSessions.insertCustomerSession(session.record);
-    // Signing in through a client approves it: its later requests may sign in silently.
-    await tx.consents.insertConsent({ profileId: customer.profileId, clientId: record.clientId, approvedAt: now });
-    const location = await issueCode(record, customer, tx.codes, deps);
-    return { kind: 'done', location, session: session.id };
-  });
+  const created = challenge.purpose === 'register' ? newAccount(challenge, now) : undefined;
+  const customer = created ?? { profileId: challenge.profileId ?? '', mobile: challenge.mobile };
+  const session = newSession(customer.profileId, now, deps.lifetimes);
+  const issued = newCode(record, customer, deps);
+  const enter: MakeEntry<SignInCompletion> = (codeHash) =>
+    deps.db.signIns.enterOtp({
+      idHash: record.idHash,
+      challengeId: challenge.id,
+      codeHash,
+      now,
+      maxAttempts: OTP_MAX_ATTEMPTS,
+      customer: created ? { create: created } : { profileId: customer.profileId },
+      endSessionHash: isPlausibleId(previousSessionId) ? hashCookieValue(previousSessionId) : null,
+      session: session.record,
+      // Signing in through a client approves it: its later requests may sign in silently.
+      consent: { profileId: customer.profileId, clientId: record.clientId, approvedAt: now },
+      code: issued.record,
+    });
+  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
+  if (!result.ok) return { kind: 'refused', result };
+  switch (result.done) {
+    case 'completed':
+      return { kind: 'done', location: issued.location, session: session.id };
+    case 'lost':
+      return { kind: 'lost' };
+    case 'customer_unavailable':
+      return { kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' };
+  }
 }
 
 /** The page for an entry that was not the right code (or could not be checked). */
 async function refusedEntry(
   journey: OpenJourney,
   challenge: OtpChallengeRecord,
-  result: Exclude<VerifyPinResult, { ok: true }>,
+  result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }>,
   context: StepContext,
   deps: JourneyDeps,
 ): Promise<StepResult> {
@@ -150,22 +159,9 @@ async function refusedEntry(
   }
 }
 
-/**
- * Creates the account a registration's one-time PIN proved; `undefined` when
- * the mobile was registered meanwhile (the transaction then rolls back: on
- * PostgreSQL a failed statement ends the transaction, so nothing is retried
- * inside it).
- */
-async function register(challenge: OtpChallengeRecord, tx: JourneyStores, deps: Pick<JourneyDeps, 'clock'>): Promise<Customer | undefined> {
-  if (challenge.pendingPinHash === null || (await tx.customers.findCustomerByMobile(challenge.mobile))) return undefined;
-  const customer = newCustomer({ mobile: challenge.mobile, pinHash: challenge.pendingPinHash }, deps.clock.nowSeconds());
-  try {
-    await tx.customers.insertCustomer(customer);
-    return customer;
-  } catch (error) {
-    if (error instanceof Conflict) return undefined;
-    throw error;
-  }
+/** The account a registration's one-time PIN proves, made ready to be stored with the sign-in. */
+function newAccount(challenge: OtpChallengeRecord, now: number): Customer | undefined {
+  return challenge.pendingPinHash === null ? undefined : newCustomer({ mobile: challenge.mobile, pinHash: challenge.pendingPinHash }, now);
 }
 
 /**
@@ -189,7 +185,6 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
       });
   const latest = (await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash)) ?? challenge;
   if ('reason' in outcome) return otpPage(journey, latest, deps, refusalProblem(outcome));
-  await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
   return { kind: 'otp', journey: journey.view, otp: otpView(latest, now), notice: 'code_sent' };
 }
 

@@ -1,5 +1,5 @@
 import type { Client } from '../clients/client.js';
-import type { Customer } from '../customers/customer.js';
+import type { OtpChallengeRecord } from '../login/records.js';
 import type { JourneyDeps } from './deps.js';
 import type { JourneyView, StepResult } from './outcomes.js';
 import type { AuthorizationRequestRecord } from './records.js';
@@ -10,6 +10,10 @@ import { FINAL_STATES } from './states.js';
 export interface OpenJourney {
   readonly requestId: string;
   readonly record: AuthorizationRequestRecord;
+  /** Its newest one-time-PIN challenge, read with it. */
+  readonly challenge: OtpChallengeRecord | undefined;
+  /** Whether its `user_id` names an account, read with it. */
+  readonly hintRegistered: boolean;
   readonly client: Client;
   readonly view: JourneyView;
 }
@@ -42,8 +46,10 @@ export interface StepContext {
 export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 'db' | 'findClient' | 'clock'>): Promise<OpenJourney | StepResult> {
   const { requestId, browserId } = context;
   if (!isPlausibleId(requestId) || !isPlausibleId(browserId)) return { kind: 'dead_end', reason: 'expired' };
-  const record = await deps.db.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId));
-  if (!record || record.browserHash !== hashCookieValue(browserId)) return { kind: 'dead_end', reason: 'expired' };
+  // The journey, its newest challenge and whether its user_id is registered: one statement.
+  const found = await deps.db.signIns.findJourney(hashCookieValue(requestId));
+  const record = found?.request;
+  if (!found || !record || record.browserHash !== hashCookieValue(browserId)) return { kind: 'dead_end', reason: 'expired' };
   if (FINAL_STATES.includes(record.status)) return { kind: 'dead_end', reason: 'finished' };
   if (record.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   const client = await deps.findClient(record.clientId);
@@ -51,6 +57,8 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
   return {
     requestId,
     record,
+    challenge: found.challenge,
+    hintRegistered: found.hintRegistered,
     client,
     view: { requestId, clientName: client.name, redirectUri: record.redirectUri, fixedMobile: record.loginHint },
   };
@@ -66,15 +74,14 @@ export function isOpen(opened: OpenJourney | StepResult): opened is OpenJourney 
  * while `pending`, the one-time-PIN page once the PIN is verified, the
  * consent page while `consent_required`.
  */
-export async function pageForState(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<StepResult> {
+export function pageForState(journey: OpenJourney): StepResult {
   switch (journey.record.status) {
-    case 'pin_verified':
     case 'otp_sent':
       return { kind: 'goto', page: 'otp', requestId: journey.requestId };
     case 'consent_required':
       return { kind: 'goto', page: 'consent', requestId: journey.requestId };
     case 'pending':
-      return { kind: 'goto', page: await firstPage(journey, deps), requestId: journey.requestId };
+      return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
     default:
       return { kind: 'dead_end', reason: 'finished' };
   }
@@ -86,18 +93,13 @@ export async function pageForState(journey: OpenJourney, deps: Pick<JourneyDeps,
  * the customer is shown where it stands now.
  */
 export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock'>): Promise<StepResult> {
-  const current = await deps.db.authorizationRequests.findAuthorizationRequest(journey.record.idHash);
-  if (!current || FINAL_STATES.includes(current.status)) return { kind: 'dead_end', reason: 'finished' };
-  if (current.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
-  return pageForState({ ...journey, record: current }, deps);
-}
-
-/** The account `user_id` names, if it has one. */
-export async function hintedCustomer(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<Customer | undefined> {
-  return journey.record.loginHint === null ? undefined : deps.db.customers.findCustomerByMobile(journey.record.loginHint);
+  const current = await deps.db.signIns.findJourney(journey.record.idHash);
+  if (!current || FINAL_STATES.includes(current.request.status)) return { kind: 'dead_end', reason: 'finished' };
+  if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
+  return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
 }
 
 /** Where signing in starts (docs/journey.md): registration when `user_id` names no account, else login. */
-export async function firstPage(journey: OpenJourney, deps: Pick<JourneyDeps, 'db'>): Promise<'login' | 'register'> {
-  return journey.record.loginHint !== null && !(await hintedCustomer(journey, deps)) ? 'register' : 'login';
+export function firstPage(journey: OpenJourney): 'login' | 'register' {
+  return journey.record.loginHint !== null && !journey.hintRegistered ? 'register' : 'login';
 }

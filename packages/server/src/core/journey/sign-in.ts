@@ -2,10 +2,9 @@ import { checkPin } from '../customers/check-pin.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
 import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
-import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
-import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
@@ -25,7 +24,7 @@ export interface RegistrationForm extends LoginForm {
 export async function showLogin(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
-  if (!canMove(journey.record.status, TRANSITIONS.pinVerified) || (await firstPage(journey, deps)) === 'register') return pageForState(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent) || firstPage(journey) === 'register') return pageForState(journey);
   return { kind: 'login', journey: journey.view };
 }
 
@@ -33,8 +32,8 @@ export async function showLogin(context: StepContext, deps: JourneyDeps): Promis
 export async function showRegistration(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
-  if (!canMove(journey.record.status, TRANSITIONS.pinVerified) || (await hintedCustomer(journey, deps))) {
-    return journey.record.status === 'pending' ? { kind: 'goto', page: 'login', requestId: journey.requestId } : pageForState(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent) || journey.hintRegistered) {
+    return journey.record.status === 'pending' ? { kind: 'goto', page: 'login', requestId: journey.requestId } : pageForState(journey);
   }
   return { kind: 'register', journey: journey.view };
 }
@@ -53,7 +52,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
-  if (!canMove(journey.record.status, TRANSITIONS.pinVerified)) return pageForState(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
@@ -66,7 +65,8 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds }, mobile);
 
-  const result = await checkPin(mobile, pin, { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock }).catch(async (error: unknown) => {
+  const checks = { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock };
+  const result = await checkPin(mobile, pin, checks, { clearLater: true }).catch(async (error: unknown) => {
     // Busy, or the database failed: no PIN was checked, so it does not count against the address.
     await deps.pinAttempts.giveBack(context.address).catch(() => {});
     throw error;
@@ -86,9 +86,15 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
     }
     return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds() }, mobile);
   }
-  const { customer } = result;
-  await deps.pinAttempts.giveBack(context.address);
-  return sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps);
+  const { customer, attempt } = result;
+  const count: PinCountToLift = { profileId: customer.profileId, attempt, lifted: false };
+  try {
+    await deps.pinAttempts.giveBack(context.address);
+    return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps, count);
+  } finally {
+    // No challenge was stored (a send limit, or a failure before it): the count is lifted on its own.
+    if (!count.lifted) await deps.db.customers.clearPinAttempts(customer.profileId, attempt, deps.clock.nowSeconds());
+  }
 }
 
 /**
@@ -105,7 +111,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
-  if (!canMove(journey.record.status, TRANSITIONS.pinVerified)) return pageForState(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
@@ -128,18 +134,26 @@ export async function submitRegistration(context: StepContext, form: Registratio
   return result;
 }
 
+/** A right PIN's count, lifted once: with the new challenge, or on its own when none is stored. */
+interface PinCountToLift {
+  readonly profileId: string;
+  readonly attempt: number;
+  lifted: boolean;
+}
+
 /**
  * After a right PIN (or an accepted registration form): within the send
- * limits, the journey moves to `pin_verified` and stores a new challenge in
- * one transaction; then the code is sent and the journey is `otp_sent`. If
- * the gateway fails, the challenge is retired and the one-time-PIN page
- * offers to send a code again (no PIN needed).
+ * limits, one atomic step lifts the PIN's count, moves the journey to
+ * `otp_sent` and stores a new challenge; then the code is sent. If the
+ * gateway fails, the challenge is retired and the one-time-PIN page offers
+ * to send a code again (no PIN needed).
  */
 async function sendFirstCode(
   journey: OpenJourney,
   input: Omit<ChallengeInput, 'requestHash'>,
   context: StepContext,
   deps: JourneyDeps,
+  pinCount?: PinCountToLift,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
   const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId, signal: context.signal };
@@ -153,17 +167,17 @@ async function sendFirstCode(
   }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
-  const moved = await atomically(deps.db, async (tx, rollback: (outcome: undefined) => never) => {
-    const after = await tx.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.pinVerified, now, input.profileId);
-    if (!after) return rollback(undefined);
-    await tx.otpChallenges.insertOtpChallenge(record);
-    return after;
+  const moved = await deps.db.signIns.startChallenge({
+    idHash: journey.record.idHash,
+    now,
+    profileId: input.profileId,
+    challenge: record,
+    clearPin: pinCount && { profileId: pinCount.profileId, attempt: pinCount.attempt },
   });
+  if (pinCount) pinCount.lifted = true;
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (!moved) return whereItStandsNow(journey, deps);
-  if (await deliverPin(input.mobile, code, sendContext, deps)) {
-    await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.otpSent, now);
-  } else {
+  if (!(await deliverPin(input.mobile, code, sendContext, deps))) {
     // The customer never saw this code: nothing may answer it.
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
   }

@@ -10,10 +10,10 @@
  * moves the journey, on any number of instances.
  *
  * ```
- * pending ──PIN right / registration form──▶ pin_verified ──code delivered──▶ otp_sent
- *    ▲                                            │  ▲                           │
- *    │ session gone                               │  └──── PIN again (another tab)┘
- * consent_required ──approve──▶ code_issued ◀──one-time PIN right──┘
+ * pending ──PIN right / registration form──▶ otp_sent ◀─┐ PIN again (another tab)
+ *    ▲                                          │  └─────┘
+ *    │ session gone                             │
+ * consent_required ──approve──▶ code_issued ◀──one-time PIN right
  *    └──────────── cancel (from any open state) ──▶ cancelled
  * ```
  *
@@ -22,7 +22,7 @@
  */
 
 /** Where a journey stands. */
-export type JourneyState = 'pending' | 'pin_verified' | 'otp_sent' | 'consent_required' | 'code_issued' | 'cancelled';
+export type JourneyState = 'pending' | 'otp_sent' | 'consent_required' | 'code_issued' | 'cancelled';
 
 /** One move of a journey: the states it may start from and the state it leads to. */
 export interface JourneyTransition {
@@ -31,16 +31,18 @@ export interface JourneyTransition {
   readonly to: JourneyState;
 }
 
-const OPEN_FOR_LOGIN: readonly JourneyState[] = ['pending', 'pin_verified', 'otp_sent'];
+const OPEN_FOR_LOGIN: readonly JourneyState[] = ['pending', 'otp_sent'];
 
 /** Every transition a journey can make. */
 export const TRANSITIONS = {
-  /** The PIN was right (login), or the registration form was accepted: the customer is known, a code is to be sent. */
-  pinVerified: { name: 'pin_verified', from: OPEN_FOR_LOGIN, to: 'pin_verified' },
-  /** A one-time PIN reached the customer's phone. */
-  otpSent: { name: 'otp_sent', from: ['pin_verified', 'otp_sent'], to: 'otp_sent' },
+  /**
+   * The PIN was right (login), or the registration form was accepted: the
+   * customer is known, and a new one-time-PIN challenge is stored with the
+   * move, its code then handed to the SMS gateway.
+   */
+  codeSent: { name: 'code_sent', from: OPEN_FOR_LOGIN, to: 'otp_sent' },
   /** The one-time PIN was right: session, approval and code, all at once. */
-  otpVerified: { name: 'otp_verified', from: ['pin_verified', 'otp_sent'], to: 'code_issued' },
+  otpVerified: { name: 'otp_verified', from: ['otp_sent'], to: 'code_issued' },
   /** The customer approved the client on the consent page. */
   approved: { name: 'approved', from: ['consent_required'], to: 'code_issued' },
   /** The session behind a consent page ended: the customer must log in. */

@@ -8,6 +8,9 @@
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
 import type { JourneyTransition } from './states.js';
+import type { Customer } from '../customers/customer.js';
+import type { OtpChallengeRecord } from '../login/records.js';
+import type { MadeEntry } from '../login/verify-pin.js';
 import type { TokenHolder } from '../tokens/token-session-store.js';
 
 /** Journeys (validated `/authorize` requests), looked up by the hash of their ID. */
@@ -32,6 +35,92 @@ export interface AuthorizationRequestStore {
   ): Promise<AuthorizationRequestRecord | undefined>;
   /** Deletes at most `limit` journeys expired by `now` (`expiresAt <= now`); returns how many. */
   deleteExpiredAuthorizationRequests(now: number, limit: number): Promise<number>;
+}
+
+/** A journey as its pages read it, in one statement. */
+export interface JourneyRecord {
+  readonly request: AuthorizationRequestRecord;
+  /** Its newest one-time-PIN challenge (answered, retired or live), if it has one. */
+  readonly challenge: OtpChallengeRecord | undefined;
+  /** Whether its `user_id` names an account (`false` when it has none). */
+  readonly hintRegistered: boolean;
+}
+
+/** What a right PIN (or an accepted registration form) stores, all or nothing. */
+export interface ChallengeStart {
+  readonly idHash: string;
+  readonly now: number;
+  /** The customer logging in; `null` for a registration. */
+  readonly profileId: string | null;
+  /** The new challenge (its `requestHash` is `idHash`). */
+  readonly challenge: OtpChallengeRecord;
+  /**
+   * The PIN attempts a right PIN lifts: cleared as `clearPinAttempts` does,
+   * whether or not the journey could move.
+   */
+  readonly clearPin?: { readonly profileId: string; readonly attempt: number } | undefined;
+}
+
+/** One entry of a one-time PIN, and everything a right entry completes. */
+export interface OtpEntry {
+  readonly idHash: string;
+  readonly challengeId: string;
+  /** The entered code, hashed under the challenge's key (`OtpHasher.hash`). */
+  readonly codeHash: string;
+  readonly now: number;
+  readonly maxAttempts: number;
+  /** The customer who signs in: an existing one (login), or the account a registration creates. */
+  readonly customer: { readonly profileId: string } | { readonly create: Customer };
+  /** SHA-256 of the browser's previous session, ended by the sign-in; `null` when it had none. */
+  readonly endSessionHash: string | null;
+  readonly session: CustomerSessionRecord;
+  readonly consent: ConsentRecord;
+  readonly code: AuthorizationCodeRecord;
+}
+
+/**
+ * What a right entry did: `completed` the sign-in; found the journey `lost`
+ * (moved on or expired meanwhile); or found the customer unavailable
+ * (locked meanwhile, or a registration's mobile taken meanwhile). A right
+ * entry uses the challenge up in every case.
+ */
+export type SignInCompletion = 'completed' | 'lost' | 'customer_unavailable';
+
+/** What became of a one-time-PIN entry (`not_counted`: the challenge was answered, used up, expired or is gone). */
+export type OtpEntryOutcome = MadeEntry<SignInCompletion>;
+
+/**
+ * The steps of signing in that write several tables, each one atomic step
+ * (docs/journey.md, "Atomicity"). On PostgreSQL a login's steps are single
+ * statements, so a whole login costs few round trips
+ * (docs/operator-guide.md, "Database round trips").
+ */
+export interface SignInStore {
+  /** The journey, its newest challenge and whether its `user_id` is registered. */
+  findJourney(idHash: string): Promise<JourneyRecord | undefined>;
+  /**
+   * A right PIN or an accepted registration form: clears the PIN attempts
+   * (`clearPin`), and moves the journey along `codeSent` (bound to
+   * `profileId`) while it is open and unexpired at `now`, storing the
+   * challenge with the move. Returns the journey after the move for the
+   * one caller that moved it, `undefined` for every other (no challenge is
+   * then stored).
+   */
+  startChallenge(start: ChallengeStart): Promise<AuthorizationRequestRecord | undefined>;
+  /**
+   * One entry of a one-time PIN. The entry is counted before anything else
+   * (only while the challenge is unanswered, unexpired and has had fewer
+   * than `maxAttempts` entries), and compared with the stored hash in the
+   * same statement; a right entry uses the challenge up. A right entry
+   * then completes the sign-in, all or nothing, when the journey can move
+   * along `otpVerified` and the customer can sign in (an existing one is
+   * active and not PIN-locked, and held until the step ends; a new one's
+   * mobile is free): the journey moves, a new account is created, the
+   * browser's previous session ends, the new session, the approval and the
+   * code are stored. Of concurrent entries of one challenge, on any number
+   * of instances, they are counted one after another, and at most one is right.
+   */
+  enterOtp(entry: OtpEntry): Promise<OtpEntryOutcome>;
 }
 
 /** Customers' login sessions at Connect. */

@@ -13,17 +13,10 @@ export interface OtpChallengeStore {
   /** The newest challenge of an authorization request, consumed or not. */
   findLatestOtpChallenge(requestHash: string): Promise<OtpChallengeRecord | undefined>;
   /**
-   * Counts one entry BEFORE it is checked, in one conditional update: only
-   * while the challenge is unconsumed, unexpired at `now` and has had fewer
-   * than `maxAttempts` entries. However many entries arrive at once, at most
-   * `maxAttempts` are granted. Returns the challenge after the update, or
-   * `undefined` when no entry may be made.
-   */
-  claimOtpAttempt(id: string, now: number, maxAttempts: number): Promise<OtpChallengeRecord | undefined>;
-  /**
-   * Consumes the challenge if it is unconsumed and unexpired at `now` (an
-   * entry granted by {@link claimOtpAttempt} matched). Returns whether this
-   * call did: of any number of concurrent calls, one.
+   * Retires the challenge if it is unconsumed and unexpired at `now` (its
+   * code never reached the customer), so that nothing can answer it.
+   * Returns whether this call did: of any number of concurrent calls, one.
+   * Entries themselves are made by `SignInStore.enterOtp`.
    */
   consumeOtpChallenge(id: string, now: number): Promise<boolean>;
   /**

@@ -17,6 +17,7 @@ import { createAuditStore } from './stores/audit-events.js';
 import { createIdempotentRequestStore } from './stores/idempotent-requests.js';
 import { createRateLimitCounterStore } from './stores/rate-limit-counters.js';
 import { createRevokedTokenStore } from './stores/revoked-tokens.js';
+import { createSignInStore } from './stores/sign-ins.js';
 import { createSmsOutboxStore } from './stores/sms-outbox.js';
 import { createTokenSessionStore } from './stores/token-sessions.js';
 
@@ -36,6 +37,7 @@ function storesFor(db: Kysely<Database>): Stores {
     customerSessions: createCustomerSessionStore(db),
     consents: createConsentStore(db),
     codes: createAuthorizationCodeStore(db),
+    signIns: createSignInStore(db),
     tokenSessions: createTokenSessionStore(db),
     outbox: createSmsOutboxStore(db),
     revokedTokens: createRevokedTokenStore(db),

@@ -28,7 +28,7 @@ const OPEN_STATES: ReadonlyArray<{
     cancel: (t, journey) => submitRegistration(journey.context, CANCEL, t.deps),
   },
   {
-    state: 'pin_verified',
+    state: 'otp_sent', // its code never delivered
     async reach(t) {
       await t.addCustomer();
       const journey = await t.begin();

@@ -55,9 +55,10 @@ async function atRegistrationOtp(options: JourneyOptions = {}) {
 const view = (journey: Started) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null });
 
 /** Nothing of a completion was written: the challenge is unused, the journey where it was, no approval, no session of the customer. */
-async function expectNotCompleted(t: JourneyTest, journey: Started, status: string, profileId: string | undefined): Promise<void> {
+async function expectNotCompleted(t: JourneyTest, journey: Started, status: string, profileId: string | undefined, rightCodeEntered = false): Promise<void> {
   const challenge = await t.storage.otpChallenges.findLatestOtpChallenge(journey.idHash);
-  expect(challenge?.consumedAt).toBeNull();
+  // A right code uses the challenge up, even when the sign-in could not complete.
+  expect(challenge?.consumedAt).toBe(rightCodeEntered ? t.clock.nowSeconds() : null);
   expect(await journey.record()).toMatchObject({ status, completedAt: null });
   if (profileId) expect(await t.storage.consents.listConsents(profileId)).toEqual([]);
 }
@@ -163,17 +164,20 @@ describe('submitOtp: the right code', () => {
     expect(await t.storage.consents.listConsents(t.customer.profileId)).toEqual([]);
   });
 
-  it('while another tab cancels the journey after its page was opened: everything is rolled back', async () => {
+  it('while another tab cancels the journey after its page was opened: nothing signed in, the code used up', async () => {
     let cancelMeanwhile: (() => Promise<unknown>) | undefined;
     const t = await atOtp({
-      // The other tab's cancel lands after this submit opened the journey, just before its transaction.
+      // The other tab's cancel lands after this submit opened the journey, just before its entry is made.
       wrapDb: (db) => ({
         ...db,
-        async transaction(work) {
-          const cancel = cancelMeanwhile;
-          cancelMeanwhile = undefined;
-          await cancel?.();
-          return db.transaction(work);
+        signIns: {
+          ...db.signIns,
+          async enterOtp(entry) {
+            const cancel = cancelMeanwhile;
+            cancelMeanwhile = undefined;
+            await cancel?.();
+            return db.signIns.enterOtp(entry);
+          },
         },
       }),
       query: { user_id: MOBILE },
@@ -183,8 +187,8 @@ describe('submitOtp: the right code', () => {
     const previous = t.journey.context.sessionId ?? '';
     expect(await t.enter(t.code)).toEqual({ kind: 'dead_end', reason: 'finished' });
     expect(await t.journey.record()).toMatchObject({ status: 'cancelled' });
-    // The consumed challenge and the counted entry came back with the rollback; no approval, the previous session untouched.
-    expect(await t.challenge()).toMatchObject({ consumedAt: null, attempts: 0 });
+    // The right code is used up; no approval, the previous session untouched.
+    expect(await t.challenge()).toMatchObject({ consumedAt: T0, attempts: 1 });
     expect(await t.storage.consents.listConsents(t.customer.profileId)).toEqual([]);
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(previous)))?.endedAt).toBeNull();
   });
@@ -198,7 +202,7 @@ describe('submitOtp: the right code', () => {
       mobile: MOBILE,
       problem: { code: 'mobile_taken', field: 'mobile' },
     });
-    await expectNotCompleted(t, t.journey, 'otp_sent', other.profileId);
+    await expectNotCompleted(t, t.journey, 'otp_sent', other.profileId, true);
     expect((await t.storage.customers.listCustomers()).map((customer) => customer.profileId)).toEqual([other.profileId]);
   });
 
@@ -206,7 +210,7 @@ describe('submitOtp: the right code', () => {
     const t = await atOtp();
     await t.storage.customers.updateCustomer(t.customer.profileId, { status: 'locked' }, T0);
     expect(await t.enter(t.code)).toEqual({ kind: 'dead_end', reason: 'account_unavailable' });
-    await expectNotCompleted(t, t.journey, 'otp_sent', t.customer.profileId);
+    await expectNotCompleted(t, t.journey, 'otp_sent', t.customer.profileId, true);
   });
 });
 

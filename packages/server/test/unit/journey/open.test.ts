@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstPage, hintedCustomer, isOpen, openJourney, pageForState, type OpenJourney } from '../../../src/core/journey/open.js';
+import { firstPage, isOpen, openJourney, pageForState, type OpenJourney } from '../../../src/core/journey/open.js';
 import type { JourneyState } from '../../../src/core/journey/states.js';
 import { TRANSITIONS } from '../../../src/core/journey/states.js';
 import { ACME, BROWSER, journeySetup, MOBILE, OTHER_MOBILE, REDIRECT, T0, type JourneyTest, type Started } from './fixtures.js';
@@ -90,26 +90,25 @@ describe('pageForState and firstPage', () => {
     ['pending', {}, { kind: 'goto', page: 'login' }],
     ['pending', { user_id: MOBILE }, { kind: 'goto', page: 'login' }],
     ['pending', { user_id: OTHER_MOBILE }, { kind: 'goto', page: 'register' }],
-    ['pin_verified', {}, { kind: 'goto', page: 'otp' }],
     ['otp_sent', {}, { kind: 'goto', page: 'otp' }],
     ['consent_required', {}, { kind: 'goto', page: 'consent' }],
     ['code_issued', {}, { kind: 'dead_end', reason: 'finished' }],
     ['cancelled', {}, { kind: 'dead_end', reason: 'finished' }],
   ] as const)('%s with %j: %j', async (status, query, expected) => {
     const { t, journey } = await inState(status, query);
-    const result = await pageForState(journey, t.deps);
+    const result = pageForState(journey);
     expect(result).toEqual(expected.kind === 'goto' ? { ...expected, requestId: journey.requestId } : expected);
   });
 
-  it('firstPage: registration only when user_id names no account; hintedCustomer finds the account it names', async () => {
+  it('firstPage: registration only when user_id names no account; the journey is opened knowing whether it does', async () => {
     for (const [query, page, hinted] of [
       [{}, 'login', false],
       [{ user_id: MOBILE }, 'login', true],
       [{ user_id: OTHER_MOBILE }, 'register', false],
     ] as const) {
-      const { t, journey } = await inState('pending', query);
-      expect(await firstPage(journey, t.deps), JSON.stringify(query)).toBe(page);
-      expect((await hintedCustomer(journey, t.deps))?.mobile === MOBILE, JSON.stringify(query)).toBe(hinted);
+      const { journey } = await inState('pending', query);
+      expect(firstPage(journey), JSON.stringify(query)).toBe(page);
+      expect(journey.hintRegistered, JSON.stringify(query)).toBe(hinted);
     }
   });
 });

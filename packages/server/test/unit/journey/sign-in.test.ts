@@ -393,11 +393,11 @@ describe('submitLogin and submitRegistration: send limits', () => {
 });
 
 describe('submitLogin: the SMS gateway fails', () => {
-  it('the journey stays pin_verified, the challenge is retired, the page says sms_unavailable; "send a new code" then works', async () => {
+  it('the journey is otp_sent with its challenge retired, the page says sms_unavailable; "send a new code" then works', async () => {
     const t = await setup();
     t.sms.failWith = smsDown();
     expect(await submitLogin(t.journey.context, { mobile: MOBILE, pin: PIN }, t.deps)).toEqual({ kind: 'goto', page: 'otp', requestId: t.journey.requestId });
-    expect(await t.journey.record()).toMatchObject({ status: 'pin_verified', profileId: t.account?.profileId });
+    expect(await t.journey.record()).toMatchObject({ status: 'otp_sent', profileId: t.account?.profileId });
     const retired = await t.storage.otpChallenges.findLatestOtpChallenge(t.journey.idHash);
     expect(retired?.consumedAt).toBe(T0);
     expect(await showOtp(t.journey.context, t.deps)).toEqual({
@@ -409,7 +409,7 @@ describe('submitLogin: the SMS gateway fails', () => {
     // The code the gateway never delivered answers nothing.
     const undelivered = t.sms.lastCode();
     expect(await submitOtp(t.journey.context, { otp: undelivered }, t.deps)).toEqual({ kind: 'goto', page: 'otp', requestId: t.journey.requestId });
-    expect((await t.journey.record()).status).toBe('pin_verified');
+    expect((await t.journey.record()).status).toBe('otp_sent');
 
     t.sms.failWith = undefined;
     expect(await submitOtp(t.journey.context, { action: 'resend' }, t.deps)).toEqual({

@@ -4,7 +4,7 @@ import { canMove, codeState, FINAL_STATES, TRANSITIONS, type JourneyState } from
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 
-const STATES: readonly JourneyState[] = ['pending', 'pin_verified', 'otp_sent', 'consent_required', 'code_issued', 'cancelled'];
+const STATES: readonly JourneyState[] = ['pending', 'otp_sent', 'consent_required', 'code_issued', 'cancelled'];
 type TransitionName = keyof typeof TRANSITIONS;
 
 /**
@@ -12,12 +12,11 @@ type TransitionName = keyof typeof TRANSITIONS;
  * read from `TRANSITIONS`): for each, the states it may start from and where it leads.
  */
 const EXPECTED: Record<TransitionName, { from: readonly JourneyState[]; to: JourneyState }> = {
-  pinVerified: { from: ['pending', 'pin_verified', 'otp_sent'], to: 'pin_verified' },
-  otpSent: { from: ['pin_verified', 'otp_sent'], to: 'otp_sent' },
-  otpVerified: { from: ['pin_verified', 'otp_sent'], to: 'code_issued' },
+  codeSent: { from: ['pending', 'otp_sent'], to: 'otp_sent' },
+  otpVerified: { from: ['otp_sent'], to: 'code_issued' },
   approved: { from: ['consent_required'], to: 'code_issued' },
   loginRequired: { from: ['consent_required'], to: 'pending' },
-  cancelled: { from: ['pending', 'pin_verified', 'otp_sent', 'consent_required'], to: 'cancelled' },
+  cancelled: { from: ['pending', 'otp_sent', 'consent_required'], to: 'cancelled' },
 };
 
 /** Every (transition, state) pair, and whether the move is allowed. */
@@ -104,9 +103,9 @@ describe('transitionAuthorizationRequest', () => {
     const store = storage.authorizationRequests;
     await store.insertAuthorizationRequest(journey('pending'));
     const id = journey('pending').idHash;
-    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.pinVerified, T0, '111111111111'))?.profileId).toBe('111111111111');
-    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.otpSent, T0))?.profileId).toBe('111111111111');
-    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.pinVerified, T0, '222222222222'))?.profileId).toBe('222222222222');
+    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.codeSent, T0, '111111111111'))?.profileId).toBe('111111111111');
+    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.codeSent, T0))?.profileId).toBe('111111111111');
+    expect((await store.transitionAuthorizationRequest(id, TRANSITIONS.codeSent, T0, '222222222222'))?.profileId).toBe('222222222222');
 
     await store.insertAuthorizationRequest(journey('consent_required'));
     const consent = journey('consent_required').idHash;

@@ -5,7 +5,7 @@ import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { SmsDeliveryFailed, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { StorageUnavailable } from '../../../src/core/storage-errors.js';
-import { CONTEXT, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
+import { CONTEXT, entriesOf, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
 
 /** What deliverPin needs, with a log that keeps its lines. */
 async function deliveryDeps(sms: SmsSender) {
@@ -22,7 +22,7 @@ async function withChallenge(sends?: SendLimiter) {
     ...setup,
     id,
     code,
-    verify: (value: string) => verifyPin(id, value, setup.deps),
+    verify: (value: string) => verifyPin(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps),
     resend: () => resendPin(id, CONTEXT, setup.deps),
   };
 }

@@ -5,7 +5,9 @@ import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { deliverPin, newChallenge, type ChallengeInput, type ResendPinDeps } from '../../../src/core/login/issue-pin.js';
 import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
-import type { VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
+import type { MakeEntry, VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
+import type { SignInCompletion } from '../../../src/core/journey/stores.js';
+import { OTP_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 import { SmsDeliveryFailed, type SmsMessage, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/storage/ports.js';
@@ -107,4 +109,26 @@ export async function issueChallenge(
   await setup.storage.otpChallenges.insertOtpChallenge(record);
   const delivered = await deliverPin(input.mobile, code, CONTEXT, { sms: setup.sms, audit: createAuditLog(setup.storage.audit, setup.clock) });
   return { id: record.id, code, delivered };
+}
+
+/**
+ * Makes entries of a challenge the way the journey does
+ * (`SignInStore.enterOtp`: counted and compared in one step, a right one
+ * using the challenge up), with no journey stored for a right one to
+ * complete (it then finds the customer unavailable).
+ */
+export function entriesOf(storage: Storage, challenge: { id: string; requestHash: string }): MakeEntry<SignInCompletion> {
+  return (codeHash, now) =>
+    storage.signIns.enterOtp({
+      idHash: challenge.requestHash,
+      challengeId: challenge.id,
+      codeHash,
+      now,
+      maxAttempts: OTP_MAX_ATTEMPTS,
+      customer: { profileId: LOGIN.profileId },
+      endSessionHash: null,
+      session: { idHash: `session-${now}`, profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null },
+      consent: { profileId: LOGIN.profileId, clientId: 'acme', approvedAt: now },
+      code: { codeHash: `code-${now}`, clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null },
+    });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifyPin } from '../../../src/core/login/verify-pin.js';
-import { issueChallenge, LOGIN, otpSetup, T0 } from './otp-fixtures.js';
+import { entriesOf, issueChallenge, LOGIN, otpSetup, T0 } from './otp-fixtures.js';
 
 /** A fresh challenge issued at T0, its code and a wrong one. */
 async function challenge() {
@@ -9,15 +9,15 @@ async function challenge() {
   const wrong = code === '000000' ? '000001' : '000000';
   const stored = () => setup.storage.otpChallenges.findOtpChallenge(id);
   const consume = () => setup.storage.otpChallenges.consumeOtpChallenge(id, setup.clock.nowSeconds());
-  return { ...setup, id, code, wrong, stored, consume, verify: (value: string) => verifyPin(id, value, setup.deps) };
+  return { ...setup, id, code, wrong, stored, consume, verify: (value: string) => verifyPin(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps) };
 }
 
 describe('verifyPin', () => {
-  it('accepts the right code at once, counting the entry; consuming the challenge is left to the caller', async () => {
-    const { id, code, verify, stored } = await challenge();
-    const result = await verify(code);
-    expect(result).toMatchObject({ ok: true, challenge: { id, mobile: LOGIN.mobile, profileId: LOGIN.profileId, purpose: 'login', attempts: 1 } });
-    expect(await stored()).toMatchObject({ attempts: 1, consumedAt: null });
+  it('accepts the right code at once, counting the entry and using the challenge up; says what the entry completed', async () => {
+    const { code, verify, stored } = await challenge();
+    // No journey is stored here for the entry to complete.
+    expect(await verify(code)).toEqual({ ok: true, done: 'customer_unavailable' });
+    expect(await stored()).toMatchObject({ attempts: 1, consumedAt: T0 });
   });
 
   it('accepts the right code 299 s after it was sent', async () => {
@@ -37,10 +37,9 @@ describe('verifyPin', () => {
     expect(await stored()).toMatchObject({ attempts: 0, consumedAt: null });
   });
 
-  it('is single use: once consumed, the right code gets "used"', async () => {
+  it('is single use: once right, the right code gets "used"', async () => {
     const { clock, code, verify, consume } = await challenge();
     expect((await verify(code)).ok).toBe(true);
-    expect(await consume()).toBe(true);
     clock.advance(1);
     expect(await verify(code)).toEqual({ ok: false, reason: 'used' });
     expect(await consume()).toBe(false);
@@ -77,13 +76,19 @@ describe('verifyPin', () => {
     const first = await issueChallenge(LOGIN, setup);
     const second = await issueChallenge({ ...LOGIN, requestHash: 'request-hash-2' }, setup);
     if (first.code === second.code) return; // one in a million: nothing to tell apart
-    expect(await verifyPin(second.id, first.code, setup.deps)).toMatchObject({ ok: false, reason: 'wrong' });
-    expect((await verifyPin(first.id, first.code, setup.deps)).ok).toBe(true);
+    const enter = (id: string, requestHash: string) => entriesOf(setup.storage, { id, requestHash });
+    expect(await verifyPin(second.id, first.code, enter(second.id, 'request-hash-2'), setup.deps)).toMatchObject({ ok: false, reason: 'wrong' });
+    // Nor an entry made for another journey.
+    expect(await verifyPin(first.id, first.code, enter(first.id, 'request-hash-2'), setup.deps)).toEqual({ ok: false, reason: 'expired' });
+    expect((await verifyPin(first.id, first.code, enter(first.id, LOGIN.requestHash), setup.deps)).ok).toBe(true);
   });
 
   it('answers "gone" for an unknown challenge', async () => {
-    const { deps } = await otpSetup();
-    expect(await verifyPin('no-such-challenge', '123456', deps)).toEqual({ ok: false, reason: 'gone' });
+    const { deps, storage } = await otpSetup();
+    expect(await verifyPin('no-such-challenge', '123456', entriesOf(storage, { id: 'no-such-challenge', requestHash: LOGIN.requestHash }), deps)).toEqual({
+      ok: false,
+      reason: 'gone',
+    });
   });
 
   it('a challenge whose code was never delivered (retired at once) answers "used"', async () => {
@@ -92,16 +97,12 @@ describe('verifyPin', () => {
     expect(await verify(code)).toEqual({ ok: false, reason: 'used' });
   });
 
-  it('of ten concurrent right answers, each is counted and exactly one consumes the challenge', async () => {
-    const { code, verify, consume, stored } = await challenge();
+  it('of ten concurrent right answers, exactly one is accepted; the others find the challenge used', async () => {
+    const { code, verify, stored } = await challenge();
     const results = await Promise.all(Array.from({ length: 10 }, () => verify(code)));
-    const accepted = results.filter((r) => r.ok);
-    // At most 5 entries are ever compared.
-    expect(accepted).toHaveLength(5);
-    expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 5 }, () => ({ ok: false, reason: 'exhausted', justNow: false })));
-    const consumed = await Promise.all(accepted.map(() => consume()));
-    expect(consumed.filter(Boolean)).toHaveLength(1);
-    expect((await stored())?.attempts).toBe(5);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 9 }, () => ({ ok: false, reason: 'used' })));
+    expect(await stored()).toMatchObject({ attempts: 1, consumedAt: T0 });
   });
 
   it('counts every one of concurrent wrong answers, so guessing in parallel gains nothing', async () => {

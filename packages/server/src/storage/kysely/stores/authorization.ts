@@ -60,7 +60,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
   };
 }
 
-function toRequest(row: Selectable<AuthorizationRequestsTable>): AuthorizationRequestRecord {
+export function toRequest(row: Selectable<AuthorizationRequestsTable>): AuthorizationRequestRecord {
   return {
     idHash: row.id_hash,
     clientId: row.client_id,

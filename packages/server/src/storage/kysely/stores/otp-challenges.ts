@@ -46,21 +46,6 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
       return row && toChallenge(row);
     },
 
-    async claimOtpAttempt(id, now, maxAttempts) {
-      // Counted before the code is checked, in one statement: however many
-      // entries arrive at once, at most maxAttempts are ever checked.
-      const row = await db
-        .updateTable('otp_challenges')
-        .set({ attempts: sql<number>`attempts + 1` })
-        .where('id', '=', id)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
-        .where('attempts', '<', maxAttempts)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toChallenge(row);
-    },
-
     async consumeOtpChallenge(id, now) {
       const result = await db
         .updateTable('otp_challenges')
@@ -96,7 +81,7 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
   };
 }
 
-function toChallenge(row: Selectable<OtpChallengesTable>): OtpChallengeRecord {
+export function toChallenge(row: Selectable<OtpChallengesTable>): OtpChallengeRecord {
   return {
     id: row.id,
     requestHash: row.request_hash,

@@ -1,0 +1,201 @@
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import type { ChallengeStart, OtpEntry, OtpEntryOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
+import { TRANSITIONS } from '../../../core/journey/states.js';
+import type { OtpChallengeRecord } from '../../../core/login/records.js';
+import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore, toRequest } from './authorization.js';
+import { createCustomerStore } from './customers.js';
+import { createOtpChallengeStore, toChallenge } from './otp-challenges.js';
+import type { AuthorizationRequestsTable, Database, OtpChallengesTable } from './schema.js';
+
+/**
+ * The Kysely {@link SignInStore}. On PostgreSQL a login's steps are each one
+ * statement: the writes are data-modifying `WITH` clauses, guarded on one
+ * another, so they all happen or none does, with no transaction to begin or
+ * commit (docs/operator-guide.md, "Database round trips"). SQLite cannot
+ * write several tables in one statement; there each step is one
+ * transaction, which costs no round trip in an embedded database.
+ */
+export function createSignInStore(db: Kysely<Database>): SignInStore {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return {
+    async findJourney(idHash) {
+      const latest = sql<string>`(select l.id from otp_challenges l where l.request_hash = r.id_hash order by l.created_at desc, l.id desc limit 1)`;
+      const row = await db
+        .selectFrom('authorization_requests as r')
+        .leftJoin('otp_challenges as c', (join) => join.on('c.id', '=', latest))
+        .selectAll('r')
+        .select([
+          'c.id as c_id',
+          'c.request_hash as c_request_hash',
+          'c.purpose as c_purpose',
+          'c.mobile as c_mobile',
+          'c.profile_id as c_profile_id',
+          'c.pending_pin_hash as c_pending_pin_hash',
+          'c.code_hash as c_code_hash',
+          'c.attempts as c_attempts',
+          'c.resends as c_resends',
+          'c.last_sent_at as c_last_sent_at',
+          'c.expires_at as c_expires_at',
+          'c.created_at as c_created_at',
+          'c.consumed_at as c_consumed_at',
+          sql<number>`case when exists (select 1 from customers h where h.mobile = r.login_hint) then 1 else 0 end`.as('hint_registered'),
+        ])
+        .where('r.id_hash', '=', idHash)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return { request: toRequest(row as Selectable<AuthorizationRequestsTable>), challenge: challengeOf(row), hintRegistered: Number(row.hint_registered) === 1 };
+    },
+
+    async startChallenge(start) {
+      return postgres && db.isTransaction === false ? startChallengeInOneStatement(db, start) : inTransaction(db, (trx) => startChallengeStepByStep(trx, start));
+    },
+
+    async enterOtp(entry) {
+      // A registration's new account needs its own checks; it goes step by step on both engines.
+      if (postgres && !db.isTransaction && 'profileId' in entry.customer) return enterOtpInOneStatement(db, entry, entry.customer.profileId);
+      try {
+        return await inTransaction(db, (trx) => enterOtpStepByStep(trx, entry));
+      } catch (error) {
+        // Inside a caller's transaction the rollback is the caller's to make.
+        if (error instanceof Rollback && !db.isTransaction) return error.outcome;
+        throw error;
+      }
+    },
+  };
+}
+
+/** The challenge columns of {@link SignInStore.findJourney}'s row, when it has a challenge. */
+function challengeOf(row: Record<string, unknown>): OtpChallengeRecord | undefined {
+  if (row.c_id === null || row.c_id === undefined) return undefined;
+  const columns = Object.fromEntries(Object.entries(row).filter(([name]) => name.startsWith('c_')).map(([name, value]) => [name.slice(2), value]));
+  return toChallenge(columns as unknown as Selectable<OtpChallengesTable>);
+}
+
+/** Carries an outcome out of a transaction that must roll back. */
+class Rollback {
+  constructor(readonly outcome: OtpEntryOutcome) {}
+}
+
+async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+const OPEN_FOR_CODE = TRANSITIONS.codeSent.from;
+const OTP_VERIFIABLE = TRANSITIONS.otpVerified.from;
+
+async function startChallengeStepByStep(db: Kysely<Database>, start: ChallengeStart) {
+  if (start.clearPin) await createCustomerStore(db).clearPinAttempts(start.clearPin.profileId, start.clearPin.attempt, start.now);
+  const moved = await createAuthorizationRequestStore(db).transitionAuthorizationRequest(start.idHash, TRANSITIONS.codeSent, start.now, start.profileId);
+  if (moved) await createOtpChallengeStore(db).insertOtpChallenge(start.challenge);
+  return moved;
+}
+
+async function startChallengeInOneStatement(db: Kysely<Database>, start: ChallengeStart) {
+  const { now, challenge: c } = start;
+  const clear = start.clearPin
+    ? sql`cleared as (update customers set failed_pin_attempts = 0, locked_until = null, updated_at = ${now}
+          where profile_id = ${start.clearPin.profileId} and failed_pin_attempts = ${start.clearPin.attempt}),`
+    : sql``;
+  const { rows } = await sql<Selectable<AuthorizationRequestsTable>>`
+    with ${clear}
+    moved as (update authorization_requests set status = ${TRANSITIONS.codeSent.to}, profile_id = ${start.profileId}
+              where id_hash = ${start.idHash} and status in (${sql.join(OPEN_FOR_CODE)}) and expires_at > ${now}
+              returning *),
+    stored as (insert into otp_challenges (id, request_hash, purpose, mobile, profile_id, pending_pin_hash, code_hash, attempts, resends, last_sent_at, expires_at, created_at, consumed_at)
+               select ${c.id}, ${c.requestHash}, ${c.purpose}, ${c.mobile}, ${c.profileId}, ${c.pendingPinHash}, ${c.codeHash},
+                 ${c.attempts}::integer, ${c.resends}::integer, ${c.lastSentAt}::bigint, ${c.expiresAt}::bigint, ${c.createdAt}::bigint, null
+               from moved)
+    select * from moved`.execute(db);
+  return rows[0] && toRequest(rows[0]);
+}
+
+/** Counts one entry and compares it, in one conditional update; a right entry uses the challenge up. */
+function claimEntry(entry: OtpEntry) {
+  return sql`update otp_challenges set attempts = attempts + 1,
+      consumed_at = case when code_hash = ${entry.codeHash} then cast(${entry.now} as bigint) else null end
+    where id = ${entry.challengeId} and request_hash = ${entry.idHash}
+      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
+    returning attempts, consumed_at`;
+}
+
+function outcomeOf(claim: { attempts: number | string; consumed_at: number | string | null } | undefined): OtpEntryOutcome | undefined {
+  if (!claim) return { kind: 'not_counted' };
+  if (claim.consumed_at === null) return { kind: 'wrong', attempts: Number(claim.attempts) };
+  return undefined;
+}
+
+function right(done: SignInCompletion): OtpEntryOutcome {
+  return { kind: 'right', done };
+}
+
+async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promise<OtpEntryOutcome> {
+  const { rows } = await claimEntry(entry).execute(db);
+  const counted = outcomeOf(rows[0] as { attempts: number; consumed_at: number | null } | undefined);
+  if (counted) return counted;
+  const { now } = entry;
+  const customers = createCustomerStore(db);
+  const available =
+    'profileId' in entry.customer
+      ? (await customers.holdCustomerForSignIn(entry.customer.profileId, now)) !== undefined
+      : (await customers.findCustomerByMobile(entry.customer.create.mobile)) === undefined;
+  if (!available) return right('customer_unavailable');
+  if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.otpVerified, now))) return right('lost');
+  if ('create' in entry.customer) {
+    const c = entry.customer.create;
+    const created = await db
+      .insertInto('customers')
+      .values({
+        profile_id: c.profileId,
+        mobile: c.mobile,
+        name: c.name,
+        pin_hash: c.pinHash,
+        status: c.status,
+        failed_pin_attempts: c.pinAttempts,
+        locked_until: c.lockedUntil,
+        created_at: c.createdAt,
+        updated_at: c.updatedAt,
+      })
+      .onConflict((conflict) => conflict.doNothing())
+      .executeTakeFirst();
+    // Registered by a concurrent sign-in since it was checked: undo it all.
+    if (Number(created.numInsertedOrUpdatedRows ?? 0) !== 1) throw new Rollback(right('customer_unavailable'));
+  }
+  const sessions = createCustomerSessionStore(db);
+  if (entry.endSessionHash !== null) await sessions.endCustomerSession(entry.endSessionHash, now);
+  await sessions.insertCustomerSession(entry.session);
+  await createConsentStore(db).insertConsent(entry.consent);
+  await createAuthorizationCodeStore(db).insertAuthorizationCode(entry.code);
+  return right('completed');
+}
+
+async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, profileId: string): Promise<OtpEntryOutcome> {
+  const { now, session: s, consent, code: k } = entry;
+  const endSession =
+    entry.endSessionHash === null
+      ? sql``
+      : sql`ended as (update customer_sessions set ended_at = ${now} where id_hash = ${entry.endSessionHash} and ended_at is null and exists (select 1 from moved)),`;
+  const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; held: number; completed: number }>`
+    with claim as (${claimEntry(entry)}),
+    held as (update customers set updated_at = updated_at
+             where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
+               and exists (select 1 from claim where consumed_at is not null)
+             returning profile_id),
+    moved as (update authorization_requests set status = ${TRANSITIONS.otpVerified.to}, completed_at = ${now}
+              where id_hash = ${entry.idHash} and status in (${sql.join(OTP_VERIFIABLE)}) and expires_at > ${now} and exists (select 1 from held)
+              returning id_hash),
+    ${endSession}
+    session as (insert into customer_sessions (id_hash, profile_id, created_at, last_seen_at, expires_at, ended_at)
+                select ${s.idHash}, ${s.profileId}, ${s.createdAt}::bigint, ${s.lastSeenAt}::bigint, ${s.expiresAt}::bigint, null from moved),
+    consent as (insert into consents (profile_id, client_id, approved_at)
+                select ${consent.profileId}, ${consent.clientId}, ${consent.approvedAt}::bigint from moved
+                on conflict (profile_id, client_id) do nothing),
+    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at)
+             select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null from moved)
+    select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at,
+      (select count(*) from held)::integer as held, (select count(*) from moved)::integer as completed`.execute(db);
+  const row = rows[0];
+  const counted = outcomeOf(row && row.attempts !== null ? { attempts: row.attempts, consumed_at: row.consumed_at } : undefined);
+  if (counted) return counted;
+  if (Number(row?.completed) === 1) return right('completed');
+  return right(Number(row?.held) === 1 ? 'lost' : 'customer_unavailable');
+}
