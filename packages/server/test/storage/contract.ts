@@ -699,17 +699,18 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await signIns().enterOtp(entry())).toEqual({ kind: 'not_counted' });
       });
 
-      it('uses the challenge up but completes nothing when the journey moved on, or the customer is locked', async () => {
+      it('counts a right entry but completes nothing and leaves the challenge when the journey moved on, or the customer is locked', async () => {
         await awaitingCode({ status: 'cancelled' });
         expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: 'lost' });
         expect(await written()).toEqual({ status: 'cancelled', session: undefined, consent: undefined, code: undefined });
-        expect((await storage.otpChallenges.findOtpChallenge('challenge-1'))?.consumedAt).toBe(T + 10);
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 1, consumedAt: null });
 
         await storage.customers.lockCustomer('123456789012', T);
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
         await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2' }));
         expect(await signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2' }))).toEqual({ kind: 'right', done: 'customer_unavailable' });
         expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-2')).toMatchObject({ attempts: 1, consumedAt: null });
         expect(await storage.customerSessions.findCustomerSession('session-new')).toBeUndefined();
       });
 
@@ -731,6 +732,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2', purpose: 'register', profileId: null }));
         const again = entry({ idHash: 'request-2', challengeId: 'challenge-2', customer: { create: customer({ profileId: '999999999999' }) }, session: customerSession({ idHash: 'session-2' }) });
         expect(await signIns().enterOtp(again)).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await storage.otpChallenges.findOtpChallenge('challenge-2')).toMatchObject({ consumedAt: null });
         expect(await storage.customers.findCustomer('999999999999')).toBeUndefined();
         expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
         expect(await storage.customerSessions.findCustomerSession('session-2')).toBeUndefined();

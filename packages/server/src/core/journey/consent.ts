@@ -41,10 +41,10 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
   const now = deps.clock.nowSeconds();
 
   const outcome = await atomically<Approval, Approval>(deps.db, async (tx, rollback) => {
-    const session = isPlausibleId(context.sessionId)
-      ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId), now, deps.lifetimes.sessionIdleSeconds)
-      : undefined;
-    const customer = session && session.profileId === record.profileId ? await tx.customers.holdCustomerForSignIn(session.profileId, now) : undefined;
+    // The customer's row first, then the session's: the order `customers lock` takes them in, so the two never deadlock.
+    const held = isPlausibleId(context.sessionId) && record.profileId !== null ? await tx.customers.holdCustomerForSignIn(record.profileId, now) : undefined;
+    const session = held ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId ?? ''), now, deps.lifetimes.sessionIdleSeconds) : undefined;
+    const customer = session && session.profileId === held?.profileId ? held : undefined;
     if (!customer) {
       // Committed: the journey now needs a login.
       await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.loginRequired, now, null);

@@ -79,10 +79,12 @@ export interface OtpEntry {
 }
 
 /**
- * What a right entry did: `completed` the sign-in; found the journey `lost`
- * (moved on or expired meanwhile); or found the customer unavailable
- * (locked meanwhile, or a registration's mobile taken meanwhile). A right
- * entry uses the challenge up in every case.
+ * What a right entry did: `completed` the sign-in (and used the challenge
+ * up); found the journey `lost` (moved on or expired meanwhile); or found
+ * the customer unavailable (locked meanwhile, or a registration's mobile
+ * taken meanwhile). A right entry that cannot complete leaves the challenge
+ * as it was but for its count, unless the lock or the other tab changed
+ * things in the very instant of the entry: then the challenge may be used up.
  */
 export type SignInCompletion = 'completed' | 'lost' | 'customer_unavailable';
 
@@ -111,8 +113,8 @@ export interface SignInStore {
    * One entry of a one-time PIN. The entry is counted before anything else
    * (only while the challenge is unanswered, unexpired and has had fewer
    * than `maxAttempts` entries), and compared with the stored hash in the
-   * same statement; a right entry uses the challenge up. A right entry
-   * then completes the sign-in, all or nothing, when the journey can move
+   * same statement. A right entry uses the challenge up and completes the
+   * sign-in, all or nothing, when the journey can move
    * along `otpVerified` and the customer can sign in (an existing one is
    * active and not PIN-locked, and held until the step ends; a new one's
    * mobile is free): the journey moves, a new account is created, the

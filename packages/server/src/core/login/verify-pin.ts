@@ -21,7 +21,8 @@ export type MadeEntry<R> =
  * Makes one entry in one atomic step (`SignInStore.enterOtp`): counts it,
  * only while the challenge is unanswered, unexpired at `now` and has had
  * fewer than 5 entries, and compares `codeHash` with the stored hash; a
- * right entry uses the challenge up, with whatever it completes.
+ * right entry uses the challenge up with whatever it completes, or, when
+ * that cannot complete, says why.
  */
 export type MakeEntry<R> = (codeHash: string, now: number) => Promise<MadeEntry<R>>;
 

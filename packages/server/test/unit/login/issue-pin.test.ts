@@ -5,7 +5,7 @@ import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { SmsDeliveryFailed, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { StorageUnavailable } from '../../../src/core/storage-errors.js';
-import { CONTEXT, entriesOf, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
+import { awaitEntries, CONTEXT, entriesOf, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
 
 /** What deliverPin needs, with a log that keeps its lines. */
 async function deliveryDeps(sms: SmsSender) {
@@ -17,6 +17,7 @@ async function deliveryDeps(sms: SmsSender) {
 /** A challenge of {@link LOGIN} issued at T0, with its code sent. */
 async function withChallenge(sends?: SendLimiter) {
   const setup = await otpSetup(sends);
+  await awaitEntries(setup.storage, LOGIN.requestHash);
   const { id, code } = await issueChallenge(LOGIN, setup);
   return {
     ...setup,

@@ -1,5 +1,5 @@
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { deliverPin, newChallenge, type ChallengeInput, type ResendPinDeps } from '../../../src/core/login/issue-pin.js';
@@ -114,8 +114,8 @@ export async function issueChallenge(
 /**
  * Makes entries of a challenge the way the journey does
  * (`SignInStore.enterOtp`: counted and compared in one step, a right one
- * using the challenge up), with no journey stored for a right one to
- * complete (it then finds the customer unavailable).
+ * using the challenge up as it completes the sign-in). {@link awaitEntries}
+ * stores the journey and the customer a right entry completes.
  */
 export function entriesOf(storage: Storage, challenge: { id: string; requestHash: string }): MakeEntry<SignInCompletion> {
   return (codeHash, now) =>
@@ -127,8 +127,41 @@ export function entriesOf(storage: Storage, challenge: { id: string; requestHash
       maxAttempts: OTP_MAX_ATTEMPTS,
       customer: { profileId: LOGIN.profileId },
       endSessionHash: null,
-      session: { idHash: `session-${now}`, profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null },
+      session: { idHash: randomUUID(), profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null },
       consent: { profileId: LOGIN.profileId, clientId: 'acme', approvedAt: now },
-      code: { codeHash: `code-${now}`, clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null },
+      code: { codeHash: randomUUID(), clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null },
     });
+}
+
+/** Stores the customer of {@link LOGIN} (once) and a journey awaiting its one-time PIN for each of `requestHashes`. */
+export async function awaitEntries(storage: Storage, ...requestHashes: string[]): Promise<void> {
+  if (!(await storage.customers.findCustomer(LOGIN.profileId))) {
+    await storage.customers.insertCustomer({
+      profileId: LOGIN.profileId,
+      mobile: LOGIN.mobile,
+      name: null,
+      pinHash: 'scrypt$unused',
+      status: 'active',
+      pinAttempts: 0,
+      lockedUntil: null,
+      createdAt: T0,
+      updatedAt: T0,
+    });
+  }
+  for (const idHash of requestHashes) {
+    await storage.authorizationRequests.insertAuthorizationRequest({
+      idHash,
+      clientId: 'acme',
+      redirectUri: 'https://acme.example/cb',
+      state: null,
+      codeChallenge: null,
+      loginHint: null,
+      browserHash: 'browser',
+      createdAt: T0,
+      expiresAt: T0 + 86_400 * 2,
+      completedAt: null,
+      status: 'otp_sent',
+      profileId: LOGIN.profileId,
+    });
+  }
 }

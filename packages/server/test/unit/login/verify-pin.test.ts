@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { verifyPin } from '../../../src/core/login/verify-pin.js';
-import { entriesOf, issueChallenge, LOGIN, otpSetup, T0 } from './otp-fixtures.js';
+import { awaitEntries, entriesOf, issueChallenge, LOGIN, otpSetup, T0 } from './otp-fixtures.js';
 
 /** A fresh challenge issued at T0, its code and a wrong one. */
 async function challenge() {
   const setup = await otpSetup();
+  await awaitEntries(setup.storage, LOGIN.requestHash);
   const { id, code } = await issueChallenge(LOGIN, setup);
   const wrong = code === '000000' ? '000001' : '000000';
   const stored = () => setup.storage.otpChallenges.findOtpChallenge(id);
@@ -15,8 +16,7 @@ async function challenge() {
 describe('verifyPin', () => {
   it('accepts the right code at once, counting the entry and using the challenge up; says what the entry completed', async () => {
     const { code, verify, stored } = await challenge();
-    // No journey is stored here for the entry to complete.
-    expect(await verify(code)).toEqual({ ok: true, done: 'customer_unavailable' });
+    expect(await verify(code)).toEqual({ ok: true, done: 'completed' });
     expect(await stored()).toMatchObject({ attempts: 1, consumedAt: T0 });
   });
 
@@ -73,6 +73,7 @@ describe('verifyPin', () => {
 
   it('does not accept the code of another challenge', async () => {
     const setup = await otpSetup();
+    await awaitEntries(setup.storage, LOGIN.requestHash, 'request-hash-2');
     const first = await issueChallenge(LOGIN, setup);
     const second = await issueChallenge({ ...LOGIN, requestHash: 'request-hash-2' }, setup);
     if (first.code === second.code) return; // one in a million: nothing to tell apart

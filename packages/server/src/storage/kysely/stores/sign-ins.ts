@@ -92,14 +92,18 @@ async function startChallengeStepByStep(db: Kysely<Database>, start: ChallengeSt
 
 async function startChallengeInOneStatement(db: Kysely<Database>, start: ChallengeStart) {
   const { now, challenge: c } = start;
+  // The customer's row is locked before the journey's, in the order an entry of the one-time PIN
+  // takes them (`enterOtpInOneStatement`), so the two never wait on each other: `moved` reads
+  // `cleared` first, through a subquery evaluated once before the journey's row is scanned.
   const clear = start.clearPin
     ? sql`cleared as (update customers set failed_pin_attempts = 0, locked_until = null, updated_at = ${now}
-          where profile_id = ${start.clearPin.profileId} and failed_pin_attempts = ${start.clearPin.attempt}),`
+          where profile_id = ${start.clearPin.profileId} and failed_pin_attempts = ${start.clearPin.attempt} returning 1 as one),`
     : sql``;
+  const afterClear = start.clearPin ? sql`and (select count(*) from cleared) >= 0` : sql``;
   const { rows } = await sql<Selectable<AuthorizationRequestsTable>>`
     with ${clear}
     moved as (update authorization_requests set status = ${TRANSITIONS.codeSent.to}, profile_id = ${start.profileId}
-              where id_hash = ${start.idHash} and status in (${sql.join(OPEN_FOR_CODE)}) and expires_at > ${now}
+              where id_hash = ${start.idHash} and status in (${sql.join(OPEN_FOR_CODE)}) and expires_at > ${now} ${afterClear}
               returning *),
     stored as (insert into otp_challenges (id, request_hash, purpose, mobile, profile_id, pending_pin_hash, code_hash, attempts, resends, last_sent_at, expires_at, created_at, consumed_at)
                select ${c.id}, ${c.requestHash}, ${c.purpose}, ${c.mobile}, ${c.profileId}, ${c.pendingPinHash}, ${c.codeHash},
@@ -109,18 +113,45 @@ async function startChallengeInOneStatement(db: Kysely<Database>, start: Challen
   return rows[0] && toRequest(rows[0]);
 }
 
-/** Counts one entry and compares it, in one conditional update; a right entry uses the challenge up. */
-function claimEntry(entry: OtpEntry) {
-  return sql`update otp_challenges set attempts = attempts + 1,
-      consumed_at = case when code_hash = ${entry.codeHash} then cast(${entry.now} as bigint) else null end
-    where id = ${entry.challengeId} and request_hash = ${entry.idHash}
-      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
-    returning attempts, consumed_at`;
+/** Whether the customer of `entry` can sign in now: an existing one active and not PIN-locked, or a new one's mobile still free. */
+function customerCanSignIn(entry: OtpEntry) {
+  return 'profileId' in entry.customer
+    ? sql`exists (select 1 from customers where profile_id = ${entry.customer.profileId} and status = 'active' and (locked_until is null or locked_until <= ${entry.now}))`
+    : sql`not exists (select 1 from customers where mobile = ${entry.customer.create.mobile})`;
 }
 
-function outcomeOf(claim: { attempts: number | string; consumed_at: number | string | null } | undefined): OtpEntryOutcome | undefined {
+/** Whether the journey of `entry` can still move along `otpVerified`. */
+function journeyCanMove(entry: OtpEntry) {
+  return sql`exists (select 1 from authorization_requests where id_hash = ${entry.idHash} and status in (${sql.join(OTP_VERIFIABLE)}) and expires_at > ${entry.now})`;
+}
+
+/**
+ * Counts one entry and compares it, in one conditional update. A right
+ * entry uses the challenge up only when the sign-in can complete (its
+ * journey can move, its customer can sign in); otherwise the challenge stays
+ * as it was but for the count.
+ */
+function claimEntry(entry: OtpEntry) {
+  const right = sql`code_hash = ${entry.codeHash}`;
+  return sql`update otp_challenges set attempts = attempts + 1,
+      consumed_at = case when ${right} and ${customerCanSignIn(entry)} and ${journeyCanMove(entry)} then cast(${entry.now} as bigint) else null end
+    where id = ${entry.challengeId} and request_hash = ${entry.idHash}
+      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
+    returning attempts, consumed_at, case when ${right} then 1 else 0 end as is_right`;
+}
+
+/** A claim as its row says it: counted or not, right or not, the challenge used up or not. */
+interface Claim {
+  readonly attempts: number | string;
+  readonly consumed_at: number | string | null;
+  readonly is_right: number | string | boolean;
+}
+
+/** What a claim decides by itself: not counted, wrong, or right but not to be completed (`undefined`: go on and complete). */
+async function outcomeOf(claim: Claim | undefined, customerOk: () => Promise<boolean>): Promise<OtpEntryOutcome | undefined> {
   if (!claim) return { kind: 'not_counted' };
-  if (claim.consumed_at === null) return { kind: 'wrong', attempts: Number(claim.attempts) };
+  if (Number(claim.is_right) !== 1) return { kind: 'wrong', attempts: Number(claim.attempts) };
+  if (claim.consumed_at === null) return right((await customerOk()) ? 'lost' : 'customer_unavailable');
   return undefined;
 }
 
@@ -130,8 +161,11 @@ function right(done: SignInCompletion): OtpEntryOutcome {
 
 async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promise<OtpEntryOutcome> {
   const { rows } = await claimEntry(entry).execute(db);
-  const counted = outcomeOf(rows[0] as { attempts: number; consumed_at: number | null } | undefined);
-  if (counted) return counted;
+  const decided = await outcomeOf(rows[0] as Claim | undefined, async () => {
+    const { rows: ok } = await sql<{ ok: number }>`select case when ${customerCanSignIn(entry)} then 1 else 0 end as ok`.execute(db);
+    return Number(ok[0]?.ok) === 1;
+  });
+  if (decided) return decided;
   const { now } = entry;
   const customers = createCustomerStore(db);
   const available =
@@ -174,7 +208,7 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
     entry.endSessionHash === null
       ? sql``
       : sql`ended as (update customer_sessions set ended_at = ${now} where id_hash = ${entry.endSessionHash} and ended_at is null and exists (select 1 from moved)),`;
-  const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; held: number; completed: number }>`
+  const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; is_right: number | null; customer_ok: number; held: number; completed: number }>`
     with claim as (${claimEntry(entry)}),
     held as (update customers set updated_at = updated_at
              where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
@@ -191,11 +225,14 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
                 on conflict (profile_id, client_id) do nothing),
     code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at)
              select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null from moved)
-    select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at,
+    select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select is_right from claim) as is_right,
+      (case when ${customerCanSignIn(entry)} then 1 else 0 end) as customer_ok,
       (select count(*) from held)::integer as held, (select count(*) from moved)::integer as completed`.execute(db);
   const row = rows[0];
-  const counted = outcomeOf(row && row.attempts !== null ? { attempts: row.attempts, consumed_at: row.consumed_at } : undefined);
-  if (counted) return counted;
+  const claim = row && row.attempts !== null ? { attempts: row.attempts, consumed_at: row.consumed_at, is_right: row.is_right ?? 0 } : undefined;
+  const decided = await outcomeOf(claim, async () => Number(row?.customer_ok) === 1);
+  if (decided) return decided;
   if (Number(row?.completed) === 1) return right('completed');
+  // Used up, yet not completed: a lock or another tab changed the customer or the journey in the same instant.
   return right(Number(row?.held) === 1 ? 'lost' : 'customer_unavailable');
 }
