@@ -3,11 +3,13 @@
 import { startServer } from '@connect-auth/server';
 import { startConsumerApp } from './dist/consumer-app.js';
 
-const SHOP_PORT = 4000; // the demo client's registered redirect URI is http://127.0.0.1:4000/callback
+const SHOP_PORT = 4000;
 
 const connect = await startServer({
   env: { CONNECT_LOG_LEVEL: 'warn', ...process.env },
   seedDemo: true,
+  // The demo client takes its customers back to the shop (with `npm start`, to the sandbox's callback page).
+  demoRedirectUri: `http://127.0.0.1:${SHOP_PORT}/callback`,
   print: () => {},
 });
 const { demo, urls } = connect;

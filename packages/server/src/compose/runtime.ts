@@ -22,6 +22,8 @@ export interface Runtime {
   readonly idempotencyKey: Uint8Array;
   /** Keys the hashed mobiles and addresses in rate-limit counters. */
   readonly limitKey: Uint8Array;
+  /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
+  readonly demoKey: Uint8Array;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     csrfKey: deriveKey(masterKey, 'csrf'),
     idempotencyKey: deriveKey(masterKey, 'idempotency'),
     limitKey: deriveKey(masterKey, 'rate-limit-keys'),
+    demoKey: deriveKey(masterKey, 'sandbox-demo'),
   };
 }
 

@@ -1,15 +1,19 @@
-import { registerClient, rotateClientSecret, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
-import { randomInt } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { registerClient, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
+import { clientSecretPrefix } from '../core/clients/client.js';
 import { createCustomer } from '../core/customers/manage-customers.js';
-import { hashPin } from '../core/customers/pin.js';
+import { hashPin, verifyPin } from '../core/customers/pin.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { CustomerStore } from '../core/customers/customer-store.js';
 
 /** The name the sandbox demo client is registered under. */
 export const DEMO_CLIENT_NAME = 'Connect Demo Shop';
 
-/** Where the demo client sends customers back to (the example consumer's address). */
-export const DEMO_REDIRECT_URI = 'http://127.0.0.1:4000/callback';
+/** The path of the sandbox's callback page, where the demo client's customers come back to by default. */
+export const SANDBOX_CALLBACK_PATH = '/sandbox/callback';
+
+/** Where the example shop (`npm run demo`) takes its customers back: its own callback. */
+export const DEMO_SHOP_REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 
 /** The demo customer's mobile number. */
 export const DEMO_MOBILE = '+639171234567';
@@ -18,49 +22,80 @@ export const DEMO_MOBILE = '+639171234567';
 export interface DemoCredentials {
   readonly clientId: string;
   readonly clientSecret: string;
+  readonly redirectUri: string;
   readonly created: boolean;
   readonly customer: { readonly profileId: string; readonly mobile: string; readonly pin: string };
 }
 
-/**
- * Creates the sandbox demo client when missing. A secret is shown only once,
- * so when the client exists already it gets a fresh secret on every seeded
- * start instead of a stored one being printed again.
- */
-export async function seedDemo(deps: ClientAdminDeps & { clients: ClientStore; customers: CustomerStore }): Promise<DemoCredentials> {
-  if (deps.environment !== 'sandbox') throw new Error('demo data is for the sandbox only');
-  const customer = await seedDemoCustomer(deps);
-  const client = await seedDemoClient(deps);
-  return { ...client, customer };
+/** What seeding the demo needs. */
+export interface SeedDemoDeps extends ClientAdminDeps {
+  readonly clients: ClientStore;
+  readonly customers: CustomerStore;
+  /** `Runtime.demoKey`: the demo's secret and PIN are derived from it. */
+  readonly demoKey: Uint8Array;
 }
 
 /**
- * The demo customer, with a fresh random PIN at every seeded start (the PIN
- * is stored only hashed, so it is printed now or never).
+ * Creates the sandbox demo client and customer when missing, or brings them
+ * back to what they were (docs/operator-guide.md, "One server, one
+ * environment"): the client's ID, its secret and the customer's PIN stay the
+ * same for as long as the data folder (its master key) does, so a
+ * consumer's saved sandbox configuration keeps working across restarts.
+ * The secret and PIN are derived from the master key, not stored in clear.
+ * The client's redirect URI becomes `redirectUri` (the sandbox's callback
+ * page, or the example shop's).
  */
-async function seedDemoCustomer(deps: { customers: CustomerStore; clock: ClientAdminDeps['clock'] }) {
-  const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+export async function seedDemo(redirectUri: string, deps: SeedDemoDeps): Promise<DemoCredentials> {
+  if (deps.environment !== 'sandbox') throw new Error('demo data is for the sandbox only');
+  const customer = await seedDemoCustomer(deps);
+  const client = await seedDemoClient(redirectUri, deps);
+  return { ...client, redirectUri, customer };
+}
+
+/** The demo's value named `purpose`, derived from the demo key. */
+function derived(deps: Pick<SeedDemoDeps, 'demoKey'>, purpose: string): Buffer {
+  return createHmac('sha256', deps.demoKey).update(purpose).digest();
+}
+
+/** The demo customer's PIN: 6 digits derived from the demo key. */
+export function demoPin(deps: Pick<SeedDemoDeps, 'demoKey'>): string {
+  return String(derived(deps, 'customer-pin').readUInt32BE(0) % 1_000_000).padStart(6, '0');
+}
+
+/** The demo client's secret: shaped like every sandbox secret, derived from the demo key. */
+export function demoClientSecret(deps: Pick<SeedDemoDeps, 'demoKey'>): string {
+  return clientSecretPrefix('sandbox') + derived(deps, 'client-secret').toString('base64url');
+}
+
+async function seedDemoCustomer(deps: SeedDemoDeps) {
+  const pin = demoPin(deps);
   const existing = await deps.customers.findCustomerByMobile(DEMO_MOBILE);
   if (existing) {
     const now = deps.clock.nowSeconds();
-    await deps.customers.updateCustomer(existing.profileId, { pinHash: await hashPin(pin), status: 'active', pinAttempts: 0, lockedUntil: null }, now);
+    const pinHash = (await verifyPin(pin, existing.pinHash)) ? existing.pinHash : await hashPin(pin);
+    await deps.customers.updateCustomer(existing.profileId, { pinHash, status: 'active', pinAttempts: 0, lockedUntil: null }, now);
     return { profileId: existing.profileId, mobile: DEMO_MOBILE, pin };
   }
   const { customer } = await createCustomer({ mobile: DEMO_MOBILE, pin, name: 'Demo Customer' }, deps);
   return { profileId: customer.profileId, mobile: DEMO_MOBILE, pin };
 }
 
-async function seedDemoClient(deps: ClientAdminDeps & { clients: ClientStore }): Promise<Omit<DemoCredentials, 'customer'>> {
-  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME);
+async function seedDemoClient(redirectUri: string, deps: SeedDemoDeps): Promise<Omit<DemoCredentials, 'customer' | 'redirectUri'>> {
+  const clientSecret = demoClientSecret(deps);
+  const now = deps.clock.nowSeconds();
   const grants = ['client_credentials', 'authorization_code', 'refresh_token'];
+  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME);
   if (!existing) {
-    const { client, clientSecret } = await registerClient({ name: DEMO_CLIENT_NAME, redirectUri: DEMO_REDIRECT_URI, grants }, deps);
+    const { client } = await registerClient({ name: DEMO_CLIENT_NAME, redirectUri, grants }, deps);
+    await deps.clients.updateClient(client.id, { secretHash: deps.hasher.hash(clientSecret) }, now);
     return { clientId: client.id, clientSecret, created: true };
   }
-  if (existing.status !== 'active') {
-    await deps.clients.updateClient(existing.id, { status: 'active' }, deps.clock.nowSeconds());
+  if (existing.status !== 'active') await deps.clients.updateClient(existing.id, { status: 'active' }, now);
+  if (existing.redirectUri !== redirectUri || grants.some((grant) => !existing.grants.includes(grant as never))) {
+    await updateClientSettings(existing.id, { redirectUri, grants }, deps);
   }
-  await updateClientSettings(existing.id, { redirectUri: DEMO_REDIRECT_URI, grants }, deps);
-  const { clientSecret } = await rotateClientSecret(existing.id, 0, deps);
+  if (!deps.hasher.verify(clientSecret, existing.secretHash) || existing.previousSecretHash !== null) {
+    await deps.clients.updateClient(existing.id, { secretHash: deps.hasher.hash(clientSecret), previousSecretHash: null, previousSecretExpiresAt: null }, now);
+  }
   return { clientId: existing.id, clientSecret, created: false };
 }

@@ -109,7 +109,17 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   await app.register(tokenStateRoutes, { authenticate: services.authenticate, state: services.tokenState });
   await app.register(customerProfileRoutes, { check: services.customerAccess, customers: storage.customers });
   await app.register(assetRoutes);
-  if (config.environment === 'sandbox') await app.register(sandboxRoutes, { outbox: storage.outbox });
+  if (config.environment === 'sandbox') {
+    await app.register(sandboxRoutes, {
+      outbox: storage.outbox,
+      codes: storage.codes,
+      findClient: services.findClient,
+      urls: services.urls,
+      demoKey: services.runtime.demoKey,
+      codeSeconds: config.lifetimes.codeSeconds,
+      clock: services.runtime.clock,
+    });
+  }
   await app.register(wellKnownRoutes, {
     urls: services.urls,
     keyRing: services.keyRing,

@@ -4,7 +4,7 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
-import { DEMO_REDIRECT_URI, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
+import { SANDBOX_CALLBACK_PATH, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
 import { openRuntime } from '../compose/runtime.js';
 import { composeServices, type Services } from '../compose/services.js';
 import { startHourlyPurge, type HourlyPurge } from '../compose/hourly-purge.js';
@@ -19,6 +19,8 @@ export interface StartOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Create (or refresh) the sandbox demo client and print its credentials. */
   readonly seedDemo?: boolean;
+  /** The demo client's redirect URI; default the sandbox's callback page (`{auth URL}/sandbox/callback`). */
+  readonly demoRedirectUri?: string;
   readonly clock?: Clock;
   /** Where start-up notes (demo credentials) are written; default stdout. */
   readonly print?: (text: string) => void;
@@ -53,13 +55,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let services: Services | undefined;
+  let app: FastifyInstance | undefined;
   let metricsServer: FastifyInstance | undefined;
   let purge: HourlyPurge | undefined;
   try {
     services = await composeServices(runtime, { log: logger });
     const { urls } = services;
-    const app = await buildApp({ services, logger });
-    const demo = options.seedDemo ? await seedDemo({ ...runtime, clients: storage.clients, customers: storage.customers, environment: config.environment }) : undefined;
+    app = await buildApp({ services, logger });
 
     // Before the public listener: a metrics port in use stops start-up before any request is taken.
     if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.host, config.metricsPort);
@@ -69,6 +71,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const address = `http://${host}:${bound.port}`;
     urls.authUrl ||= address;
     urls.baseUrl ||= urls.authUrl;
+    // Once the auth URL is known: the demo client's redirect URI is the sandbox's callback page on it.
+    const demo = options.seedDemo
+      ? await seedDemo(options.demoRedirectUri ?? `${urls.authUrl}${SANDBOX_CALLBACK_PATH}`, {
+          ...runtime,
+          clients: storage.clients,
+          customers: storage.customers,
+          environment: config.environment,
+        })
+      : undefined;
 
     logger.info({ environment: config.environment, address, authUrl: urls.authUrl, engine: storage.engine }, 'Connect is listening');
     purge = startHourlyPurge({
@@ -80,21 +91,23 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     });
     if (demo) print(demoBanner(demo, urls.authUrl));
 
+    const running = app;
     return {
-      app,
+      app: running,
       config,
       urls,
       address,
       demo,
       async close() {
         await purge?.stop();
-        await app.close();
+        await running.close();
         await metricsServer?.close();
         await services?.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await app?.close().catch(() => {});
     await metricsServer?.close();
     await purge?.stop();
     await services?.close();
@@ -104,15 +117,17 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 function demoBanner(demo: DemoCredentials, authUrl: string): string {
+  const link = `${authUrl}/authorize?response_type=code&client_id=${demo.clientId}&redirect_uri=${encodeURIComponent(demo.redirectUri)}&state=demo`;
   return [
     '',
     `Connect sandbox is running at ${authUrl}`,
     '',
-    `Demo client ${demo.created ? 'created' : '(existing; a new secret is issued at every seeded start)'}:`,
+    `Demo client ${demo.created ? 'created' : ''}(its ID and secret stay the same for this data folder):`,
     `  client ID:     ${demo.clientId}`,
     `  client secret: ${demo.clientSecret}`,
+    `  redirect URI:  ${demo.redirectUri}`,
     '',
-    'Demo customer (a new PIN at every seeded start):',
+    'Demo customer (the same PIN for this data folder):',
     `  mobile:        ${demo.customer.mobile}`,
     `  PIN:           ${demo.customer.pin}`,
     `  profile ID:    ${demo.customer.profileId}`,
@@ -122,9 +137,10 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
     '',
     `Verify it against ${authUrl}/.well-known/jwks.json`,
     '',
-    'Link the demo customer: open this in a browser (one-time PINs appear at',
-    `${authUrl}/sandbox/messages?to=${encodeURIComponent(demo.customer.mobile)}):`,
-    `  ${authUrl}/authorize?response_type=code&client_id=${demo.clientId}&redirect_uri=${encodeURIComponent(DEMO_REDIRECT_URI)}&state=demo`,
+    'Link the demo customer: open this login link in a browser. The one-time PIN',
+    `is at ${authUrl}/sandbox/messages?to=${encodeURIComponent(demo.customer.mobile)};`,
+    'the page you land on shows the code and the command that exchanges it.',
+    `  ${link}`,
     '',
   ].join('\n');
 }

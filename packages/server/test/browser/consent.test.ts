@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
-import { DEMO_CLIENT_NAME, DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
+import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
 
 /*
@@ -19,7 +19,7 @@ import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
  * browser's requests there are answered by Playwright, not a server.
  */
 
-const CLIENT_A_ORIGIN = new URL(DEMO_REDIRECT_URI).origin;
+const CLIENT_A_ORIGIN = new URL(DEMO_SHOP_REDIRECT_URI).origin;
 /** Client B's registered name: an ampersand, so the page must escape it. */
 const CLIENT_B_NAME = 'Bayside Rewards & Co.';
 const CLIENT_B_REDIRECT_URI = 'http://127.0.0.1:4001/callback';
@@ -80,7 +80,7 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     for (const customer of Object.values(CUSTOMERS)) {
       await cli(env, ['customers', 'create', '--mobile', customer.mobile, '--pin', customer.pin]);
     }
-    server = await startServer({ env, seedDemo: true, print: () => {} });
+    server = await startServer({ env, seedDemo: true, demoRedirectUri: DEMO_SHOP_REDIRECT_URI, print: () => {} });
     browser = await launchChromium();
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 30_000);
@@ -193,7 +193,7 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     const { demo } = running();
     const { page } = consumer;
     const state = randomBytes(12).toString('base64url');
-    await consumer.start(CLIENT_A_ORIGIN, authorizeParams(demo.clientId, DEMO_REDIRECT_URI, pkce().challenge, state));
+    await consumer.start(CLIENT_A_ORIGIN, authorizeParams(demo.clientId, DEMO_SHOP_REDIRECT_URI, pkce().challenge, state));
     await page.waitForURL((url) => url.pathname === '/login');
     await expect(page.locator('main').innerText()).resolves.toContain(`${DEMO_CLIENT_NAME} wants to link your account`);
     if (screenshot) await takeScreenshot(page, screenshot.name, screenshot.context);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
-import { DEMO_CLIENT_NAME, DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
+import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
 
 /*
@@ -15,7 +15,7 @@ import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
  * the browser's requests there are answered by Playwright, not a server.
  */
 
-const CONSUMER_ORIGIN = new URL(DEMO_REDIRECT_URI).origin;
+const CONSUMER_ORIGIN = new URL(DEMO_SHOP_REDIRECT_URI).origin;
 const UNREGISTERED_MOBILE = '+639171234568';
 const STEP_TIMEOUT_MS = 5_000;
 
@@ -30,6 +30,7 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     server = await startServer({
       env: { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent' },
       seedDemo: true,
+      demoRedirectUri: DEMO_SHOP_REDIRECT_URI,
       print: () => {},
     });
     browser = await launchChromium();
@@ -97,7 +98,7 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     return {
       response_type: 'code',
       client_id: demo.clientId,
-      redirect_uri: DEMO_REDIRECT_URI,
+      redirect_uri: DEMO_SHOP_REDIRECT_URI,
       state,
       code_challenge: challenge,
       code_challenge_method: 'S256',
@@ -128,7 +129,7 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
         authorization: `Basic ${Buffer.from(`${enc(demo.clientId)}:${enc(demo.clientSecret)}`).toString('base64')}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: DEMO_REDIRECT_URI, code_verifier: verifier }).toString(),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: DEMO_SHOP_REDIRECT_URI, code_verifier: verifier }).toString(),
       signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
     });
     const body = (await res.json()) as Record<string, unknown>;

@@ -303,7 +303,7 @@ describe('connect-auth serve: SIGTERM', () => {
     await stuck.closed;
   });
 
-  it('CONNECT_SHUTDOWN_GRACE must be a whole number of seconds from 1 to 3600', { timeout: 15_000 }, async () => {
+  it('CONNECT_SHUTDOWN_GRACE must be a whole number of seconds from 1 to 3600', { timeout: 40_000 }, async () => {
     for (const value of ['0', '3601', '1.5', 'ten', '-1']) {
       const dataDir = tempDir();
       const run = spawnCli(['serve'], { CONNECT_DATA_DIR: dataDir, PORT: '0', CONNECT_SHUTDOWN_GRACE: value }, dataDir);
@@ -356,32 +356,32 @@ describe('connect-auth serve --seed-demo', () => {
     expect(server.stderr()).not.toContain(token);
   });
 
-  it('a second seeded start on the same data prints a new secret for the same client; the old one stops working', { timeout: 30_000 }, async () => {
+  it('a second seeded start on the same data prints the same client, secret and PIN; a saved configuration keeps working', { timeout: 30_000 }, async () => {
     const dataDir = tempDir();
     const first = await serveSeeded(dataDir);
     const firstToken = (await runCurlLine(first.banner)).access_token as string;
     await stopCleanly(first.server);
 
     const second = await serveSeeded(dataDir);
-    expect(second.server.stdout()).toMatch(/Demo client \(existing/);
+    expect(second.server.stdout()).toMatch(/its ID and secret stay the same for this data folder/);
     expect(second.banner.clientId).toBe(first.banner.clientId);
-    expect(second.banner.clientSecret).not.toBe(first.banner.clientSecret);
+    expect(second.banner.clientSecret).toBe(first.banner.clientSecret);
+    expect(/PIN:\s+(\d+)/.exec(second.server.stdout())?.[1]).toBe(/PIN:\s+(\d+)/.exec(first.server.stdout())?.[1]);
 
-    const old = await requestToken(second.banner.url, first.banner.clientId, first.banner.clientSecret);
-    expect(old.status).toBe(401);
-    expect(await old.json()).toMatchObject({ error: 'invalid_client' });
-    const fresh = await requestToken(second.banner.url, second.banner.clientId, second.banner.clientSecret);
-    expect(fresh.status).toBe(200);
+    const saved = await requestToken(second.banner.url, first.banner.clientId, first.banner.clientSecret);
+    expect(saved.status).toBe(200);
+
+    // Another data folder (another master key): other credentials.
+    const elsewhere = await serveSeeded(tempDir());
+    expect(elsewhere.banner.clientSecret).not.toBe(first.banner.clientSecret);
+    await stopCleanly(elsewhere.server);
 
     // The signing key survived the restart: the first run's token still verifies.
     const jwks = (await (await fetch(`${second.banner.url}/.well-known/jwks.json`)).json()) as Parameters<typeof createLocalJWKSet>[0];
     await expect(jwtVerify(firstToken, createLocalJWKSet(jwks), { issuer: first.banner.url, typ: 'at+jwt' })).resolves.toBeDefined();
 
     await stopCleanly(second.server);
-    for (const { raw } of logLines(second.server.stdout())) {
-      expect(raw).not.toContain(first.banner.clientSecret);
-      expect(raw).not.toContain(second.banner.clientSecret);
-    }
+    for (const { raw } of logLines(second.server.stdout())) expect(raw).not.toContain(first.banner.clientSecret);
   });
 });
 

@@ -51,7 +51,20 @@ export function runProcess(setting: ProcessSetting, args: readonly string[], ext
 
 /** Starts `connect-auth serve` on the data folder; resolves with its address once it listens. Killed when the test ends. */
 export async function serve(setting: ProcessSetting, extraEnv: Record<string, string> = {}): Promise<string> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  return (await startServe(setting, extraEnv)).address;
+}
+
+/** A running `connect-auth serve`: its address, what it printed so far, and a way to stop it. */
+export interface ServeProcess {
+  readonly address: string;
+  stdout(): string;
+  /** Stops it with SIGTERM and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `connect-auth serve ...args` on the data folder; resolves once it listens. Killed when the test ends. */
+export async function startServe(setting: ProcessSetting, extraEnv: Record<string, string> = {}, args: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
     cwd: setting.cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...setting.env, PORT: '0', CONNECT_TRUST_PROXY: 'true', CONNECT_LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,7 +85,16 @@ export async function serve(setting: ProcessSetting, extraEnv: Record<string, st
   const deadline = performance.now() + 15_000;
   for (;;) {
     const address = /"msg":"Connect is listening"/.test(stdout) ? /"address":"(http:\/\/[^"]+)"/.exec(stdout)?.[1] : undefined;
-    if (address) return address;
+    if (address) {
+      return {
+        address,
+        stdout: () => stdout,
+        async stop() {
+          if (!exited) child.kill('SIGTERM');
+          await closed;
+        },
+      };
+    }
     if (exited) throw new Error(`connect-auth serve exited before listening; stderr: ${stderr}`);
     if (performance.now() > deadline) throw new Error(`connect-auth serve did not listen within 15 s; stdout: ${stdout}`);
     await delay(25);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_REDIRECT_URI } from '../../src/demo/seed-demo.js';
+import { DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../src/compose/resource-server.js';
 import { InvalidToken } from '../../src/core/errors.js';
@@ -28,7 +28,7 @@ describe('openCustomerAccessCheck', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'connect-rs-'));
-    server = await startServer({ env: env(), seedDemo: true, print: () => {}, clock });
+    server = await startServer({ env: env(), seedDemo: true, demoRedirectUri: DEMO_SHOP_REDIRECT_URI, print: () => {}, clock });
     check = await openCustomerAccessCheck(env(), clock);
   });
 
@@ -44,10 +44,10 @@ describe('openCustomerAccessCheck', () => {
     const browser = new Browser(server.app);
     const callback = await logIn(
       browser,
-      { response_type: 'code', client_id: demo.clientId, redirect_uri: DEMO_REDIRECT_URI, state: 's' },
+      { response_type: 'code', client_id: demo.clientId, redirect_uri: DEMO_SHOP_REDIRECT_URI, state: 's' },
       { mobile: demo.customer.mobile, pin: demo.customer.pin },
     );
-    const tokens = (await exchangeCode(server.app, client, { code: callback.get('code')!, redirect_uri: DEMO_REDIRECT_URI })).json<{
+    const tokens = (await exchangeCode(server.app, client, { code: callback.get('code')!, redirect_uri: DEMO_SHOP_REDIRECT_URI })).json<{
       access_token: string;
       refresh_token: string;
     }>();

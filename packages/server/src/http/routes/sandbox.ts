@@ -1,15 +1,41 @@
 import type { FastifyInstance } from 'fastify';
+import type { Client } from '../../core/clients/client.js';
+import type { Clock } from '../../core/clock.js';
 import { parseMobile } from '../../core/customers/mobile.js';
 import { InvalidRequest } from '../../core/errors.js';
+import { hashCode } from '../../core/journey/code.js';
+import type { AuthorizationCodeStore } from '../../core/journey/stores.js';
 import type { SmsOutboxStore } from '../../core/sms/outbox-store.js';
+import type { PublicUrls } from '../../core/tokens/public-urls.js';
+import { DEMO_CLIENT_NAME, demoClientSecret } from '../../demo/seed-demo.js';
+import { sendPage } from '../plugins/hosted-pages.js';
+import { sandboxCallbackPage } from '../views/sandbox-callback.js';
+
+/** What the sandbox's routes read. */
+export interface SandboxRouteDeps {
+  readonly outbox: SmsOutboxStore;
+  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode'>;
+  findClient(id: string): Promise<Client | undefined>;
+  readonly urls: PublicUrls;
+  /** `Runtime.demoKey`: the demo client's secret is shown in its exchange command. */
+  readonly demoKey: Uint8Array;
+  readonly codeSeconds: number;
+  readonly clock: Clock;
+}
+
+/** The parameters a redirect back to a client can carry, in the order the page lists them. */
+const CALLBACK_PARAMETERS = ['code', 'state', 'userId', 'profileId', 'iss', 'error', 'error_description'] as const;
 
 /**
- * `GET /sandbox/messages?to=<E164>` (docs/operator-guide.md, "One server,
- * one environment"): the sandbox SMS outbox,
- * newest first. Registered in the sandbox only; production has no
- * `/sandbox/*` routes.
+ * The sandbox's own routes (docs/operator-guide.md, "One server, one
+ * environment"); production has no `/sandbox/*` routes.
+ *
+ * - `GET /sandbox/messages?to=<E164>`: the SMS outbox, newest first.
+ * - `GET /sandbox/callback`: a page that shows what a redirect back to a
+ *   client brought and, for a code, the command that exchanges it
+ *   (docs/consumer-guide.md, "Try it in the sandbox").
  */
-export async function sandboxRoutes(app: FastifyInstance, deps: { outbox: SmsOutboxStore }): Promise<void> {
+export async function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps): Promise<void> {
   app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sandbox/messages', async (request, reply) => {
     const to = request.query.to;
     const mobile = typeof to === 'string' ? parseMobile(to) : undefined;
@@ -20,4 +46,55 @@ export async function sandboxRoutes(app: FastifyInstance, deps: { outbox: SmsOut
       messages: messages.map((m) => ({ to: m.to, body: m.body, sentAt: new Date(m.sentAt * 1000).toISOString() })),
     };
   });
+
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/sandbox/callback', { config: { html: true } }, async (request, reply) => {
+    const first = (name: string): string | undefined => {
+      const value = request.query[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const received = CALLBACK_PARAMETERS.flatMap((name) => {
+      const value = first(name);
+      return value === undefined ? [] : [[name, value] as const];
+    });
+    const error = first('error');
+    const code = error === undefined ? first('code') : undefined;
+    const exchange = code === undefined ? undefined : await exchangeCommand(code, deps);
+    return sendPage(
+      reply,
+      200,
+      sandboxCallbackPage({ received, error, code, command: exchange?.command, codeProblem: exchange?.problem, codeSeconds: deps.codeSeconds }),
+    );
+  });
+}
+
+/**
+ * The `curl` command that exchanges `code` at the token endpoint, with the
+ * client's ID and registered redirect URI, and the demo client's secret
+ * (a sandbox credential `npm start` prints anyway); any other client's
+ * secret is left for the developer to fill in.
+ */
+async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ command?: string; problem?: string }> {
+  const now = deps.clock.nowSeconds();
+  const record = /^[A-Za-z0-9_-]{43}$/.test(code) ? await deps.codes.findAuthorizationCode(hashCode(code)) : undefined;
+  if (!record) return { problem: 'Connect does not know this code: it was mistyped, or it expired and was deleted.' };
+  if (record.consumedAt !== null || record.expiresAt <= now) return { problem: 'This code was exchanged already or has expired: start a new sign-in for a new one.' };
+  const client = await deps.findClient(record.clientId);
+  const secret = client?.name === DEMO_CLIENT_NAME ? demoClientSecret(deps) : '$CLIENT_SECRET';
+  const credentials = secret.startsWith('$') ? `"${record.clientId}:${secret}"` : shellQuote(`${record.clientId}:${secret}`);
+  const parts = [
+    'curl -s',
+    `-u ${credentials}`,
+    '-d grant_type=authorization_code',
+    `--data-urlencode ${shellQuote(`code=${code}`)}`,
+    `--data-urlencode ${shellQuote(`redirect_uri=${record.redirectUri}`)}`,
+    // The verifier is the client's own secret; the page cannot know it.
+    ...(record.codeChallenge === null ? [] : ['--data-urlencode "code_verifier=$CODE_VERIFIER"']),
+    shellQuote(`${deps.urls.authUrl}/token`),
+  ];
+  return { command: parts.join(' ') };
+}
+
+/** `value` as one POSIX shell word. */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
