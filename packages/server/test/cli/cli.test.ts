@@ -139,7 +139,7 @@ describe('clients create', () => {
     ['javascript:alert(1)', /redirect URI/],
     ['/callback', /absolute/],
     ['shop.example/callback', /absolute/],
-    ['https://user:pw@shop.example/callback', /credentials/],
+    ['https://user:pw@shop.example/callback', /user info/],
   ])('refuses the redirect URI %s and creates nothing', async (redirectUri, reason) => {
     const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', redirectUri, '--json']), 'non-zero');
     expect(line).toMatch(/redirect URI/);
@@ -313,6 +313,50 @@ describe('clients update', () => {
   it('fails for an unknown client', async () => {
     expectFailure(await cli(['clients', 'update', 'cid_sandbox_nope', '--grants', 'client_credentials']), 1);
   });
+});
+
+describe('redirect URI rules at the command line', () => {
+  const REFUSED: ReadonlyArray<readonly [string, RegExp]> = [
+    ['https:///evil.example/cb', /^connect-auth: redirect URI must have a host: https:\/\/host\/path\n$/],
+    ['https://shop.example\\@evil.example/cb', /^connect-auth: redirect URI must not contain a backslash\n$/],
+    ['https://shop.example/c\tb', /^connect-auth: redirect URI must not contain control characters/],
+    ['https://shop.example/cb\n', /^connect-auth: redirect URI must not contain control characters/],
+    ['https://shop.example/a b', /^connect-auth: redirect URI must not contain spaces or other whitespace\n$/],
+    ['https://shop.example/c\u200bb', /^connect-auth: redirect URI must not contain invisible formatting characters/],
+    ['https://user@shop.example/cb', /^connect-auth: redirect URI must not contain user info/],
+    ['http://shop.example/cb', /^connect-auth: redirect URI may use http:\/\/ only on localhost, 127\.0\.0\.1 or \[::1\] \(sandbox\)/],
+    ['https://Shöp.Example/cb', /^connect-auth: redirect URI must be written in its standard form, https:\/\/xn--shp-tna\.example\/cb \(.*\): register that form\n$/],
+    ['https://shop.example/x/%2e%2e/cb', /standard form, https:\/\/shop\.example\/cb /],
+    ['https://shop.example:443/cb', /standard form, https:\/\/shop\.example\/cb /],
+    ['myapp:/cb', /^connect-auth: redirect URI must use https:\/\/ \(or, in the sandbox, http:\/\/localhost/],
+  ];
+
+  it.each(REFUSED)('clients create refuses %j with one line, exits non-zero and creates nothing', async (uri, message) => {
+    for (const json of [[], ['--json']]) {
+      const run = await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri, ...json]);
+      expect(expectFailure(run, 1)).toMatch(message);
+    }
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it.each(REFUSED)('clients update refuses %j with one line, exits non-zero and changes nothing', async (uri, message) => {
+    const created = await createClient();
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    expect(expectFailure(await cli(['clients', 'update', created.clientId, '--redirect-uri', uri]), 1)).toMatch(message);
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it.each(['http://localhost:8080/cb', 'http://[::1]:4000/callback', 'com.shop.app:/oauth/callback', 'https://xn--shp-tna.example/cb'])(
+    'clients create and update store %j exactly as typed',
+    async (uri) => {
+      const created = await cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri]);
+      expect(created.redirectUri).toBe(uri);
+      const other = await createClient();
+      expect((await cliJson<ClientView>(['clients', 'update', other.clientId, '--redirect-uri', uri])).redirectUri).toBe(uri);
+      expect((await cliJson<ClientView>(['clients', 'show', other.clientId])).redirectUri).toBe(uri);
+    },
+  );
 });
 
 describe('clients disable, enable, rotate-secret', () => {
@@ -557,6 +601,16 @@ describe('environments', () => {
   it('production refuses a plain http:// redirect URI on a public host', async () => {
     const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', 'http://shop.example/cb'], production()), 'non-zero');
     expect(line).toMatch(/https/);
+  });
+
+  it('production refuses http:// on a loopback host too, which the sandbox accepts', async () => {
+    for (const uri of ['http://127.0.0.1:4000/callback', 'http://localhost/cb', 'http://[::1]/cb']) {
+      const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri], production()), 1);
+      expect(line).toBe('connect-auth: redirect URI must use https:// in production\n');
+    }
+    expect((await cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme', '--redirect-uri', 'http://127.0.0.1:4000/callback'])).redirectUri).toBe(
+      'http://127.0.0.1:4000/callback',
+    );
   });
 
   it('every command stops on bad production configuration with one line naming the variable', async () => {
