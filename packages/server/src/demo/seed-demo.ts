@@ -1,4 +1,4 @@
-import { registerClient, rotateClientSecret, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
+import { registerClient, registerResourceServer, rotateClientSecret, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
 import { randomInt } from 'node:crypto';
 import { createCustomer } from '../core/customers/manage-customers.js';
 import { hashPin } from '../core/customers/pin.js';
@@ -7,6 +7,9 @@ import type { CustomerStore } from '../core/customers/customer-store.js';
 
 /** The name the sandbox demo client is registered under. */
 export const DEMO_CLIENT_NAME = 'Connect Demo Shop';
+
+/** The name the sandbox demo resource server (the example platform API) is registered under. */
+export const DEMO_RESOURCE_SERVER_NAME = 'Connect Demo Platform API';
 
 /** Where the demo client sends customers back to (the example consumer's address). */
 export const DEMO_REDIRECT_URI = 'http://127.0.0.1:4000/callback';
@@ -20,6 +23,8 @@ export interface DemoCredentials {
   readonly clientSecret: string;
   readonly created: boolean;
   readonly customer: { readonly profileId: string; readonly mobile: string; readonly pin: string };
+  /** A resource server for the example platform API: it checks customer tokens at `/introspect` and obtains none. */
+  readonly resourceServer: { readonly clientId: string; readonly clientSecret: string };
 }
 
 /**
@@ -31,7 +36,8 @@ export async function seedDemo(deps: ClientAdminDeps & { clients: ClientStore; c
   if (deps.environment !== 'sandbox') throw new Error('demo data is for the sandbox only');
   const customer = await seedDemoCustomer(deps);
   const client = await seedDemoClient(deps);
-  return { ...client, customer };
+  const resourceServer = await seedDemoResourceServer(deps);
+  return { ...client, customer, resourceServer };
 }
 
 /**
@@ -50,8 +56,8 @@ async function seedDemoCustomer(deps: { customers: CustomerStore; clock: ClientA
   return { profileId: customer.profileId, mobile: DEMO_MOBILE, pin };
 }
 
-async function seedDemoClient(deps: ClientAdminDeps & { clients: ClientStore }): Promise<Omit<DemoCredentials, 'customer'>> {
-  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME);
+async function seedDemoClient(deps: ClientAdminDeps & { clients: ClientStore }): Promise<Omit<DemoCredentials, 'customer' | 'resourceServer'>> {
+  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME && c.kind === 'consumer');
   const grants = ['client_credentials', 'authorization_code', 'refresh_token'];
   if (!existing) {
     const { client, clientSecret } = await registerClient({ name: DEMO_CLIENT_NAME, redirectUri: DEMO_REDIRECT_URI, grants }, deps);
@@ -63,4 +69,18 @@ async function seedDemoClient(deps: ClientAdminDeps & { clients: ClientStore }):
   await updateClientSettings(existing.id, { redirectUri: DEMO_REDIRECT_URI, grants }, deps);
   const { clientSecret } = await rotateClientSecret(existing.id, 0, deps);
   return { clientId: existing.id, clientSecret, created: false };
+}
+
+/** The demo resource server, created when missing, with a fresh secret at every seeded start (as the demo client). */
+async function seedDemoResourceServer(deps: ClientAdminDeps & { clients: ClientStore }): Promise<DemoCredentials['resourceServer']> {
+  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_RESOURCE_SERVER_NAME && c.kind === 'resource_server');
+  if (!existing) {
+    const { client, clientSecret } = await registerResourceServer({ name: DEMO_RESOURCE_SERVER_NAME }, deps);
+    return { clientId: client.id, clientSecret };
+  }
+  if (existing.status !== 'active') {
+    await deps.clients.updateClient(existing.id, { status: 'active' }, deps.clock.nowSeconds());
+  }
+  const { clientSecret } = await rotateClientSecret(existing.id, 0, deps);
+  return { clientId: existing.id, clientSecret };
 }

@@ -126,6 +126,11 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
     `${authUrl}/sandbox/messages?to=${encodeURIComponent(demo.customer.mobile)}):`,
     `  ${authUrl}/authorize?response_type=code&client_id=${demo.clientId}&redirect_uri=${encodeURIComponent(DEMO_REDIRECT_URI)}&state=demo`,
     '',
+    'Demo platform API, a resource server (it checks tokens at /introspect and can obtain none;',
+    'docs/resource-servers.md):',
+    `  ID:            ${demo.resourceServer.clientId}`,
+    `  secret:        ${demo.resourceServer.clientSecret}`,
+    '',
   ].join('\n');
 }
 

@@ -54,9 +54,40 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
     id: generateClientId(deps.environment),
     name: validateName(input.name),
     secretHash: deps.hasher.hash(clientSecret),
+    kind: 'consumer',
     redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
     grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
     requirePkce: input.requirePkce ?? false,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
+    tokensEndedAt: null,
+  };
+  await deps.clients.insertClient(client);
+  return { client, clientSecret };
+}
+
+/**
+ * Registers a resource server: one of the platform's APIs, which checks
+ * tokens at `/introspect` (docs/resource-servers.md). It gets an ID and a
+ * secret like any client, but no grant and no redirect URI, so its
+ * credentials obtain no token; they hold no key material either.
+ *
+ * @throws ClientValidationError on a bad name.
+ */
+export async function registerResourceServer(input: { readonly name: string }, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  const now = deps.clock.nowSeconds();
+  const clientSecret = generateClientSecret(deps.environment);
+  const client: Client = {
+    id: generateClientId(deps.environment),
+    name: validateName(input.name),
+    secretHash: deps.hasher.hash(clientSecret),
+    kind: 'resource_server',
+    redirectUri: null,
+    grants: [],
+    requirePkce: false,
     status: 'active',
     createdAt: now,
     updatedAt: now,
@@ -93,12 +124,22 @@ export async function rotateClientSecret(id: string, graceSeconds: number, deps:
   return { client, clientSecret };
 }
 
-/** Changes a client's redirect URI and/or grants, validated as at registration. */
+/**
+ * Changes a client's redirect URI and/or grants, validated as at
+ * registration. A resource server has neither, and keeps it that way.
+ *
+ * @throws NotFound when there is no such client.
+ */
 export async function updateClientSettings(
   id: string,
   changes: { redirectUri?: string | undefined; grants?: readonly string[] | undefined; requirePkce?: boolean | undefined },
   deps: ClientAdminDeps,
 ): Promise<Client> {
+  const current = await deps.clients.findClient(id);
+  if (!current) throw new NotFound(`no client ${id}`);
+  if (current.kind === 'resource_server') {
+    throw new ClientValidationError('a resource server has no redirect URI, grants or PKCE setting: it obtains no token (register a client for that)');
+  }
   const patch: ClientPatch = {};
   if (changes.redirectUri !== undefined) patch.redirectUri = validateRedirectUri(changes.redirectUri, deps.environment);
   if (changes.grants !== undefined) patch.grants = validateGrants(changes.grants);

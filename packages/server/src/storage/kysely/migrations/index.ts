@@ -10,6 +10,7 @@ import * as changeSignals from './2026-11-25T12-20-change-signals.js';
 import * as auditRequestId from './2026-11-25T14-00-audit-request-id.js';
 import * as retention from './2026-11-25T14-10-retention.js';
 import * as revocationSignals from './2026-11-25T16-00-revocation-signals.js';
+import * as resourceServers from './2026-11-26T10-00-resource-servers.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T14-00-audit-request-id': auditRequestId,
   '2026-11-25T14-10-retention': retention,
   '2026-11-25T16-00-revocation-signals': revocationSignals,
+  '2026-11-26T10-00-resource-servers': resourceServers,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
