@@ -22,6 +22,12 @@ export interface ConsumerAppOptions {
   readonly refreshVia?: RefreshEndpoint;
   /** The clock the SDK decides expiry with; default the system clock. */
   readonly clock?: Clock;
+  /**
+   * The platform API the account page calls with the customer's token: the
+   * example resource server of `platform-api.ts`. Default: Connect's own
+   * example endpoint, `{base_url}/customer/profile`.
+   */
+  readonly profileUrl?: string;
 }
 
 /** The shop: a request handler for node:http, and the SDK manager it uses. */
@@ -35,12 +41,13 @@ export interface ConsumerApp {
 /**
  * A small merchant web app built only on `@connect-auth/client`: "Link my
  * account" starts the authorization (state and PKCE verifier kept in a
- * server-side session), `/callback` completes it, and `/account` calls the
- * platform's example API `GET {base_url}/customer/profile` with the
- * customer's access token and offers "Refresh now".
+ * server-side session), `/callback` completes it, and `/account` calls a
+ * platform API (`profileUrl`) with the customer's access token and offers
+ * "Refresh now".
  */
 export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
   const baseUrl = (options.connect.baseUrl ?? options.connect.authUrl).replace(/\/+$/, '');
+  const profileUrl = options.profileUrl ?? `${baseUrl}/customer/profile`;
   const manager = new CustomerTokenManager({
     ...options.connect,
     redirectUri: options.redirectUri,
@@ -96,7 +103,7 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
     const view: AccountView = {
       linked: session.linked,
       token: summary(tokens),
-      profile: await callProfile(baseUrl, tokens.accessToken),
+      profile: await callProfile(profileUrl, tokens.accessToken),
       lastRefresh: session.lastRefresh,
     };
     return html(response, 200, accountPage(view));
@@ -154,10 +161,10 @@ export async function startConsumerApp(
   };
 }
 
-/** The platform's example protected API, called with the customer's access token. */
-async function callProfile(baseUrl: string, accessToken: string): Promise<AccountView['profile']> {
+/** The platform's protected profile API, called with the customer's access token. */
+async function callProfile(profileUrl: string, accessToken: string): Promise<AccountView['profile']> {
   try {
-    const response = await fetch(`${baseUrl}/customer/profile`, {
+    const response = await fetch(profileUrl, {
       headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
       signal: AbortSignal.timeout(5000),
     });

@@ -47,7 +47,7 @@ export function accountPage(view: AccountView): string {
 <dt>Profile ID</dt><dd id="profile-id">${escapeHtml(view.linked.profileId)}</dd>
 <dt>Access token</dt><dd><code id="token-id">${escapeHtml(view.token.fingerprint)}</code>, expiring ${time(view.token.expiresAt)}</dd>
 </dl>
-<h2>GET /customer/profile with the customer's token</h2>
+<h2>The platform's profile API, called with the customer's token</h2>
 ${profile}
 ${refresh}
 <form method="post" action="/refresh"><button type="submit">Refresh now</button></form>

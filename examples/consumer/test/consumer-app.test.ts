@@ -8,14 +8,16 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserTestsRun, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
 import { createConsumerApp } from '../src/consumer-app.js';
+import { startPlatformApi } from '../src/platform-api.js';
 
 /*
  * The demo shop in Debian's Chromium (playwright-core), against a real
  * Connect server: Link my account → Connect's login page → mobile + PIN →
  * the one-time PIN from the sandbox outbox → back at the shop with userId,
- * profileId and the profile API's answer → Refresh now shows a new token.
- * Both listen on free ports; the shop's client is registered with its
- * actual redirect URI.
+ * profileId and the answer of the example platform API (a resource server
+ * checking the token at /introspect) → Refresh now shows a new token. All
+ * listen on free ports; the shop's client is registered with its actual
+ * redirect URI.
  */
 
 const STEP_TIMEOUT_MS = 10_000;
@@ -24,7 +26,9 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
   let dataDir: string | undefined;
   let connect: RunningServer | undefined;
   let shop: Server | undefined;
+  let api: Awaited<ReturnType<typeof startPlatformApi>> | undefined;
   let shopUrl = '';
+  let shopClientId = '';
   let browser: Browser | undefined;
 
   beforeAll(async () => {
@@ -43,9 +47,20 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
     );
     expect(status).toBe(0);
     const client = JSON.parse(out) as { clientId: string; clientSecret: string };
+    shopClientId = client.clientId;
+    out = '';
+    const registered = await runCli(['clients', 'create', '--name', 'Platform API (test)', '--resource-server', '--json'], {
+      env: { ...env, CONNECT_AUTH_URL: connect.urls.authUrl },
+      stdout: (text) => void (out += text),
+      stderr: () => {},
+    });
+    expect(registered).toBe(0);
+    const resourceServer = JSON.parse(out) as { clientId: string; clientSecret: string };
+    api = await startPlatformApi({ connect: { authUrl: connect.urls.authUrl, ...resourceServer }, port: 0 });
     const app = createConsumerApp({
       connect: { authUrl: connect.urls.authUrl, baseUrl: connect.urls.baseUrl, clientId: client.clientId, clientSecret: client.clientSecret },
       redirectUri: `${shopUrl}/callback`,
+      profileUrl: `${api.url}/customer/profile`,
     });
     shop.on('request', app.handle);
 
@@ -56,6 +71,7 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
     await browser?.close().catch(() => {});
     shop?.closeAllConnections();
     await new Promise<void>((resolve) => (shop ? shop.close(() => resolve()) : resolve()));
+    await api?.close();
     await connect?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }, 20_000);
@@ -93,7 +109,7 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
       expect(await text(page, '#user-id')).toBe('+63******4567');
       expect(await text(page, '#profile-id')).toBe(customer.profileId);
       const profile = JSON.parse(await text(page, '#profile-result')) as Record<string, unknown>;
-      expect(profile).toMatchObject({ profileId: customer.profileId, userId: '+63******4567' });
+      expect(profile).toMatchObject({ profileId: customer.profileId, clientId: shopClientId, checkedBy: 'introspection' });
       const firstToken = await text(page, '#token-id');
       expect(firstToken).toMatch(/^[\w-]{12}$/);
 

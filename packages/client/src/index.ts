@@ -9,6 +9,7 @@
  *   or {@link requestClientToken} (one request).
  * - Linking a customer: {@link startAuthorization}, {@link parseCallback}, {@link exchangeCode}.
  * - Keeping customer tokens usable: {@link CustomerTokenManager} with a {@link TokenStore}.
+ * - Checking tokens in one of the platform's APIs (a resource server): {@link createTokenVerifier}.
  * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
  */
 export { systemClock, type Clock } from './clock.js';
@@ -30,6 +31,19 @@ export type { CustomerTokens } from './customer-tokens.js';
 export { refreshCustomerToken, type RefreshEndpoint, type RefreshOptions } from './refresh-customer-token.js';
 export { revokeToken } from './revoke-token.js';
 export { MemoryTokenStore, type TokenStore } from './token-store.js';
+export {
+  bearerToken,
+  createTokenVerifier,
+  DEFAULT_TOKEN_CACHE_SECONDS,
+  type TokenKind,
+  type TokenVerifier,
+  type TokenVerifierOptions,
+  type VerifiedClientToken,
+  type VerifiedCustomerToken,
+  type VerifiedToken,
+  type VerifiedTokenOf,
+  type VerifyOptions,
+} from './token-verifier.js';
 export {
   CustomerTokenManager,
   type AuthorizationParams,

@@ -1,6 +1,8 @@
 // Compile-only checks of the public API (run by `npm run typecheck`); nothing here is executed.
 import {
+  bearerToken,
   ClientCredentialsProvider,
+  createTokenVerifier,
   ConnectError,
   CustomerTokenManager,
   exchangeCode,
@@ -24,6 +26,9 @@ import {
   type PendingAuthorization,
   type SdkErrorCode,
   type TokenStore,
+  type VerifiedClientToken,
+  type VerifiedCustomerToken,
+  type VerifiedToken,
 } from '../src/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -87,6 +92,33 @@ declare const tokens: CustomerTokens;
 void refreshCustomerToken(options, tokens, { via: 'token' });
 // @ts-expect-error stored tokens are read-only
 tokens.expiresAt = 0;
+
+// --- checking tokens in a resource server -----------------------------------
+const verifier = createTokenVerifier({ ...options, cacheSeconds: 1 });
+// @ts-expect-error a verifier needs no base URL: it only introspects
+void createTokenVerifier({ ...options, baseUrl: 'https://api.example' });
+const header: string | undefined = bearerToken('Bearer x.y.z');
+void header;
+void (async () => {
+  // No kind asked: either kind, narrowed by `switch (token.kind)`.
+  const any = await verifier.verify('x.y.z');
+  assertType<Equal<typeof any, VerifiedToken>>();
+  if (any.kind === 'customer') {
+    const profileId: string = any.profileId;
+    void profileId;
+  } else {
+    // @ts-expect-error a client token has no customer
+    void any.profileId;
+  }
+  const customer = await verifier.verify(header, { kind: 'customer' });
+  assertType<Equal<typeof customer, VerifiedCustomerToken>>();
+  const client = await verifier.verify('x.y.z', { kind: 'client', signal: AbortSignal.timeout(1000) });
+  assertType<Equal<typeof client, VerifiedClientToken>>();
+  // @ts-expect-error not a kind of token
+  await verifier.verify('x.y.z', { kind: 'refresh' });
+  // @ts-expect-error verified tokens are read-only
+  customer.profileId = 'x';
+})();
 
 // --- errors: a discriminated union -------------------------------------------
 assertType<Equal<ConnectErrorCode, OAuthErrorCode | SdkErrorCode>>();

@@ -25,6 +25,8 @@ export interface TestConnect {
   readonly env: Readonly<Record<string, string>>;
   /** Registers a client with `connect-auth clients create --json`. */
   createClient(options: { redirectUri: string; grants?: string; name?: string }): Promise<{ clientId: string; clientSecret: string }>;
+  /** Registers a resource server with `connect-auth clients create --resource-server --json`. */
+  createResourceServer(name?: string): Promise<{ clientId: string; clientSecret: string }>;
   /** Registers a customer with `connect-auth customers create --json`. */
   createCustomer(mobile: string, pin: string): Promise<{ profileId: string; userId: string }>;
   close(): Promise<void>;
@@ -47,7 +49,7 @@ export async function startConnect(options: { env?: Record<string, string>; cloc
   };
   let server: RunningServer;
   try {
-    server = await startServer({ env, seedDemo: true, print: () => {}, ...(options.clock ? { clock: options.clock } : {}) });
+    server = await startServer({ env, seedDemo: true, demoRedirectUri: 'http://127.0.0.1:4000/callback', print: () => {}, ...(options.clock ? { clock: options.clock } : {}) });
   } catch (error) {
     await cleanUp();
     throw error;
@@ -81,6 +83,10 @@ export async function startConnect(options: { env?: Record<string, string>; cloc
         clientId: string;
         clientSecret: string;
       };
+      return { clientId: created.clientId, clientSecret: created.clientSecret };
+    },
+    async createResourceServer(name = 'SDK Test API') {
+      const created = (await cli(['clients', 'create', '--name', name, '--resource-server'])) as { clientId: string; clientSecret: string };
       return { clientId: created.clientId, clientSecret: created.clientSecret };
     },
     async createCustomer(mobile, pin) {

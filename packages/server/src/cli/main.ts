@@ -32,6 +32,9 @@ Commands:
   migrate                           apply database migrations and exit
   clients create --name N --redirect-uri URL [--grants G1,G2] [--require-pkce]
                                     register an API consumer; prints its secret once
+  clients create --name N --resource-server
+                                    register one of the platform's APIs: it checks every
+                                    access token at /introspect and can obtain none
   clients list                      list clients
   clients show ID                   show one client
   clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
@@ -93,6 +96,7 @@ const OPTIONS = {
   grants: { type: 'string' },
   'require-pkce': { type: 'boolean' },
   'no-require-pkce': { type: 'boolean' },
+  'resource-server': { type: 'boolean' },
   mobile: { type: 'string' },
   pin: { type: 'string' },
   'recipient-email': { type: 'string' },
@@ -200,6 +204,9 @@ function resolve(
     if (given > allowed) throw new UsageError(`too many arguments for ${command}${sub ? ` ${sub}` : ''}`);
   };
   if (values.now && !(command === 'keys' && sub === 'rotate')) throw new UsageError('--now is an option of keys rotate only');
+  if (values['resource-server'] && !(command === 'clients' && sub === 'create')) {
+    throw new UsageError('--resource-server is an option of clients create only (a client cannot change its kind)');
+  }
   if (command === 'migrate') {
     noMore(0);
     return async (runtime) => ({ json: { migrated: true, engine: runtime.storage.engine }, text: `database is up to date (${runtime.storage.engine})\n` });

@@ -190,7 +190,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     journey,
     refresh,
     bearer: { ...tokens, findClient, revokedTokens },
-    tokenState: { ...tokens, tokenSessions, revokedTokens },
+    tokenState: { ...tokens, tokenSessions, revokedTokens, findClient },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },

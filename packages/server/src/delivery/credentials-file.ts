@@ -23,7 +23,10 @@ export interface CredentialsFileContent {
   readonly environment: string;
   readonly authUrl: string;
   readonly baseUrl: string;
-  readonly redirectUri: string;
+  /** `null` for a resource server, which has none. */
+  readonly redirectUri: string | null;
+  /** Only for a resource server (docs/resource-servers.md). */
+  readonly kind?: 'resource_server';
   /** ISO 8601. */
   readonly issuedAt: string;
 }
@@ -109,7 +112,9 @@ export function credentialsText(content: CredentialsFileContent): string {
     `Client secret:   ${content.clientSecret}`,
     `Auth URL:        ${content.authUrl}`,
     `Base URL:        ${content.baseUrl}`,
-    `Redirect URL:    ${content.redirectUri}`,
+    ...(content.kind === 'resource_server'
+      ? ['Kind:            resource server (it checks tokens at the auth URL\'s /introspect and obtains none)']
+      : [`Redirect URL:    ${content.redirectUri ?? '-'}`]),
     `Issued:          ${content.issuedAt}`,
     '',
     '-----BEGIN CONNECT CREDENTIALS JSON-----',

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { registerClient, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
+import { registerClient, registerResourceServer, updateClientSettings, type ClientAdminDeps } from '../core/clients/manage-clients.js';
 import { clientSecretPrefix } from '../core/clients/client.js';
 import { createCustomer } from '../core/customers/manage-customers.js';
 import { hashPin, verifyPin } from '../core/customers/pin.js';
@@ -8,6 +8,9 @@ import type { CustomerStore } from '../core/customers/customer-store.js';
 
 /** The name the sandbox demo client is registered under. */
 export const DEMO_CLIENT_NAME = 'Connect Demo Shop';
+
+/** The name the sandbox demo resource server (the example platform API) is registered under. */
+export const DEMO_RESOURCE_SERVER_NAME = 'Connect Demo Platform API';
 
 /** The path of the sandbox's callback page, where the demo client's customers come back to by default. */
 export const SANDBOX_CALLBACK_PATH = '/sandbox/callback';
@@ -25,6 +28,8 @@ export interface DemoCredentials {
   readonly redirectUri: string;
   readonly created: boolean;
   readonly customer: { readonly profileId: string; readonly mobile: string; readonly pin: string };
+  /** A resource server for the example platform API: it checks customer tokens at `/introspect` and obtains none. */
+  readonly resourceServer: { readonly clientId: string; readonly clientSecret: string };
 }
 
 /** What seeding the demo needs. */
@@ -43,13 +48,15 @@ export interface SeedDemoDeps extends ClientAdminDeps {
  * consumer's saved sandbox configuration keeps working across restarts.
  * The secret and PIN are derived from the master key, not stored in clear.
  * The client's redirect URI becomes `redirectUri` (the sandbox's callback
- * page, or the example shop's).
+ * page, or the example shop's). A demo resource server (the example
+ * platform API's credentials) is kept the same way.
  */
 export async function seedDemo(redirectUri: string, deps: SeedDemoDeps): Promise<DemoCredentials> {
   if (deps.environment !== 'sandbox') throw new Error('demo data is for the sandbox only');
   const customer = await seedDemoCustomer(deps);
   const client = await seedDemoClient(redirectUri, deps);
-  return { ...client, redirectUri, customer };
+  const resourceServer = await seedDemoResourceServer(deps);
+  return { ...client, redirectUri, customer, resourceServer };
 }
 
 /** The demo's value named `purpose`, derived from the demo key. */
@@ -67,6 +74,11 @@ export function demoClientSecret(deps: Pick<SeedDemoDeps, 'demoKey'>): string {
   return clientSecretPrefix('sandbox') + derived(deps, 'client-secret').toString('base64url');
 }
 
+/** The demo resource server's secret, derived the same way. */
+function demoResourceServerSecret(deps: Pick<SeedDemoDeps, 'demoKey'>): string {
+  return clientSecretPrefix('sandbox') + derived(deps, 'resource-server-secret').toString('base64url');
+}
+
 async function seedDemoCustomer(deps: SeedDemoDeps) {
   const pin = demoPin(deps);
   const existing = await deps.customers.findCustomerByMobile(DEMO_MOBILE);
@@ -80,11 +92,11 @@ async function seedDemoCustomer(deps: SeedDemoDeps) {
   return { profileId: customer.profileId, mobile: DEMO_MOBILE, pin };
 }
 
-async function seedDemoClient(redirectUri: string, deps: SeedDemoDeps): Promise<Omit<DemoCredentials, 'customer' | 'redirectUri'>> {
+async function seedDemoClient(redirectUri: string, deps: SeedDemoDeps): Promise<Omit<DemoCredentials, 'customer' | 'redirectUri' | 'resourceServer'>> {
   const clientSecret = demoClientSecret(deps);
   const now = deps.clock.nowSeconds();
   const grants = ['client_credentials', 'authorization_code', 'refresh_token'];
-  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME);
+  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_CLIENT_NAME && c.kind === 'consumer');
   if (!existing) {
     const { client } = await registerClient({ name: DEMO_CLIENT_NAME, redirectUri, grants }, deps);
     await deps.clients.updateClient(client.id, { secretHash: deps.hasher.hash(clientSecret) }, now);
@@ -98,4 +110,17 @@ async function seedDemoClient(redirectUri: string, deps: SeedDemoDeps): Promise<
     await deps.clients.updateClient(existing.id, { secretHash: deps.hasher.hash(clientSecret), previousSecretHash: null, previousSecretExpiresAt: null }, now);
   }
   return { clientId: existing.id, clientSecret, created: false };
+}
+
+/** The demo resource server, created when missing; its secret kept as the demo client's is. */
+async function seedDemoResourceServer(deps: SeedDemoDeps): Promise<DemoCredentials['resourceServer']> {
+  const clientSecret = demoResourceServerSecret(deps);
+  const now = deps.clock.nowSeconds();
+  const existing = (await deps.clients.listClients()).find((c) => c.name === DEMO_RESOURCE_SERVER_NAME && c.kind === 'resource_server');
+  const id = existing?.id ?? (await registerResourceServer({ name: DEMO_RESOURCE_SERVER_NAME }, deps)).client.id;
+  if (existing && existing.status !== 'active') await deps.clients.updateClient(id, { status: 'active' }, now);
+  if (!existing || !deps.hasher.verify(clientSecret, existing.secretHash) || existing.previousSecretHash !== null) {
+    await deps.clients.updateClient(id, { secretHash: deps.hasher.hash(clientSecret), previousSecretHash: null, previousSecretExpiresAt: null }, now);
+  }
+  return { clientId: id, clientSecret };
 }

@@ -142,6 +142,11 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
     'the page you land on shows the code and the command that exchanges it.',
     `  ${link}`,
     '',
+    'Demo platform API, a resource server (it checks tokens at /introspect and can obtain none;',
+    'docs/resource-servers.md):',
+    `  ID:            ${demo.resourceServer.clientId}`,
+    `  secret:        ${demo.resourceServer.clientSecret}`,
+    '',
   ].join('\n');
 }
 

@@ -43,7 +43,8 @@ interface CreatedClient {
 interface ClientView {
   clientId: string;
   name: string;
-  redirectUri: string;
+  kind: string;
+  redirectUri: string | null;
   grants: string[];
   requirePkce: boolean;
   status: string;
@@ -86,6 +87,7 @@ describe('clients create', () => {
     expect(shown).toEqual({
       clientId: created.clientId,
       name: 'Acme Shop',
+      kind: 'consumer',
       redirectUri: REDIRECT_URI,
       grants: ['client_credentials', 'authorization_code'],
       requirePkce: false,
@@ -139,7 +141,7 @@ describe('clients create', () => {
     ['javascript:alert(1)', /redirect URI/],
     ['/callback', /absolute/],
     ['shop.example/callback', /absolute/],
-    ['https://user:pw@shop.example/callback', /credentials/],
+    ['https://user:pw@shop.example/callback', /user info/],
   ])('refuses the redirect URI %s and creates nothing', async (redirectUri, reason) => {
     const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', redirectUri, '--json']), 'non-zero');
     expect(line).toMatch(/redirect URI/);
@@ -312,6 +314,157 @@ describe('clients update', () => {
 
   it('fails for an unknown client', async () => {
     expectFailure(await cli(['clients', 'update', 'cid_sandbox_nope', '--grants', 'client_credentials']), 1);
+  });
+});
+
+describe('redirect URI rules at the command line', () => {
+  const REFUSED: ReadonlyArray<readonly [string, RegExp]> = [
+    ['https:///evil.example/cb', /^connect-auth: redirect URI must have a host: https:\/\/host\/path\n$/],
+    ['https://shop.example\\@evil.example/cb', /^connect-auth: redirect URI must not contain a backslash\n$/],
+    ['https://shop.example/c\tb', /^connect-auth: redirect URI must not contain control characters/],
+    ['https://shop.example/cb\n', /^connect-auth: redirect URI must not contain control characters/],
+    ['https://shop.example/a b', /^connect-auth: redirect URI must not contain spaces or other whitespace\n$/],
+    ['https://shop.example/c\u200bb', /^connect-auth: redirect URI must not contain invisible formatting characters/],
+    ['https://user@shop.example/cb', /^connect-auth: redirect URI must not contain user info/],
+    ['http://shop.example/cb', /^connect-auth: redirect URI may use http:\/\/ only on localhost, 127\.0\.0\.1 or \[::1\] \(sandbox\)/],
+    ['https://Shöp.Example/cb', /^connect-auth: redirect URI must be written in its standard form, https:\/\/xn--shp-tna\.example\/cb \(.*\): register that form\n$/],
+    ['https://shop.example/x/%2e%2e/cb', /standard form, https:\/\/shop\.example\/cb /],
+    ['https://shop.example:443/cb', /standard form, https:\/\/shop\.example\/cb /],
+    ['myapp:/cb', /^connect-auth: redirect URI must use https:\/\/ \(or, in the sandbox, http:\/\/localhost/],
+  ];
+
+  it.each(REFUSED)('clients create refuses %j with one line, exits non-zero and creates nothing', async (uri, message) => {
+    for (const json of [[], ['--json']]) {
+      const run = await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri, ...json]);
+      expect(expectFailure(run, 1)).toMatch(message);
+    }
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it.each(REFUSED)('clients update refuses %j with one line, exits non-zero and changes nothing', async (uri, message) => {
+    const created = await createClient();
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    expect(expectFailure(await cli(['clients', 'update', created.clientId, '--redirect-uri', uri]), 1)).toMatch(message);
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it.each(['http://localhost:8080/cb', 'http://[::1]:4000/callback', 'com.shop.app:/oauth/callback', 'https://xn--shp-tna.example/cb'])(
+    'clients create and update store %j exactly as typed',
+    async (uri) => {
+      const created = await cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri]);
+      expect(created.redirectUri).toBe(uri);
+      const other = await createClient();
+      expect((await cliJson<ClientView>(['clients', 'update', other.clientId, '--redirect-uri', uri])).redirectUri).toBe(uri);
+      expect((await cliJson<ClientView>(['clients', 'show', other.clientId])).redirectUri).toBe(uri);
+    },
+  );
+});
+
+describe('clients create --resource-server', () => {
+  interface CreatedResourceServer {
+    clientId: string;
+    clientSecret: string;
+    name: string;
+    kind: string;
+    redirectUri: null;
+    grants: string[];
+    environment: string;
+  }
+
+  function createResourceServer(): Promise<CreatedResourceServer> {
+    return cliJson<CreatedResourceServer>(['clients', 'create', '--name', 'Payments API', '--resource-server']);
+  }
+
+  it('registers a resource server: its kind, no redirect URI, no grant, and the secret once', async () => {
+    const created = await createResourceServer();
+    expect(Object.keys(created).sort()).toEqual(['clientId', 'clientSecret', 'environment', 'grants', 'kind', 'name', 'redirectUri']);
+    expect(created).toMatchObject({ name: 'Payments API', kind: 'resource_server', redirectUri: null, grants: [], environment: 'sandbox' });
+    expect(created.clientId).toMatch(/^cid_sandbox_/);
+    expect(created.clientSecret).toMatch(/^csk_sandbox_[A-Za-z0-9_-]{43}$/);
+
+    const shown = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    expect(shown).toMatchObject({ kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false, status: 'active' });
+    expect(JSON.stringify(shown)).not.toContain(created.clientSecret);
+    clock.advance(1);
+    const consumer = await createClient();
+    expect((await cliJson<ClientView[]>(['clients', 'list'])).map((c) => [c.clientId, c.kind])).toEqual([
+      [created.clientId, 'resource_server'],
+      [consumer.clientId, 'consumer'],
+    ]);
+    expect((await cli(['clients', 'list'])).stdout).toContain(`${created.clientId}  active    Payments API  (resource server)`);
+    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^kind: +resource server$/m);
+
+    const [event] = (await ws.auditEvents()).filter((e) => e.subject === created.clientId);
+    expect(event).toMatchObject({ type: 'client.created', details: { name: 'Payments API', delivered_to: null, kind: 'resource_server' } });
+  });
+
+  it('prints, as text, what it is and the secret once', async () => {
+    const run = await cli(['clients', 'create', '--name', 'Payments API', '--resource-server']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^client secret: +csk_sandbox_/m);
+    expect(run.stdout).toMatch(/^kind: +resource server: checks tokens at \/introspect, obtains none$/m);
+    expect(run.stdout).not.toMatch(/redirect URI|grants/);
+  });
+
+  it.each([
+    [['--redirect-uri', REDIRECT_URI], /--resource-server takes no --redirect-uri: a resource server obtains no token/],
+    [['--grants', 'client_credentials'], /takes no --grants/],
+    [['--require-pkce'], /takes no --require-pkce/],
+    [['--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials'], /takes no --redirect-uri, --grants/],
+  ])('refuses --resource-server with %j (usage, status 2) and creates nothing', async (extra, message) => {
+    const line = expectFailure(await cli(['clients', 'create', '--name', 'Payments API', '--resource-server', ...extra]), 2);
+    expect(line).toMatch(message);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+  });
+
+  it('a consumer without --redirect-uri is told about --resource-server', async () => {
+    expect(expectFailure(await cli(['clients', 'create', '--name', 'Acme']), 2)).toMatch(/--redirect-uri is required \(or --resource-server/);
+  });
+
+  it.each([
+    ['--redirect-uri', REDIRECT_URI],
+    ['--grants', 'client_credentials'],
+    ['--require-pkce'],
+  ])('clients update refuses %s on a resource server and changes nothing', async (...option) => {
+    const created = await createResourceServer();
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    const line = expectFailure(await cli(['clients', 'update', created.clientId, ...option]), 1);
+    expect(line).toMatch(/a resource server has no redirect URI, grants or PKCE setting/);
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it('--resource-server belongs to clients create only: a client never changes its kind', async () => {
+    const consumer = await createClient();
+    for (const argv of [['clients', 'update', consumer.clientId, '--resource-server'], ['clients', 'list', '--resource-server']]) {
+      expect(expectFailure(await cli(argv), 2)).toMatch(/--resource-server is an option of clients create only/);
+    }
+    expect((await cliJson<ClientView>(['clients', 'show', consumer.clientId])).kind).toBe('consumer');
+  });
+
+  it('its secret introspects and obtains no token; rotate-secret and disable work on it as on any client', async () => {
+    const created = await createResourceServer();
+    const consumer = await createClient('--grants', 'client_credentials');
+    const t = await appOnCliDatabase();
+    const consumerToken = (await requestToken(t, consumer.clientId, consumer.clientSecret)).json<{ access_token: string }>().access_token;
+    const introspect = (secret: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/introspect',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${created.clientId}:${secret}`).toString('base64')}` },
+        payload: `token=${consumerToken}`,
+      });
+    expect((await introspect(created.clientSecret)).json()).toMatchObject({ active: true, client_id: consumer.clientId });
+    const refused = await requestToken(t, created.clientId, created.clientSecret);
+    expect({ status: refused.statusCode, error: refused.json<{ error: string }>().error }).toEqual({ status: 400, error: 'unauthorized_client' });
+
+    const rotated = await cliJson<{ clientSecret: string }>(['clients', 'rotate-secret', created.clientId, '--grace', '0']);
+    await changeReached(async () => (await introspect(created.clientSecret)).statusCode === 401);
+    expect((await introspect(rotated.clientSecret)).json()).toMatchObject({ active: true });
+
+    await cliJson(['clients', 'disable', created.clientId]);
+    await changeReached(async () => (await introspect(rotated.clientSecret)).statusCode === 401);
   });
 });
 
@@ -557,6 +710,16 @@ describe('environments', () => {
   it('production refuses a plain http:// redirect URI on a public host', async () => {
     const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', 'http://shop.example/cb'], production()), 'non-zero');
     expect(line).toMatch(/https/);
+  });
+
+  it('production refuses http:// on a loopback host too, which the sandbox accepts', async () => {
+    for (const uri of ['http://127.0.0.1:4000/callback', 'http://localhost/cb', 'http://[::1]/cb']) {
+      const line = expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', uri], production()), 1);
+      expect(line).toBe('connect-auth: redirect URI must use https:// in production\n');
+    }
+    expect((await cliJson<CreatedClient>(['clients', 'create', '--name', 'Acme', '--redirect-uri', 'http://127.0.0.1:4000/callback'])).redirectUri).toBe(
+      'http://127.0.0.1:4000/callback',
+    );
   });
 
   it('every command stops on bad production configuration with one line naming the variable', async () => {

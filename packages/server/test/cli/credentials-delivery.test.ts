@@ -6,6 +6,7 @@ import type { Client } from '../../src/core/clients/client.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { filesIn, GnupgHome, gpgForTests } from '../helpers/gpg.js';
 import { cliWorkspace, expectFailure, tokenOutcome, type CliWorkspace, type Run } from './command-line.js';
+import { basicAuth } from '../helpers/build.js';
 
 /**
  * `clients create` and `clients rotate-secret` with `--recipient-email`,
@@ -260,6 +261,48 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
         expect.objectContaining({ type: 'client.created', subject: created.clientId, outcome: 'success', details: expect.objectContaining({ delivered_to: 'alice@example.com' }) }),
       ]);
       expect(JSON.stringify(events)).not.toContain(secret);
+    });
+
+    it('delivers a resource server the same way: its kind instead of a redirect URL, and its secret introspects', async () => {
+      const w = workspace();
+      const out = join(w.outDir, 'api.asc');
+      const run = await w.cli(['clients', 'create', '--name', 'Payments API', '--resource-server', ...delivery('alice@example.com', keys.alice, out), '--json']);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const created = JSON.parse(run.stdout) as Record<string, unknown>;
+      expect(created).toEqual({
+        clientId: expect.stringMatching(/^cid_sandbox_/),
+        name: 'Payments API',
+        kind: 'resource_server',
+        redirectUri: null,
+        grants: [],
+        environment: 'sandbox',
+        delivery: { recipientEmail: 'alice@example.com', keyFingerprint: keys.aliceFingerprint, file: out },
+      });
+      const { text, json } = decrypt(out);
+      expect(json).toEqual({
+        clientId: created.clientId,
+        clientSecret: expect.stringMatching(/^csk_sandbox_[A-Za-z0-9_-]{43}$/),
+        name: 'Payments API',
+        environment: 'sandbox',
+        authUrl: URLS.CONNECT_AUTH_URL,
+        baseUrl: URLS.CONNECT_BASE_URL,
+        redirectUri: null,
+        kind: 'resource_server',
+        issuedAt: expect.any(String),
+      });
+      const prose = text.slice(0, text.indexOf(BEGIN_JSON));
+      expect(prose).toMatch(/^Kind:\s+resource server \(it checks tokens at the auth URL's \/introspect and obtains none\)$/m);
+      expect(prose).not.toMatch(/Redirect URL/);
+
+      const t = await w.app();
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/introspect',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(created.clientId as string, json.clientSecret as string) },
+        payload: 'token=x',
+      });
+      expect({ status: res.statusCode, body: res.body }).toEqual({ status: 200, body: '{"active":false}' });
+      expect(await tokenOutcome(t, created.clientId as string, json.clientSecret as string)).toBe('400 unauthorized_client');
     });
 
     it('the text output names the file and the recipient, and holds no secret', async () => {

@@ -10,7 +10,7 @@ import { composeServices, type ServiceOverrides, type Services } from '../../src
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
-import { registerClient, type RegisterClientInput } from '../../src/core/clients/manage-clients.js';
+import { registerClient, registerResourceServer, type RegisterClientInput } from '../../src/core/clients/manage-clients.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import type { Environment } from '../../src/core/environment.js';
 import type { PinCheckQueue } from '../../src/core/customers/pin.js';
@@ -66,6 +66,8 @@ export interface TestApp {
   readonly logs: string[];
   /** Registers a client straight through core; returns its ID and secret. */
   createClient(input?: Partial<RegisterClientInput>): Promise<{ id: string; secret: string }>;
+  /** Registers a resource server straight through core; returns its ID and secret. */
+  createResourceServer(name?: string): Promise<{ id: string; secret: string }>;
   /** Verifies a client access token against the app's JWKS document. */
   verifyAccessToken(token: string): Promise<{ payload: JWTPayload; protectedHeader: ProtectedHeaderParameters }>;
 }
@@ -148,6 +150,10 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
         { name: 'Acme', redirectUri: 'https://acme.example/callback', ...input },
         { clients: storage.clients, hasher, clock, environment },
       );
+      return { id: client.id, secret: clientSecret };
+    },
+    async createResourceServer(name = 'Payments API') {
+      const { client, clientSecret } = await registerResourceServer({ name }, { clients: storage.clients, hasher, clock, environment });
       return { id: client.id, secret: clientSecret };
     },
     async verifyAccessToken(token) {

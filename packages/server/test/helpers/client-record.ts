@@ -12,6 +12,7 @@ export function clientRecord(overrides: Partial<Client> = {}): Client {
     id: 'cid_sandbox_acme',
     name: 'Acme Shop',
     secretHash: 'unused',
+    kind: 'consumer',
     redirectUri: 'https://acme.example/cb',
     grants: ['client_credentials', 'authorization_code'],
     requirePkce: false,

@@ -174,6 +174,19 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.clients.findClient(c.id)).toEqual(c);
       });
 
+      it('stores and finds a resource server: its kind, no redirect URI and no grant', async () => {
+        const c = client({ kind: 'resource_server', redirectUri: null, grants: [] });
+        await storage.clients.insertClient(c);
+        await storage.clients.insertClient(client({ id: 'cid_sandbox_consumer', createdAt: T + 1 }));
+        expect(await storage.clients.findClient(c.id)).toEqual(c);
+        expect((await storage.clients.listClients()).map((listed) => [listed.id, listed.kind, listed.redirectUri])).toEqual([
+          [c.id, 'resource_server', null],
+          ['cid_sandbox_consumer', 'consumer', 'https://acme.example/callback'],
+        ]);
+        const updated = await storage.clients.updateClient(c.id, { name: 'Payments API', status: 'disabled' }, T + 5);
+        expect(updated).toEqual({ ...c, name: 'Payments API', status: 'disabled', updatedAt: T + 5 });
+      });
+
       it('returns undefined for an unknown client', async () => {
         expect(await storage.clients.findClient('cid_sandbox_nobody')).toBeUndefined();
       });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { registerClient, rotateClientSecret, updateClientSettings } from '../../core/clients/manage-clients.js';
+import { registerClient, registerResourceServer, rotateClientSecret, updateClientSettings } from '../../core/clients/manage-clients.js';
 import { CLIENT_STATUS_WAIT_MS } from '../../core/lifetimes.js';
 import { disableClient, enableClient, type ClientStatusOutcome } from '../../core/operator/client-status.js';
 import type { Client } from '../../core/clients/client.js';
@@ -25,6 +25,7 @@ export interface ClientsOptions {
   readonly grants?: string | undefined;
   readonly 'require-pkce'?: boolean | undefined;
   readonly 'no-require-pkce'?: boolean | undefined;
+  readonly 'resource-server'?: boolean | undefined;
   readonly 'recipient-email'?: string | undefined;
   readonly 'recipient-key'?: string | undefined;
   readonly out?: string | undefined;
@@ -76,55 +77,70 @@ async function changeDelivering<T extends { client: Client; clientSecret: string
 /** `clients create`: registers a client and shows its secret once, or delivers it encrypted. */
 export async function createClient(runtime: Runtime, options: ClientsOptions): Promise<CommandResult> {
   if (!options.name) throw new UsageError('--name is required');
-  if (!options['redirect-uri']) throw new UsageError('--redirect-uri is required');
+  const resourceServer = options['resource-server'] ?? false;
+  if (resourceServer) {
+    const given = (['redirect-uri', 'grants', 'require-pkce'] as const).filter((name) => options[name] !== undefined);
+    if (given.length > 0) {
+      throw new UsageError(`--resource-server takes no ${given.map((name) => `--${name}`).join(', ')}: a resource server obtains no token`);
+    }
+  } else if (!options['redirect-uri']) {
+    throw new UsageError('--redirect-uri is required (or --resource-server for an API that only checks tokens)');
+  }
   const delivery = deliveryTarget(options);
   // Every check of the delivery happens before a secret exists.
   const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
   const environment = runtime.config.environment;
   const { client, clientSecret } = await changeDelivering(runtime, recipient, async (tx) => {
-    const registered = await registerClient(
-      {
-        name: options.name as string,
-        redirectUri: options['redirect-uri'] as string,
-        grants: splitGrants(options.grants),
-        requirePkce: options['require-pkce'] ?? false,
-      },
-      { ...adminDeps(runtime), clients: tx.clients },
-    );
+    const deps = { ...adminDeps(runtime), clients: tx.clients };
+    const registered = resourceServer
+      ? await registerResourceServer({ name: options.name as string }, deps)
+      : await registerClient(
+          {
+            name: options.name as string,
+            redirectUri: options['redirect-uri'] as string,
+            grants: splitGrants(options.grants),
+            requirePkce: options['require-pkce'] ?? false,
+          },
+          deps,
+        );
     await recordAdminAction(
       runtime,
-      { type: 'client.created', subject: registered.client.id, details: { name: registered.client.name, delivered_to: recipient?.email ?? null } },
+      {
+        type: 'client.created',
+        subject: registered.client.id,
+        details: { name: registered.client.name, delivered_to: recipient?.email ?? null, ...kindField(registered.client) },
+      },
       tx,
     );
     return registered;
   });
-  const summary = { clientId: client.id, name: client.name, redirectUri: client.redirectUri, grants: client.grants, environment };
+  // A consumer's answer has exactly the documented fields; a resource server's says what it is.
+  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, environment };
+  const rows = (secret: string | undefined): Array<readonly [string, string]> => [
+    ['client ID', client.id],
+    ...(secret === undefined ? [] : [['client secret', secret] as const]),
+    ['name', client.name],
+    ...(client.kind === 'resource_server'
+      ? [['kind', 'resource server: checks tokens at /introspect, obtains none'] as const]
+      : [['redirect URI', client.redirectUri ?? '-'] as const, ['grants', client.grants.join(', ')] as const, ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const]),
+    ['environment', environment],
+  ];
   if (recipient) {
     return {
       json: { ...summary, delivery: deliveryView(recipient) },
-      text:
-        table([
-          ['client ID', client.id],
-          ['name', client.name],
-          ['redirect URI', client.redirectUri],
-          ['grants', client.grants.join(', ')],
-          ['environment', environment],
-        ]) + `\nThe credentials are encrypted to ${recipient.email} (key ${recipient.fingerprint}) in ${recipient.outPath}.\n`,
+      text: table(rows(undefined)) + `\nThe credentials are encrypted to ${recipient.email} (key ${recipient.fingerprint}) in ${recipient.outPath}.\n`,
     };
   }
+  const { clientId, ...rest } = summary;
   return {
-    json: { clientId: client.id, clientSecret, name: client.name, redirectUri: client.redirectUri, grants: client.grants, environment },
-    text:
-      table([
-        ['client ID', client.id],
-        ['client secret', clientSecret],
-        ['name', client.name],
-        ['redirect URI', client.redirectUri],
-        ['grants', client.grants.join(', ')],
-        ['require PKCE', client.requirePkce ? 'yes' : 'no'],
-        ['environment', environment],
-      ]) + '\nThe secret is shown only now. Store it safely.\n',
+    json: { clientId, clientSecret, ...rest },
+    text: table(rows(clientSecret)) + '\nThe secret is shown only now. Store it safely.\n',
   };
+}
+
+/** `{ kind: 'resource_server' }` for a resource server, nothing for a consumer (whose outputs keep their documented fields). */
+function kindField(client: Client): { kind?: 'resource_server' } {
+  return client.kind === 'resource_server' ? { kind: 'resource_server' } : {};
 }
 
 /** `clients list`. */
@@ -133,7 +149,7 @@ export async function listClients(runtime: Runtime): Promise<CommandResult> {
   const text =
     clients.length === 0
       ? `no clients in the ${runtime.config.environment} environment\n`
-      : clients.map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.redirectUri}  [${c.grants.join(',')}]`).join('\n') + '\n';
+      : clients.map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]`}`).join('\n') + '\n';
   return { json: clients, text };
 }
 
@@ -155,7 +171,7 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
       {
         type: 'client.updated',
         subject: updated.id,
-        details: { redirect_uri: updated.redirectUri, grants: updated.grants.join(' '), require_pkce: updated.requirePkce },
+        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce },
       },
       tx,
     );
@@ -292,6 +308,7 @@ function fileContent(runtime: Runtime, client: Client, clientSecret: string): Cr
     authUrl,
     baseUrl: config.baseUrl ?? authUrl,
     redirectUri: client.redirectUri,
+    ...kindField(client),
     issuedAt: isoTime(runtime.clock.nowSeconds()),
   };
 }
@@ -304,7 +321,8 @@ function describe(runtime: Runtime, client: Client): CommandResult {
       ['client ID', view.clientId],
       ['name', view.name],
       ['status', view.status],
-      ['redirect URI', view.redirectUri],
+      ['kind', view.kind === 'resource_server' ? 'resource server' : 'consumer'],
+      ['redirect URI', view.redirectUri ?? '-'],
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
       ['environment', view.environment],

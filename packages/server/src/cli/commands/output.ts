@@ -22,6 +22,8 @@ export function clientView(client: Client, environment: Environment) {
   return {
     clientId: client.id,
     name: client.name,
+    /** `consumer` or `resource_server` (docs/resource-servers.md). */
+    kind: client.kind,
     redirectUri: client.redirectUri,
     grants: [...client.grants],
     requirePkce: client.requirePkce,

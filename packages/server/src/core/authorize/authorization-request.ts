@@ -61,6 +61,10 @@ export async function checkAuthorizationRequest(
   const client = clientId.length <= 512 ? await deps.findClient(clientId) : undefined;
   if (!client) return pageError('The application that sent you here is not known.');
   if (client.status !== 'active') return pageError(`${client.name} cannot sign customers in right now.`);
+  // A resource server has no redirect URI to trust, so nothing can be sent back to it (docs/resource-servers.md).
+  if (client.kind === 'resource_server' || client.redirectUri === null) {
+    return pageError(`${client.name} is not an application customers sign in to.`);
+  }
 
   const redirectUri = single('redirect_uri');
   if (redirectUri === 'repeated') return pageError('redirect_uri is repeated.');

@@ -18,6 +18,20 @@ export function isGrantType(value: string): value is GrantType {
 export type ClientStatus = 'active' | 'disabled';
 
 /**
+ * What a client is (docs/resource-servers.md, "What a resource server's
+ * credentials can do"):
+ * - `consumer`: an API consumer (a merchant). It obtains tokens with its
+ *   grants and sees only its own tokens at `/introspect`.
+ * - `resource_server`: one of the platform's APIs. It has no grant and no
+ *   redirect URI, so it obtains no token at all, and `/introspect` answers
+ *   it for every access token of its environment, whichever client holds it.
+ */
+export type ClientKind = 'consumer' | 'resource_server';
+
+/** Every client kind. */
+export const CLIENT_KINDS: readonly ClientKind[] = ['consumer', 'resource_server'];
+
+/**
  * A registered API consumer.
  *
  * The secret is never held in clear: `secretHash` is a keyed hash (see
@@ -27,7 +41,10 @@ export interface Client {
   readonly id: string;
   readonly name: string;
   readonly secretHash: string;
-  readonly redirectUri: string;
+  readonly kind: ClientKind;
+  /** The one redirect URI, matched exactly at `/authorize`; `null` for a resource server, which has none. */
+  readonly redirectUri: string | null;
+  /** Always empty for a resource server. */
   readonly grants: readonly GrantType[];
   readonly requirePkce: boolean;
   readonly status: ClientStatus;

@@ -5,6 +5,7 @@ import type { Environment } from '../environment.js';
 import type { Client, GrantType } from './client.js';
 import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
 import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
+import { redirectUriProblem } from './redirect-uri.js';
 
 /** Invalid input to a client administration command; the message is shown to the operator. */
 export class ClientValidationError extends Error {
@@ -53,9 +54,40 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
     id: generateClientId(deps.environment),
     name: validateName(input.name),
     secretHash: deps.hasher.hash(clientSecret),
+    kind: 'consumer',
     redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
     grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
     requirePkce: input.requirePkce ?? false,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    previousSecretHash: null,
+    previousSecretExpiresAt: null,
+    tokensEndedAt: null,
+  };
+  await deps.clients.insertClient(client);
+  return { client, clientSecret };
+}
+
+/**
+ * Registers a resource server: one of the platform's APIs, which checks
+ * tokens at `/introspect` (docs/resource-servers.md). It gets an ID and a
+ * secret like any client, but no grant and no redirect URI, so its
+ * credentials obtain no token; they hold no key material either.
+ *
+ * @throws ClientValidationError on a bad name.
+ */
+export async function registerResourceServer(input: { readonly name: string }, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  const now = deps.clock.nowSeconds();
+  const clientSecret = generateClientSecret(deps.environment);
+  const client: Client = {
+    id: generateClientId(deps.environment),
+    name: validateName(input.name),
+    secretHash: deps.hasher.hash(clientSecret),
+    kind: 'resource_server',
+    redirectUri: null,
+    grants: [],
+    requirePkce: false,
     status: 'active',
     createdAt: now,
     updatedAt: now,
@@ -92,12 +124,22 @@ export async function rotateClientSecret(id: string, graceSeconds: number, deps:
   return { client, clientSecret };
 }
 
-/** Changes a client's redirect URI and/or grants, validated as at registration. */
+/**
+ * Changes a client's redirect URI and/or grants, validated as at
+ * registration. A resource server has neither, and keeps it that way.
+ *
+ * @throws NotFound when there is no such client.
+ */
 export async function updateClientSettings(
   id: string,
   changes: { redirectUri?: string | undefined; grants?: readonly string[] | undefined; requirePkce?: boolean | undefined },
   deps: ClientAdminDeps,
 ): Promise<Client> {
+  const current = await deps.clients.findClient(id);
+  if (!current) throw new NotFound(`no client ${id}`);
+  if (current.kind === 'resource_server') {
+    throw new ClientValidationError('a resource server has no redirect URI, grants or PKCE setting: it obtains no token (register a client for that)');
+  }
   const patch: ClientPatch = {};
   if (changes.redirectUri !== undefined) patch.redirectUri = validateRedirectUri(changes.redirectUri, deps.environment);
   if (changes.grants !== undefined) patch.grants = validateGrants(changes.grants);
@@ -114,33 +156,17 @@ function validateName(name: string): string {
   return trimmed;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /**
- * A redirect URI must be absolute, without a fragment (RFC 6749 §3.1.2) and
- * without wildcards; `https`, or `http` in the sandbox or on a loopback host
- * (RFC 8252 §7.3), or a private-use scheme with a dot for native apps
- * (RFC 8252 §7.1). It is matched exactly at authorization time.
+ * A redirect URI as it is stored: the string given, unchanged, once it
+ * passes every rule of {@link redirectUriProblem}. It is matched exactly at
+ * authorization time.
+ *
+ * @throws ClientValidationError naming the first rule it breaks.
  */
 export function validateRedirectUri(value: string, environment: Environment): string {
-  if (value.length > 2000) throw new ClientValidationError('redirect URI must be at most 2000 characters');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ClientValidationError(`redirect URI must be an absolute URL, e.g. https://merchant.example/callback`);
-  }
-  if (url.hash || value.includes('#')) throw new ClientValidationError('redirect URI must not contain a fragment (#)');
-  if (value.includes('*')) throw new ClientValidationError('redirect URI must not contain wildcards');
-  if (url.username || url.password) throw new ClientValidationError('redirect URI must not contain credentials');
-  const scheme = url.protocol.slice(0, -1);
-  if (scheme === 'https') return value;
-  if (scheme === 'http') {
-    if (environment === 'sandbox' || LOOPBACK_HOSTS.has(url.hostname)) return value;
-    throw new ClientValidationError('redirect URI must use https:// in production (http:// only on a loopback host)');
-  }
-  if (scheme.includes('.')) return value;
-  throw new ClientValidationError('redirect URI must use https://, http:// (sandbox or loopback) or a reverse-domain app scheme');
+  const problem = redirectUriProblem(value, environment);
+  if (problem) throw new ClientValidationError(problem);
+  return value;
 }
 
 function validateGrants(grants: readonly string[]): GrantType[] {

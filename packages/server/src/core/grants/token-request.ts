@@ -24,7 +24,8 @@ export interface TokenEndpointDeps {
 
 /**
  * The token endpoint (RFC 6749 §3.2): picks the grant, authenticates the
- * client, checks the client may use that grant, and runs it.
+ * client, checks the client may use that grant (a resource server may use
+ * none), and runs it.
  */
 export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenEndpointDeps): Promise<TokenResult> {
   const { params } = input;
@@ -41,6 +42,10 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
     ip: input.ip,
     correlationId: input.correlationId,
   });
+  // A resource server checks tokens and obtains none, whatever its record says (docs/resource-servers.md).
+  if (client.kind === 'resource_server') {
+    throw new UnauthorizedClient('a resource server obtains no tokens: it checks them at /introspect');
+  }
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }

@@ -7,6 +7,8 @@ import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken
 export interface TokenStateDeps extends TokenVerifyDeps {
   readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession' | 'revokeTokenSession' | 'revokeAccessToken'>;
   readonly revokedTokens: Pick<RevokedTokenStore, 'isTokenRevoked' | 'revokeToken'>;
+  /** The client a token was issued to, as it is now (for a resource server's introspection of another client's token). */
+  findClient(id: string): Promise<Client | undefined>;
 }
 
 /** RFC 7662 §2.2 response. */
@@ -50,27 +52,42 @@ export async function identifyToken(token: string, deps: TokenVerifyDeps): Promi
 }
 
 /**
- * RFC 7662: whether `token` is active, for the client that asks. A client
- * sees only its own tokens: another client's token is `{ active: false }`,
- * as is anything expired, revoked, replaced by a refresh, ended by
- * `clients disable` or `customers lock`, or not Connect's.
+ * Whether `client` may learn the state of a token: a consumer sees only its
+ * own tokens; a resource server sees every access token of its environment
+ * (customer and client access tokens, whoever holds them) and no refresh
+ * token, which is never presented to an API (docs/resource-servers.md,
+ * "What a resource server's credentials can do").
+ */
+function mayIntrospect(client: Client, found: IdentifiedToken): boolean {
+  if (client.kind === 'resource_server') return found.kind !== 'refresh';
+  return found.claims.clientId === client.id;
+}
+
+/**
+ * RFC 7662: whether `token` is active, for the client that asks. A consumer
+ * sees only its own tokens, a resource server every access token (see
+ * {@link mayIntrospect}); any other token is `{ active: false }`, as is
+ * anything expired, revoked, replaced by a refresh, ended by `clients
+ * disable` or `customers lock`, or not Connect's.
  */
 export async function introspectToken(token: string | undefined, client: Client, deps: TokenStateDeps): Promise<IntrospectionResponse> {
   const inactive = { active: false } as const;
   if (!token) return inactive;
   const found = await identifyToken(token, deps);
-  if (!found || found.claims.clientId !== client.id) return inactive;
+  if (!found || !mayIntrospect(client, found)) return inactive;
   const { claims } = found;
   const base = { client_id: claims.clientId, sub: claims.sub, iss: claims.iss, iat: claims.iat, exp: claims.exp, jti: claims.jti };
 
   if (found.kind === 'client_access') {
-    // `client` is the token's own client (checked above), as it is now.
-    if (clientTokenEnded(claims, client) || (await deps.revokedTokens.isTokenRevoked(claims.jti))) return inactive;
+    // The token's own client as it is now: the asking one, or (for a resource server) looked up.
+    const holder = claims.clientId === client.id ? client : await deps.findClient(claims.clientId);
+    if (!holder || holder.status !== 'active' || clientTokenEnded(claims, holder)) return inactive;
+    if (await deps.revokedTokens.isTokenRevoked(claims.jti)) return inactive;
     return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl };
   }
   const session = await deps.tokenSessions.findTokenSession(found.claims.sid);
   const now = deps.clock.nowSeconds();
-  if (!session || session.revokedAt !== null || session.clientId !== client.id) return inactive;
+  if (!session || session.revokedAt !== null || session.clientId !== claims.clientId || session.profileId !== claims.sub) return inactive;
   if (found.kind === 'customer_access') {
     if (session.accessJti !== claims.jti) return inactive;
     return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid };

@@ -17,6 +17,7 @@ const CLIENTS = new Map<string, Client>(
     client('cid_disabled', { status: 'disabled' }),
     client('cid_cc_only', { grants: ['client_credentials'] }),
     client('cid_other', { redirectUri: 'https://other.example/cb' }),
+    client('cid_api', { name: 'Payments API', kind: 'resource_server', redirectUri: null, grants: [] }),
   ].map((c) => [c.id, c]),
 );
 const deps = { findClient: async (id: string) => CLIENTS.get(id) };
@@ -41,6 +42,9 @@ const CASES: ReadonlyArray<readonly [string, AuthorizeQuery, Expected]> = [
   ['unknown client_id', { ...BASE, client_id: 'cid_nobody' }, page(/not known/)],
   ['unknown client, even with other errors', { client_id: 'cid_nobody', response_type: 'token', redirect_uri: REDIRECT }, page(/not known/)],
   ['disabled client', { ...BASE, client_id: 'cid_disabled' }, page(/Acme Shop cannot sign customers in/)],
+  ['a resource server', { ...BASE, client_id: 'cid_api' }, page(/^Payments API is not an application customers sign in to\.$/)],
+  ['a resource server, with no redirect_uri', { ...BASE, client_id: 'cid_api', redirect_uri: undefined }, page(/Payments API is not an application/)],
+  ['a resource server, with an empty redirect_uri', { ...BASE, client_id: 'cid_api', redirect_uri: '' }, page(/Payments API is not an application/)],
   ['redirect_uri repeated', { ...BASE, redirect_uri: [REDIRECT, REDIRECT] }, page(/redirect_uri is repeated/)],
   ['redirect_uri missing', { ...BASE, redirect_uri: undefined }, page(/redirect_uri is missing/)],
   ['redirect_uri empty', { ...BASE, redirect_uri: '' }, page(/redirect_uri is missing/)],

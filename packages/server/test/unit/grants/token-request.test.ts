@@ -53,6 +53,13 @@ describe('handleTokenRequest', () => {
       error: UnauthorizedClient,
       authenticates: true,
     },
+    {
+      description: 'a resource server, even with the grant in its record',
+      params: { grant_type: 'client_credentials' },
+      client: { ...acme, kind: 'resource_server', redirectUri: null } as Client,
+      error: UnauthorizedClient,
+      authenticates: true,
+    },
   ];
 
   it.each(cases)('refuses: $description', async ({ params, client, authFails, error, authenticates }) => {

@@ -42,7 +42,7 @@ describe('startJourney: requests that cannot be trusted', () => {
   it.each([
     ['an unknown client', { client_id: 'cid_sandbox_nobody' }],
     ['a missing client_id', { client_id: '' }],
-    ['a disabled client', { client_id: DISABLED_CLIENT.id, redirect_uri: DISABLED_CLIENT.redirectUri }],
+    ['a disabled client', { client_id: DISABLED_CLIENT.id, redirect_uri: DISABLED_CLIENT.redirectUri as string }],
     ['another redirect_uri', { redirect_uri: 'https://evil.example/cb' }],
     ['a redirect_uri that only starts like the registered one', { redirect_uri: `${REDIRECT}/more` }],
     ['a missing redirect_uri', { redirect_uri: '' }],

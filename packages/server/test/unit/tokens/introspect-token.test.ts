@@ -5,13 +5,26 @@ import { identifyToken, introspectToken, revokeToken, type TokenStateDeps } from
 import { ACME, OTHER, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
 import { authenticateBearer, type BearerDeps } from '../../../src/core/tokens/authenticate-bearer.js';
 import type { Client } from '../../../src/core/clients/client.js';
+import { clientRecord } from '../../helpers/client-record.js';
+
+/** A resource server: no grant, no redirect URI. */
+const API = clientRecord({ id: 'cid_sandbox_api', name: 'Payments API', kind: 'resource_server', redirectUri: null, grants: [] });
 
 async function setup() {
   const s = await tokenSetup();
-  const deps: TokenStateDeps = { keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: s.storage.tokenSessions, revokedTokens: s.storage.revokedTokens };
+  /** The stored clients as `findClient` sees them; tests change them. */
+  const clients = new Map<string, Client>([ACME, OTHER, API].map((c) => [c.id, c]));
+  const deps: TokenStateDeps = {
+    keys: s.keys,
+    clock: s.clock,
+    urls: URLS,
+    tokenSessions: s.storage.tokenSessions,
+    revokedTokens: s.storage.revokedTokens,
+    findClient: async (id) => clients.get(id),
+  };
   const session = await s.openSession();
   const clientToken = (await issueClientAccessToken(ACME, s.deps)).token;
-  return { ...s, state: deps, session, clientToken };
+  return { ...s, state: deps, session, clientToken, clients };
 }
 
 /** The bearer check, with `client` as the stored client. */
@@ -96,6 +109,74 @@ describe('introspectToken', () => {
     expect(await introspectToken(s.session.refreshToken, ACME, state)).toMatchObject({ active: true });
     s.clock.set(T0 + 10);
     expect(await introspectToken(s.session.refreshToken, ACME, state)).toEqual({ active: false });
+  });
+});
+
+describe('introspectToken by a resource server', () => {
+  it('sees every access token of the environment, whichever client holds it, and no refresh token', async () => {
+    const s = await setup();
+    const otherSession = await s.openSession(OTHER, '210987654321');
+    expect(await introspectToken(s.session.accessToken, API, s.state)).toEqual({
+      active: true,
+      token_type: 'Bearer',
+      client_id: ACME.id,
+      sub: PROFILE_ID,
+      sid: s.session.sid,
+      jti: s.session.accessJti,
+      iss: URLS.authUrl,
+      aud: URLS.baseUrl,
+      iat: T0,
+      exp: T0 + 3600,
+    });
+    expect(await introspectToken(otherSession.accessToken, API, s.state)).toMatchObject({ active: true, client_id: OTHER.id, sub: '210987654321' });
+    expect(await introspectToken(s.clientToken, API, s.state)).toMatchObject({ active: true, token_type: 'Bearer', client_id: ACME.id, sub: ACME.id });
+    // A refresh token is never presented to an API: a resource server learns nothing of it.
+    expect(await introspectToken(s.session.refreshToken, API, s.state)).toEqual({ active: false });
+    expect(await introspectToken(otherSession.refreshToken, API, s.state)).toEqual({ active: false });
+  });
+
+  it('a replaced, revoked or expired customer access token is inactive', async () => {
+    const s = await setup();
+    const refreshed = await refreshCustomerToken(s.session.refreshToken, ACME, s.deps);
+    expect(await introspectToken(s.session.accessToken, API, s.state)).toEqual({ active: false });
+    expect(await introspectToken(refreshed.accessToken, API, s.state)).toMatchObject({ active: true });
+    await revokeToken(refreshed.accessToken, ACME, s.state);
+    expect(await introspectToken(refreshed.accessToken, API, s.state)).toEqual({ active: false });
+    const next = await s.openSession();
+    s.clock.set(T0 + 3599);
+    expect(await introspectToken(next.accessToken, API, s.state)).toMatchObject({ active: true });
+    s.clock.set(T0 + 3600);
+    expect(await introspectToken(next.accessToken, API, s.state)).toEqual({ active: false });
+  });
+
+  it('a client access token is inactive once revoked, or its client disabled, ended or gone', async () => {
+    const s = await setup();
+    s.clients.set(ACME.id, { ...ACME, status: 'disabled' });
+    expect(await introspectToken(s.clientToken, API, s.state)).toEqual({ active: false });
+    s.clients.set(ACME.id, { ...ACME, tokensEndedAt: T0 });
+    expect(await introspectToken(s.clientToken, API, s.state)).toEqual({ active: false });
+    s.clients.delete(ACME.id);
+    expect(await introspectToken(s.clientToken, API, s.state)).toEqual({ active: false });
+    s.clients.set(ACME.id, ACME);
+    expect(await introspectToken(s.clientToken, API, s.state)).toMatchObject({ active: true });
+    await revokeToken(s.clientToken, ACME, s.state);
+    expect(await introspectToken(s.clientToken, API, s.state)).toEqual({ active: false });
+  });
+
+  it('revokes nothing: it holds no token of its own', async () => {
+    const s = await setup();
+    for (const token of [s.session.refreshToken, s.session.accessToken, s.clientToken]) await revokeToken(token, API, s.state);
+    for (const token of [s.session.refreshToken, s.session.accessToken, s.clientToken]) {
+      expect(await introspectToken(token, ACME, s.state)).toMatchObject({ active: true });
+    }
+  });
+
+  it('a consumer still sees only its own tokens, also those a resource server sees', async () => {
+    const s = await setup();
+    for (const token of [s.session.accessToken, s.clientToken]) {
+      expect(await introspectToken(token, API, s.state)).toMatchObject({ active: true });
+      expect(await introspectToken(token, OTHER, s.state)).toEqual({ active: false });
+    }
   });
 });
 

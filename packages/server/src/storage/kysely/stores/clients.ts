@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import { isGrantType, type Client, type ClientStatus } from '../../../core/clients/client.js';
+import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { CLIENT_KINDS, isGrantType, type Client, type ClientKind, type ClientStatus } from '../../../core/clients/client.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { ClientPatch, ClientStore } from '../../../core/clients/client-store.js';
 import type { ClientsTable, Database } from './schema.js';
@@ -23,7 +23,7 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
     },
 
     async updateClient(id, patch, now) {
-      const values: Partial<ClientsTable> = { updated_at: now };
+      const values: Updateable<ClientsTable> = { updated_at: now };
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.redirectUri !== undefined) values.redirect_uri = patch.redirectUri;
       if (patch.grants !== undefined) values.grants = patch.grants.join(' ');
@@ -59,7 +59,8 @@ function toClient(row: Selectable<ClientsTable>): Client {
     id: row.id,
     name: row.name,
     secretHash: row.secret_hash,
-    redirectUri: row.redirect_uri,
+    kind: toKind(row.kind),
+    redirectUri: row.redirect_uri === '' ? null : row.redirect_uri,
     grants: row.grants.split(' ').filter(isGrantType),
     requirePkce: row.require_pkce === 1,
     status: row.status as ClientStatus,
@@ -71,12 +72,18 @@ function toClient(row: Selectable<ClientsTable>): Client {
   };
 }
 
-function toRow(client: Client): ClientsTable {
+function toKind(value: string): ClientKind {
+  if (!(CLIENT_KINDS as readonly string[]).includes(value)) throw new Error(`unknown client kind ${value}`);
+  return value as ClientKind;
+}
+
+function toRow(client: Client): Insertable<ClientsTable> {
   return {
     id: client.id,
     name: client.name,
     secret_hash: client.secretHash,
-    redirect_uri: client.redirectUri,
+    kind: client.kind,
+    redirect_uri: client.redirectUri ?? '',
     grants: client.grants.join(' '),
     require_pkce: client.requirePkce ? 1 : 0,
     status: client.status,

@@ -9,8 +9,11 @@ export interface ClientsTable {
   id: string;
   name: string;
   secret_hash: string;
+  /** `consumer` or `resource_server` (`ClientKind`); existing clients are consumers. */
+  kind: Generated<string>;
+  /** The empty string for a resource server, which has no redirect URI. */
   redirect_uri: string;
-  /** Space-separated grant types. */
+  /** Space-separated grant types; empty for a resource server. */
   grants: string;
   require_pkce: number;
   status: string;

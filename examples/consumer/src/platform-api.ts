@@ -1,0 +1,79 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { bearerToken, createTokenVerifier, InvalidToken, type Clock, type TokenVerifier } from '@connect-auth/client';
+
+/** Where Connect is and the platform API's resource-server credentials. */
+export interface PlatformApiOptions {
+  /** Connect's auth URL and the credentials of `connect-auth clients create --resource-server`. */
+  readonly connect: { readonly authUrl: string; readonly clientId: string; readonly clientSecret: string };
+  /** Seconds an active answer is reused; default the SDK's (1). */
+  readonly cacheSeconds?: number;
+  /** The clock the verifier's cache reads; default the system clock. */
+  readonly clock?: Clock;
+  /** Where a failed check is reported; default `console.error`. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * One of the platform's own APIs, as a resource server: `GET
+ * /customer/profile` accepts a customer access token (whichever merchant
+ * presents it) and answers with whom it stands for. It checks tokens with
+ * `createTokenVerifier`, at Connect's `/introspect`, with credentials that
+ * can obtain no token, and holds no key of Connect's.
+ */
+export function createPlatformApi(options: PlatformApiOptions): { handle(request: IncomingMessage, response: ServerResponse): void; readonly verifier: TokenVerifier } {
+  const verifier = createTokenVerifier({
+    ...options.connect,
+    ...(options.cacheSeconds === undefined ? {} : { cacheSeconds: options.cacheSeconds }),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+
+  async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? '/', 'http://api.invalid').pathname;
+    if (request.method !== 'GET' || path !== '/customer/profile') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
+    try {
+      const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer' });
+      return json(response, 200, { profileId: token.profileId, clientId: token.clientId, tokenExpiresAt: token.expiresAt, checkedBy: 'introspection' });
+    } catch (error) {
+      if (error instanceof InvalidToken) {
+        // RFC 6750 §3.1: the token is missing, expired, revoked or not a customer's.
+        return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      }
+      // The check could not be made (Connect unreachable, this API's credentials refused): not the caller's fault.
+      (options.onError ?? console.error)(error);
+      return json(response, 503, { error: 'temporarily_unavailable', error_description: 'the token could not be checked; try again shortly' }, { 'retry-after': '1' });
+    }
+  }
+
+  return {
+    verifier,
+    handle(request, response) {
+      void route(request, response);
+    },
+  };
+}
+
+/** Starts the platform API on `host:port` (port 0: a free one). */
+export async function startPlatformApi(
+  options: PlatformApiOptions & { readonly host?: string; readonly port?: number },
+): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const api = createPlatformApi(options);
+  const server = createServer((request, response) => api.handle(request, response));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4001, options.host ?? '127.0.0.1', resolve);
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function json(response: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(body));
+}

@@ -1,0 +1,107 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exchangeCode, parseCallback, requestClientToken, revokeToken, startAuthorization, type CustomerTokens } from '@connect-auth/client';
+import { fixedClock, startServer, type RunningServer } from '@connect-auth/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSession } from '../../../packages/client/test/support/browser-session.js';
+import { startPlatformApi } from '../src/platform-api.js';
+
+/*
+ * The example platform API against a real Connect: it holds only the
+ * seeded demo resource server's ID and secret (no master key, no database)
+ * and checks each customer token at /introspect. Connect, the API's cache
+ * and the test share one clock.
+ */
+
+const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
+const clock = fixedClock(Math.floor(Date.now() / 1000));
+
+describe('the example platform API', () => {
+  let dataDir: string | undefined;
+  let connect: RunningServer | undefined;
+  let api: Awaited<ReturnType<typeof startPlatformApi>> | undefined;
+  let tokens: CustomerTokens;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'connect-platform-api-'));
+    connect = await startServer({ env: { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent' }, seedDemo: true, demoRedirectUri: REDIRECT_URI, print: () => {}, clock });
+    const demo = connect.demo;
+    if (!demo) throw new Error('the demo data was not seeded');
+    api = await startPlatformApi({ connect: { authUrl: connect.urls.authUrl, ...demo.resourceServer }, port: 0, clock });
+    tokens = await linkDemoCustomer();
+  }, 30_000);
+
+  afterAll(async () => {
+    await api?.close();
+    await connect?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  function merchant() {
+    const demo = connect?.demo;
+    if (!connect || !demo) throw new Error('set-up failed');
+    return { authUrl: connect.urls.authUrl, clientId: demo.clientId, clientSecret: demo.clientSecret, clock };
+  }
+
+  async function linkDemoCustomer(): Promise<CustomerTokens> {
+    const options = merchant();
+    const pending = await startAuthorization({ authUrl: options.authUrl, clientId: options.clientId, redirectUri: REDIRECT_URI });
+    const callbackUrl = await new BrowserSession(options.authUrl).authorize(pending.url, connect?.demo?.customer ?? { mobile: '', pin: '' });
+    const callback = parseCallback(callbackUrl, { state: pending.state, issuer: options.authUrl });
+    return exchangeCode(options, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier });
+  }
+
+  function profile(authorization?: string, base = api?.url) {
+    return fetch(`${base}/customer/profile`, { headers: authorization === undefined ? {} : { authorization }, signal: AbortSignal.timeout(10_000) });
+  }
+
+  it("answers for a merchant's customer access token: who it stands for, checked by introspection", async () => {
+    const response = await profile(`Bearer ${tokens.accessToken}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({
+      profileId: connect?.demo?.customer.profileId,
+      clientId: connect?.demo?.clientId,
+      tokenExpiresAt: expect.any(Number),
+      checkedBy: 'introspection',
+    });
+  });
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['another scheme', `Basic ${btoa('a:b')}`],
+    ['a malformed token', 'Bearer not-a-token'],
+  ])('refuses %s: 401 invalid_token with its challenge', async (_name, authorization) => {
+    const response = await profile(authorization);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(await response.json()).toMatchObject({ error: 'invalid_token' });
+  });
+
+  it("refuses a client access token: it serves customers' data only", async () => {
+    const { accessToken } = await requestClientToken(merchant());
+    const response = await profile(`Bearer ${accessToken}`);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ error: 'invalid_token', error_description: 'a customer access token is required' });
+  });
+
+  it('refuses a revoked token from the next second on', async () => {
+    const linked = await linkDemoCustomer();
+    expect((await profile(`Bearer ${linked.accessToken}`)).status).toBe(200);
+    await revokeToken(merchant(), linked.refreshToken as string);
+    clock.advance(1);
+    expect((await profile(`Bearer ${linked.accessToken}`)).status).toBe(401);
+  });
+
+  it('answers 503, not 401, when it cannot reach Connect', async () => {
+    const cut = await startPlatformApi({ connect: { authUrl: 'http://127.0.0.1:9', clientId: 'cid_sandbox_x', clientSecret: 'csk_sandbox_x' }, port: 0, clock, onError: () => {} });
+    try {
+      const response = await profile(`Bearer ${tokens.accessToken}`, cut.url);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    } finally {
+      await cut.close();
+    }
+  }, 20_000);
+});

@@ -1,0 +1,227 @@
+import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { InvalidResponse, InvalidToken } from './errors.js';
+import { raceAbort } from './race-abort.js';
+import { withRetry } from './retry.js';
+import { sendRequest } from './send-request.js';
+
+/** The two kinds of access token Connect issues: a customer's (a JWE) and a client's own (a JWT). */
+export type TokenKind = 'customer' | 'client';
+
+/** What every verified access token carries. Times are epoch seconds on Connect's clock. */
+interface VerifiedTokenBase {
+  /** The client the token was issued to (the consumer that presents it). */
+  readonly clientId: string;
+  /** `iss`: Connect's auth URL. */
+  readonly issuer: string;
+  /** `aud`, when Connect names one (its base URL). */
+  readonly audience: string | undefined;
+  /** `jti`. */
+  readonly tokenId: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  /** The whole introspection answer (RFC 7662 §2.2), for members not named above. */
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/** A customer access token: it stands for the customer `profileId`, linked through `clientId`. */
+export interface VerifiedCustomerToken extends VerifiedTokenBase {
+  readonly kind: 'customer';
+  /** `sub`: the customer's profile ID. */
+  readonly profileId: string;
+  /** `sid`: the customer's token session with that client. */
+  readonly sessionId: string;
+}
+
+/** A client access token (client credentials): it stands for the client itself. */
+export interface VerifiedClientToken extends VerifiedTokenBase {
+  readonly kind: 'client';
+}
+
+/** An access token Connect says is active; `switch (token.kind)` narrows. */
+export type VerifiedToken = VerifiedCustomerToken | VerifiedClientToken;
+
+/** The verified token of kind `K`. */
+export type VerifiedTokenOf<K extends TokenKind> = Extract<VerifiedToken, { readonly kind: K }>;
+
+/**
+ * What one check requires of the token, besides being active. An object so
+ * that later requirements join it without changing a call.
+ */
+export interface VerifyOptions<K extends TokenKind = TokenKind> extends RequestOptions {
+  /** Accept only this kind of token; default either. */
+  readonly kind?: K;
+}
+
+/** Options of {@link createTokenVerifier}: a resource server's credentials and the cache. */
+export interface TokenVerifierOptions extends Omit<ConnectOptions, 'baseUrl'> {
+  /**
+   * How long an active answer is reused, in seconds; default 1, at most 60,
+   * 0 turns the cache off. A token revoked at Connect is still accepted for
+   * up to this long, so above 1 the API no longer refuses a revoked token
+   * within the second Connect promises for its own checks
+   * (docs/resource-servers.md, "Cost and freshness").
+   */
+  readonly cacheSeconds?: number;
+  /** The most answers held at once; default 10,000 (the oldest goes first). */
+  readonly maxCachedTokens?: number;
+}
+
+/** Checks access tokens at Connect's introspection endpoint; see {@link createTokenVerifier}. */
+export interface TokenVerifier {
+  /**
+   * The token's claims when Connect says it is active (and of the kind
+   * asked for); otherwise throws `InvalidToken` (`error: 'invalid_token'`:
+   * answer 401). Any other error means the check could not be made
+   * (Connect unreachable, wrong resource-server credentials): answer 503,
+   * never 401.
+   */
+  verify<K extends TokenKind = TokenKind>(token: string | undefined, options?: VerifyOptions<K>): Promise<VerifiedTokenOf<K>>;
+  /** Forgets every cached answer. */
+  clear(): void;
+}
+
+/** The default reuse of an active answer, in seconds. */
+export const DEFAULT_TOKEN_CACHE_SECONDS = 1;
+
+const MAX_CACHE_SECONDS = 60;
+/** Longer than any token Connect issues; longer ones are refused without a request. */
+const MAX_TOKEN_LENGTH = 4096;
+/** A compact JWS (3 parts) or JWE (5 parts) of base64url segments. */
+const COMPACT = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2}(?:(?:\.[A-Za-z0-9_-]*){2})?$/;
+
+interface Cached {
+  readonly token: VerifiedToken;
+  /** Reused while the clock reads less than this. */
+  readonly until: number;
+}
+
+/**
+ * A check of Connect's access tokens for one of the platform's APIs, with
+ * the credentials of a resource server (`connect-auth clients create
+ * --resource-server`; docs/resource-servers.md). It asks `POST
+ * {authUrl}/introspect` (RFC 7662) and holds no key: the credentials can
+ * check tokens but cannot obtain or make one.
+ *
+ * An active answer is reused for `cacheSeconds` (default 1), never past the
+ * token's `exp` as the verifier's clock reads it; inactive answers are not
+ * kept. Concurrent checks of one token share one request. Transient
+ * failures are retried as `retry` says.
+ *
+ * @example
+ * const verifier = createTokenVerifier({ authUrl, clientId: apiId, clientSecret: apiSecret });
+ * try {
+ *   const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer' });
+ *   // serve token.profileId to the client token.clientId
+ * } catch (err) {
+ *   if (err instanceof InvalidToken) return reply401();
+ *   return reply503();
+ * }
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const resolved = resolveOptions(options);
+  const cacheSeconds = options.cacheSeconds ?? DEFAULT_TOKEN_CACHE_SECONDS;
+  if (!Number.isInteger(cacheSeconds) || cacheSeconds < 0 || cacheSeconds > MAX_CACHE_SECONDS) {
+    throw new TypeError(`cacheSeconds must be a whole number from 0 to ${MAX_CACHE_SECONDS}`);
+  }
+  const maxCached = options.maxCachedTokens ?? 10_000;
+  if (!Number.isInteger(maxCached) || maxCached < 1) throw new TypeError('maxCachedTokens must be a whole number from 1');
+  const cache = new Map<string, Cached>();
+  const pending = new Map<string, Promise<VerifiedToken>>();
+  let generation = 0;
+
+  const remember = (raw: string, token: VerifiedToken, asked: number) => {
+    const now = resolved.clock.nowSeconds();
+    const until = Math.min(now + cacheSeconds, token.expiresAt);
+    if (asked !== generation || until <= now) return;
+    cache.delete(raw);
+    while (cache.size >= maxCached) cache.delete(cache.keys().next().value as string);
+    cache.set(raw, { token, until });
+  };
+
+  const lookUp = (raw: string): Promise<VerifiedToken> => {
+    const hit = cache.get(raw);
+    if (hit) {
+      if (resolved.clock.nowSeconds() < hit.until) return Promise.resolve(hit.token);
+      cache.delete(raw);
+    }
+    const shared = pending.get(raw);
+    if (shared) return shared;
+    const asked = generation;
+    const request = withRetry(() => introspect(resolved, raw), resolved.retry).then((token) => {
+      remember(raw, token, asked);
+      return token;
+    });
+    pending.set(raw, request);
+    const settle = () => {
+      if (pending.get(raw) === request) pending.delete(raw);
+    };
+    request.then(settle, settle);
+    return request;
+  };
+
+  return {
+    async verify<K extends TokenKind = TokenKind>(token: string | undefined, verifyOptions: VerifyOptions<K> = {}): Promise<VerifiedTokenOf<K>> {
+      if (token === undefined || token === '') throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>');
+      if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) throw new InvalidToken('the access token is malformed');
+      const verified = await raceAbort(lookUp(token), verifyOptions.signal);
+      if (verifyOptions.kind !== undefined && verified.kind !== verifyOptions.kind) {
+        throw new InvalidToken(verifyOptions.kind === 'customer' ? 'a customer access token is required' : 'a client access token is required');
+      }
+      return verified as VerifiedTokenOf<K>;
+    },
+    clear() {
+      generation++;
+      cache.clear();
+    },
+  };
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1),
+ * or `undefined` when the header is missing or of another scheme.
+ */
+export function bearerToken(authorization: string | null | undefined): string | undefined {
+  const match = authorization ? /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization) : null;
+  return match?.[1];
+}
+
+/** One `POST /introspect`: the verified token, or `InvalidToken` when Connect says inactive. */
+async function introspect(options: ResolvedOptions, token: string): Promise<VerifiedToken> {
+  const endpoint = `${options.authUrl}/introspect`;
+  const answer = await sendRequest(
+    {
+      method: 'POST',
+      url: endpoint,
+      headers: {
+        authorization: basicAuthorization(options.clientId, options.clientSecret),
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+    },
+    options,
+  );
+  const claims = answer.body;
+  const invalid = () => new InvalidResponse('the introspection answer is not RFC 7662 JSON with the claims of an access token', { status: answer.status, endpoint: `POST ${endpoint}` });
+  if (claims.active === false) throw new InvalidToken('the access token is not active: expired, revoked, replaced or not issued by Connect');
+  if (claims.active !== true) throw invalid();
+  // RFC 7662 §2.2: an active token that is not an access token (a refresh token) is no bearer credential for an API.
+  if (typeof claims.token_type !== 'string' || claims.token_type.toLowerCase() !== 'bearer') throw new InvalidToken('the token is not an access token');
+  const { client_id: clientId, sub, iss, aud, jti, iat, exp, sid } = claims;
+  const wellFormed =
+    isText(clientId) && isText(sub) && isText(iss) && isText(jti) && isSeconds(iat) && isSeconds(exp) && (aud === undefined || isText(aud)) && (sid === undefined || isText(sid));
+  if (!wellFormed) throw invalid();
+  const base = { clientId, issuer: iss, audience: aud as string | undefined, tokenId: jti, issuedAt: iat, expiresAt: exp, claims };
+  // A customer access token belongs to a token session; a client access token's subject is the client itself.
+  if (typeof sid === 'string') return { kind: 'customer', ...base, profileId: sub, sessionId: sid };
+  if (sub !== clientId) throw invalid();
+  return { kind: 'client', ...base };
+}
+
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function isSeconds(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
