@@ -169,18 +169,18 @@ describe('POST /introspect (RFC 7662)', () => {
     expectInactive(await introspect(s.t.app, s.client, ''));
   });
 
-  it('bad client credentials → 401 invalid_client (Basic challenge for Basic), and nothing is said about the token', async () => {
+  it('bad client credentials → 401 invalid_client with the Basic challenge (Basic, post or none), and nothing is said about the token', async () => {
     const s = await lifecycle();
     const wrong: Credentials = { id: s.client.id, secret: `${s.client.secret}x` };
     expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken), { status: 401, error: 'invalid_client', challenge: 'basic', description: 'client authentication failed' });
-    expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'none', description: 'client authentication failed' });
+    expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'basic', description: 'client authentication failed' });
     const anonymous = await s.t.app.inject({
       method: 'POST',
       url: '/introspect',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: form({ token: s.tokens.accessToken }),
     });
-    expectOAuthError(anonymous, { status: 401, error: 'invalid_client', challenge: 'none' });
+    expectOAuthError(anonymous, { status: 401, error: 'invalid_client', challenge: 'basic' });
     const bearer = await s.t.app.inject({
       method: 'POST',
       url: '/introspect',
@@ -239,7 +239,7 @@ describe('POST /revoke (RFC 7009)', () => {
     const s = await lifecycle();
     const wrong: Credentials = { id: s.client.id, secret: `${s.client.secret}x` };
     expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken), { status: 401, error: 'invalid_client', challenge: 'basic' });
-    expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'none' });
+    expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'basic' });
     expect(await isActive(s.t.app, s.client, s.tokens.refreshToken)).toBe(true);
   });
 
