@@ -4,7 +4,6 @@ import { fixedClock } from '../../src/core/clock.js';
 import { build, type TestApp } from '../helpers/build.js';
 import {
   addCustomer,
-  approveIfAsked,
   attribute,
   Browser,
   enterOtp,
@@ -46,11 +45,12 @@ export interface RunningConnect {
   /**
    * The customer's browser at an authorization URL a library built: logs
    * the customer in on the hosted pages (mobile, PIN, one-time PIN) unless
-   * their session at Connect already allows the client, and answers the
-   * URL Connect sends the browser back to (the callback, with `code`,
-   * `state` and `iss`, or an `error`).
+   * they are signed in at Connect already, answers the consent page when
+   * Connect shows it (`approve` unless told otherwise), and answers the URL
+   * Connect sends the browser back to (the callback, with `code`, `state`
+   * and `iss`, or an `error`).
    */
-  authorize(authorizationUrl: string | URL): Promise<URL>;
+  authorize(authorizationUrl: string | URL, options?: { consent?: 'approve' | 'cancel' }): Promise<URL>;
 }
 
 /**
@@ -118,7 +118,7 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
       });
       return { id, secret, redirectUri };
     },
-    async authorize(authorizationUrl) {
+    async authorize(authorizationUrl, { consent = 'approve' } = {}) {
       const url = new URL(authorizationUrl);
       expect(url.origin).toBe(origin);
       let res = await browser.get(`${url.pathname}${url.search}`);
@@ -131,7 +131,11 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
         const mobile = attribute(field, 'readonly') === undefined ? MOBILE : attribute(field, 'value');
         res = await enterOtp(browser, await submitCredentials(browser, page, mobile, PIN), MOBILE);
       }
-      res = await approveIfAsked(browser, res);
+      if (res.statusCode === 303 && String(res.headers.location).startsWith('/consent?')) {
+        const page = await browser.follow(res);
+        expectPage(page, 200);
+        res = await browser.submit(page, { action: consent });
+      }
       expect({ status: res.statusCode, body: res.body }).toEqual({ status: 303, body: '' });
       return new URL(String(res.headers.location));
     },
