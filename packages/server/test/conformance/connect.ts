@@ -87,7 +87,7 @@ export async function startConnect(options: { authPath?: string } = {}): Promise
 
 /**
  * Connect on in-memory SQLite with a clock fixed at the real time (the
- * libraries read the system clock), a customer, listening on a free port.
+ * libraries read the system clock), listening on a free port.
  */
 async function openConnect(options: { authPath?: string }): Promise<{ connect: RunningConnect; close: () => Promise<void> }> {
   const t = await build({ clock: fixedClock(Math.floor(Date.now() / 1000)), closedByCaller: true });
@@ -95,7 +95,6 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
   try {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    await addCustomer(t);
   } catch (error) {
     await t.close();
     throw error;
@@ -105,6 +104,8 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
   t.services.urls.authUrl = issuer;
   t.services.urls.baseUrl = issuer;
   const browser = new Browser(t.app);
+  // The customer (one scrypt hash) is created when a test first needs them.
+  let customer: Promise<unknown> | undefined;
 
   const connect: RunningConnect = {
     t,
@@ -121,6 +122,7 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
     async authorize(authorizationUrl, { consent = 'approve' } = {}) {
       const url = new URL(authorizationUrl);
       expect(url.origin).toBe(origin);
+      await (customer ??= addCustomer(t));
       let res = await browser.get(`${url.pathname}${url.search}`);
       if (res.statusCode === 303 && String(res.headers.location).startsWith('/login?')) {
         expectSeeOther(res, /^\/login\?request=[A-Za-z0-9_-]{43}$/);
