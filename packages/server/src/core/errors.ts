@@ -76,14 +76,17 @@ export class InvalidRequest extends OAuthError {
   }
 }
 
-/** How the client tried to authenticate; decides the `WWW-Authenticate` challenge. */
+/** How the client tried to authenticate (recorded in the audit log of a failure). */
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
-/** RFC 6749 §5.2: client authentication failed. */
+/**
+ * RFC 6749 §5.2: client authentication failed. Always answered with the
+ * `WWW-Authenticate: Basic` challenge, whatever the method tried.
+ */
 export class InvalidClient extends OAuthError {
   readonly error = 'invalid_client';
   readonly status = 401;
-  /** The method the client attempted; `client_secret_basic` asks for a Basic challenge. */
+  /** The method the client attempted (for the audit log). */
   readonly attemptedMethod: ClientAuthMethod;
   /** The client ID the request claimed, when it named one (for the audit log). */
   readonly claimedClientId: string | undefined;

@@ -38,6 +38,8 @@ const ALLOWED_INTERPOLATIONS: Readonly<Record<string, readonly string[]>> = {
   'core/clients/client-authenticate.ts': ['foreign', 'deps.environment'],
   // The grant types this server serves, and the registry's name of the one refused.
   'core/grants/token-request.ts': ["[...deps.grants.keys()].join(', ')", 'grant.grantType'],
+  // The names of the readiness checks that failed (database, redis).
+  'http/routes/health.ts': ["failed.join(', ')"],
 };
 
 /**
@@ -118,7 +120,7 @@ function findProblems(sources: ReadonlyArray<readonly [string, string]>): { chec
         ts.isPropertyAssignment(node) &&
         (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) &&
         ['description', 'error_description'].includes(node.name.text) &&
-        ts.isStringLiteralLike(node.initializer)
+        (ts.isStringLiteralLike(node.initializer) || ts.isTemplateExpression(node.initializer))
       ) {
         checkDescription(node.initializer);
       }
@@ -148,6 +150,7 @@ describe('error descriptions', () => {
       'throw new InvalidClient(message, method);',
       "return fail('invalid_request', ok ? 'fine' : 'not \\\\ fine');",
       "const table = { X: { status: 400, description: 'a \"quoted\" word' } };",
+      'reply.send({ error: "x", error_description: `no route for ${request.url}` });',
     ].join('\n');
     const { problems } = findProblems([['core/example.ts', source]]);
     expect(problems.map((p) => p.where)).toEqual([
@@ -158,6 +161,7 @@ describe('error descriptions', () => {
       'core/example.ts:7',
       'core/example.ts:8',
       'core/example.ts:9',
+      'core/example.ts:10',
     ]);
   });
 
