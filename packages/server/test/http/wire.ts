@@ -78,7 +78,7 @@ export function expectOAuthError(res: LightMyRequestResponse, expected: Expected
   const description = body.error_description as string;
   if (typeof expected.description === 'string') expect(description).toBe(expected.description);
   else if (expected.description) expect(description).toMatch(expected.description);
-  // RFC 6749 §2.3.1 allows only these characters in error_description (no " or \, ASCII only).
+  // RFC 6749 §5.2 allows only these characters in error_description (no " or \, ASCII only).
   expect(description).toMatch(ERROR_DESCRIPTION);
   if (expected.challenge === 'basic' || expected.error === 'invalid_client') {
     expect(res.headers['www-authenticate']).toBe(BASIC_CHALLENGE);

@@ -33,7 +33,7 @@ export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps)
 
   app.get(METADATA_PATH, async (_request, reply) => sendMetadata(reply, deps));
 
-  // The auth URL's path is compared at each request: it is known once the server listens.
+  // Read at each request: without CONNECT_AUTH_URL the auth URL is known only once the server listens.
   app.get(`${METADATA_PATH}/*`, async (request, reply) => {
     const path = issuerPath(deps.urls.authUrl);
     if (path === '' || request.url.split('?')[0] !== `${METADATA_PATH}${path}`) return reply.callNotFound();
