@@ -25,7 +25,7 @@ export async function revokeToken(options: ConnectOptions, token: string, reques
             accept: 'application/json',
           },
           body: new URLSearchParams({ token }).toString(),
-          // RFC 7009 §2.2: 200 with no body.
+          // RFC 7009 §2.2: 200; Connect answers {}, an empty body is taken as success too.
           allowEmpty: true,
         },
         resolved,

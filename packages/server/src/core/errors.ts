@@ -26,6 +26,46 @@ export abstract class OAuthError extends Error {
   }
 }
 
+/**
+ * RFC 6749 §5.2 (and §4.1.2.1): the only characters an `error_description`
+ * may use: printable ASCII without `"` and `\`.
+ */
+export const ERROR_DESCRIPTION_PATTERN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `description` in the characters RFC 6749 allows: `"` becomes `'`, `\`
+ * becomes `/`, and anything else outside printable ASCII becomes `?`. Every
+ * description Connect writes already conforms; this is the guard of the one
+ * error mapping and of the error redirects, so that no description that
+ * slipped through can break a client's parser.
+ */
+export function conformantDescription(description: string): string {
+  if (ERROR_DESCRIPTION_PATTERN.test(description)) return description;
+  return description.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
+}
+
+/** The names of the parameters Connect reads, on any endpoint or page. */
+const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
+  'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret', 'scope',
+  'token', 'token_type_hint',
+  'response_type', 'state', 'prompt', 'user_id', 'code_challenge', 'code_challenge_method', 'ui_locales',
+  'request', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
+]);
+
+/**
+ * How an error description names the parameter `name` a request sent: by
+ * its name when it is one Connect reads (then the name is Connect's own
+ * word), otherwise as "a parameter", so that a description never repeats
+ * what a request made up.
+ *
+ * @example
+ * `${parameterLabel('grant_type')} is repeated` // 'grant_type is repeated'
+ * `${parameterLabel('x"y')} is repeated`        // 'a parameter is repeated'
+ */
+export function parameterLabel(name: string): string {
+  return KNOWN_PARAMETERS.has(name) ? name : 'a parameter';
+}
+
 /** RFC 6749 §5.2: the request is missing, repeats or malforms a parameter. */
 export class InvalidRequest extends OAuthError {
   readonly error = 'invalid_request';
@@ -36,14 +76,17 @@ export class InvalidRequest extends OAuthError {
   }
 }
 
-/** How the client tried to authenticate; decides the `WWW-Authenticate` challenge. */
+/** How the client tried to authenticate (recorded in the audit log of a failure). */
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
-/** RFC 6749 §5.2: client authentication failed. */
+/**
+ * RFC 6749 §5.2: client authentication failed. Always answered with the
+ * `WWW-Authenticate: Basic` challenge, whatever the method tried.
+ */
 export class InvalidClient extends OAuthError {
   readonly error = 'invalid_client';
   readonly status = 401;
-  /** The method the client attempted; `client_secret_basic` asks for a Basic challenge. */
+  /** The method the client attempted (for the audit log). */
   readonly attemptedMethod: ClientAuthMethod;
   /** The client ID the request claimed, when it named one (for the audit log). */
   readonly claimedClientId: string | undefined;

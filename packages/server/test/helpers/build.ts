@@ -50,6 +50,12 @@ export interface BuildOptions {
   readonly pinChecks?: PinCheckQueue;
   /** Capture logs (JSON lines) into `logs`. */
   readonly captureLogs?: boolean;
+  /**
+   * Leave closing to the caller (`TestApp.close`), for an app that serves
+   * every test of a file; by default everything closes when the test that
+   * built it ends.
+   */
+  readonly closedByCaller?: boolean;
 }
 
 /** A built app with the parts a test needs to reach. */
@@ -70,6 +76,8 @@ export interface TestApp {
   createResourceServer(name?: string): Promise<{ id: string; secret: string }>;
   /** Verifies a client access token against the app's JWKS document. */
   verifyAccessToken(token: string): Promise<{ payload: JWTPayload; protectedHeader: ProtectedHeaderParameters }>;
+  /** Closes the app, its services and (unless given) its storage; done by itself unless `closedByCaller`. */
+  close(): Promise<void>;
 }
 
 /** The configuration of a test app: the server's own loader over test settings. */
@@ -129,11 +137,12 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     ...(logger ? { log: logger } : {}),
   });
   const app = await buildApp({ services, logger });
-  onTestFinished(async () => {
+  const close = async () => {
     await app.close();
     await services.close();
     if (!options.storage) await storage.close();
-  });
+  };
+  if (!options.closedByCaller) onTestFinished(close);
   const { keyRing, runtime: { hasher } } = services;
   return {
     app,
@@ -145,6 +154,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     masterKey,
     environment,
     logs,
+    close,
     async createClient(input = {}) {
       const { client, clientSecret } = await registerClient(
         { name: 'Acme', redirectUri: 'https://acme.example/callback', ...input },

@@ -177,7 +177,7 @@ const ERRORS: readonly ErrorCase[] = [
   // 400 invalid_request: the body.
   { name: 'malformed JSON', status: 400, error: 'invalid_request', description: NOT_JSON, request: () => ({ body: '{"refreshToken":' }) },
   { name: 'JSON with a trailing comma', status: 400, error: 'invalid_request', description: NOT_JSON, request: (s) => ({ body: `{"refreshToken":"${s.tokens.refreshToken}",}` }) },
-  { name: 'an empty body', status: 400, error: 'invalid_request', description: 'the body must be JSON: {"refreshToken": "..."}', request: () => ({ body: undefined }) },
+  { name: 'an empty body', status: 400, error: 'invalid_request', description: 'the body must be a JSON object with refreshToken', request: () => ({ body: undefined }) },
   { name: 'no refreshToken', status: 400, error: 'invalid_request', description: BAD_FIELD, request: () => ({ body: {} }) },
   { name: 'refresh_token instead of refreshToken', status: 400, error: 'invalid_request', description: BAD_FIELD, request: (s) => ({ body: { refresh_token: s.tokens.refreshToken } }) },
   { name: 'refreshToken a number', status: 400, error: 'invalid_request', description: BAD_FIELD, request: () => ({ body: { refreshToken: 42 } }) },

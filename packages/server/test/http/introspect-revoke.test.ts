@@ -67,13 +67,12 @@ describe('POST /introspect (RFC 7662)', () => {
     });
   });
 
-  it('a refresh token: active, with its claims and session', async () => {
+  it('a refresh token: active, with its claims and session, and no token_type (it has no RFC 6749 §7.1 type)', async () => {
     const s = await lifecycle();
     const claims = decodeJwt(s.tokens.refreshToken);
     const body = expectIntrospection(await introspect(s.t.app, s.client, s.tokens.refreshToken));
     expect(body).toEqual({
       active: true,
-      token_type: 'refresh_token',
       client_id: s.client.id,
       sub: s.profileId,
       iss: TEST_AUTH_URL,
@@ -163,24 +162,32 @@ describe('POST /introspect (RFC 7662)', () => {
     expect(res.json()).toMatchObject({ error: 'invalid_request' });
   });
 
-  it('no token parameter → {"active":false}', async () => {
+  it('no token parameter (or an empty one, which counts as none) → 400 invalid_request', async () => {
     const s = await lifecycle();
-    expectInactive(await introspect(s.t.app, s.client, undefined));
-    expectInactive(await introspect(s.t.app, s.client, ''));
+    for (const method of ['basic', 'post'] as const) {
+      expectOAuthError(await introspect(s.t.app, s.client, undefined, method), { status: 400, error: 'invalid_request', description: 'token is required', challenge: 'none' });
+      expectOAuthError(await introspect(s.t.app, s.client, '', method), { status: 400, error: 'invalid_request', description: 'token is required', challenge: 'none' });
+    }
   });
 
-  it('bad client credentials → 401 invalid_client (Basic challenge for Basic), and nothing is said about the token', async () => {
+  it('no token and bad client credentials → 401 invalid_client: the client is authenticated first', async () => {
+    const s = await lifecycle();
+    const wrong: Credentials = { id: s.client.id, secret: `${s.client.secret}x` };
+    expectOAuthError(await introspect(s.t.app, wrong, undefined), { status: 401, error: 'invalid_client', challenge: 'basic' });
+  });
+
+  it('bad client credentials → 401 invalid_client with the Basic challenge (Basic, post or none), and nothing is said about the token', async () => {
     const s = await lifecycle();
     const wrong: Credentials = { id: s.client.id, secret: `${s.client.secret}x` };
     expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken), { status: 401, error: 'invalid_client', challenge: 'basic', description: 'client authentication failed' });
-    expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'none', description: 'client authentication failed' });
+    expectOAuthError(await introspect(s.t.app, wrong, s.tokens.accessToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'basic', description: 'client authentication failed' });
     const anonymous = await s.t.app.inject({
       method: 'POST',
       url: '/introspect',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: form({ token: s.tokens.accessToken }),
     });
-    expectOAuthError(anonymous, { status: 401, error: 'invalid_client', challenge: 'none' });
+    expectOAuthError(anonymous, { status: 401, error: 'invalid_client', challenge: 'basic' });
     const bearer = await s.t.app.inject({
       method: 'POST',
       url: '/introspect',
@@ -203,7 +210,7 @@ describe('POST /revoke (RFC 7009)', () => {
     ['a garbage token', 'not-a-token'],
     ['an unknown well-formed token', 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln'],
     ['an 8 KB token', 'A'.repeat(8192)],
-  ])('%s → 200 with an empty body', async (_name, token) => {
+  ])('%s → 200 with the body {}', async (_name, token) => {
     const s = await lifecycle();
     expectRevoked(await revoke(s.t.app, s.client, token));
     expectRevoked(await revoke(s.t.app, s.client, token, 'post'));
@@ -239,7 +246,7 @@ describe('POST /revoke (RFC 7009)', () => {
     const s = await lifecycle();
     const wrong: Credentials = { id: s.client.id, secret: `${s.client.secret}x` };
     expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken), { status: 401, error: 'invalid_client', challenge: 'basic' });
-    expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'none' });
+    expectOAuthError(await revoke(s.t.app, wrong, s.tokens.refreshToken, 'post'), { status: 401, error: 'invalid_client', challenge: 'basic' });
     expect(await isActive(s.t.app, s.client, s.tokens.refreshToken)).toBe(true);
   });
 
@@ -328,6 +335,37 @@ describe('POST /revoke (RFC 7009)', () => {
     });
     expectOAuthError(res, { status: 400, error: 'invalid_request' });
     expect(await isActive(s.t.app, s.client, s.tokens.refreshToken)).toBe(true);
+  });
+});
+
+describe('POST /introspect and POST /revoke with hostile input', () => {
+  /** Quotes, a backslash, non-ASCII, and a marker no description may repeat. */
+  const HOSTILE = 'x"HOSTILE\\\u00e9\u{1F600}';
+  const HOSTILE_10K = `${HOSTILE}${'h'.repeat(10_000)}`;
+
+  it.each(['/introspect', '/revoke'])('%s: repeated, hostile and 10 kB parameters → 400 or 401 with a conformant description, never a 500', async (url) => {
+    const s = await lifecycle();
+    const token = s.tokens.refreshToken;
+    const send = (headers: Record<string, string>, body: string) =>
+      s.t.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: body });
+    const auth = { authorization: basicAuth(s.client.id, s.client.secret) };
+    const cases: ReadonlyArray<[string, Record<string, string>, string, number, string]> = [
+      ['token twice', auth, form([['token', token], ['token', token]]), 400, 'invalid_request'],
+      ['a hostile made-up parameter twice', auth, form([['token', token], [HOSTILE, '1'], [HOSTILE, '2']]), 400, 'invalid_request'],
+      ['a hostile 10 kB client_id (post)', {}, form({ token, client_id: HOSTILE_10K, client_secret: s.client.secret }), 401, 'invalid_client'],
+      ['a hostile client ID and secret (Basic)', { authorization: basicAuth(HOSTILE, HOSTILE) }, form({ token }), 401, 'invalid_client'],
+      ['Basic and a hostile client_secret in the body', auth, form({ token, client_secret: HOSTILE }), 400, 'invalid_request'],
+      ['bAsIc and client_id + client_secret in the body', { authorization: auth.authorization.replace('Basic', 'bAsIc') }, form({ token, client_id: s.client.id, client_secret: s.client.secret }), 400, 'invalid_request'],
+    ];
+    for (const [name, headers, body, status, error] of cases) {
+      const description = expectOAuthError(await send(headers, body), { status, error });
+      expect({ name, echoes: /HOSTILE|hhhhh/i.test(description) }).toEqual({ name, echoes: false });
+    }
+    // A 10 kB hostile token is no token of this client: inactive, or revoked as nothing.
+    const res = await send(auth, form({ token: HOSTILE_10K, token_type_hint: HOSTILE }));
+    if (url === '/introspect') expectInactive(res);
+    else expectRevoked(res);
+    expect(await isActive(s.t.app, s.client, token)).toBe(true);
   });
 });
 

@@ -71,8 +71,8 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'no client authentication',
     request: () => post({ grant_type: CC }),
-    // No challenge is pinned when the client tried no method: RFC 6749 §5.2 makes it optional.
-    expected: { status: 401, error: 'invalid_client', description: /client authentication is required/ },
+    // RFC 9110 §15.5.2: every 401 carries a challenge, whatever method the client tried.
+    expected: { status: 401, error: 'invalid_client', description: /client authentication is required/, challenge: 'basic' },
   },
   {
     name: 'unknown client, HTTP Basic',
@@ -82,7 +82,7 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'unknown client, client_secret_post',
     request: () => post({ grant_type: CC, client_id: UNKNOWN_ID, client_secret: WRONG_SECRET }),
-    expected: { status: 401, error: 'invalid_client', description: AUTH_FAILED, challenge: 'none' },
+    expected: { status: 401, error: 'invalid_client', description: AUTH_FAILED, challenge: 'basic' },
   },
   {
     name: 'wrong secret, HTTP Basic',
@@ -92,7 +92,7 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'wrong secret, client_secret_post',
     request: ({ client }) => post({ grant_type: CC, client_id: client.id, client_secret: WRONG_SECRET }),
-    expected: { status: 401, error: 'invalid_client', description: AUTH_FAILED, challenge: 'none' },
+    expected: { status: 401, error: 'invalid_client', description: AUTH_FAILED, challenge: 'basic' },
   },
   {
     name: 'secret of another client',
@@ -107,7 +107,7 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'disabled client, client_secret_post',
     request: ({ disabled }) => post({ grant_type: CC, client_id: disabled.id, client_secret: disabled.secret }),
-    expected: { status: 401, error: 'invalid_client', description: 'client is disabled', challenge: 'none' },
+    expected: { status: 401, error: 'invalid_client', description: 'client is disabled', challenge: 'basic' },
   },
   {
     name: 'disabled client with a wrong secret (not told it is disabled)',
@@ -132,7 +132,7 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'client_id without client_secret',
     request: ({ client }) => post({ grant_type: CC, client_id: client.id }),
-    expected: { status: 401, error: 'invalid_client', description: 'client_secret is required' },
+    expected: { status: 401, error: 'invalid_client', description: 'client_secret is required', challenge: 'basic' },
   },
   {
     name: 'client not allowed client_credentials, HTTP Basic',
@@ -157,7 +157,7 @@ const CASES: readonly ErrorCase[] = [
   {
     name: 'production client ID on the sandbox, client_secret_post',
     request: () => post({ grant_type: CC, client_id: 'cid_production_AAAAAAAAAAAAAAAAAAAAAA', client_secret: 'csk_production_x' }),
-    expected: { status: 401, error: 'invalid_client', description: /\bproduction\b.*\bsandbox\b/, challenge: 'none' },
+    expected: { status: 401, error: 'invalid_client', description: /\bproduction\b.*\bsandbox\b/, challenge: 'basic' },
   },
   {
     name: 'sandbox client ID with a production secret',

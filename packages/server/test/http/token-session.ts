@@ -159,9 +159,10 @@ export async function isActive(app: FastifyInstance, client: Credentials, token:
   return body.active === true;
 }
 
-/** RFC 7009 §2.2: 200 with an empty body, whatever the token was. */
+/** RFC 7009 §2.2: 200, whatever the token was, with the JSON body `{}`. */
 export function expectRevoked(res: Response): void {
-  expect({ status: res.statusCode, body: res.body }).toEqual({ status: 200, body: '' });
+  expect({ status: res.statusCode, body: res.body }).toEqual({ status: 200, body: '{}' });
+  expect(res.headers['content-type']).toMatch(/^application\/json(;|$)/);
   expectNoStore(res);
 }
 

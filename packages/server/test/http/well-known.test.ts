@@ -41,6 +41,45 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
   });
 });
 
+describe('RFC 8414 §3.1: an auth URL with a path', () => {
+  const metadataAt = async (t: Awaited<ReturnType<typeof build>>, url: string) => t.app.inject({ method: 'GET', url });
+
+  it.each([
+    ['https://h.connect.test/auth', '/auth'],
+    ['https://h.connect.test/tenants/acme/auth', '/tenants/acme/auth'],
+  ])('%s: the metadata is also at /.well-known/oauth-authorization-server%s, the same document', async (authUrl, path) => {
+    const t = await build({ env: { CONNECT_AUTH_URL: authUrl } });
+    const suffixed = await metadataAt(t, `/.well-known/oauth-authorization-server${path}`);
+    expect(suffixed.statusCode).toBe(200);
+    expectJson(suffixed);
+    expect(suffixed.headers['cache-control']).toBe('public, max-age=300');
+    const metadata = suffixed.json<Record<string, unknown>>();
+    expect(metadata).toMatchObject({
+      issuer: authUrl,
+      authorization_endpoint: `${authUrl}/authorize`,
+      token_endpoint: `${authUrl}/token`,
+      jwks_uri: `${authUrl}/.well-known/jwks.json`,
+      introspection_endpoint: `${authUrl}/introspect`,
+      revocation_endpoint: `${authUrl}/revoke`,
+    });
+    // {auth_url}/.well-known/… reaches Connect as /.well-known/… behind a proxy that maps the path.
+    expect((await metadataAt(t, '/.well-known/oauth-authorization-server')).json()).toEqual(metadata);
+    expect((await metadataAt(t, `/.well-known/oauth-authorization-server${path}?x=1`)).json()).toEqual(metadata);
+    for (const other of ['/other', `${path}/more`, `${path}x`, '/', path.toUpperCase()]) {
+      const res = await metadataAt(t, `/.well-known/oauth-authorization-server${other}`);
+      expect({ other, status: res.statusCode, error: res.json<{ error: string }>().error }).toEqual({ other, status: 404, error: 'not_found' });
+    }
+  });
+
+  it('an auth URL without a path has nothing under /.well-known/oauth-authorization-server/', async () => {
+    const t = await build();
+    for (const url of ['/.well-known/oauth-authorization-server/', '/.well-known/oauth-authorization-server/auth']) {
+      expect((await metadataAt(t, url)).statusCode).toBe(404);
+    }
+    expect((await metadataAt(t, '/.well-known/oauth-authorization-server')).json<{ issuer: string }>().issuer).toBe(TEST_AUTH_URL);
+  });
+});
+
 describe('GET /.well-known/jwks.json', () => {
   it('publishes the public half of the signing key only, with kid, alg and use', async () => {
     const t = await build();

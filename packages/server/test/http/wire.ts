@@ -42,6 +42,12 @@ export function expectJson(res: LightMyRequestResponse): void {
   expect(res.headers['content-type']).toMatch(/^application\/json(;|$)/);
 }
 
+/** The challenge of every 401 `invalid_client` (RFC 6749 §5.2, RFC 9110 §15.5.2). */
+export const BASIC_CHALLENGE = 'Basic realm="connect"';
+
+/** RFC 6749 §5.2: `error_description` is %x20-21 / %x23-5B / %x5D-7E (never empty here). */
+export const ERROR_DESCRIPTION = /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/;
+
 /** What an OAuth error response must look like. */
 export interface ExpectedOAuthError {
   readonly status: number;
@@ -49,8 +55,9 @@ export interface ExpectedOAuthError {
   /** The exact `error_description`, or a pattern it must match. */
   readonly description?: string | RegExp;
   /**
-   * `basic`: a `WWW-Authenticate: Basic` challenge (the client used HTTP Basic);
-   * `none`: no `WWW-Authenticate` at all; absent: not checked.
+   * `basic`: the challenge `WWW-Authenticate: Basic realm="connect"`;
+   * `none`: no `WWW-Authenticate` at all; absent: not checked, except that
+   * every `invalid_client` must carry the Basic challenge.
    */
   readonly challenge?: 'basic' | 'none';
 }
@@ -71,8 +78,10 @@ export function expectOAuthError(res: LightMyRequestResponse, expected: Expected
   const description = body.error_description as string;
   if (typeof expected.description === 'string') expect(description).toBe(expected.description);
   else if (expected.description) expect(description).toMatch(expected.description);
-  if (expected.challenge === 'basic') {
-    expect(res.headers['www-authenticate']).toMatch(/^Basic realm="[^"]+"/);
+  // RFC 6749 §5.2 allows only these characters in error_description (no " or \, ASCII only).
+  expect(description).toMatch(ERROR_DESCRIPTION);
+  if (expected.challenge === 'basic' || expected.error === 'invalid_client') {
+    expect(res.headers['www-authenticate']).toBe(BASIC_CHALLENGE);
   } else if (expected.challenge === 'none') {
     expect(res.headers['www-authenticate']).toBeUndefined();
   }

@@ -1,5 +1,6 @@
 import type { Client } from '../clients/client.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
+import { parameterLabel } from '../errors.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
 
 /** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
@@ -83,8 +84,8 @@ export async function checkAuthorizationRequest(
   });
 
   for (const name of Object.keys(query)) {
-    if (Array.isArray(query[name])) return fail('invalid_request', `${name.slice(0, 40)} is repeated`);
-    if (String(query[name]).length > MAX_VALUE_LENGTH) return fail('invalid_request', `${name.slice(0, 40)} is too long`);
+    if (Array.isArray(query[name])) return fail('invalid_request', `${parameterLabel(name)} is repeated`);
+    if (String(query[name]).length > MAX_VALUE_LENGTH) return fail('invalid_request', `${parameterLabel(name)} is too long`);
   }
 
   const responseType = single('response_type');

@@ -7,7 +7,7 @@ import { buildRedirect } from '../authorize/redirect.js';
 import { CODE_VERIFIER_PATTERN, s256Challenge, verifyCodeVerifier } from '../authorize/pkce.js';
 import type { Customer } from '../customers/customer.js';
 import { parseMobile } from '../customers/mobile.js';
-import { InvalidGrant, InvalidRequest } from '../errors.js';
+import { conformantDescription, InvalidGrant, InvalidRequest } from '../errors.js';
 import type { Lifetimes } from '../lifetimes.js';
 import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
 import { NO_REFRESH_TOKEN } from '../tokens/records.js';
@@ -77,9 +77,12 @@ export function newCode(
   return { record, location };
 }
 
-/** The redirect that carries an error back to a verified redirect URI, with `state` and `iss`. */
+/**
+ * The redirect that carries an error back to a verified redirect URI, with
+ * `state` and `iss`; its description in the characters RFC 6749 §4.1.2.1 allows.
+ */
 export function errorRedirect(redirectUri: string, error: string, description: string, state: string | null, issuer: string): string {
-  return buildRedirect(redirectUri, { error, error_description: description, state, iss: issuer });
+  return buildRedirect(redirectUri, { error, error_description: conformantDescription(description), state, iss: issuer });
 }
 
 const ALREADY_USED = 'authorization code was already used; the tokens issued for it are revoked';

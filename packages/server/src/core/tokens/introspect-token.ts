@@ -11,12 +11,16 @@ export interface TokenStateDeps extends TokenVerifyDeps {
   findClient(id: string): Promise<Client | undefined>;
 }
 
-/** RFC 7662 §2.2 response. */
+/**
+ * RFC 7662 §2.2 response. `token_type` is the access token type of RFC 6749
+ * §7.1 (`Bearer`), so a refresh token, which has none, is answered without
+ * it (docs/consumer-guide.md, "Introspection and revocation").
+ */
 export type IntrospectionResponse =
   | { readonly active: false }
   | {
       readonly active: true;
-      readonly token_type: 'Bearer' | 'refresh_token';
+      readonly token_type?: 'Bearer';
       readonly client_id: string;
       readonly sub: string;
       readonly iss: string;
@@ -93,7 +97,7 @@ export async function introspectToken(token: string | undefined, client: Client,
     return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid };
   }
   if (session.refreshJti !== claims.jti || session.refreshExpiresAt <= now) return inactive;
-  return { active: true, token_type: 'refresh_token', ...base, aud: deps.urls.authUrl, sid: found.claims.sid };
+  return { active: true, ...base, aud: deps.urls.authUrl, sid: found.claims.sid };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { InvalidRequest } from '../../core/errors.js';
+import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 
 /** C0 controls (NUL, TAB, CR, LF, ESC…), DEL and the C1 controls: none belongs in any parameter Connect takes. */
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
@@ -22,11 +22,9 @@ export function hasControlCharacter(value: string): boolean {
 export function refuseControlCharacters(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const where = offending(request.query) ?? (typeof request.body === 'object' ? offending(request.body) : undefined);
-    if (where !== undefined) throw new InvalidRequest(`parameter ${JSON.stringify(where.replace(CONTROL_CHARACTER_ALL, '?').slice(0, 40))} contains a control character`);
+    if (where !== undefined) throw new InvalidRequest(`${parameterLabel(where)} contains a control character`);
   });
 }
-
-const CONTROL_CHARACTER_ALL = new RegExp(CONTROL_CHARACTER.source, 'g');
 
 /** The name of the first parameter whose name or value holds a control character. */
 function offending(params: unknown): string | undefined {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { InvalidRequest } from '../../core/errors.js';
+import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 
 /** Largest form body accepted (token, introspection and revocation requests are tiny). */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -54,7 +54,7 @@ export function parseForm(body: Uint8Array): FormParams {
     const eq = pair.indexOf('=');
     const name = decode(eq === -1 ? pair : pair.slice(0, eq));
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    if (name in params || empty?.has(name)) throw new InvalidRequest(`parameter ${JSON.stringify(name.slice(0, 40))} is repeated`);
+    if (name in params || empty?.has(name)) throw new InvalidRequest(`${parameterLabel(name)} is repeated`);
     if (value !== '') params[name] = value;
     else (empty ??= new Set()).add(name);
   }

@@ -1,11 +1,17 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { InvalidClient, InvalidRequest, InvalidToken, OAuthError, ServerError, TemporarilyUnavailable } from '../../core/errors.js';
+import {
+  conformantDescription,
+  InvalidClient,
+  InvalidRequest,
+  InvalidToken,
+  OAuthError,
+  ServerError,
+  TemporarilyUnavailable,
+} from '../../core/errors.js';
 import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 import { RequestTimedOut } from './request-deadline.js';
-
-/** Seconds a client should wait before retrying after a 503 (`Retry-After`). */
 
 /**
  * THE mapping from errors to HTTP responses, for every route.
@@ -20,9 +26,12 @@ import { RequestTimedOut } from './request-deadline.js';
  *   JSON): `invalid_request` with a fixed, client-safe description.
  * - Anything else: a generic `server_error`, logged in full.
  *
- * Every error response carries `Cache-Control: no-store`; 401s carry the
- * `WWW-Authenticate` challenge of the scheme the client tried; 503s carry
- * `Retry-After` (RFC 9110 §10.2.3).
+ * Every error response carries `Cache-Control: no-store`; every 401
+ * carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2): `Basic
+ * realm="connect"` for `invalid_client`, whatever method the client tried
+ * or if it tried none, `Bearer` for `invalid_token`; 503s carry
+ * `Retry-After` (RFC 9110 §10.2.3). Every `error_description` is written in
+ * the characters RFC 6749 §5.2 allows (`conformantDescription`).
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -41,25 +50,26 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendOAuthError(reply, oauthError);
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((_request, reply) => {
     return reply
       .code(404)
       .header('cache-control', 'no-store')
-      .send({ error: 'not_found', error_description: `no route for ${request.method} ${request.url.split('?')[0]}` });
+      // The method and path are not repeated: a description never echoes the request.
+      .send({ error: 'not_found', error_description: 'there is no endpoint for this method and path' });
   });
 }
 
 /** Writes an OAuth error response (RFC 6749 §5.2, RFC 6750 §3). */
 export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  const description = conformantDescription(error.description);
   reply.code(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache');
-  if (error instanceof InvalidClient && error.attemptedMethod === 'client_secret_basic') {
-    reply.header('www-authenticate', 'Basic realm="connect", charset="UTF-8"');
-  }
+  // RFC 6749 §5.2 asks for the challenge when the client used Basic; RFC 9110 §15.5.2 for every 401.
+  if (error instanceof InvalidClient) reply.header('www-authenticate', 'Basic realm="connect"');
   if (error instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
   if (error instanceof InvalidToken) {
-    reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${error.description.replace(/["\\]/g, '')}"`);
+    reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${description}"`);
   }
-  return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: error.description });
+  return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: description });
 }
 
 /** The title and message of the error page a browser route shows instead of JSON. */
@@ -93,7 +103,7 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
   if (fastifyError.code === 'FST_CSRF_INVALID_TOKEN' || fastifyError.code === 'FST_CSRF_MISSING_SECRET') {
     return new InvalidRequest('missing or invalid CSRF token', { status: 403, cause: error });
   }
-  if (fastifyError.validation) return new InvalidRequest(`invalid request: ${fastifyError.message}`, { cause: error });
+  if (fastifyError.validation) return new InvalidRequest('the request does not have the form this endpoint accepts', { cause: error });
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return new InvalidRequest('request body is not valid JSON', { cause: error });
   }

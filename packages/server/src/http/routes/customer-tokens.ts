@@ -76,7 +76,7 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
 }
 
 function parseBody(raw: string | undefined): RawJson {
-  if (raw === undefined || raw === '') throw new InvalidRequest('the body must be JSON: {"refreshToken": "..."}');
+  if (raw === undefined || raw === '') throw new InvalidRequest('the body must be a JSON object with refreshToken');
   try {
     return { raw, value: JSON.parse(raw) as unknown };
   } catch {
@@ -89,7 +89,7 @@ function refreshTokenOf(body: RawJson): string {
   const token = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { refreshToken?: unknown }).refreshToken : undefined;
   if (typeof token !== 'string' || token === '') throw new InvalidRequest('refreshToken is required and must be a string');
   // The rule of every other parameter (plugins/control-characters.ts), for the one value of this JSON body.
-  if (hasControlCharacter(token)) throw new InvalidRequest('parameter "refreshToken" contains a control character');
+  if (hasControlCharacter(token)) throw new InvalidRequest('refreshToken contains a control character');
   return token;
 }
 

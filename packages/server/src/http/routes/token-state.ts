@@ -31,8 +31,10 @@ export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRou
 
   app.post<{ Body: FormParams | undefined }>('/introspect', async (request, reply) => {
     const client = await clientOf(request);
+    // RFC 7662 §2.1: token is required.
+    if (request.body?.token === undefined) throw new InvalidRequest('token is required');
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    return introspectToken(request.body?.token, client, deps.state);
+    return introspectToken(request.body.token, client, deps.state);
   });
 
   app.post<{ Body: FormParams | undefined }>('/revoke', async (request, reply) => {
@@ -40,7 +42,8 @@ export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRou
     // RFC 7009 §2.1: token is required.
     if (request.body?.token === undefined) throw new InvalidRequest('token is required');
     await revokeToken(request.body.token, client, deps.state);
-    // RFC 7009 §2.2: 200 whether or not the token was valid.
-    return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').send();
+    // RFC 7009 §2.2: 200 whether or not the token was valid. The body is an empty
+    // JSON object, so that clients which read every answer as JSON find one.
+    return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').send({});
   });
 }

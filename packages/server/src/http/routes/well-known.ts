@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GrantRegistry } from '../../core/grants/registry.js';
 import type { KeyRing } from '../../core/keys/key-ring.js';
 import type { PublicUrls } from '../../core/tokens/public-urls.js';
@@ -12,9 +12,16 @@ export interface WellKnownDeps {
   readonly jwksMaxAgeSeconds: number;
 }
 
+/** The well-known path of RFC 8414 metadata. */
+const METADATA_PATH = '/.well-known/oauth-authorization-server';
+
 /**
  * `GET /.well-known/jwks.json` and `GET /.well-known/oauth-authorization-server`
  * (RFC 8414), describing exactly the endpoints and grants this server has.
+ * When the auth URL has a path (`https://h/auth`), the metadata is also at
+ * the well-known path followed by that path
+ * (`/.well-known/oauth-authorization-server/auth`), where RFC 8414 §3.1 has
+ * clients look for it (docs/operator-guide.md, "An auth URL with a path").
  */
 export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps): Promise<void> {
   app.get('/.well-known/jwks.json', async (_request, reply) => {
@@ -24,26 +31,42 @@ export async function wellKnownRoutes(app: FastifyInstance, deps: WellKnownDeps)
     return deps.keyRing.jwks();
   });
 
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    const issuer = deps.urls.authUrl;
-    return {
-      issuer,
-      authorization_endpoint: `${issuer}/authorize`,
-      token_endpoint: `${issuer}/token`,
-      jwks_uri: `${issuer}/.well-known/jwks.json`,
-      grant_types_supported: [...deps.grants.keys()],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      introspection_endpoint: `${issuer}/introspect`,
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      revocation_endpoint: `${issuer}/revoke`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      code_challenge_methods_supported: ['S256'],
-      prompt_values_supported: ['login', 'none'],
-      // RFC 9207: authorization responses carry `iss`.
-      authorization_response_iss_parameter_supported: true,
-    };
+  app.get(METADATA_PATH, async (_request, reply) => sendMetadata(reply, deps));
+
+  // Read at each request: without CONNECT_AUTH_URL the auth URL is known only once the server listens.
+  app.get(`${METADATA_PATH}/*`, async (request, reply) => {
+    const path = issuerPath(deps.urls.authUrl);
+    if (path === '' || request.url.split('?')[0] !== `${METADATA_PATH}${path}`) return reply.callNotFound();
+    return sendMetadata(reply, deps);
+  });
+}
+
+/** The path of the issuer URL (`/auth` of `https://h/auth`), `''` when it has none. */
+function issuerPath(authUrl: string): string {
+  if (!URL.canParse(authUrl)) return '';
+  const { pathname } = new URL(authUrl);
+  return pathname === '/' ? '' : pathname;
+}
+
+function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
+  reply.header('cache-control', 'public, max-age=300');
+  const issuer = deps.urls.authUrl;
+  return reply.send({
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    grant_types_supported: [...deps.grants.keys()],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint: `${issuer}/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint: `${issuer}/revoke`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+    prompt_values_supported: ['login', 'none'],
+    // RFC 9207: authorization responses carry `iss`.
+    authorization_response_iss_parameter_supported: true,
   });
 }

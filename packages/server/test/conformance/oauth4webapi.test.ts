@@ -1,0 +1,159 @@
+import * as oauth from 'oauth4webapi';
+import { describe, expect, it } from 'vitest';
+import { introspect, sharedConnect, startConnect, type ConformanceClient, type RunningConnect } from './connect.js';
+
+/**
+ * oauth4webapi, as its users call it: a request function and its
+ * `process…Response` for each step, the server read from its RFC 8414
+ * metadata. Plain HTTP on 127.0.0.1 is allowed with the library's own
+ * option for it (`allowInsecureRequests`).
+ */
+
+const HTTP = { [oauth.allowInsecureRequests]: true } as const;
+
+async function discover(issuer: string): Promise<oauth.AuthorizationServer> {
+  const url = new URL(issuer);
+  return oauth.processDiscoveryResponse(url, await oauth.discoveryRequest(url, { algorithm: 'oauth2', ...HTTP }));
+}
+
+/** What every call of the library takes about the client. */
+interface ClientSide {
+  readonly as: oauth.AuthorizationServer;
+  readonly client: oauth.Client;
+  readonly auth: oauth.ClientAuth;
+  readonly registered: ConformanceClient;
+}
+
+async function clientSide(connect: RunningConnect, method: 'basic' | 'post' = 'basic'): Promise<ClientSide> {
+  const registered = await connect.createClient();
+  const auth = method === 'basic' ? oauth.ClientSecretBasic(registered.secret) : oauth.ClientSecretPost(registered.secret);
+  return { as: await discover(connect.issuer), client: { client_id: registered.id }, auth, registered };
+}
+
+/** The customer's authorization with PKCE and `state`; answers the callback URL and what the exchange needs. */
+async function authorize(connect: RunningConnect, side: ClientSide): Promise<{ callback: URL; state: string; verifier: string }> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(side.as.authorization_endpoint as string);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: side.client.client_id,
+    redirect_uri: side.registered.redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+  }).toString();
+  return { callback: await connect.authorize(url), state, verifier };
+}
+
+async function linkCustomer(connect: RunningConnect, side: ClientSide): Promise<oauth.TokenEndpointResponse> {
+  const { callback, state, verifier } = await authorize(connect, side);
+  const params = oauth.validateAuthResponse(side.as, side.client, callback, state);
+  const response = await oauth.authorizationCodeGrantRequest(side.as, side.client, side.auth, params, side.registered.redirectUri, verifier, HTTP);
+  return oauth.processAuthorizationCodeResponse(side.as, side.client, response);
+}
+
+async function clientCredentials(side: ClientSide): Promise<oauth.TokenEndpointResponse> {
+  const response = await oauth.clientCredentialsGrantRequest(side.as, side.client, side.auth, new URLSearchParams(), HTTP);
+  return oauth.processClientCredentialsResponse(side.as, side.client, response);
+}
+
+describe('oauth4webapi', () => {
+  const connect = sharedConnect();
+
+  it('discovers Connect from its RFC 8414 metadata, the issuer checked', async () => {
+    const as = await discover(connect().issuer);
+    expect(as).toMatchObject({ issuer: connect().issuer, token_endpoint: `${connect().issuer}/token`, code_challenge_methods_supported: ['S256'] });
+  });
+
+  it('discovers an issuer with a path at /.well-known/oauth-authorization-server/<path> (RFC 8414 §3.1)', async () => {
+    const withPath = await startConnect({ authPath: '/auth' });
+    const as = await discover(withPath.issuer);
+    expect(as).toMatchObject({ issuer: `${withPath.origin}/auth`, jwks_uri: `${withPath.origin}/auth/.well-known/jwks.json` });
+  });
+
+  it.each(['basic', 'post'] as const)('client credentials with client_secret_%s', async (method) => {
+    const side = await clientSide(connect(), method);
+    const tokens = await clientCredentials(side);
+    expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
+    expect(tokens.refresh_token).toBeUndefined();
+  });
+
+  it('validates the client-credentials token as an RFC 9068 JWT access token at a resource server', async () => {
+    const side = await clientSide(connect());
+    const { access_token } = await clientCredentials(side);
+    const request = new Request('http://127.0.0.1/api', { headers: { authorization: `Bearer ${access_token}` } });
+    const claims = await oauth.validateJwtAccessToken(side.as, request, connect().issuer, { ...HTTP, signingAlgorithms: ['ES256'] });
+    expect(claims).toMatchObject({ iss: connect().issuer, aud: connect().issuer, sub: side.registered.id, client_id: side.registered.id });
+    expect(claims.exp - claims.iat).toBe(3600);
+    const otherAudience = await oauth.validateJwtAccessToken(side.as, request, 'https://elsewhere.example', HTTP).catch((e: unknown) => e);
+    expect(otherAudience).toBeInstanceOf(oauth.OperationProcessingError);
+  });
+
+  it('the authorization code with PKCE, state and iss (RFC 9207)', async () => {
+    const side = await clientSide(connect());
+    const tokens = await linkCustomer(connect(), side);
+    expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
+    expect(tokens.access_token.split('.')).toHaveLength(5);
+    expect(tokens.refresh_token?.split('.')).toHaveLength(3);
+  });
+
+  it('refuses a callback with a foreign or missing iss, or another state (validateAuthResponse)', async () => {
+    const side = await clientSide(connect());
+    const { callback, state } = await authorize(connect(), side);
+    const forged = new URL(callback);
+    forged.searchParams.set('iss', 'https://attacker.example');
+    const missing = new URL(callback);
+    missing.searchParams.delete('iss');
+    for (const [url, expected, reason] of [[forged, state, /"iss"/], [missing, state, /"iss"/], [callback, 'another', /"state"/]] as const) {
+      expect(() => oauth.validateAuthResponse(side.as, side.client, url, expected)).toThrow(reason);
+    }
+    expect(oauth.validateAuthResponse(side.as, side.client, callback, state).get('code')).toBe(callback.searchParams.get('code'));
+  });
+
+  it('refresh: a new access token, the same refresh token, the previous access token inactive', async () => {
+    const side = await clientSide(connect(), 'post');
+    const first = await linkCustomer(connect(), side);
+    const response = await oauth.refreshTokenGrantRequest(side.as, side.client, side.auth, first.refresh_token as string, HTTP);
+    const refreshed = await oauth.processRefreshTokenResponse(side.as, side.client, response);
+    expect(refreshed.access_token).not.toBe(first.access_token);
+    expect(refreshed).toMatchObject({ refresh_token: first.refresh_token, expires_in: 3600 });
+    expect(await introspect(connect(), side.registered, first.access_token)).toEqual({ active: false });
+  });
+
+  it('introspection (RFC 7662) of each kind of token, and revocation (RFC 7009)', async () => {
+    const side = await clientSide(connect());
+    const tokens = await linkCustomer(connect(), side);
+    const refresh = tokens.refresh_token as string;
+    const introspected = async (token: string) =>
+      oauth.processIntrospectionResponse(side.as, side.client, await oauth.introspectionRequest(side.as, side.client, side.auth, token, HTTP));
+
+    expect(await introspected((await clientCredentials(side)).access_token)).toMatchObject({ active: true, token_type: 'Bearer' });
+    expect(await introspected(tokens.access_token)).toMatchObject({ active: true, token_type: 'Bearer', client_id: side.registered.id });
+    const refreshState = await introspected(refresh);
+    expect(refreshState).toMatchObject({ active: true, client_id: side.registered.id });
+    expect(refreshState).not.toHaveProperty('token_type');
+
+    const revoked = await oauth.revocationRequest(side.as, side.client, side.auth, refresh, HTTP);
+    expect(revoked.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await oauth.processRevocationResponse(revoked)).toBeUndefined();
+    expect(await introspected(refresh)).toEqual({ active: false });
+    expect(await introspected(tokens.access_token)).toEqual({ active: false });
+  });
+
+  it('errors: invalid_grant as a ResponseBodyError; a wrong secret as a parsed Basic challenge', async () => {
+    const side = await clientSide(connect());
+    const refreshed = await oauth.refreshTokenGrantRequest(side.as, side.client, side.auth, 'not-a-refresh-token', HTTP);
+    const grantError = await oauth.processRefreshTokenResponse(side.as, side.client, refreshed).catch((e: unknown) => e);
+    expect(grantError).toBeInstanceOf(oauth.ResponseBodyError);
+    expect(grantError).toMatchObject({ error: 'invalid_grant', status: 400 });
+    expect((grantError as oauth.ResponseBodyError).error_description).toMatch(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
+
+    for (const wrong of [oauth.ClientSecretBasic(`${side.registered.secret}x`), oauth.ClientSecretPost(`${side.registered.secret}x`)]) {
+      const error = await clientCredentials({ ...side, auth: wrong }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+      const { status, cause } = error as oauth.WWWAuthenticateChallengeError;
+      expect({ status, cause }).toEqual({ status: 401, cause: [{ scheme: 'basic', parameters: { realm: 'connect' } }] });
+    }
+  });
+});
