@@ -2,6 +2,7 @@ import { registerClient, rotateClientSecret, updateClientSettings, type ClientAd
 import { randomInt } from 'node:crypto';
 import { createCustomer } from '../core/customers/manage-customers.js';
 import { hashPin } from '../core/customers/pin.js';
+import { weakPinReason } from '../core/customers/weak-pin.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { CustomerStore } from '../core/customers/customer-store.js';
 
@@ -36,10 +37,13 @@ export async function seedDemo(deps: ClientAdminDeps & { clients: ClientStore; c
 
 /**
  * The demo customer, with a fresh random PIN at every seeded start (the PIN
- * is stored only hashed, so it is printed now or never).
+ * is stored only hashed, so it is printed now or never), never one a
+ * customer could not choose.
  */
 async function seedDemoCustomer(deps: { customers: CustomerStore; clock: ClientAdminDeps['clock'] }) {
-  const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  let pin: string;
+  do pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  while (weakPinReason(pin));
   const existing = await deps.customers.findCustomerByMobile(DEMO_MOBILE);
   if (existing) {
     const now = deps.clock.nowSeconds();

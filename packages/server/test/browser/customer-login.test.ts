@@ -207,8 +207,8 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     expect(await mobile.getAttribute('readonly')).not.toBeNull();
 
     // Two different PINs: the error is tied to the confirmation field.
-    await page.getByLabel('Choose a PIN').fill('2580');
-    await page.getByLabel('Enter the PIN again').fill('2581');
+    await page.getByLabel('Choose a PIN').fill('3817');
+    await page.getByLabel('Enter the PIN again').fill('3818');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.waitForURL((url) => url.pathname === '/register');
     const confirmation = page.getByLabel('Enter the PIN again');

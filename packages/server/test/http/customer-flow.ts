@@ -19,7 +19,7 @@ export type Response = LightMyRequestResponse;
 
 /** The mobile and PIN of the customer most tests log in as. */
 export const MOBILE = '+639171234567';
-export const PIN = '123456';
+export const PIN = '482613';
 /** `userId` of {@link MOBILE}: country code and last 4 digits visible. */
 export const MASKED_MOBILE = '+63******4567';
 /** Another valid Philippine mobile number, not registered unless a test does it. */
@@ -257,9 +257,14 @@ export function expectErrorRedirect(res: Response, error: string, state: string 
   return description;
 }
 
-/** Creates a customer straight through core (one scrypt hash). */
-export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN): Promise<Customer> {
-  const { customer } = await createCustomer({ mobile, pin }, { customers: t.storage.customers, clock: t.clock });
+/**
+ * Creates a customer straight through core (one scrypt hash). The PIN must
+ * be one a customer may choose, unless `chosenBeforeTheRules`: then it is
+ * stored as an account that predates the weak-PIN rules would have it.
+ */
+export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN, options: { chosenBeforeTheRules?: boolean } = {}): Promise<Customer> {
+  const pinHash = options.chosenBeforeTheRules ? await hashPin(pin) : undefined;
+  const { customer } = await createCustomer({ mobile, pin, ...(pinHash ? { pinHash } : {}) }, { customers: t.storage.customers, clock: t.clock });
   return customer;
 }
 

@@ -17,6 +17,12 @@ export type ProblemCode =
   | 'pin_format'
   /** The two PINs of a registration differ. */
   | 'pin_mismatch'
+  /** A new PIN that is one digit, or a short group of digits, repeated (`1111`, `1212`). */
+  | 'pin_weak_repeated'
+  /** A new PIN whose digits run up or down (`1234`, `9876`). */
+  | 'pin_weak_sequence'
+  /** A new PIN that is one of the most common ones. */
+  | 'pin_weak_common'
   /** Wrong PIN for the mobile the client named (`user_id`). */
   | 'pin_wrong'
   /** Wrong mobile or PIN: one answer for both. */

@@ -20,6 +20,12 @@ export function problemMessage(problem: Problem, page: 'login' | 'register' | 'o
       return page === 'register' ? 'Choose a PIN of 4 to 6 digits.' : 'Your PIN is 4 to 6 digits.';
     case 'pin_mismatch':
       return 'The two PINs are not the same.';
+    case 'pin_weak_repeated':
+      return 'That PIN is too easy to guess: it repeats the same digits, like 1111 or 1212. Choose another PIN.';
+    case 'pin_weak_sequence':
+      return 'That PIN is too easy to guess: its digits are in order, like 1234 or 9876. Choose another PIN.';
+    case 'pin_weak_common':
+      return 'That PIN is one of the most common PINs and easy to guess. Choose another PIN.';
     case 'pin_wrong':
       return 'That PIN is not right.';
     case 'credentials_wrong':
