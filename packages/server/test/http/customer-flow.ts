@@ -32,6 +32,8 @@ export type FormBody = Record<string, string> | ReadonlyArray<readonly [string, 
 export interface BrowserOptions {
   /** The client address its requests come from (`request.ip`); default `inject()`'s 127.0.0.1. */
   readonly remoteAddress?: string;
+  /** The `Accept-Language` it sends with every request, as a browser does; default none. */
+  readonly acceptLanguage?: string;
 }
 
 /** A browser: one cookie jar, requests through `inject()`. */
@@ -63,7 +65,7 @@ export class Browser {
     contentType?: string;
     headers?: Record<string, string>;
   }): Promise<Response> {
-    const headers: Record<string, string> = { ...options.headers };
+    const headers: Record<string, string> = { ...(this.options.acceptLanguage === undefined ? {} : { 'accept-language': this.options.acceptLanguage }), ...options.headers };
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     if (cookie) headers.cookie = cookie;
     let payload: string | Buffer | undefined;

@@ -3,6 +3,7 @@
  * wording here: problems and reasons are codes, and the hosted pages'
  * views (`http/views/`) say them in the customer's language.
  */
+import type { UiLocale } from '../authorize/ui-locales.js';
 
 /** A form field a problem can be about. */
 export type FormField = 'mobile' | 'pin' | 'pin_confirmation' | 'otp';
@@ -72,6 +73,8 @@ export interface JourneyView {
   readonly redirectUri: string;
   /** The mobile the client named (`user_id`): shown and fixed, whatever is posted. */
   readonly fixedMobile: string | null;
+  /** The language the journey's `ui_locales` chose; `null`: the browser's `Accept-Language` decides. */
+  readonly uiLocale: UiLocale | null;
 }
 
 /** What the one-time-PIN page shows. */
@@ -108,4 +111,10 @@ export type StepResult =
    * session to set as cookie; `endSession` clears the cookie.
    */
   | { readonly kind: 'redirect'; readonly location: string; readonly session?: string; readonly endSession?: boolean }
-  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason };
+  /**
+   * The customer goes back to the app. `uiLocale`: the language of the
+   * journey, when this browser's journey was found and its `ui_locales`
+   * chose one (never for `expired`, which must look the same whether or not
+   * the journey exists).
+   */
+  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason; readonly uiLocale?: UiLocale };
