@@ -143,7 +143,7 @@ describe('the language of the hosted pages', () => {
 
     // The one-time-PIN page, after the POST's 303.
     const otpPage = await submitCredentials(browser, wrong, MOBILE, PIN);
-    expect(expectFilipino(otpPage)).toContain('Nagpadala kami ng 6-digit na code sa SMS sa +63******4567');
+    expect(expectFilipino(otpPage)).toContain('Nagpadala kami ng 6-digit na code sa +63******4567 sa pamamagitan ng SMS.');
     expect(pageText(otpPage.body)).toContain('Puwede kang humingi ng bagong code pagkalipas ng 30 segundo.');
     const tooSoon = await browser.submit(otpPage, { action: 'resend' });
     expectFilipino(tooSoon);
