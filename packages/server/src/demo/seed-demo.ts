@@ -3,6 +3,7 @@ import { registerClient, registerResourceServer, updateClientSettings, type Clie
 import { clientSecretPrefix } from '../core/clients/client.js';
 import { createCustomer } from '../core/customers/manage-customers.js';
 import { hashPin, verifyPin } from '../core/customers/pin.js';
+import { weakPinReason } from '../core/customers/weak-pin.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { CustomerStore } from '../core/customers/customer-store.js';
 
@@ -64,9 +65,12 @@ function derived(deps: Pick<SeedDemoDeps, 'demoKey'>, purpose: string): Buffer {
   return createHmac('sha256', deps.demoKey).update(purpose).digest();
 }
 
-/** The demo customer's PIN: 6 digits derived from the demo key. */
+/** The demo customer's PIN: 6 digits derived from the demo key, the first of them that is not a weak PIN. */
 export function demoPin(deps: Pick<SeedDemoDeps, 'demoKey'>): string {
-  return String(derived(deps, 'customer-pin').readUInt32BE(0) % 1_000_000).padStart(6, '0');
+  for (let attempt = 0; ; attempt++) {
+    const pin = String(derived(deps, `customer-pin-${attempt}`).readUInt32BE(0) % 1_000_000).padStart(6, '0');
+    if (weakPinReason(pin) === undefined) return pin;
+  }
 }
 
 /** The demo client's secret: shaped like every sandbox secret, derived from the demo key. */

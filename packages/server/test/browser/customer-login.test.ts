@@ -49,9 +49,14 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
   }
 
   /** A fresh browser profile (own cookies) with the consumer app answered in place. */
-  async function openConsumer(options: { javaScriptEnabled?: boolean } = {}) {
+  async function openConsumer(options: { javaScriptEnabled?: boolean; locale?: string } = {}) {
     if (!browser) throw new Error('the browser did not start');
-    const context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: 360, height: 740 } });
+    const context = await browser.newContext({
+      javaScriptEnabled: options.javaScriptEnabled ?? true,
+      viewport: { width: 360, height: 740 },
+      // The browser's language: Chromium sends it as Accept-Language.
+      ...(options.locale ? { locale: options.locale } : {}),
+    });
     contexts.push(context);
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
     context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
@@ -208,8 +213,8 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     expect(await mobile.getAttribute('readonly')).not.toBeNull();
 
     // Two different PINs: the error is tied to the confirmation field.
-    await page.getByLabel('Choose a PIN').fill('2580');
-    await page.getByLabel('Enter the PIN again').fill('2581');
+    await page.getByLabel('Choose a PIN').fill('3817');
+    await page.getByLabel('Enter the PIN again').fill('3818');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.waitForURL((url) => url.pathname === '/register');
     const confirmation = page.getByLabel('Enter the PIN again');
@@ -254,5 +259,39 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     const { code } = expectCodeRedirect(consumer.callbacks.at(-1), state, /^\+63\*+4567$/);
     const tokens = await exchangeCode(code, verifier);
     expect(tokens.refresh_token).toEqual(expect.any(String));
+  });
+
+  it('in Filipino when the browser asks for it: labels, buttons, a weak PIN refused, the code entered, back to the app', async () => {
+    const mobile = '+639171234569';
+    const consumer = await openConsumer({ javaScriptEnabled: false, locale: 'fil-PH' });
+    const { page } = consumer;
+    const { verifier, challenge } = pkce();
+    const state = randomBytes(12).toString('base64url');
+    await consumer.start(authorizeParams(challenge, state, { user_id: mobile }));
+
+    await page.waitForURL((url) => url.pathname === '/register');
+    expect(await page.locator('html').getAttribute('lang')).toBe('fil');
+    expect(await page.title()).toBe(`Gumawa ng account · ${DEMO_CLIENT_NAME} · Connect`);
+    await expect(page.locator('main').innerText()).resolves.toContain(`Gustong i-link ng ${DEMO_CLIENT_NAME} ang iyong account.`);
+    expect(await page.getByLabel('Numero ng mobile').inputValue()).toBe(mobile);
+
+    await page.getByLabel('Pumili ng PIN').fill('2580');
+    await page.getByLabel('Ilagay muli ang PIN').fill('2580');
+    await page.getByRole('button', { name: 'Gumawa ng account' }).click();
+    await page.waitForURL((url) => url.pathname === '/register');
+    const pin = page.getByLabel('Pumili ng PIN');
+    expect(await pin.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(pin)).toContain('Isa ang PIN na iyan sa mga pinakakaraniwang PIN at madali itong hulaan. Pumili ng ibang PIN.');
+
+    await pin.fill('3817');
+    await page.getByLabel('Ilagay muli ang PIN').fill('3817');
+    await page.getByRole('button', { name: 'Gumawa ng account' }).click();
+    await page.waitForURL((url) => url.pathname === '/login/otp');
+    expect(await page.locator('h1').textContent()).toBe('Ilagay ang code na ipinadala namin sa SMS');
+    await page.getByLabel('Code mula sa SMS').fill(await latestOtp(mobile));
+    await page.getByRole('button', { name: 'I-verify' }).click();
+    await page.waitForURL((url) => url.origin === CONSUMER_ORIGIN && url.pathname === '/callback');
+    const { code } = expectCodeRedirect(consumer.callbacks.at(-1), state, /^\+63\*+4569$/);
+    expect((await exchangeCode(code, verifier)).access_token).toEqual(expect.any(String));
   });
 });

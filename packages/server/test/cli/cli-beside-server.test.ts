@@ -13,7 +13,7 @@ import { logIn as logInOverHttp, requireBuiltCli, runProcess as runProcessIn, se
  */
 
 const REDIRECT_URI = 'https://shop.example/callback';
-const PIN = '2468';
+const PIN = '3817';
 /** Logins per customer: under the sandbox budget of one-time PINs per mobile. */
 const LOGINS_PER_CUSTOMER = 4;
 

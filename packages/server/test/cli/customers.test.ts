@@ -164,10 +164,21 @@ describe('customers create', () => {
   it('refuses a mobile registered already, in any spelling, with one line on stderr and exit 1', async () => {
     await createCustomer();
     for (const spelling of [MOBILE, '+63 (917) 123-4567']) {
-      const line = expectFailure(await cli('customers', 'create', '--mobile', spelling, '--pin', '1234', '--json'), 1);
+      const line = expectFailure(await cli('customers', 'create', '--mobile', spelling, '--pin', PIN, '--json'), 1);
       expect(line).toContain('registered already');
     }
     expect(await cliJson<CustomerView[]>('customers', 'list')).toHaveLength(1);
+  });
+
+  it.each([
+    ['6666', 'one digit or a short group of digits repeated (like 1111 or 1212)'],
+    ['345678', 'digits in order (like 1234 or 9876)'],
+    ['2580', 'it is one of the most common PINs'],
+  ])('refuses the weak PIN %s with one line naming the rule, never the PIN, exit 1; creates nothing', async (pin, rule) => {
+    const run = await cli('customers', 'create', '--mobile', MOBILE, '--pin', pin);
+    expect(expectFailure(run, 1)).toBe(`connect-auth: PIN is too easy to guess: ${rule}; choose another\n`);
+    expect(run.stderr).not.toContain(pin);
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
   });
 
   it('refuses a mobile of a country CONNECT_SMS_COUNTRIES does not list, and a satellite number, with one line; creates nothing', async () => {
@@ -213,7 +224,7 @@ describe('customers list and show', () => {
     expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
     const first = await createCustomer('+639171234567', PIN, '--name', 'Juan');
     clock.advance(60);
-    const second = await createCustomer('+447911123456', '1234');
+    const second = await createCustomer('+447911123456', '7305');
     const list = await cliJson<CustomerView[]>('customers', 'list');
     expect(list).toEqual([
       { profileId: first.profileId, mobile: '+639171234567', userId: '+63******4567', name: 'Juan', status: 'active', lockedUntil: null, createdAt: '2026-01-01T00:00:00Z' },

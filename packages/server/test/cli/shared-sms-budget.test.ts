@@ -18,7 +18,7 @@ import { HttpBrowser, cliJson, requireBuiltCli, serve, type ProcessSetting } fro
 noticePostgresSkipped('one SMS budget for two instances');
 
 const REDIRECT_URI = 'https://shop.example/callback';
-const PIN = '2468';
+const PIN = '3817';
 const BUDGET = 3;
 const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
 

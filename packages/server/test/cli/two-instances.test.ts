@@ -18,7 +18,7 @@ import { logIn, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../
  */
 
 const REDIRECT_URI = 'https://shop.example/callback';
-const PIN = '2468';
+const PIN = '3817';
 const MOBILE = '+639170000001';
 /** The bound on how long a change may take to reach an instance. */
 const WITHIN_MS = 1000;

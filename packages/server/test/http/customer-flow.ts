@@ -19,7 +19,7 @@ export type Response = LightMyRequestResponse;
 
 /** The mobile and PIN of the customer most tests log in as. */
 export const MOBILE = '+639171234567';
-export const PIN = '123456';
+export const PIN = '482613';
 /** `userId` of {@link MOBILE}: country code and last 4 digits visible. */
 export const MASKED_MOBILE = '+63******4567';
 /** Another valid Philippine mobile number, not registered unless a test does it. */
@@ -32,6 +32,8 @@ export type FormBody = Record<string, string> | ReadonlyArray<readonly [string, 
 export interface BrowserOptions {
   /** The client address its requests come from (`request.ip`); default `inject()`'s 127.0.0.1. */
   readonly remoteAddress?: string;
+  /** The `Accept-Language` it sends with every request, as a browser does; default none. */
+  readonly acceptLanguage?: string;
 }
 
 /** A browser: one cookie jar, requests through `inject()`. */
@@ -63,7 +65,7 @@ export class Browser {
     contentType?: string;
     headers?: Record<string, string>;
   }): Promise<Response> {
-    const headers: Record<string, string> = { ...options.headers };
+    const headers: Record<string, string> = { ...(this.options.acceptLanguage === undefined ? {} : { 'accept-language': this.options.acceptLanguage }), ...options.headers };
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     if (cookie) headers.cookie = cookie;
     let payload: string | Buffer | undefined;
@@ -257,9 +259,14 @@ export function expectErrorRedirect(res: Response, error: string, state: string 
   return description;
 }
 
-/** Creates a customer straight through core (one scrypt hash). */
-export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN): Promise<Customer> {
-  const { customer } = await createCustomer({ mobile, pin }, { customers: t.storage.customers, clock: t.clock });
+/**
+ * Creates a customer straight through core (one scrypt hash). The PIN must
+ * be one a customer may choose, unless `chosenBeforeTheRules`: then it is
+ * stored as an account that predates the weak-PIN rules would have it.
+ */
+export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN, options: { chosenBeforeTheRules?: boolean } = {}): Promise<Customer> {
+  const pinHash = options.chosenBeforeTheRules ? await hashPin(pin) : undefined;
+  const { customer } = await createCustomer({ mobile, pin, ...(pinHash ? { pinHash } : {}) }, { customers: t.storage.customers, clock: t.clock });
   return customer;
 }
 

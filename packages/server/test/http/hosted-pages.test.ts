@@ -317,14 +317,19 @@ describe('hosted pages: registration', () => {
   }
 
   it.each([
-    ['mismatched PINs', { pin: '123456', pin_confirmation: '123457' }, 'pin_confirmation', 'The two PINs are not the same.'],
+    ['mismatched PINs', { pin: '482613', pin_confirmation: '482614' }, 'pin_confirmation', 'The two PINs are not the same.'],
     ['a PIN with letters', { pin: '12ab56', pin_confirmation: '12ab56' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
     ['a PIN of 3 digits', { pin: '123', pin_confirmation: '123' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
     ['a PIN of 7 digits', { pin: '1234567', pin_confirmation: '1234567' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
     ['a PIN with spaces', { pin: ' 1234 ', pin_confirmation: ' 1234 ' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
     ['a PIN of full-width digits', { pin: '１２３４', pin_confirmation: '１２３４' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
-    ['no PIN', { pin_confirmation: '123456' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
-    ['no confirmation', { pin: '123456' }, 'pin_confirmation', 'The two PINs are not the same.'],
+    ['no PIN', { pin_confirmation: '482613' }, 'pin', 'Choose a PIN of 4 to 6 digits.'],
+    ['no confirmation', { pin: '482613' }, 'pin_confirmation', 'The two PINs are not the same.'],
+    ['a PIN of one digit repeated', { pin: '0000', pin_confirmation: '0000' }, 'pin', 'That PIN is too easy to guess: it repeats the same digits, like 1111 or 1212. Choose another PIN.'],
+    ['a PIN of a pair repeated', { pin: '696969', pin_confirmation: '696969' }, 'pin', 'That PIN is too easy to guess: it repeats the same digits, like 1111 or 1212. Choose another PIN.'],
+    ['a PIN of digits going up', { pin: '123456', pin_confirmation: '123456' }, 'pin', 'That PIN is too easy to guess: its digits are in order, like 1234 or 9876. Choose another PIN.'],
+    ['a PIN of digits going down', { pin: '4321', pin_confirmation: '4321' }, 'pin', 'That PIN is too easy to guess: its digits are in order, like 1234 or 9876. Choose another PIN.'],
+    ['a common PIN', { pin: '2580', pin_confirmation: '2580' }, 'pin', 'That PIN is one of the most common PINs and easy to guess. Choose another PIN.'],
   ] as const)('%s → the form again, the error tied to its field, no account and no SMS', async (_name, fields, field, message) => {
     const { t, client } = await setup();
     const { browser, page } = await openRegistration(t, client);
@@ -354,7 +359,7 @@ describe('hosted pages: registration', () => {
   it('the account exists only once the one-time PIN is entered, with the PIN chosen', async () => {
     const { t, client } = await setup();
     const { browser, page, requestId } = await openRegistration(t, client);
-    const res = await browser.submit(page, { mobile: '+63 917 123 4567', pin: '2468', pin_confirmation: '2468', action: 'register' });
+    const res = await browser.submit(page, { mobile: '+63 917 123 4567', pin: '3817', pin_confirmation: '3817', action: 'register' });
     expectSeeOther(res, new RegExp(`^/login/otp\\?request=${requestId}$`));
     expect(await t.storage.customers.findCustomerByMobile(MOBILE)).toBeUndefined();
     expect(await t.storage.customers.listCustomers()).toEqual([]);
@@ -371,8 +376,17 @@ describe('hosted pages: registration', () => {
     expect(params.get('profileId')).toBe(customer?.profileId);
     expect(params.get('userId')).toBe(MASKED_MOBILE);
     expect(customer).toMatchObject({ mobile: MOBILE, status: 'active', pinAttempts: 0, lockedUntil: null, createdAt: t.clock.nowSeconds() });
-    expect(await verifyPin('2468', customer?.pinHash ?? '')).toBe(true);
+    expect(await verifyPin('3817', customer?.pinHash ?? '')).toBe(true);
     expect(browser.cookies.get('connect_session')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('a PIN chosen before the weak-PIN rules, and weak by them, still logs in', async () => {
+    const { t, client } = await setup();
+    await addCustomer(t, MOBILE, '1234', { chosenBeforeTheRules: true });
+    const browser = new Browser(t.app);
+    const { page } = await startLogin(browser, authorizeParams(client));
+    const otpPage = await submitCredentials(browser, page, MOBILE, '1234');
+    expectClientRedirect(await enterOtp(browser, otpPage, MOBILE));
   });
 
   it('a wrong one-time PIN creates no account', async () => {
@@ -389,7 +403,7 @@ describe('hosted pages: registration', () => {
     const { t, client } = await setup();
     await addCustomer(t);
     const { browser, page } = await openRegistration(t, client);
-    const res = await browser.submit(page, { mobile: MOBILE, pin: '9999', pin_confirmation: '9999' });
+    const res = await browser.submit(page, { mobile: MOBILE, pin: '5930', pin_confirmation: '5930' });
     expectPage(res, 400);
     expect(fieldError(res.body, 'mobile')).toBe('This mobile number already has an account. Log in instead.');
     expect(await outbox(t.app, MOBILE)).toEqual([]);
@@ -399,7 +413,7 @@ describe('hosted pages: registration', () => {
   it('a mobile registered while the one-time PIN was pending is refused at the end, and the other account is untouched', async () => {
     const { t, client } = await setup();
     const { browser, page } = await openRegistration(t, client);
-    const otpPage = await browser.follow(await browser.submit(page, { mobile: MOBILE, pin: '9999', pin_confirmation: '9999' }));
+    const otpPage = await browser.follow(await browser.submit(page, { mobile: MOBILE, pin: '5930', pin_confirmation: '5930' }));
     const existing = await addCustomer(t);
     const res = await enterOtp(browser, otpPage, MOBILE);
     expectPage(res, 400);

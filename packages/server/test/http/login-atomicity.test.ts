@@ -98,7 +98,7 @@ async function reachOtp(t: TestApp, flow: Flow, i: number) {
   const page = await browser.follow(res);
   expectPage(page, 200);
   expect(pageText(page.body)).toContain(flow === 'login' ? 'Log in to continue' : 'Create your account');
-  const fields: Record<string, string> = flow === 'login' ? { mobile, pin: PIN, action: 'login' } : { mobile, pin: '2468', pin_confirmation: '2468', action: 'register' };
+  const fields: Record<string, string> = flow === 'login' ? { mobile, pin: PIN, action: 'login' } : { mobile, pin: '3817', pin_confirmation: '3817', action: 'register' };
   expectSeeOther(await browser.submit(page, fields), /^\/login\/otp\?request=/);
   const otpPage = await browser.open(`/login/otp?request=${requestId}`);
   expectPage(otpPage, 200);

@@ -71,6 +71,7 @@ function authorizationRequest(overrides: Partial<AuthorizationRequestRecord> = {
     completedAt: null,
     status: 'pending',
     profileId: null,
+    uiLocale: 'fil',
     ...overrides,
   };
 }
@@ -472,7 +473,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
     describe('authorization requests', () => {
       it('stores and finds a request with every field intact', async () => {
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
-        const bare = authorizationRequest({ idHash: 'request-2', state: null, codeChallenge: null, loginHint: null });
+        const bare = authorizationRequest({ idHash: 'request-2', state: null, codeChallenge: null, loginHint: null, uiLocale: null });
         await storage.authorizationRequests.insertAuthorizationRequest(bare);
         expect(await storage.authorizationRequests.findAuthorizationRequest('request-1')).toEqual(authorizationRequest());
         expect(await storage.authorizationRequests.findAuthorizationRequest('request-2')).toEqual(bare);

@@ -87,6 +87,7 @@ describe('the lock order of a login on PostgreSQL', () => {
       createdAt: T,
       expiresAt: T + 900,
       completedAt: null,
+      uiLocale: null,
       status: 'otp_sent',
       profileId: PROFILE,
     });

@@ -17,11 +17,36 @@ export interface ValidAuthorizationRequest {
   readonly prompt: Prompt | null;
 }
 
+/**
+ * Why an `/authorize` request gets an error page (the hosted pages word it
+ * in the customer's language): its client or redirect URI cannot be trusted.
+ */
+export type PageErrorReason =
+  | 'client_id_repeated'
+  | 'client_id_missing'
+  /** No such client (or a `client_id` too long to be one). */
+  | 'client_unknown'
+  /** The client is disabled; `clientName` says which. */
+  | 'client_disabled'
+  /** The client is a resource server, which customers do not sign in to; `clientName` says which. */
+  | 'client_not_signable'
+  | 'redirect_uri_repeated'
+  | 'redirect_uri_missing'
+  /** Not exactly the client's registered redirect URI; `clientName` says which client. */
+  | 'redirect_uri_mismatch';
+
+/** An error page instead of a redirect: why, and the client's name when it is known. */
+export interface PageError {
+  readonly kind: 'page_error';
+  readonly reason: PageErrorReason;
+  readonly clientName?: string;
+}
+
 /** The outcome of checking an `/authorize` query. */
 export type AuthorizationRequestCheck =
   | { readonly kind: 'valid'; readonly request: ValidAuthorizationRequest }
   /** The client or redirect URI cannot be trusted: show an error page, never redirect. */
-  | { readonly kind: 'page_error'; readonly message: string }
+  | PageError
   /** The redirect URI is verified: send the error back to it. */
   | {
       readonly kind: 'redirect_error';
@@ -57,21 +82,19 @@ export async function checkAuthorizationRequest(
   };
 
   const clientId = single('client_id');
-  if (clientId === 'repeated') return pageError('client_id is repeated.');
-  if (clientId === undefined) return pageError('The request does not name the application (client_id is missing).');
+  if (clientId === 'repeated') return pageError('client_id_repeated');
+  if (clientId === undefined) return pageError('client_id_missing');
   const client = clientId.length <= 512 ? await deps.findClient(clientId) : undefined;
-  if (!client) return pageError('The application that sent you here is not known.');
-  if (client.status !== 'active') return pageError(`${client.name} cannot sign customers in right now.`);
+  if (!client) return pageError('client_unknown');
+  if (client.status !== 'active') return pageError('client_disabled', client.name);
   // A resource server has no redirect URI to trust, so nothing can be sent back to it (docs/resource-servers.md).
-  if (client.kind === 'resource_server' || client.redirectUri === null) {
-    return pageError(`${client.name} is not an application customers sign in to.`);
-  }
+  if (client.kind === 'resource_server' || client.redirectUri === null) return pageError('client_not_signable', client.name);
 
   const redirectUri = single('redirect_uri');
-  if (redirectUri === 'repeated') return pageError('redirect_uri is repeated.');
-  if (redirectUri === undefined) return pageError('The request does not say where to send you back (redirect_uri is missing).');
+  if (redirectUri === 'repeated') return pageError('redirect_uri_repeated');
+  if (redirectUri === undefined) return pageError('redirect_uri_missing');
   // Exact string comparison: no normalisation, no prefix or pattern matching (RFC 9700 §4.1.3).
-  if (redirectUri !== client.redirectUri) return pageError(`The return address is not the one registered for ${client.name}.`);
+  if (redirectUri !== client.redirectUri) return pageError('redirect_uri_mismatch', client.name);
 
   const stateValue = single('state');
   const state = stateValue === 'repeated' || stateValue === undefined || stateValue.length > MAX_VALUE_LENGTH ? null : stateValue;
@@ -133,6 +156,6 @@ export async function checkAuthorizationRequest(
   };
 }
 
-function pageError(message: string): AuthorizationRequestCheck {
-  return { kind: 'page_error', message };
+function pageError(reason: PageErrorReason, clientName?: string): PageError {
+  return clientName === undefined ? { kind: 'page_error', reason } : { kind: 'page_error', reason, clientName };
 }

@@ -5,6 +5,7 @@ import { Conflict } from '../storage-errors.js';
 import type { Customer } from './customer.js';
 import { parseMobile, pinDestinationRefusal, type MobileNumber } from './mobile.js';
 import { hashPin, isValidPin } from './pin.js';
+import { weakPinReason, type WeakPinReason } from './weak-pin.js';
 
 /** Invalid input to a customer command; the message is shown to the operator. */
 export class CustomerValidationError extends Error {
@@ -27,24 +28,42 @@ export function generateProfileId(): string {
   return String(randomInt(100_000_000_000, 1_000_000_000_000));
 }
 
-const INVALID_PIN = 'PIN must be 4 to 6 digits';
+const WEAK_PIN: Record<WeakPinReason, string> = {
+  repeated: 'PIN is too easy to guess: one digit or a short group of digits repeated (like 1111 or 1212); choose another',
+  sequence: 'PIN is too easy to guess: digits in order (like 1234 or 9876); choose another',
+  common: 'PIN is too easy to guess: it is one of the most common PINs; choose another',
+};
 
 /**
- * Checks a new PIN (4 to 6 digits) and hashes it for `createCustomer`'s
+ * Checks a PIN being chosen: 4 to 6 digits, and not too easy to guess
+ * (docs/journey.md, "Registration"). The message never repeats the PIN.
+ *
+ * @throws CustomerValidationError when it is not.
+ */
+export function checkNewPin(pin: string): void {
+  if (!isValidPin(pin)) throw new CustomerValidationError('PIN must be 4 to 6 digits');
+  const weak = weakPinReason(pin);
+  if (weak) throw new CustomerValidationError(WEAK_PIN[weak]);
+}
+
+/**
+ * Checks a new PIN ({@link checkNewPin}) and hashes it for `createCustomer`'s
  * `pinHash`. The hash is slow on purpose; a caller that creates the
  * customer inside a transaction hashes first, so that the transaction (and
  * the database's write lock) is not held while the hash runs.
  *
- * @throws CustomerValidationError when the PIN is not 4 to 6 digits.
+ * @throws CustomerValidationError when the PIN is not 4 to 6 digits, or too easy to guess.
  */
 export async function hashNewPin(pin: string): Promise<string> {
-  if (!isValidPin(pin)) throw new CustomerValidationError(INVALID_PIN);
+  checkNewPin(pin);
   return hashPin(pin);
 }
 
 /**
  * Creates a customer. The mobile number must be a valid number in
- * international format and not registered yet; the PIN 4 to 6 digits.
+ * international format and not registered yet; the PIN 4 to 6 digits and
+ * not too easy to guess ({@link checkNewPin}). A `pinHash` given instead is
+ * taken as it is: its PIN was checked when it was hashed.
  */
 export async function createCustomer(
   input: { mobile: string; pin: string; name?: string | null | undefined; pinHash?: string },
@@ -57,7 +76,7 @@ export async function createCustomer(
   if (refusal === 'country_not_allowed') {
     throw new CustomerValidationError(`mobile ${mobile.e164} is of ${mobile.country ?? ''}, which CONNECT_SMS_COUNTRIES does not list: one-time PINs cannot be sent there`);
   }
-  if (input.pinHash === undefined && !isValidPin(input.pin)) throw new CustomerValidationError(INVALID_PIN);
+  if (input.pinHash === undefined) checkNewPin(input.pin);
   const name = input.name?.trim() || null;
   if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');
   if (await deps.customers.findCustomerByMobile(mobile.e164)) {

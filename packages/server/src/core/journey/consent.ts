@@ -3,7 +3,7 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import { issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import { isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from './open.js';
+import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from './open.js';
 import type { StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId } from './session.js';
 import { TRANSITIONS } from './states.js';
@@ -19,7 +19,7 @@ export async function showConsent(context: StepContext, deps: JourneyDeps): Prom
   if (!isOpen(journey)) return journey;
   if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey);
   const customer = await deps.db.customers.findCustomer(journey.record.profileId);
-  if (!customer) return { kind: 'dead_end', reason: 'account_unavailable' };
+  if (!customer) return deadEnd('account_unavailable', journey.record);
   return { kind: 'consent', journey: journey.view, maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile };
 }
 

@@ -8,7 +8,7 @@ import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify
 import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, ProblemCode, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
@@ -69,7 +69,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
-      return { kind: 'dead_end', reason: 'account_unavailable' };
+      return deadEnd('account_unavailable', journey.record);
     case 'lost':
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);

@@ -1,7 +1,7 @@
 import type { Client } from '../clients/client.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { JourneyDeps } from './deps.js';
-import type { JourneyView, StepResult } from './outcomes.js';
+import type { DeadEndReason, JourneyView, StepResult } from './outcomes.js';
 import type { AuthorizationRequestRecord } from './records.js';
 import { hashCookieValue, isPlausibleId } from './session.js';
 import { FINAL_STATES } from './states.js';
@@ -50,18 +50,27 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
   const found = await deps.db.signIns.findJourney(hashCookieValue(requestId));
   const record = found?.request;
   if (!found || !record || record.browserHash !== hashCookieValue(browserId)) return { kind: 'dead_end', reason: 'expired' };
-  if (FINAL_STATES.includes(record.status)) return { kind: 'dead_end', reason: 'finished' };
+  if (FINAL_STATES.includes(record.status)) return deadEnd('finished', record);
   if (record.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   const client = await deps.findClient(record.clientId);
-  if (!client || client.status !== 'active') return { kind: 'dead_end', reason: 'client_unavailable' };
+  if (!client || client.status !== 'active') return deadEnd('client_unavailable', record);
   return {
     requestId,
     record,
     challenge: found.challenge,
     hintRegistered: found.hintRegistered,
     client,
-    view: { requestId, clientName: client.name, redirectUri: record.redirectUri, fixedMobile: record.loginHint },
+    view: { requestId, clientName: client.name, redirectUri: record.redirectUri, fixedMobile: record.loginHint, uiLocale: record.uiLocale },
   };
+}
+
+/**
+ * A dead end of a journey this browser opened: its pages' language goes
+ * with it. (`expired` is answered without it, the same whether the journey
+ * exists or not.)
+ */
+export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>): StepResult {
+  return record.uiLocale === null ? { kind: 'dead_end', reason } : { kind: 'dead_end', reason, uiLocale: record.uiLocale };
 }
 
 /** Whether `opened` is a journey (not a step result). */
@@ -83,7 +92,7 @@ export function pageForState(journey: OpenJourney): StepResult {
     case 'pending':
       return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
     default:
-      return { kind: 'dead_end', reason: 'finished' };
+      return deadEnd('finished', journey.record);
   }
 }
 
@@ -94,7 +103,7 @@ export function pageForState(journey: OpenJourney): StepResult {
  */
 export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock'>): Promise<StepResult> {
   const current = await deps.db.signIns.findJourney(journey.record.idHash);
-  if (!current || FINAL_STATES.includes(current.request.status)) return { kind: 'dead_end', reason: 'finished' };
+  if (!current || FINAL_STATES.includes(current.request.status)) return deadEnd('finished', journey.record);
   if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
 }

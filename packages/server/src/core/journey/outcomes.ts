@@ -3,6 +3,7 @@
  * wording here: problems and reasons are codes, and the hosted pages'
  * views (`http/views/`) say them in the customer's language.
  */
+import type { UiLocale } from '../authorize/ui-locales.js';
 
 /** A form field a problem can be about. */
 export type FormField = 'mobile' | 'pin' | 'pin_confirmation' | 'otp';
@@ -17,6 +18,12 @@ export type ProblemCode =
   | 'pin_format'
   /** The two PINs of a registration differ. */
   | 'pin_mismatch'
+  /** A new PIN that is one digit, or a short group of digits, repeated (`1111`, `1212`). */
+  | 'pin_weak_repeated'
+  /** A new PIN whose digits run up or down (`1234`, `9876`). */
+  | 'pin_weak_sequence'
+  /** A new PIN that is one of the most common ones. */
+  | 'pin_weak_common'
   /** Wrong PIN for the mobile the client named (`user_id`). */
   | 'pin_wrong'
   /** Wrong mobile or PIN: one answer for both. */
@@ -66,6 +73,8 @@ export interface JourneyView {
   readonly redirectUri: string;
   /** The mobile the client named (`user_id`): shown and fixed, whatever is posted. */
   readonly fixedMobile: string | null;
+  /** The language the journey's `ui_locales` chose; `null`: the browser's `Accept-Language` decides. */
+  readonly uiLocale: UiLocale | null;
 }
 
 /** What the one-time-PIN page shows. */
@@ -102,4 +111,10 @@ export type StepResult =
    * session to set as cookie; `endSession` clears the cookie.
    */
   | { readonly kind: 'redirect'; readonly location: string; readonly session?: string; readonly endSession?: boolean }
-  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason };
+  /**
+   * The customer goes back to the app. `uiLocale`: the language of the
+   * journey, when this browser's journey was found and its `ui_locales`
+   * chose one (never for `expired`, which must look the same whether or not
+   * the journey exists).
+   */
+  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason; readonly uiLocale?: UiLocale };

@@ -2,6 +2,7 @@
  * Records of the customer's journey, as stores keep them.
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
+import type { UiLocale } from '../authorize/ui-locales.js';
 import type { JourneyState } from './states.js';
 
 /** A journey: a validated `/authorize` request that needs the customer (login, registration or consent). */
@@ -24,6 +25,8 @@ export interface AuthorizationRequestRecord {
   readonly status: JourneyState;
   /** The customer, once known: the PIN was right, or the session's customer on a consent page. */
   readonly profileId: string | null;
+  /** The language the request's `ui_locales` chose for every page of the journey; `null`: the browser's `Accept-Language` decides. */
+  readonly uiLocale: UiLocale | null;
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */

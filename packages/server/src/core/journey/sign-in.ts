@@ -1,6 +1,7 @@
 import { checkPin } from '../customers/check-pin.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
+import { weakPinReason } from '../customers/weak-pin.js';
 import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
@@ -98,7 +99,8 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
 }
 
 /**
- * `POST /register`: mobile + PIN twice. Nothing is created yet: the account
+ * `POST /register`: mobile + PIN twice. A PIN too easy to guess is refused
+ * (docs/journey.md, "Registration"). Nothing is created yet: the account
  * exists only once the one-time PIN proved the mobile number.
  *
  * A form that gets as far as the database (whether the mobile is taken) and
@@ -119,6 +121,9 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
   if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  // Only a PIN being chosen must be hard to guess; a login checks whatever PIN the account has.
+  const weak = weakPinReason(pin);
+  if (weak) return page({ code: `pin_weak_${weak}`, field: 'pin' }, mobile);
   if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
 
   const limited = await deps.pinAttempts.take(context.address);

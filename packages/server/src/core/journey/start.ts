@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { checkAuthorizationRequest, type AuthorizeQuery, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
+import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
+import { pickUiLocale } from '../authorize/ui-locales.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../lifetimes.js';
 import { errorRedirect, issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
@@ -16,7 +17,7 @@ export interface BrowserCookies {
 }
 
 /** What `GET /authorize` answers: a step result, or an error page when the client or its redirect URI cannot be trusted. */
-export type StartResult = StepResult | { readonly kind: 'page_error'; readonly message: string };
+export type StartResult = StepResult | PageError;
 
 /**
  * `GET /authorize` (docs/journey.md): checks the request, then
@@ -26,6 +27,9 @@ export type StartResult = StepResult | { readonly kind: 'page_error'; readonly m
  *   asks for consent otherwise (`prompt=none`: `consent_required`);
  * - without such a session, `prompt=none` returns `login_required`;
  * - otherwise a journey starts `pending`, bound to this browser, on the login page.
+ *
+ * A journey keeps the language `ui_locales` chose for all its pages
+ * (docs/hosted-login.md, "Languages").
  */
 export async function startJourney(query: AuthorizeQuery, browser: BrowserCookies, deps: JourneyDeps): Promise<StartResult> {
   const check = await checkAuthorizationRequest(query, deps);
@@ -47,17 +51,17 @@ export async function startJourney(query: AuthorizeQuery, browser: BrowserCookie
       return { kind: 'redirect', location };
     }
     if (request.prompt === 'none') return back('consent_required', 'the customer has not approved this client', request.state, request.redirectUri);
-    return begin(request, browser, { status: 'consent_required', profileId: customer.profileId, endSession: false }, deps);
+    return begin(request, browser, { status: 'consent_required', profileId: customer.profileId, endSession: false, query }, deps);
   }
   if (request.prompt === 'none') return back('login_required', 'the customer must log in', request.state, request.redirectUri);
-  return begin(request, browser, { status: 'pending', profileId: null, endSession: forceLogin }, deps);
+  return begin(request, browser, { status: 'pending', profileId: null, endSession: forceLogin, query }, deps);
 }
 
 /** Stores a new journey bound to this browser and sends the customer to its first page. */
 async function begin(
   request: ValidAuthorizationRequest,
   browser: BrowserCookies,
-  start: { status: JourneyState; profileId: string | null; endSession: boolean },
+  start: { status: JourneyState; profileId: string | null; endSession: boolean; query: AuthorizeQuery },
   deps: JourneyDeps,
 ): Promise<StepResult> {
   const { status, profileId } = start;
@@ -76,6 +80,7 @@ async function begin(
     completedAt: null,
     status,
     profileId,
+    uiLocale: pickUiLocale(start.query.ui_locales),
   });
   return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
 }

@@ -9,7 +9,7 @@ import {
   TemporarilyUnavailable,
 } from '../../core/errors.js';
 import { StorageUnavailable } from '../../core/storage-errors.js';
-import { isHtmlRoute, sendErrorPage } from './hosted-pages.js';
+import { isHtmlRoute, requestLanguage, sendErrorPage, type PageLanguage } from './hosted-pages.js';
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 import { RequestTimedOut } from './request-deadline.js';
 
@@ -45,7 +45,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (isHtmlRoute(request)) {
       if (oauthError instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return sendErrorPage(reply, oauthError.status, ...pageMessage(error, oauthError));
+      const language = requestLanguage(request);
+      return sendErrorPage(reply, oauthError.status, { language, ...pageMessage(error, oauthError, language) });
     }
     return sendOAuthError(reply, oauthError);
   });
@@ -72,16 +73,16 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: description });
 }
 
-/** The title and message of the error page a browser route shows instead of JSON. */
-function pageMessage(error: FastifyError, oauthError: OAuthError): [string, string] {
-  if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
-    return ['This form has expired', 'The form was too old or did not come from this page. Go back to the app and start again.'];
-  }
-  if (oauthError instanceof TemporarilyUnavailable) {
-    return ['Please try again in a moment', 'We cannot complete your request just now. Please try again shortly.'];
-  }
-  if (oauthError.status >= 500) return ['Something went wrong', 'We could not complete your request. Please try again in a moment.'];
-  return ['This request cannot be used', oauthError.description];
+/**
+ * The title and message of the error page a browser route shows instead of
+ * JSON, in the page's language; a refused request's own (English,
+ * client-safe) description goes below as its details.
+ */
+function pageMessage(error: FastifyError, oauthError: OAuthError, { text }: PageLanguage): { title: string; message: string; details?: string } {
+  if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') return text.failures.formExpired;
+  if (oauthError instanceof TemporarilyUnavailable) return text.failures.unavailable;
+  if (oauthError.status >= 500) return text.failures.serverError;
+  return { ...text.failures.badRequest, details: oauthError.description };
 }
 
 const REQUEST_ERRORS: Record<string, { status: number; description: string }> = {

@@ -13,9 +13,10 @@ import { showLogin, showRegistration, submitLogin, submitRegistration } from '..
 import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { cookiePolicy, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
-import { codeSentNotice, deadEndMessage, problemMessage } from '../views/messages.js';
+import { fill } from '../views/html.js';
+import { problemMessage } from '../views/messages/index.js';
 import { consentPage, loginPage, otpPage, registerPage } from '../views/pages.js';
 
 /** What the customer's pages need. */
@@ -80,18 +81,20 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
         if (result.session) reply.setCookie(names.session, result.session, { ...attributes, maxAge: deps.sessionTtlSeconds });
         return seeOther(reply, result.location);
       case 'dead_end': {
-        const { title, message } = deadEndMessage(result.reason);
-        return sendErrorPage(reply, 400, title, message);
+        const language = pageLanguage(request, result.uiLocale);
+        return sendErrorPage(reply, 400, { language, ...language.text.deadEnds[result.reason] });
       }
       case 'login':
       case 'register': {
         const { journey, problem } = result;
+        const language = pageLanguage(request, journey.uiLocale);
         // With user_id the mobile is fixed, and there is no switching between the two pages.
         const fixed = journey.fixedMobile !== null;
         const form = {
+          language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(problem, result.kind) },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
         };
@@ -100,24 +103,33 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           result.kind === 'login'
             ? loginPage({ ...form, action: pageUrl('login', journey.requestId), registerHref: other('register') })
             : registerPage({ ...form, action: pageUrl('register', journey.requestId), loginHref: other('login') });
-        return sendPage(reply, problem ? 400 : 200, body, journey.redirectUri);
+        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
       }
       case 'otp': {
         const { journey, problem } = result;
+        const language = pageLanguage(request, journey.uiLocale);
         const body = otpPage({
+          language,
           clientName: journey.clientName,
           action: pageUrl('otp', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(problem, 'otp') },
-          notice: result.notice === 'code_sent' ? codeSentNotice(result.otp.maskedMobile) : undefined,
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'otp') },
+          codeSent: result.notice === 'code_sent',
           ...result.otp,
         });
-        return sendPage(reply, problem ? 400 : 200, body, journey.redirectUri);
+        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
       }
       case 'consent': {
         const { journey } = result;
-        const body = consentPage({ clientName: journey.clientName, action: pageUrl('consent', journey.requestId), csrfToken: csrfToken(), maskedMobile: result.maskedMobile });
-        return sendPage(reply, 200, body, journey.redirectUri);
+        const language = pageLanguage(request, journey.uiLocale);
+        const body = consentPage({
+          language,
+          clientName: journey.clientName,
+          action: pageUrl('consent', journey.requestId),
+          csrfToken: csrfToken(),
+          maskedMobile: result.maskedMobile,
+        });
+        return sendPage(reply, 200, body, { language, redirectUri: journey.redirectUri });
       }
     }
   }
@@ -137,7 +149,11 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
       reply.setCookie(names.browser, browserId, attributes);
     }
     const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session] }, deps.journey);
-    if (result.kind === 'page_error') return sendErrorPage(reply, 400, 'This link cannot be used', result.message);
+    if (result.kind === 'page_error') {
+      const language = requestLanguage(request);
+      const message = fill(language.text.linkErrors[result.reason], { client: result.clientName ?? '' });
+      return sendErrorPage(reply, 400, { language, title: language.text.linkErrors.title, message });
+    }
     return render(request, reply, result);
   });
 

@@ -8,7 +8,7 @@ import type { AuthorizationCodeStore } from '../../core/journey/stores.js';
 import type { SmsOutboxStore } from '../../core/sms/outbox-store.js';
 import type { PublicUrls } from '../../core/tokens/public-urls.js';
 import { DEMO_CLIENT_NAME, demoClientSecret } from '../../demo/seed-demo.js';
-import { sendPage } from '../plugins/hosted-pages.js';
+import { pageLanguage, sendPage } from '../plugins/hosted-pages.js';
 import { sandboxCallbackPage } from '../views/sandbox-callback.js';
 
 /** What the sandbox's routes read. */
@@ -63,6 +63,8 @@ export async function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps
       reply,
       200,
       sandboxCallbackPage({ received, error, code, command: exchange?.command, codeProblem: exchange?.problem, codeSeconds: deps.codeSeconds }),
+      // A page for developers, in English.
+      { language: pageLanguage(request, 'en') },
     );
   });
 }

@@ -34,3 +34,25 @@ export function html(strings: TemplateStringsArray, ...values: Interpolation[]):
   });
   return new SafeHtml(out);
 }
+
+/**
+ * A catalogue entry as HTML, its `{name}` placeholders filled: the entry's
+ * own text is escaped, and each value is rendered as {@link html} renders
+ * it (a string escaped, {@link SafeHtml} as it is).
+ *
+ * @example
+ * fill('{client} wants to link your account.', { client: html`<strong>${name}</strong>` });
+ */
+export function fill(template: string, values: Readonly<Record<string, SafeHtml | string>> = {}): SafeHtml {
+  const parts = template.split(/\{(\w+)\}/);
+  return new SafeHtml(
+    parts
+      .map((part, i) => {
+        if (i % 2 === 0) return escapeHtml(part);
+        const value = values[part];
+        if (value === undefined) throw new Error(`no value for the placeholder {${part}}`);
+        return render(value);
+      })
+      .join(''),
+  );
+}

@@ -1,11 +1,16 @@
 import { html, type SafeHtml } from './html.js';
 import { linkIcon, lockIcon, shieldIcon } from './icons.js';
+import type { Language } from './messages/index.js';
 
-/** The page frame every hosted page shares: brand bar, the page's card, and the safety reminder. */
-export function layout(options: { title: string; body: SafeHtml; clientName?: string | undefined }): string {
-  const title = options.clientName ? `${options.title} · ${options.clientName} · Connect` : `${options.title} · Connect`;
+/**
+ * The page frame every hosted page shares: brand bar, the page's card, and
+ * the safety reminder, in the page's language (`<html lang>`).
+ */
+export function layout(options: { language: Language; title: SafeHtml | string; body: SafeHtml; clientName?: string | undefined }): string {
+  const { locale, text } = options.language;
+  const title = options.clientName ? html`${options.title} · ${options.clientName} · Connect` : html`${options.title} · Connect`;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -19,13 +24,13 @@ export function layout(options: { title: string; body: SafeHtml; clientName?: st
 <div class="shell">
 <header class="topbar">
 <span class="brand"><span class="brand-mark">${linkIcon()}</span><span class="brand-name">Connect</span></span>
-<span class="secure">${lockIcon()}<span>Secure sign-in</span></span>
+<span class="secure">${lockIcon()}<span>${text.page.secureSignIn}</span></span>
 </header>
 <main class="card">
 ${options.body}
 </main>
 <footer class="footer">
-<p class="safety">${shieldIcon()}<span>Never share your PIN or one-time code with anyone. Connect will never ask for them by phone, SMS or email.</span></p>
+<p class="safety">${shieldIcon()}<span>${text.page.safetyReminder}</span></p>
 </footer>
 </div>
 </body>

@@ -1,6 +1,7 @@
-import { html, type SafeHtml } from './html.js';
+import { fill, html, type SafeHtml } from './html.js';
 import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
+import type { Language } from './messages/index.js';
 
 /** A message tied (or not) to a form field. */
 export interface PageError {
@@ -8,7 +9,12 @@ export interface PageError {
   readonly message: string;
 }
 
-interface FormPage {
+/** What every page knows: the language it is in. */
+interface Page {
+  readonly language: Language;
+}
+
+interface FormPage extends Page {
   readonly clientName: string;
   readonly action: string;
   readonly csrfToken: string;
@@ -31,7 +37,7 @@ function focusOf(error: PageError | undefined, first: string | undefined): strin
  * The top of a form page: the consumer and Connect, linked by a locked wire
  * (decoration only), the step's heading and who is asking.
  */
-function requestHeader(clientName: string, heading: string, lead: SafeHtml): SafeHtml {
+function requestHeader(clientName: string, heading: SafeHtml | string, lead: SafeHtml): SafeHtml {
   const initial = Array.from(clientName.trim())[0]?.toUpperCase() ?? '?';
   return html`<div class="request">
 <div class="parties" aria-hidden="true">
@@ -44,8 +50,8 @@ ${lead}
 </div>`;
 }
 
-function consent(clientName: string, more?: string): SafeHtml {
-  return html`<p class="consent"><strong>${clientName}</strong> wants to link your account.</p>
+function consent(language: Language, clientName: string, more?: string): SafeHtml {
+  return html`<p class="consent">${fill(language.text.page.linkRequest, { client: html`<strong>${clientName}</strong>` })}</p>
 ${more ? html`<p class="lead">${more}</p>` : html``}`;
 }
 
@@ -70,11 +76,12 @@ function fieldClass(state: FieldState, field: string): string {
   return state.error?.field === field ? 'field has-error' : 'field';
 }
 
-function mobileField(page: { mobile?: string | undefined; mobileReadonly: boolean }, state: FieldState): SafeHtml {
+function mobileField(page: Page & { mobile?: string | undefined; mobileReadonly: boolean }, state: FieldState): SafeHtml {
+  const text = page.language.text.page;
   if (page.mobileReadonly) {
     return html`<div class="${fieldClass(state, 'mobile')}">
-<label for="mobile">Mobile number</label>
-<p class="hint" id="mobile-hint">This is the number linked to your request; it cannot be changed here.</p>
+<label for="mobile">${text.mobileLabel}</label>
+<p class="hint" id="mobile-hint">${text.mobileFixedHint}</p>
 <div class="control locked">
 <input id="mobile" name="mobile" type="tel" inputmode="tel" autocomplete="tel" required maxlength="20" value="${page.mobile ?? ''}" readonly aria-readonly="true"${fieldAttributes(state, 'mobile', 'mobile-hint')}>
 ${lockIcon('icon-field')}
@@ -83,8 +90,8 @@ ${fieldError(state.error, 'mobile')}
 </div>`;
   }
   return html`<div class="${fieldClass(state, 'mobile')}">
-<label for="mobile">Mobile number</label>
-<p class="hint" id="mobile-hint">With country code, for example <span class="nowrap">+63 917 123 4567</span></p>
+<label for="mobile">${text.mobileLabel}</label>
+<p class="hint" id="mobile-hint">${fill(text.mobileHint, { example: html`<span class="nowrap">+63 917 123 4567</span>` })}</p>
 <div class="control">
 <input id="mobile" name="mobile" type="tel" inputmode="tel" autocomplete="tel" required maxlength="20" value="${page.mobile ?? ''}"${fieldAttributes(state, 'mobile', 'mobile-hint')}>
 </div>
@@ -107,107 +114,122 @@ function hiddenCsrf(token: string): SafeHtml {
   return html`<input type="hidden" name="csrf_token" value="${token}">`;
 }
 
-function cancelButton(): SafeHtml {
-  return html`<button type="submit" name="action" value="cancel" class="button secondary" formnovalidate>Cancel</button>`;
+function cancelButton(language: Language): SafeHtml {
+  return html`<button type="submit" name="action" value="cancel" class="button secondary" formnovalidate>${language.text.page.cancel}</button>`;
 }
 
 /** The login page: mobile + PIN. */
 export function loginPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; registerHref?: string | undefined }): string {
+  const { language } = page;
+  const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? 'pin' : 'mobile') };
-  const body = html`${requestHeader(page.clientName, 'Log in to continue', consent(page.clientName))}
+  const body = html`${requestHeader(page.clientName, text.login.heading, consent(language, page.clientName))}
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
 ${mobileField(page, state)}
-${pinField('pin', 'PIN', '4 to 6 digits', 'current-password', state)}
+${pinField('pin', text.page.pinLabel, text.page.pinHint, 'current-password', state)}
 <div class="actions">
-<button type="submit" name="action" value="login" class="button primary">Continue</button>
-${cancelButton()}
+<button type="submit" name="action" value="login" class="button primary">${text.login.submit}</button>
+${cancelButton(language)}
 </div>
 </form>
-${page.registerHref ? html`<p class="switch">New to Connect? <a href="${page.registerHref}">Create an account</a></p>` : html``}`;
-  return layout({ title: 'Log in', body, clientName: page.clientName });
+${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${page.registerHref}">${text.login.toRegister}</a></p>` : html``}`;
+  return layout({ language, title: text.login.title, body, clientName: page.clientName });
 }
 
 /** The registration page: mobile + PIN twice. */
 export function registerPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref?: string | undefined }): string {
+  const { language } = page;
+  const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? 'pin' : 'mobile') };
-  const lead = consent(page.clientName, 'Choose a PIN to create your Connect account. We will text you a code to confirm your number.');
-  const body = html`${requestHeader(page.clientName, 'Create your account', lead)}
+  const lead = consent(language, page.clientName, text.register.lead);
+  const body = html`${requestHeader(page.clientName, text.register.heading, lead)}
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
 ${mobileField(page, state)}
-${pinField('pin', 'Choose a PIN', '4 to 6 digits. Avoid easy ones like 1234 or your birthday.', 'new-password', state)}
-${pinField('pin_confirmation', 'Enter the PIN again', 'The same 4 to 6 digits, to be sure.', 'new-password', state)}
+${pinField('pin', text.register.pinLabel, text.register.pinHint, 'new-password', state)}
+${pinField('pin_confirmation', text.register.confirmLabel, text.register.confirmHint, 'new-password', state)}
 <div class="actions">
-<button type="submit" name="action" value="register" class="button primary">Create account</button>
-${cancelButton()}
+<button type="submit" name="action" value="register" class="button primary">${text.register.submit}</button>
+${cancelButton(language)}
 </div>
 </form>
-${page.loginHref ? html`<p class="switch">Already have an account? <a href="${page.loginHref}">Log in</a></p>` : html``}`;
-  return layout({ title: 'Create account', body, clientName: page.clientName });
+${page.loginHref ? html`<p class="switch">${text.register.haveAccount} <a href="${page.loginHref}">${text.register.toLogin}</a></p>` : html``}`;
+  return layout({ language, title: text.register.title, body, clientName: page.clientName });
 }
 
 /** The one-time-PIN page. */
 export function otpPage(
-  page: FormPage & { maskedMobile: string; resendInSeconds: number; resendsLeft: number; notice?: string | undefined },
+  page: FormPage & { maskedMobile: string; resendInSeconds: number; resendsLeft: number; codeSent?: boolean | undefined },
 ): string {
+  const { language } = page;
+  const text = language.text;
   const state: FieldState = { error: page.error, focus: 'otp' };
   const resendHint =
     page.resendsLeft === 0
-      ? html`<p class="hint" id="resend-hint">No more new codes can be sent for this sign-in.</p>`
+      ? html`<p class="hint" id="resend-hint">${text.otp.noMoreCodes}</p>`
       : page.resendInSeconds > 0
-        ? html`<p class="hint" id="resend-hint">Didn't get it? You can ask for a new code in ${page.resendInSeconds} ${page.resendInSeconds === 1 ? 'second' : 'seconds'}.</p>`
-        : html`<p class="hint" id="resend-hint">Didn't get it? Ask for a new code.</p>`;
-  const lead = html`<p class="lead">We sent a 6-digit code by SMS to <strong class="nowrap">${page.maskedMobile}</strong>.</p>`;
-  const body = html`${requestHeader(page.clientName, 'Enter the code we texted you', lead)}
-${page.notice ? html`<div class="notice" role="status">${checkIcon()}<p>${page.notice}</p></div>` : html``}
+        ? html`<p class="hint" id="resend-hint">${text.otp.resendIn(page.resendInSeconds)}</p>`
+        : html`<p class="hint" id="resend-hint">${text.otp.resendNow}</p>`;
+  const mobile = html`<strong class="nowrap">${page.maskedMobile}</strong>`;
+  const lead = html`<p class="lead">${fill(text.otp.lead, { mobile })}</p>`;
+  const body = html`${requestHeader(page.clientName, text.otp.heading, lead)}
+${page.codeSent ? html`<div class="notice" role="status">${checkIcon()}<p>${fill(text.otp.codeSent, { mobile: page.maskedMobile })}</p></div>` : html``}
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
 <div class="${fieldClass(state, 'otp')}">
-<label for="otp">One-time code</label>
-<p class="hint" id="otp-hint">6 digits, valid for 5 minutes</p>
+<label for="otp">${text.otp.label}</label>
+<p class="hint" id="otp-hint">${text.otp.hint}</p>
 <div class="control">
 <input id="otp" name="otp" type="text" class="otp" inputmode="numeric" pattern="[0-9]{6}" minlength="6" maxlength="6" autocomplete="one-time-code" required${fieldAttributes(state, 'otp', 'otp-hint')}>
 </div>
 ${fieldError(page.error, 'otp')}
 </div>
 <div class="actions">
-<button type="submit" name="action" value="verify" class="button primary">Verify</button>
+<button type="submit" name="action" value="verify" class="button primary">${text.otp.submit}</button>
 <div class="resend">
 ${resendHint}
-<button type="submit" name="action" value="resend" class="button link" formnovalidate aria-describedby="resend-hint"${page.resendsLeft === 0 ? html` disabled` : html``}>Send a new code</button>
+<button type="submit" name="action" value="resend" class="button link" formnovalidate aria-describedby="resend-hint"${page.resendsLeft === 0 ? html` disabled` : html``}>${text.otp.resend}</button>
 </div>
-${cancelButton()}
+${cancelButton(language)}
 </div>
 </form>`;
-  return layout({ title: 'Enter code', body, clientName: page.clientName });
+  return layout({ language, title: text.otp.title, body, clientName: page.clientName });
 }
 
 /** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */
-export function consentPage(page: { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
-  const lead = html`${consent(page.clientName)}
-<p class="lead">You are signed in as <strong class="nowrap">${page.maskedMobile}</strong>. Your answer is for this app only.</p>`;
-  const body = html`${requestHeader(page.clientName, `Allow ${page.clientName}?`, lead)}
+export function consentPage(page: Page & { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
+  const { language, clientName } = page;
+  const text = language.text;
+  const lead = html`${consent(language, clientName)}
+<p class="lead">${fill(text.consent.signedInAs, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const body = html`${requestHeader(clientName, fill(text.consent.heading, { client: clientName }), lead)}
 <form method="post" action="${page.action}">
 ${hiddenCsrf(page.csrfToken)}
 <div class="actions">
-<button type="submit" name="action" value="approve" class="button primary">Allow</button>
-<button type="submit" name="action" value="cancel" class="button secondary">Cancel</button>
+<button type="submit" name="action" value="approve" class="button primary">${text.consent.allow}</button>
+<button type="submit" name="action" value="cancel" class="button secondary">${text.page.cancel}</button>
 </div>
 </form>`;
-  return layout({ title: `Allow ${page.clientName}`, body, clientName: page.clientName });
+  return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }
 
-/** An error page: nowhere to go but back to the app. */
-export function errorPage(title: string, message: string): string {
+/**
+ * An error page: nowhere to go but back to the app. `details`: a request
+ * error's technical description, shown below the message as it is (in
+ * English, like an error code).
+ */
+export function errorPage(page: Page & { title: string; message: SafeHtml | string; details?: string | undefined }): string {
+  const text = page.language.text;
   const body = html`<div class="status">
 <span class="status-icon">${alertIcon()}</span>
-<h1>${title}</h1>
-<div class="message" role="alert">${message}</div>
-<p class="lead">You can close this page and go back to the app you came from.</p>
+<h1>${page.title}</h1>
+<div class="message" role="alert">${page.message}</div>
+${page.details ? html`<p class="hint">${text.errorPage.details} <code lang="en">${page.details}</code></p>` : html``}
+<p class="lead">${text.errorPage.closeHint}</p>
 </div>`;
-  return layout({ title, body });
+  return layout({ language: page.language, title: page.title, body });
 }

@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from './html.js';
 import { layout } from './layout.js';
+import { languageOf } from './messages/index.js';
 
 /** What came back to the sandbox's callback page, and how to go on with it. */
 export interface CallbackView {
@@ -20,7 +21,7 @@ export interface CallbackView {
  * to a client brought, and for a code the one command that exchanges it.
  */
 export function sandboxCallbackPage(view: CallbackView): string {
-  return layout({ title: 'Sandbox callback', body: callbackBody(view) });
+  return layout({ language: languageOf('en'), title: 'Sandbox callback', body: callbackBody(view) });
 }
 
 function callbackBody(view: CallbackView): SafeHtml {

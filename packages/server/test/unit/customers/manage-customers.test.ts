@@ -7,7 +7,7 @@ import {
   generateProfileId,
   hashNewPin,
 } from '../../../src/core/customers/manage-customers.js';
-import { verifyPin } from '../../../src/core/customers/pin.js';
+import { hashPin, verifyPin } from '../../../src/core/customers/pin.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/storage/ports.js';
 
@@ -52,18 +52,23 @@ describe('customer administration', () => {
 
   it('refuses a mobile number registered already, in any spelling', async () => {
     const { deps } = await setup();
-    await createCustomer({ mobile: '+639171234567', pin: '1234' }, deps);
-    await expect(createCustomer({ mobile: '+63 (917) 123-4567', pin: '5678' }, deps)).rejects.toThrow(CustomerValidationError);
+    await createCustomer({ mobile: '+639171234567', pin: '4829' }, deps);
+    await expect(createCustomer({ mobile: '+63 (917) 123-4567', pin: '5807' }, deps)).rejects.toThrow(CustomerValidationError);
     expect(await deps.customers.listCustomers()).toHaveLength(1);
   });
 
   it.each([
-    ['a mobile without +', { mobile: '09171234567', pin: '1234' }, /mobile/],
-    ['a fixed-line number', { mobile: '+63 2 8123 4567', pin: '1234' }, /mobile/],
+    ['a mobile without +', { mobile: '09171234567', pin: '4829' }, /mobile/],
+    ['a fixed-line number', { mobile: '+63 2 8123 4567', pin: '4829' }, /mobile/],
     ['a 3-digit PIN', { mobile: '+639171234567', pin: '123' }, /PIN/],
     ['a 7-digit PIN', { mobile: '+639171234567', pin: '1234567' }, /PIN/],
     ['a PIN with letters', { mobile: '+639171234567', pin: '12ab' }, /PIN/],
-    ['a name over 100 characters', { mobile: '+639171234567', pin: '1234', name: 'x'.repeat(101) }, /name/],
+    ['a PIN of one digit repeated', { mobile: '+639171234567', pin: '0000' }, /too easy to guess: one digit or a short group of digits repeated/],
+    ['a PIN of a pair repeated', { mobile: '+639171234567', pin: '121212' }, /too easy to guess: one digit or a short group of digits repeated/],
+    ['a PIN of digits in order', { mobile: '+639171234567', pin: '123456' }, /too easy to guess: digits in order/],
+    ['a PIN of digits in reverse order', { mobile: '+639171234567', pin: '4321' }, /too easy to guess: digits in order/],
+    ['a common PIN', { mobile: '+639171234567', pin: '2580' }, /too easy to guess: it is one of the most common PINs/],
+    ['a name over 100 characters', { mobile: '+639171234567', pin: '4829', name: 'x'.repeat(101) }, /name/],
   ])('refuses %s', async (_why, input, message) => {
     const { deps } = await setup();
     await expect(createCustomer(input, deps)).rejects.toThrow(message);
@@ -73,9 +78,9 @@ describe('customer administration', () => {
 
   it('hashes a new PIN ahead of createCustomer, which stores that hash', async () => {
     const { deps } = await setup();
-    const pinHash = await hashNewPin('4321');
-    expect(await verifyPin('4321', pinHash)).toBe(true);
-    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '4321', pinHash }, deps);
+    const pinHash = await hashNewPin('6142');
+    expect(await verifyPin('6142', pinHash)).toBe(true);
+    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '6142', pinHash }, deps);
     expect(customer.pinHash).toBe(pinHash);
   });
 
@@ -83,9 +88,25 @@ describe('customer administration', () => {
     await expect(hashNewPin(pin)).rejects.toThrow(new CustomerValidationError('PIN must be 4 to 6 digits'));
   });
 
+  it.each([
+    ['3333', 'one digit or a short group of digits repeated (like 1111 or 1212)'],
+    ['876543', 'digits in order (like 1234 or 9876)'],
+    ['147258', 'it is one of the most common PINs'],
+  ])('refuses to hash the weak PIN %s, with the rule it breaks and without the PIN', async (pin, rule) => {
+    const refusal = hashNewPin(pin);
+    await expect(refusal).rejects.toThrow(new CustomerValidationError(`PIN is too easy to guess: ${rule}; choose another`));
+    await expect(refusal).rejects.not.toThrow(pin);
+  });
+
+  it('keeps a weak PIN hashed before the rules: createCustomer takes its hash as it is', async () => {
+    const { deps } = await setup();
+    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '', pinHash: await hashPin('1234') }, deps);
+    expect(await verifyPin('1234', customer.pinHash)).toBe(true);
+  });
+
   it('finds a customer by profile ID or by mobile number in any spelling', async () => {
     const { deps } = await setup();
-    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '1234' }, deps);
+    const { customer } = await createCustomer({ mobile: '+639171234567', pin: '4829' }, deps);
     expect(await findCustomerByReference(customer.profileId, deps.customers)).toEqual(customer);
     expect(await findCustomerByReference('+639171234567', deps.customers)).toEqual(customer);
     expect(await findCustomerByReference(' +63 917 123 4567 ', deps.customers)).toEqual(customer);

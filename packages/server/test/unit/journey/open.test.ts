@@ -22,7 +22,7 @@ describe('openJourney', () => {
     expect(result.requestId).toBe(journey.requestId);
     expect(result.record).toEqual(await journey.record());
     expect(result.client).toEqual(ACME);
-    expect(result.view).toEqual({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: MOBILE });
+    expect(result.view).toEqual({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: MOBILE, uiLocale: null });
   });
 
   it('from another browser: the same dead end as for an unknown ID', async () => {
@@ -64,6 +64,22 @@ describe('openJourney', () => {
     const transition = state === 'cancelled' ? TRANSITIONS.cancelled : TRANSITIONS.approved;
     expect(await t.storage.authorizationRequests.transitionAuthorizationRequest(journey.idHash, transition, T0)).toBeDefined();
     expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'finished' });
+  });
+
+  it('a dead end of a journey ui_locales gave a language carries it; one that may not exist (expired) never does', async () => {
+    const t = await journeySetup();
+    const customer = await t.addCustomer();
+    const journey = await t.begin({ ui_locales: 'fil' }, { sessionId: await t.session(customer.profileId) });
+    expect((await opened(t, journey)).view.uiLocale).toBe('fil');
+    expect(await open(t, journey, {}, { ...t.deps, findClient: async () => undefined })).toEqual({ kind: 'dead_end', reason: 'client_unavailable', uiLocale: 'fil' });
+    expect(await open(t, journey, { browserId: `${BROWSER}-other` })).toEqual({ kind: 'dead_end', reason: 'expired' });
+    expect(await t.storage.authorizationRequests.transitionAuthorizationRequest(journey.idHash, TRANSITIONS.cancelled, T0)).toBeDefined();
+    expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'finished', uiLocale: 'fil' });
+    t.clock.set(T0 + 900);
+    expect(await open(t, journey)).toEqual({ kind: 'dead_end', reason: 'finished', uiLocale: 'fil' });
+    const expiring = await t.begin({ ui_locales: 'fil' });
+    t.clock.set(T0 + 1800);
+    expect(await open(t, expiring)).toEqual({ kind: 'dead_end', reason: 'expired' });
   });
 
   it('a client disabled or removed meanwhile: client_unavailable', async () => {

@@ -41,7 +41,7 @@ async function setup(options: JourneyOptions & { query?: Record<string, string>;
   return { ...t, account, journey };
 }
 
-const view = (journey: Started, fixedMobile: string | null = null) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile });
+const view = (journey: Started, fixedMobile: string | null = null) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile, uiLocale: null });
 
 /** The journey, its challenges, the SMS and the customer's count, as they were before a refused step. */
 async function expectNothingHappened(t: JourneyTest, journey: Started, pinAttempts = 0): Promise<void> {
@@ -106,6 +106,13 @@ describe('submitLogin', () => {
     });
     expect(pinComparisons).toHaveBeenCalledTimes(1);
     expect(await t.pinPointsOf(ADDRESS)).toBe(0);
+  });
+
+  it.each(['1111', '1234', '2580'])('a PIN too easy to choose today (%s), chosen before: logs in all the same', async (weak) => {
+    const t = await setup({ customer: false });
+    await t.addCustomer(MOBILE, weak);
+    expect(await submitLogin(t.journey.context, { mobile: MOBILE, pin: weak }, t.deps)).toEqual({ kind: 'goto', page: 'otp', requestId: t.journey.requestId });
+    expect(t.sms.messages.map((message) => message.to)).toEqual([MOBILE]);
   });
 
   it('a right PIN starts the customer\'s count again', async () => {
@@ -294,6 +301,7 @@ describe('submitRegistration: the per-address budget', () => {
     // Forms refused before the database: nothing counted.
     expect(await register(MOBILE, '12', '12')).toMatchObject({ problem: { code: 'pin_format' } });
     expect(await register(MOBILE, PIN, '9999')).toMatchObject({ problem: { code: 'pin_mismatch' } });
+    expect(await register(MOBILE, '1111', '1111')).toMatchObject({ problem: { code: 'pin_weak_repeated' } });
     expect(await t.pinPointsOf(ADDRESS)).toBe(0);
     // A code sent: the point comes back.
     expect(await register(MOBILE)).toMatchObject({ kind: 'goto', page: 'otp' });
@@ -464,6 +472,12 @@ describe('submitRegistration', () => {
     ['no PIN', { mobile: MOBILE, pinConfirmation: PIN }, { code: 'pin_format', field: 'pin' }, MOBILE],
     ['PINs that differ', { mobile: MOBILE, pin: PIN, pinConfirmation: WRONG_PIN }, { code: 'pin_mismatch', field: 'pin_confirmation' }, MOBILE],
     ['no confirmation', { mobile: MOBILE, pin: PIN }, { code: 'pin_mismatch', field: 'pin_confirmation' }, MOBILE],
+    ['a PIN of one digit repeated', { mobile: MOBILE, pin: '000000', pinConfirmation: '000000' }, { code: 'pin_weak_repeated', field: 'pin' }, MOBILE],
+    ['a PIN of a pair repeated', { mobile: MOBILE, pin: '1212', pinConfirmation: '1212' }, { code: 'pin_weak_repeated', field: 'pin' }, MOBILE],
+    ['a PIN of digits going up', { mobile: MOBILE, pin: '123456', pinConfirmation: '123456' }, { code: 'pin_weak_sequence', field: 'pin' }, MOBILE],
+    ['a PIN of digits going down, round 0', { mobile: MOBILE, pin: '2109', pinConfirmation: '2109' }, { code: 'pin_weak_sequence', field: 'pin' }, MOBILE],
+    ['a common PIN', { mobile: MOBILE, pin: '147258', pinConfirmation: '147258' }, { code: 'pin_weak_common', field: 'pin' }, MOBILE],
+    ['a weak PIN and a different confirmation: the weak PIN first', { mobile: MOBILE, pin: '2580', pinConfirmation: '2581' }, { code: 'pin_weak_common', field: 'pin' }, MOBILE],
   ])('%s: refused, nothing stored or sent', async (_name, form, problem, mobile) => {
     const t = await setup({ customer: false });
     await t.addCustomer(OTHER_MOBILE);

@@ -105,7 +105,28 @@ describe('startJourney without a session', () => {
       completedAt: null,
       status: 'pending',
       profileId: null,
+      uiLocale: null,
     });
+  });
+
+  it.each([
+    ['fil', 'fil'],
+    ['fil-PH', 'fil'],
+    ['tl', 'fil'],
+    ['TL-ph', 'fil'],
+    ['en', 'en'],
+    ['en-US', 'en'],
+    ['ja de fil-PH en', 'fil'],
+    ['de en-GB fil', 'en'],
+    ['  fil  ', 'fil'],
+    ['ja', null],
+    ['x-klingon', null],
+    ['', null],
+  ] as const)('ui_locales=%j: the journey keeps %j for its pages; an unknown language is no error', async (uiLocales, expected) => {
+    const t = await journeySetup();
+    const result = expectKind(await t.start({ ui_locales: uiLocales }), 'goto');
+    expect(result.page).toBe('login');
+    expect(await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(result.requestId))).toMatchObject({ uiLocale: expected });
   });
 
   it('gives every journey a new ID', async () => {
@@ -197,6 +218,16 @@ describe('startJourney with a live session', () => {
       loginHint: OTHER_MOBILE,
     });
     expect(await sessionEnded(t, t.sessionId)).toBe(false);
+  });
+
+  it('of a client not approved: the consent journey keeps the language ui_locales chose', async () => {
+    const t = await signedIn({ approved: false });
+    const result = expectKind(await t.start({ ui_locales: 'fil-PH' }, { sessionId: t.sessionId }), 'goto');
+    expect(result.page).toBe('consent');
+    expect(await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(result.requestId))).toMatchObject({
+      status: 'consent_required',
+      uiLocale: 'fil',
+    });
   });
 
   it('of another customer than user_id names, prompt=none: login_required', async () => {

@@ -38,6 +38,7 @@ function journey(status: JourneyState, overrides: Partial<AuthorizationRequestRe
     completedAt: null,
     status,
     profileId: status === 'pending' ? null : '123456789012',
+    uiLocale: null,
     ...overrides,
   };
 }

@@ -160,6 +160,7 @@ export async function awaitEntries(storage: Storage, ...requestHashes: string[])
       createdAt: T0,
       expiresAt: T0 + 86_400 * 2,
       completedAt: null,
+      uiLocale: null,
       status: 'otp_sent',
       profileId: LOGIN.profileId,
     });

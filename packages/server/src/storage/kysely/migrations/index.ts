@@ -12,6 +12,7 @@ import * as retention from './2026-11-25T14-10-retention.js';
 import * as revocationSignals from './2026-11-25T16-00-revocation-signals.js';
 import * as codeSent from './2026-11-25T18-00-code-sent.js';
 import * as resourceServers from './2026-11-25T19-00-resource-servers.js';
+import * as uiLocale from './2026-11-25T20-00-ui-locale.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T16-00-revocation-signals': revocationSignals,
   '2026-11-25T18-00-code-sent': codeSent,
   '2026-11-25T19-00-resource-servers': resourceServers,
+  '2026-11-25T20-00-ui-locale': uiLocale,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
+import { isUiLocale } from '../../../core/authorize/ui-locales.js';
 import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
@@ -26,6 +27,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           completed_at: r.completedAt,
           status: r.status,
           profile_id: r.profileId,
+          ui_locale: r.uiLocale,
         }),
         'authorization request exists',
       );
@@ -74,6 +76,7 @@ export function toRequest(row: Selectable<AuthorizationRequestsTable>): Authoriz
     completedAt: num(row.completed_at),
     status: row.status as JourneyState,
     profileId: row.profile_id,
+    uiLocale: isUiLocale(row.ui_locale) ? row.ui_locale : null,
   };
 }
 

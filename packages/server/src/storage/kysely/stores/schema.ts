@@ -67,6 +67,8 @@ export interface AuthorizationRequestsTable {
   /** The journey's state (`core/journey/states.ts`). */
   status: string;
   profile_id: string | null;
+  /** The language `ui_locales` chose (`core/authorize/ui-locales.ts`), or null. */
+  ui_locale: string | null;
 }
 
 export interface OtpChallengesTable {

@@ -1,0 +1,113 @@
+import type { PageErrorReason } from '../../../core/authorize/authorization-request.js';
+import type { DeadEndReason, ProblemCode } from '../../../core/journey/outcomes.js';
+
+/**
+ * Problems whose wording counts something, and what: minutes to wait
+ * (`pin_locked`, `too_many_attempts`, `otp_too_many`, `sms_rate_limited`),
+ * seconds to wait (`sms_too_soon`), tries left (`otp_wrong`). A wait is
+ * always said as a duration from now, never as a clock time.
+ */
+export type CountedProblem = 'pin_locked' | 'too_many_attempts' | 'otp_too_many' | 'sms_rate_limited' | 'sms_too_soon' | 'otp_wrong';
+
+/** A title and the sentence under it. */
+export interface Notice {
+  readonly title: string;
+  readonly message: string;
+}
+
+/**
+ * Everything the hosted pages say, in one language (docs/hosted-login.md,
+ * "Languages"). Every language has every entry: a catalogue is typed as a
+ * whole `Catalogue`, so one that lacks an entry does not compile.
+ *
+ * Entries are plain text. `{client}`, `{mobile}` and `{example}` mark where
+ * the page puts the client's name, the masked mobile number or an example
+ * number (each escaped, and set in bold or kept on one line); a
+ * translation keeps the same placeholders, in whatever order its grammar
+ * needs. Entries that count are functions of the count.
+ */
+export interface Catalogue {
+  /** Shared by every page: the frame, the fields, the buttons. */
+  readonly page: {
+    readonly secureSignIn: string;
+    readonly safetyReminder: string;
+    /** `{client}` asks to link the customer's account. */
+    readonly linkRequest: string;
+    readonly mobileLabel: string;
+    /** `{example}`: an example number in international format. */
+    readonly mobileHint: string;
+    readonly mobileFixedHint: string;
+    readonly pinLabel: string;
+    readonly pinHint: string;
+    readonly cancel: string;
+  };
+  readonly login: {
+    readonly title: string;
+    readonly heading: string;
+    readonly submit: string;
+    readonly newHere: string;
+    readonly toRegister: string;
+  };
+  readonly register: {
+    readonly title: string;
+    readonly heading: string;
+    readonly lead: string;
+    readonly pinLabel: string;
+    readonly pinHint: string;
+    readonly confirmLabel: string;
+    readonly confirmHint: string;
+    readonly submit: string;
+    readonly haveAccount: string;
+    readonly toLogin: string;
+  };
+  readonly otp: {
+    readonly title: string;
+    readonly heading: string;
+    /** `{mobile}`: where the code went. */
+    readonly lead: string;
+    readonly label: string;
+    readonly hint: string;
+    readonly submit: string;
+    readonly noMoreCodes: string;
+    readonly resendIn: (seconds: number) => string;
+    readonly resendNow: string;
+    readonly resend: string;
+    /** `{mobile}`: where the new code went. */
+    readonly codeSent: string;
+  };
+  readonly consent: {
+    /** `{client}` */
+    readonly title: string;
+    /** `{client}` */
+    readonly heading: string;
+    /** `{mobile}`: the signed-in customer. */
+    readonly signedInAs: string;
+    readonly allow: string;
+  };
+  /** The error pages' line under every message. */
+  readonly errorPage: {
+    readonly closeHint: string;
+    /** Before a request error's technical details (which stay in English, like error codes). */
+    readonly details: string;
+  };
+  /** What a step of the journey refused, by problem code (`core/journey/outcomes.ts`). */
+  readonly problems: { readonly [K in ProblemCode]: K extends CountedProblem ? (count: number) => string : string } & {
+    /** `pin_format` on the registration page, where the customer chooses a PIN. */
+    readonly pin_format_new: string;
+  };
+  /** A journey that cannot go on (`core/journey/outcomes.ts`). */
+  readonly deadEnds: { readonly [R in DeadEndReason]: Notice };
+  /** `/authorize` of a client or redirect URI that cannot be trusted; `{client}` where it is known. */
+  readonly linkErrors: { readonly title: string } & { readonly [R in PageErrorReason]: string };
+  /** Error pages of failed requests. */
+  readonly failures: {
+    /** A form without a valid CSRF token. */
+    readonly formExpired: Notice;
+    /** The database or Redis failed, or the request took too long (503). */
+    readonly unavailable: Notice;
+    /** Anything else that failed on the server (500). */
+    readonly serverError: Notice;
+    /** A request the server refused (4xx), with technical details below. */
+    readonly badRequest: Notice;
+  };
+}
