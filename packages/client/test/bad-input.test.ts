@@ -17,6 +17,7 @@ import {
   type ConnectOptions,
   type CustomerTokens,
 } from '../src/index.js';
+import { HINTS } from '../src/errors.js';
 import { startConnect, type TestConnect } from './support/test-connect.js';
 import { BrowserSession } from './support/browser-session.js';
 import { sendJson, startLocalServer, type LocalServer } from './support/local-server.js';
@@ -106,7 +107,7 @@ describe('answers that are not Connect answers', () => {
     const error = await requestClientToken(at(fake.url)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidResponse);
     expect(error).toMatchObject({ error: 'invalid_response', status, description: message });
-    expect((error as Error).message).toBe(`${message} (POST ${fake.url}/token, HTTP ${status})`);
+    expect((error as Error).message).toBe(`${message} (POST ${fake.url}/token, HTTP ${status}). ${HINTS.invalid_response}`);
     expect((error as Error).message).not.toContain('csk_sandbox_secret_never_shown');
   });
 
@@ -122,7 +123,7 @@ describe('answers that are not Connect answers', () => {
     });
     const error = await refreshCustomerToken(at(tokens.url), SOME_TOKENS, { via: 'tokens' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidResponse);
-    expect((error as Error).message).toBe(`expected a JSON object, got an HTML page (text/html) (POST ${tokens.url}/tokens, HTTP 200)`);
+    expect((error as Error).message).toBe(`expected a JSON object, got an HTML page (text/html) (POST ${tokens.url}/tokens, HTTP 200). ${HINTS.invalid_response}`);
   });
 
   it('retries a gateway HTML page (5xx) and then reports it', async () => {
@@ -160,7 +161,7 @@ describe('timeouts and cancellation', () => {
     const started = Date.now();
     const error = await requestClientToken(at(silent.url), { signal: controller.signal }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Aborted);
-    expect(error).toMatchObject({ error: 'aborted', message: `the caller aborted the request (POST ${silent.url}/token)` });
+    expect(error).toMatchObject({ error: 'aborted', message: `the caller aborted the request (POST ${silent.url}/token). ${HINTS.aborted}` });
     expect((error as Error).cause).toEqual(new Error('shutting down'));
     expect(Date.now() - started).toBeLessThan(2000);
   });
