@@ -132,6 +132,51 @@ export class CustomerTokenManager {
     return this.#shared(customerKey, false, request);
   }
 
+  /**
+   * Calls an API with the customer's access token (`Authorization: Bearer`)
+   * and returns its response. When the API answers 401, the token is
+   * renewed once (a refresh shared with every other caller for this
+   * customer; a caller whose rejected token was already replaced just takes
+   * the new one) and the request is sent once more with it. The answer to
+   * that second attempt is returned as it is, 401 included: the token was
+   * just renewed, so the API refuses it for another reason.
+   *
+   * A body that cannot be sent twice (a `ReadableStream`, an async
+   * iterable) is never sent again: on 401 the token is still renewed, so
+   * your own retry uses the new one, and the 401 is returned.
+   *
+   * @throws ReauthorizationRequired when the tokens cannot be renewed;
+   *   other `ConnectError`s when Connect cannot be reached. Errors of the
+   *   API call itself (network) are `fetch`'s own.
+   */
+  async fetch(customerKey: string, input: string | URL, init: RequestInit = {}): Promise<Response> {
+    const signal = init.signal ?? undefined;
+    const send = (accessToken: string) => {
+      const headers = new Headers(init.headers);
+      headers.set('authorization', `Bearer ${accessToken}`);
+      return this.#options.fetch(input, { ...init, headers });
+    };
+    const accessToken = await this.getAccessToken(customerKey, { signal });
+    const first = await send(accessToken);
+    if (first.status !== 401) return first;
+    const renewed = await this.#renewRejected(customerKey, accessToken, signal);
+    if (!replayable(init.body)) return first;
+    await first.body?.cancel();
+    return send(renewed);
+  }
+
+  /** A token other than `rejected`: the one another caller already got, or a new one. */
+  async #renewRejected(customerKey: string, rejected: string, signal: AbortSignal | undefined): Promise<string> {
+    const running = this.#refreshing.get(customerKey);
+    if (running) {
+      const tokens = await raceAbort(running, signal);
+      if (tokens.accessToken !== rejected) return tokens.accessToken;
+    }
+    const stored = await this.store.get(customerKey);
+    if (stored && stored.accessToken !== rejected && this.#fresh(stored)) return stored.accessToken;
+    return (await this.#shared(customerKey, true, { signal })).accessToken;
+  }
+
   /** Refreshes now, whatever the access token's expiry (joins a refresh already running). */
   refresh(customerKey: string, request: RequestOptions = {}): Promise<CustomerTokens> {
     return this.#shared(customerKey, true, request);
@@ -202,4 +247,13 @@ export class CustomerTokenManager {
     const authorization = await this.startAuthorization(this.#authorizationParams?.(customerKey) ?? {});
     return new ReauthorizationRequired(customerKey, reason, authorization, { cause });
   }
+}
+
+/** Whether a `fetch` body can be sent a second time. */
+function replayable(body: RequestInit['body']): boolean {
+  if (body === undefined || body === null || typeof body === 'string') return true;
+  if (body instanceof URLSearchParams || body instanceof Blob || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true;
+  if (typeof FormData !== 'undefined' && body instanceof FormData) return true;
+  // A ReadableStream, or an async iterable Node's fetch accepts: consumed by the first attempt.
+  return false;
 }

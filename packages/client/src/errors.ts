@@ -81,10 +81,17 @@ export abstract class ConnectError extends Error {
 
   constructor(description: string, options: ConnectErrorOptions = {}) {
     const context = [options.endpoint, options.status === undefined ? undefined : `HTTP ${options.status}`].filter(Boolean);
-    super(context.length > 0 ? `${description} (${context.join(', ')})` : description, options.cause === undefined ? undefined : { cause: options.cause });
+    const what = context.length > 0 ? `${description} (${context.join(', ')})` : description;
+    const hint = hintOf(new.target);
+    super(hint ? `${what}. ${hint}` : what, options.cause === undefined ? undefined : { cause: options.cause });
     this.description = description;
     this.status = options.status;
     this.retryAfter = options.retryAfter;
+  }
+
+  /** What to do next, by error code; also the last sentence of `message`. */
+  get hint(): string {
+    return HINTS[this.error];
   }
 
   /** The class name, e.g. `InvalidClient`. */
@@ -180,6 +187,43 @@ export class ReauthorizationRequired extends ConnectError {
   }
 }
 
+/** What to do next, per error code. */
+export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
+  invalid_request:
+    'Connect refused a malformed request: the description names the parameter at fault; fix the calling code or its configuration, as sending the same request again will fail again.',
+  invalid_client:
+    'Check the client ID and secret for this environment (sandbox credentials do not work in production); if the secret was rotated, use the new one; if both are right, ask the operator whether the client is disabled.',
+  invalid_grant:
+    'The code or refresh token can no longer be used (expired, already used, revoked, or another client\'s): send the customer through the authorization again.',
+  unauthorized_client:
+    'This client may not use this grant: ask the operator to enable it for the client (the refresh_token grant is enabled per client).',
+  unsupported_grant_type:
+    'This server does not offer the grant: check that authUrl points at Connect and that the grant is in grant_types_supported of its discovery metadata.',
+  invalid_scope: 'Request only what the client was granted, or ask the operator to grant it.',
+  unsupported_response_type: 'The authorization URL must use response_type=code: build it with startAuthorization.',
+  access_denied: 'The customer cancelled on the hosted pages: offer the link again and let the customer choose; do not retry on their behalf.',
+  login_required: 'There was no session at Connect for prompt=none: start the authorization again without prompt=none so the customer can log in.',
+  interaction_required: 'Start the authorization again without prompt=none so the customer can use the hosted pages.',
+  invalid_token:
+    'The access token is missing, expired or revoked: get a new one (ClientCredentialsProvider.invalidate() then getToken(), or CustomerTokenManager.refresh()), and authorize the customer again if that fails.',
+  insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',
+  server_error: 'Connect failed unexpectedly: try again later; if it persists, tell the operator the time of the failure and the request.',
+  temporarily_unavailable: 'Connect is busy or restarting: try again after retryAfter seconds when set, otherwise after a backoff.',
+  invalid_response:
+    'Something other than Connect answered (a proxy, a wrong URL): check that authUrl and baseUrl point at Connect and that nothing in between rewrites its answers.',
+  invalid_callback:
+    'This is not a redirect from Connect: pass parseCallback the full callback URL (or path with its query) unchanged, and start the authorization again.',
+  state_mismatch:
+    'Do not exchange any code from it: the callback does not answer the authorization kept for this session (forged, stale, or from another tab); start the authorization again.',
+  issuer_mismatch:
+    'Do not use this answer: it did not come from the Connect configured as authUrl; check that authUrl is exactly the issuer Connect publishes, and start the authorization again.',
+  timeout: 'Connect did not answer within timeoutMs: try again later, check the network path to Connect, or raise timeoutMs.',
+  aborted: 'Your AbortSignal cancelled the call: nothing to do unless that was unexpected.',
+  network_error: 'Connect could not be reached: check authUrl and baseUrl, DNS, proxies and firewalls, then try again.',
+  reauthorization_required:
+    'Send the customer\'s browser to err.authorization.url and keep its state and codeVerifier with the session until the callback arrives.',
+};
+
 /** Every concrete error class; `isConnectError` narrows to this union, which discriminates on `error`. */
 export type AnyConnectError =
   | InvalidRequest
@@ -215,6 +259,41 @@ export type AnyConnectError =
  */
 export function isConnectError(value: unknown): value is AnyConnectError {
   return value instanceof ConnectError;
+}
+
+/** The code of each class, for the message built before the subclass's own fields exist. */
+const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
+  [InvalidRequest, 'invalid_request'],
+  [InvalidClient, 'invalid_client'],
+  [InvalidGrant, 'invalid_grant'],
+  [UnauthorizedClient, 'unauthorized_client'],
+  [UnsupportedGrantType, 'unsupported_grant_type'],
+  [InvalidScope, 'invalid_scope'],
+  [UnsupportedResponseType, 'unsupported_response_type'],
+  [AccessDenied, 'access_denied'],
+  [LoginRequired, 'login_required'],
+  [InteractionRequired, 'interaction_required'],
+  [InvalidToken, 'invalid_token'],
+  [InsufficientScope, 'insufficient_scope'],
+  [ServerError, 'server_error'],
+  [TemporarilyUnavailable, 'temporarily_unavailable'],
+  [InvalidResponse, 'invalid_response'],
+  [InvalidCallback, 'invalid_callback'],
+  [StateMismatch, 'state_mismatch'],
+  [IssuerMismatch, 'issuer_mismatch'],
+  [Timeout, 'timeout'],
+  [Aborted, 'aborted'],
+  [NetworkError, 'network_error'],
+  [ReauthorizationRequired, 'reauthorization_required'],
+]);
+
+function hintOf(errorClass: Function): string | undefined {
+  // A consumer's own subclass of one of these classes gets its parent's hint.
+  for (let current: unknown = errorClass; typeof current === 'function'; current = Object.getPrototypeOf(current)) {
+    const code = CODE_OF_CLASS.get(current);
+    if (code) return HINTS[code];
+  }
+  return undefined;
 }
 
 type WireErrorClass = new (description: string, options?: ConnectErrorOptions) => ConnectError & { readonly error: OAuthErrorCode };

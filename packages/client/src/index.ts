@@ -5,6 +5,7 @@
  * (`crypto.getRandomValues`, `crypto.subtle`, `crypto.randomUUID`), `URL`
  * and `btoa`, so it runs on Node.js 20+ and any runtime that has them.
  *
+ * - Where Connect is: {@link discover} reads and checks its RFC 8414 metadata.
  * - Client tokens: {@link ClientCredentialsProvider} (cached, renewed, single-flight, retried)
  *   or {@link requestClientToken} (one request).
  * - Linking a customer: {@link startAuthorization}, {@link parseCallback}, {@link exchangeCode}.
@@ -15,6 +16,7 @@
 export { systemClock, type Clock } from './clock.js';
 export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './connect-options.js';
 export type { RetryOptions } from './retry.js';
+export { discover, type ConnectMetadata, type DiscoverOptions } from './discover.js';
 
 export { requestClientToken, type ClientToken } from './client-credentials.js';
 export {

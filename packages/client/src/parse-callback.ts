@@ -10,15 +10,20 @@ export interface AuthorizationCallback {
   readonly userId: string;
   /** The customer's unique numeric ID. */
   readonly profileId: string;
-  /** `iss` (RFC 9207), checked against the auth URL when present. */
-  readonly issuer: string | undefined;
+  /** `iss` (RFC 9207): Connect's auth URL, checked. */
+  readonly issuer: string;
 }
 
 /** What the callback must match. */
 export interface CallbackExpectations {
   /** The `state` of the pending authorization. */
   readonly state: string;
-  /** Connect's `{auth_url}`: the `iss` the callback must carry, if it carries one. */
+  /**
+   * Connect's `{auth_url}` (its issuer): the `iss` the callback must carry.
+   * Connect puts `iss` on every redirect back and says so in its discovery
+   * metadata (`authorization_response_iss_parameter_supported: true`), so a
+   * callback without it is refused.
+   */
   readonly issuer: string;
 }
 
@@ -27,8 +32,10 @@ const CALLBACK_PARAMS = ['code', 'state', 'error', 'error_description', 'iss', '
 /**
  * Parses and checks the URL Connect redirected the browser to. In order:
  * the URL must parse (`invalid_callback`), its `state` must be the one kept
- * (`state_mismatch`: RFC 6749 §10.12), an `iss` must be Connect's
- * (`issuer_mismatch`: RFC 9207), an `error` parameter becomes its typed
+ * (`state_mismatch`: RFC 6749 §10.12), its `iss` must be present and equal
+ * to Connect's auth URL, character for character (`issuer_mismatch`:
+ * RFC 9207 §2.4, the defence against a mix-up with another authorization
+ * server), an `error` parameter becomes its typed
  * error (`AccessDenied`, `LoginRequired`, …), and a success must carry
  * `code`, `userId` and `profileId` (`invalid_callback`).
  *
@@ -42,9 +49,14 @@ export function parseCallback(callbackUrl: string | URL, expected: CallbackExpec
   if (state === null) throw new StateMismatch('the callback carries no state: it does not answer this authorization');
   if (state !== expected.state) throw new StateMismatch('the callback state is not the one of this authorization (a forged or stale callback)');
 
-  const issuer = params.get('iss') ?? undefined;
-  if (issuer !== undefined && stripSlash(issuer) !== stripSlash(expected.issuer)) {
-    throw new IssuerMismatch(`the callback comes from issuer ${JSON.stringify(printable(issuer))}, not ${JSON.stringify(stripSlash(expected.issuer))}`);
+  // The configured URL may end in a slash (as authUrl may); what the callback carries is compared exactly.
+  const expectedIssuer = stripSlash(expected.issuer);
+  const issuer = params.get('iss');
+  if (issuer === null) {
+    throw new IssuerMismatch(`the callback carries no iss, but Connect (${expectedIssuer}) always sends one: it did not come from Connect`);
+  }
+  if (issuer !== expectedIssuer) {
+    throw new IssuerMismatch(`the callback comes from issuer ${JSON.stringify(printable(issuer))}, not ${JSON.stringify(expectedIssuer)}`);
   }
 
   const error = params.get('error');

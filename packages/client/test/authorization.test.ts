@@ -114,6 +114,10 @@ describe('the whole link, against Connect', () => {
     const forged = new URL(foreign);
     forged.searchParams.set('iss', 'https://evil.example');
     expect(() => parseCallback(forged, { state: third.state, issuer: connect.authUrl })).toThrow(IssuerMismatch);
+    // And one without iss: Connect always sends it, so it did not come from Connect.
+    expect(new URL(foreign).searchParams.get('iss')).toBe(connect.authUrl);
+    forged.searchParams.delete('iss');
+    expect(() => parseCallback(forged, { state: third.state, issuer: connect.authUrl })).toThrow(IssuerMismatch);
   });
 
   it('turns prompt=none without a session into LoginRequired', async () => {

@@ -7,6 +7,7 @@ import {
   CustomerTokenManager,
   exchangeCode,
   InvalidCallback,
+  IssuerMismatch,
   InvalidResponse,
   parseCallback,
   refreshCustomerToken,
@@ -16,6 +17,7 @@ import {
   type ConnectOptions,
   type CustomerTokens,
 } from '../src/index.js';
+import { HINTS } from '../src/errors.js';
 import { startConnect, type TestConnect } from './support/test-connect.js';
 import { BrowserSession } from './support/browser-session.js';
 import { sendJson, startLocalServer, type LocalServer } from './support/local-server.js';
@@ -62,9 +64,15 @@ describe('malformed callbacks', () => {
     ['no parameters', 'http://127.0.0.1:4000/callback', StateMismatch, 'the callback carries no state: it does not answer this authorization'],
     ['another state', 'http://127.0.0.1:4000/callback?code=c&state=other', StateMismatch, 'the callback state is not the one of this authorization (a forged or stale callback)'],
     ['a repeated state', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&state=expected-state', InvalidCallback, 'the callback repeats the parameter state'],
-    ['no code', 'http://127.0.0.1:4000/callback?state=expected-state', InvalidCallback, 'the callback has neither a code nor an error'],
-    ['no profileId', 'http://127.0.0.1:4000/callback?state=expected-state&code=c&userId=u', InvalidCallback, 'the callback lacks userId or profileId'],
-    ['an unknown error', '/callback?state=expected-state&error=oops&error_description=bad', InvalidCallback, 'the callback carries an unknown error "oops": bad'],
+    ['no iss', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&userId=u&profileId=1', IssuerMismatch, 'the callback carries no iss, but Connect (http://connect.example) always sends one: it did not come from Connect'],
+    ['an empty iss', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&userId=u&profileId=1&iss=', IssuerMismatch, 'the callback comes from issuer "", not "http://connect.example"'],
+    ['another iss', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&userId=u&profileId=1&iss=https%3A%2F%2Fevil.example', IssuerMismatch, 'the callback comes from issuer "https://evil.example", not "http://connect.example"'],
+    ['an iss that differs by a slash', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&userId=u&profileId=1&iss=http%3A%2F%2Fconnect.example%2F', IssuerMismatch, 'the callback comes from issuer "http://connect.example/", not "http://connect.example"'],
+    ['an iss in other case', 'http://127.0.0.1:4000/callback?code=c&state=expected-state&userId=u&profileId=1&iss=HTTP%3A%2F%2Fconnect.example', IssuerMismatch, 'the callback comes from issuer "HTTP://connect.example", not "http://connect.example"'],
+    ['an error without iss', '/callback?state=expected-state&error=access_denied', IssuerMismatch, 'the callback carries no iss'],
+    ['no code', 'http://127.0.0.1:4000/callback?state=expected-state&iss=http%3A%2F%2Fconnect.example', InvalidCallback, 'the callback has neither a code nor an error'],
+    ['no profileId', 'http://127.0.0.1:4000/callback?state=expected-state&code=c&userId=u&iss=http%3A%2F%2Fconnect.example', InvalidCallback, 'the callback lacks userId or profileId'],
+    ['an unknown error', '/callback?state=expected-state&error=oops&error_description=bad&iss=http%3A%2F%2Fconnect.example', InvalidCallback, 'the callback carries an unknown error "oops": bad'],
   ])('refuses %s', (_what, url, type, message) => {
     expect(() => parseCallback(url, EXPECTED)).toThrow(type);
     expect(() => parseCallback(url, EXPECTED)).toThrow(message);
@@ -77,8 +85,10 @@ describe('malformed callbacks', () => {
   });
 
   it('accepts a request path with its query, as node:http gives it', () => {
-    const callback = parseCallback('/callback?code=abc&state=expected-state&userId=%2B63******4567&profileId=123', EXPECTED);
-    expect(callback).toEqual({ code: 'abc', state: 'expected-state', userId: '+63******4567', profileId: '123', issuer: undefined });
+    const callback = parseCallback('/callback?code=abc&state=expected-state&userId=%2B63******4567&profileId=123&iss=http%3A%2F%2Fconnect.example', EXPECTED);
+    expect(callback).toEqual({ code: 'abc', state: 'expected-state', userId: '+63******4567', profileId: '123', issuer: 'http://connect.example' });
+    // A configured issuer with a trailing slash is the same configuration.
+    expect(parseCallback('/callback?code=abc&state=expected-state&userId=u&profileId=1&iss=http%3A%2F%2Fconnect.example', { ...EXPECTED, issuer: 'http://connect.example/' }).issuer).toBe('http://connect.example');
   });
 });
 
@@ -97,7 +107,7 @@ describe('answers that are not Connect answers', () => {
     const error = await requestClientToken(at(fake.url)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidResponse);
     expect(error).toMatchObject({ error: 'invalid_response', status, description: message });
-    expect((error as Error).message).toBe(`${message} (POST ${fake.url}/token, HTTP ${status})`);
+    expect((error as Error).message).toBe(`${message} (POST ${fake.url}/token, HTTP ${status}). ${HINTS.invalid_response}`);
     expect((error as Error).message).not.toContain('csk_sandbox_secret_never_shown');
   });
 
@@ -113,7 +123,7 @@ describe('answers that are not Connect answers', () => {
     });
     const error = await refreshCustomerToken(at(tokens.url), SOME_TOKENS, { via: 'tokens' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidResponse);
-    expect((error as Error).message).toBe(`expected a JSON object, got an HTML page (text/html) (POST ${tokens.url}/tokens, HTTP 200)`);
+    expect((error as Error).message).toBe(`expected a JSON object, got an HTML page (text/html) (POST ${tokens.url}/tokens, HTTP 200). ${HINTS.invalid_response}`);
   });
 
   it('retries a gateway HTML page (5xx) and then reports it', async () => {
@@ -151,7 +161,7 @@ describe('timeouts and cancellation', () => {
     const started = Date.now();
     const error = await requestClientToken(at(silent.url), { signal: controller.signal }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Aborted);
-    expect(error).toMatchObject({ error: 'aborted', message: `the caller aborted the request (POST ${silent.url}/token)` });
+    expect(error).toMatchObject({ error: 'aborted', message: `the caller aborted the request (POST ${silent.url}/token). ${HINTS.aborted}` });
     expect((error as Error).cause).toEqual(new Error('shutting down'));
     expect(Date.now() - started).toBeLessThan(2000);
   });

@@ -37,7 +37,10 @@ describe('requestClientToken', () => {
     expect(error).toBeInstanceOf(InvalidClient);
     expect(error).toBeInstanceOf(ConnectError);
     expect(error).toMatchObject({ error: 'invalid_client', status: 401, description: 'client authentication failed', name: 'InvalidClient' });
-    expect((error as Error).message).toBe(`client authentication failed (POST ${connect.authUrl}/token, HTTP 401)`);
+    expect((error as Error).message).toBe(
+      `client authentication failed (POST ${connect.authUrl}/token, HTTP 401). Check the client ID and secret for this environment (sandbox credentials do not work in production); if the secret was rotated, use the new one; if both are right, ask the operator whether the client is disabled.`,
+    );
+    expect((error as InvalidClient).hint).toMatch(/^Check the client ID and secret/);
     expect(String(error)).not.toContain(secret);
     expect(JSON.stringify(error)).not.toContain(secret);
     expect(isConnectError(error) && error.error === 'invalid_client').toBe(true);

@@ -123,7 +123,8 @@ describe('CustomerTokenManager: docs/consumer-guide.md, "When to renew which tok
     if (!isConnectError(error) || error.error !== 'reauthorization_required') throw error;
     expect(error.reason).toBe('refresh_expired');
     expect(error.customerKey).toBe('dave');
-    expect(error.message).toBe('the refresh token has expired; the customer must authorize again');
+    expect(error.message).toBe(`the refresh token has expired; the customer must authorize again. ${error.hint}`);
+    expect(error.hint).toContain('err.authorization.url');
     const url = new URL(error.authorization.url);
     expect(url.searchParams.get('state')).toBe(error.authorization.state);
     expect(url.searchParams.get('prompt')).toBe('login');
