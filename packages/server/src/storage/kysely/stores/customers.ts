@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Customer, CustomerStatus } from '../../../core/customers/customer.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { CustomerPatch, CustomerStore } from '../../../core/customers/customer-store.js';
@@ -25,17 +25,7 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
 
     async insertCustomer(c) {
       await insertOrConflict(
-        db.insertInto('customers').values({
-          profile_id: c.profileId,
-          mobile: c.mobile,
-          name: c.name,
-          pin_hash: c.pinHash,
-          status: c.status,
-          failed_pin_attempts: c.pinAttempts,
-          locked_until: c.lockedUntil,
-          created_at: c.createdAt,
-          updated_at: c.updatedAt,
-        }),
+        db.insertInto('customers').values(customerRow(c)),
         `a customer with mobile ${c.mobile} or profile ID ${c.profileId} exists`,
       );
     },
@@ -108,6 +98,21 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
         .where('failed_pin_attempts', '=', attempt)
         .execute();
     },
+  };
+}
+
+/** A customer as its row is inserted. */
+export function customerRow(c: Customer): Insertable<CustomersTable> {
+  return {
+    profile_id: c.profileId,
+    mobile: c.mobile,
+    name: c.name,
+    pin_hash: c.pinHash,
+    status: c.status,
+    failed_pin_attempts: c.pinAttempts,
+    locked_until: c.lockedUntil,
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
   };
 }
 

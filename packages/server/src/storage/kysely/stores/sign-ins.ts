@@ -3,7 +3,7 @@ import type { ChallengeStart, OtpEntry, OtpEntryOutcome, SignInCompletion, SignI
 import { TRANSITIONS } from '../../../core/journey/states.js';
 import type { OtpChallengeRecord } from '../../../core/login/records.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore, toRequest } from './authorization.js';
-import { createCustomerStore } from './customers.js';
+import { createCustomerStore, customerRow } from './customers.js';
 import { createOtpChallengeStore, toChallenge } from './otp-challenges.js';
 import type { AuthorizationRequestsTable, Database, OtpChallengesTable } from './schema.js';
 
@@ -175,20 +175,9 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
   if (!available) return right('customer_unavailable');
   if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.otpVerified, now))) return right('lost');
   if ('create' in entry.customer) {
-    const c = entry.customer.create;
     const created = await db
       .insertInto('customers')
-      .values({
-        profile_id: c.profileId,
-        mobile: c.mobile,
-        name: c.name,
-        pin_hash: c.pinHash,
-        status: c.status,
-        failed_pin_attempts: c.pinAttempts,
-        locked_until: c.lockedUntil,
-        created_at: c.createdAt,
-        updated_at: c.updatedAt,
-      })
+      .values(customerRow(entry.customer.create))
       .onConflict((conflict) => conflict.doNothing())
       .executeTakeFirst();
     // Registered by a concurrent sign-in since it was checked: undo it all.
