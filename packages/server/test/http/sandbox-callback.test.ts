@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT_NAME, demoClientSecret, seedDemo } from '../../src/demo/seed-demo.js';
 import { build, TEST_AUTH_URL, type TestApp } from '../helpers/build.js';
-import { addCustomer, authorizeParams, Browser, expectPage, LEAK, logIn, pageText, pkcePair, exchangeCode } from './customer-flow.js';
+import { addCustomer, authorizeParams, Browser, exchangeCode, expectPage, LEAK, logIn, pageText, PIN, pkcePair } from './customer-flow.js';
 
 /**
  * `GET /sandbox/callback` (docs/operator-guide.md, "One server, one
@@ -46,7 +46,7 @@ describe('the sandbox callback page', () => {
     const seeded = await demo(t);
     expect(seeded.clientSecret).toBe(demoClientSecret(t.services.runtime));
     await addCustomer(t, '+639181234321');
-    const params = await logIn(new Browser(t.app), authorizeParams({ id: seeded.clientId, redirectUri: CALLBACK }), { mobile: '+639181234321', pin: '123456' });
+    const params = await logIn(new Browser(t.app), authorizeParams({ id: seeded.clientId, redirectUri: CALLBACK }), { mobile: '+639181234321', pin: PIN });
     const { text, command } = await callbackPage(t, `?${params.toString()}`);
     for (const name of ['code', 'state', 'userId', 'profileId', 'iss']) expect(text).toContain(params.get(name) ?? '');
     expect(command).toBe(
