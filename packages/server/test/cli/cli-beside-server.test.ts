@@ -34,7 +34,7 @@ function mobileNumber(n: number): string {
 }
 
 describe('connect-auth beside a running server on SQLite', () => {
-  it('100 write commands all succeed while the server logs customers in, and every login succeeds', { timeout: 90_000 }, async () => {
+  it('100 write commands all succeed while the server logs customers in, and every login succeeds', { timeout: 180_000 }, async () => {
     // The client the logins go through, and the first customers, before the server starts.
     let created = '';
     expect(
