@@ -48,25 +48,16 @@ export interface RegisterClientInput {
  * @throws ClientValidationError on a bad name, redirect URI or grant list.
  */
 export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<RegisteredClient> {
-  const now = deps.clock.nowSeconds();
-  const clientSecret = generateClientSecret(deps.environment);
-  const client: Client = {
-    id: generateClientId(deps.environment),
-    name: validateName(input.name),
-    secretHash: deps.hasher.hash(clientSecret),
-    kind: 'consumer',
-    redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
-    grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
-    requirePkce: input.requirePkce ?? false,
-    status: 'active',
-    createdAt: now,
-    updatedAt: now,
-    previousSecretHash: null,
-    previousSecretExpiresAt: null,
-    tokensEndedAt: null,
-  };
-  await deps.clients.insertClient(client);
-  return { client, clientSecret };
+  return insertNewClient(
+    {
+      name: validateName(input.name),
+      kind: 'consumer',
+      redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
+      grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
+      requirePkce: input.requirePkce ?? false,
+    },
+    deps,
+  );
 }
 
 /**
@@ -78,16 +69,20 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
  * @throws ClientValidationError on a bad name.
  */
 export async function registerResourceServer(input: { readonly name: string }, deps: ClientAdminDeps): Promise<RegisteredClient> {
+  return insertNewClient({ name: validateName(input.name), kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false }, deps);
+}
+
+/** Stores a new active client of (validated) `settings` under a fresh ID and 256-bit secret, of which only the keyed hash is kept. */
+async function insertNewClient(
+  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce'>,
+  deps: ClientAdminDeps,
+): Promise<RegisteredClient> {
   const now = deps.clock.nowSeconds();
   const clientSecret = generateClientSecret(deps.environment);
   const client: Client = {
+    ...settings,
     id: generateClientId(deps.environment),
-    name: validateName(input.name),
     secretHash: deps.hasher.hash(clientSecret),
-    kind: 'resource_server',
-    redirectUri: null,
-    grants: [],
-    requirePkce: false,
     status: 'active',
     createdAt: now,
     updatedAt: now,

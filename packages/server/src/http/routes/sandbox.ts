@@ -81,8 +81,9 @@ async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ 
   if (!record) return { problem: 'Connect does not know this code: it was mistyped, or it expired and was deleted.' };
   if (record.consumedAt !== null || record.expiresAt <= now) return { problem: 'This code was exchanged already or has expired: start a new sign-in for a new one.' };
   const client = await deps.findClient(record.clientId);
-  const secret = client?.name === DEMO_CLIENT_NAME ? demoClientSecret(deps) : '$CLIENT_SECRET';
-  const credentials = secret.startsWith('$') ? `"${record.clientId}:${secret}"` : shellQuote(`${record.clientId}:${secret}`);
+  // Any other client's secret is left to the shell, so it is quoted to expand.
+  const credentials =
+    client?.name === DEMO_CLIENT_NAME && client.kind === 'consumer' ? shellQuote(`${record.clientId}:${demoClientSecret(deps)}`) : `"${record.clientId}:$CLIENT_SECRET"`;
   const parts = [
     'curl -s',
     `-u ${credentials}`,
