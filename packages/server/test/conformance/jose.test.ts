@@ -70,14 +70,15 @@ describe('jose', () => {
     const [header, body, signature] = token.split('.') as [string, string, string];
     const flipped = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
 
-    const refusals: Array<[string, Promise<unknown>, new (...args: never[]) => Error]> = [
-      ['another audience', jwtVerify(token, keys, { ...expected(), audience: 'https://elsewhere.example' }), errors.JWTClaimValidationFailed],
-      ['another issuer', jwtVerify(token, keys, { ...expected(), issuer: 'https://elsewhere.example' }), errors.JWTClaimValidationFailed],
-      ['at exp', jwtVerify(token, keys, { ...expected(), currentDate: new Date((payload.exp as number) * 1000) }), errors.JWTExpired],
-      ['a changed signature', jwtVerify(`${header}.${body}.${flipped}`, keys, expected()), errors.JWSSignatureVerificationFailed],
+    // Each attempt starts only when awaited, so none rejects unobserved.
+    const refusals: Array<[string, () => Promise<unknown>, new (...args: never[]) => Error]> = [
+      ['another audience', () => jwtVerify(token, keys, { ...expected(), audience: 'https://elsewhere.example' }), errors.JWTClaimValidationFailed],
+      ['another issuer', () => jwtVerify(token, keys, { ...expected(), issuer: 'https://elsewhere.example' }), errors.JWTClaimValidationFailed],
+      ['at exp', () => jwtVerify(token, keys, { ...expected(), currentDate: new Date((payload.exp as number) * 1000) }), errors.JWTExpired],
+      ['a changed signature', () => jwtVerify(`${header}.${body}.${flipped}`, keys, expected()), errors.JWSSignatureVerificationFailed],
     ];
     for (const [name, attempt, errorClass] of refusals) {
-      const error = await attempt.catch((e: unknown) => e);
+      const error = await attempt().catch((e: unknown) => e);
       expect({ name, refused: error instanceof errorClass }).toEqual({ name, refused: true });
     }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, inject } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 
@@ -28,14 +28,20 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database `connect_test_<random>` on the test server. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Creates a database `connect_test_<random>` on the test server: empty, or
+ * with `{ migrated: true }` a copy of the run's migrated template
+ * (test/helpers/postgres-template.ts), which saves running every migration
+ * again for each test.
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (!postgresAdminUrl) throw new Error('CONNECT_TEST_POSTGRES_URL is not set');
   const name = `connect_test_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated ? inject('postgresTemplate') : undefined;
   const admin = new pg.Client({ connectionString: postgresAdminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
@@ -56,7 +62,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /**
- * For a `describe` block on PostgreSQL: a fresh database for every test,
+ * For a `describe` block on PostgreSQL: a fresh migrated database for every test,
  * dropped afterwards with every storage opened on it. `open()` opens one
  * more storage (connection pool) on the current database; `databaseUrl()`
  * is its URL, for raw queries.
@@ -65,7 +71,7 @@ export function usePostgresStorage(): { open(options?: StorageOptions): Storage;
   let database: TestDatabase | undefined;
   const storages: Storage[] = [];
   beforeEach(async () => {
-    database = await createTestDatabase();
+    database = await createTestDatabase({ migrated: true });
   });
   afterEach(async () => {
     for (const storage of storages.splice(0)) await storage.close();

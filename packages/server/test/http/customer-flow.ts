@@ -3,8 +3,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { s256Challenge } from '../../src/core/authorize/pkce.js';
 import type { Customer } from '../../src/core/customers/customer.js';
-import { createCustomer } from '../../src/core/customers/manage-customers.js';
-import { hashPin } from '../../src/core/customers/pin.js';
+import { checkNewPin, createCustomer } from '../../src/core/customers/manage-customers.js';
+import { cachedPinHash } from '../helpers/pin-hash.js';
 import { basicAuth, form, TEST_AUTH_URL, type TestApp } from '../helpers/build.js';
 import { postToken, type Credentials } from './wire.js';
 
@@ -260,13 +260,13 @@ export function expectErrorRedirect(res: Response, error: string, state: string 
 }
 
 /**
- * Creates a customer straight through core (one scrypt hash). The PIN must
- * be one a customer may choose, unless `chosenBeforeTheRules`: then it is
- * stored as an account that predates the weak-PIN rules would have it.
+ * Creates a customer straight through core. The PIN must be one a customer
+ * may choose, unless `chosenBeforeTheRules`:
+ * then it is stored as an account that predates the weak-PIN rules would have it.
  */
 export async function addCustomer(t: TestApp, mobile: string = MOBILE, pin: string = PIN, options: { chosenBeforeTheRules?: boolean } = {}): Promise<Customer> {
-  const pinHash = options.chosenBeforeTheRules ? await hashPin(pin) : undefined;
-  const { customer } = await createCustomer({ mobile, pin, ...(pinHash ? { pinHash } : {}) }, { customers: t.storage.customers, clock: t.clock });
+  if (!options.chosenBeforeTheRules) checkNewPin(pin);
+  const { customer } = await createCustomer({ mobile, pin, pinHash: await cachedPinHash(pin) }, { customers: t.storage.customers, clock: t.clock });
   return customer;
 }
 
@@ -280,7 +280,7 @@ export function nthMobile(i: number): string {
  * test that needs twenty customers need not wait for twenty scrypt hashes).
  */
 export async function addCustomers(t: TestApp, mobiles: readonly string[], pin: string = PIN): Promise<Customer[]> {
-  const pinHash = await hashPin(pin);
+  const pinHash = await cachedPinHash(pin);
   const customers: Customer[] = [];
   for (const mobile of mobiles) {
     const { customer } = await createCustomer({ mobile, pin, pinHash }, { customers: t.storage.customers, clock: t.clock });

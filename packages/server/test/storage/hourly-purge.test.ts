@@ -58,15 +58,17 @@ describe.skipIf(!postgresAdminUrl)('hourly purge on PostgreSQL', () => {
     const b = openStorage({ engine: 'postgres', url: database.url });
     opened.push(a, b);
     await a.migrate();
-    await expiredCodes(a, 5);
+    await expiredCodes(a, 60);
+    // B's pool is connected already, so its one lock attempt lands well within A's 60 batches.
+    await b.ping();
     const logA = recordingLog();
     const logB = recordingLog();
     const purgeB = purgeOn(b, logB);
     let second: Promise<PurgeRun> | undefined;
-    // B starts while A is half-way through (after A's first batch): A holds the lock.
+    // B starts while A is under way (after A's first batch): A holds the lock.
     const purgeA = purgeOn(a, logA, { batchSize: 1, onProgress: () => void (second ??= purgeB.runOnce()) });
     const first = await purgeA.runOnce();
-    expect(first).toMatchObject({ ran: true, deleted: { authorizationCodes: 5 } });
+    expect(first).toMatchObject({ ran: true, deleted: { authorizationCodes: 60 } });
     expect(await second).toEqual({ ran: false, reason: 'locked' });
     expect(logB.lines).toEqual(['purge skipped: another instance is purging']);
     expect(logA.lines).toEqual(['purge done']);

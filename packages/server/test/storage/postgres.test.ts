@@ -10,7 +10,7 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
   const databases = new Map<Storage, TestDatabase>();
   describeStorageContract('postgres', {
     async open() {
-      const database = await createTestDatabase();
+      const database = await createTestDatabase({ migrated: true });
       const storage = openStorage({ engine: 'postgres', url: database.url });
       databases.set(storage, database);
       return storage;

@@ -14,7 +14,8 @@ import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { Storage } from '../../../src/storage/ports.js';
 import { memoryStorage } from '../login/otp-fixtures.js';
-import { ACME, cachedPinHash, ISSUER, MASKED, MOBILE, OTHER_CLIENT, PIN, REDIRECT, T0 } from './fixtures.js';
+import { cachedPinHash } from '../../helpers/pin-hash.js';
+import { ACME, ISSUER, MASKED, MOBILE, OTHER_CLIENT, PIN, REDIRECT, T0 } from './fixtures.js';
 
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 /** Acme allowed to refresh: only such a client gets a refresh token. */

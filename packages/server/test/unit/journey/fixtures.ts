@@ -5,7 +5,8 @@ import type { Client } from '../../../src/core/clients/client.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import type { Customer } from '../../../src/core/customers/customer.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
-import { createPinCheckQueue, hashPin, type PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { createPinCheckQueue, type PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { cachedPinHash } from '../../helpers/pin-hash.js';
 import type { JourneyDeps } from '../../../src/core/journey/deps.js';
 import type { StepContext } from '../../../src/core/journey/open.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
@@ -93,18 +94,6 @@ export interface JourneyTest {
   audits(type: AuditEventType): Promise<AuditRecord[]>;
   /** The points counted against `address`'s failed-PIN budget now (0 when none). */
   pinPointsOf(address: string): Promise<number>;
-}
-
-const pinHashes = new Map<string, Promise<string>>();
-
-/** scrypt of `pin`, computed once per test file: creating customers costs no hash each time. */
-export function cachedPinHash(pin: string): Promise<string> {
-  let hash = pinHashes.get(pin);
-  if (!hash) {
-    hash = hashPin(pin);
-    pinHashes.set(pin, hash);
-  }
-  return hash;
 }
 
 /**
