@@ -82,7 +82,7 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
       await closed;
     }
   });
-  const deadline = performance.now() + 15_000;
+  const deadline = performance.now() + 30_000;
   for (;;) {
     const address = /"msg":"Connect is listening"/.test(stdout) ? /"address":"(http:\/\/[^"]+)"/.exec(stdout)?.[1] : undefined;
     if (address) {
@@ -96,7 +96,7 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
       };
     }
     if (exited) throw new Error(`connect-auth serve exited before listening; stderr: ${stderr}`);
-    if (performance.now() > deadline) throw new Error(`connect-auth serve did not listen within 15 s; stdout: ${stdout}`);
+    if (performance.now() > deadline) throw new Error(`connect-auth serve did not listen within 30 s; stdout: ${stdout}`);
     await delay(25);
   }
 }
