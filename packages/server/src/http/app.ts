@@ -16,6 +16,7 @@ import { customerTokenRoutes } from './routes/customer-tokens.js';
 import { tokenStateRoutes } from './routes/token-state.js';
 import { healthRoutes } from './routes/health.js';
 import { journeyRoutes } from './routes/journey.js';
+import { openApiRoutes } from './routes/openapi.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { tokenRoutes } from './routes/token.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -127,5 +128,6 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
   });
   await app.register(healthRoutes, { checks: services.readiness, closing: () => closing });
+  await app.register(openApiRoutes, { urls: services.urls, environment: config.environment });
   return app;
 }

@@ -51,6 +51,13 @@ const PASSED_ON: Readonly<Record<string, readonly string[]>> = {
   'http/plugins/oauth-errors.ts': ['known.description'],
 };
 
+/**
+ * Folders whose `description` fields document rather than answer: the
+ * OpenAPI description's, written for people reading it (they quote JSON
+ * and cite RFC sections), never sent as an `error_description`.
+ */
+const DOCUMENTATION: readonly string[] = ['http/openapi/'];
+
 /** Module-level `const NAME = '…'` of every source file, by name. */
 function stringConstants(files: readonly ts.SourceFile[]): Map<string, string> {
   const constants = new Map<string, string>();
@@ -133,7 +140,10 @@ function findProblems(sources: ReadonlyArray<readonly [string, string]>): { chec
 
 describe('error descriptions', () => {
   it('every description in the source uses only the characters RFC 6749 allows and interpolates nothing of the request', () => {
-    const { checked, problems } = findProblems(sourceFiles(SRC).map((path) => [relative(SRC, path), readFileSync(path, 'utf8')] as const));
+    const sources = sourceFiles(SRC)
+      .map((path) => [relative(SRC, path), readFileSync(path, 'utf8')] as const)
+      .filter(([path]) => !DOCUMENTATION.some((folder) => path.startsWith(folder)));
+    const { checked, problems } = findProblems(sources);
     expect(problems).toEqual([]);
     // The check found the descriptions it is about (the catalogue is used in dozens of places).
     expect(checked).toBeGreaterThan(60);
