@@ -126,8 +126,8 @@ export const PATHS: Record<string, PathItem> = {
           content: json(schemaRef('TokenResponse')),
         }),
         400: errorResponse(
-          '`invalid_request`: a parameter missing, repeated or holding a control character, both ways of client authentication, not a form, a bad `code_verifier`. ' +
-            '`invalid_grant`: the code or refresh token is unknown, expired, used, revoked or another client\'s, or `redirect_uri` / PKCE does not match (a second exchange of a code also revokes what the first one issued). ' +
+          '`invalid_request`: a parameter missing, repeated or holding a control character, both ways of client authentication, not a form, a malformed `code_verifier`. ' +
+            '`invalid_grant`: the code or refresh token is unknown, expired, used, revoked or another client\'s, or `redirect_uri` / PKCE does not match (a `code_verifier` without a `code_challenge` too; a second exchange of a code also revokes what the first one issued). ' +
             '`unauthorized_client`: the client may not use this grant. `unsupported_grant_type`. `invalid_scope`: a scope the client is not registered with.',
           ['invalid_request', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'],
         ),

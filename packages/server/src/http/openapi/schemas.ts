@@ -57,7 +57,7 @@ export const SCHEMAS = {
       redirect_uri: string('Exactly the `redirect_uri` of the authorization request.'),
       code_verifier: string(
         'RFC 7636: required when the authorization request carried a `code_challenge`, refused when it did not; 43 to 128 characters.',
-        { minLength: 43, maxLength: 128 },
+        { pattern: '^[A-Za-z0-9._~-]{43,128}$' },
       ),
       ...CLIENT_SECRET_POST,
     },
