@@ -121,7 +121,6 @@ class HiddenLineReader {
   ) {}
 
   read(prompt: string): Promise<string> {
-    this.write(prompt);
     return new Promise((resolve, reject) => {
       let line = '';
       const wasRaw = this.terminal.isRaw;
@@ -149,7 +148,9 @@ class HiddenLineReader {
           else if (key >= ' ' && line.length < MAX_LINE) line += key;
         }
       };
+      // Raw before the prompt shows: keys typed at it are never echoed.
       this.terminal.setRawMode(true);
+      this.write(prompt);
       this.terminal.setEncoding('utf8');
       this.terminal.on('data', onData);
       this.terminal.resume();
