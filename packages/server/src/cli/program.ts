@@ -64,6 +64,7 @@ export function buildProgram(actions: CliActions): Command {
   const program = new CliCommand('connect-auth')
     .usage('<command> [options]')
     .description('Connect: token issuance and customer authorization.')
+    // Commander prints no error of its own: CliCommand.error describes it, and main.ts prints it.
     .configureOutput({ writeOut: actions.stdout, writeErr: actions.stderr, outputError: () => {} })
     .exitOverride()
     .enablePositionalOptions()
