@@ -11,4 +11,12 @@ try {
   }
   throw error;
 }
+// A reader that stops early (`connect-auth --help | head`) is no failure of
+// a command. (A server whose log reader goes away fails as it always did.)
+if (process.argv[2] !== 'serve') {
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
 process.exitCode = await cli.runCli(process.argv.slice(2));

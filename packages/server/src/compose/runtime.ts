@@ -12,6 +12,8 @@ export interface Runtime {
   readonly config: Config;
   readonly clock: Clock;
   readonly storage: Storage;
+  /** The migrations that opening the database applied, oldest first; empty when none was pending. */
+  readonly appliedMigrations: readonly string[];
   readonly hasher: ClientSecretHasher;
   /** Seals private keys at rest. */
   readonly sealKey: Uint8Array;
@@ -35,8 +37,9 @@ export interface Runtime {
 export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
   const masterKey = resolveMasterKey(config);
   const storage = options.storage ?? openStorage(config.database, storageOptions(config));
+  let appliedMigrations: string[];
   try {
-    await storage.migrate();
+    appliedMigrations = await storage.migrate();
   } catch (error) {
     if (!options.storage) await storage.close().catch(() => {});
     throw error;
@@ -45,6 +48,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     config,
     clock,
     storage,
+    appliedMigrations,
     hasher: new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac')),
     sealKey: deriveKey(masterKey, 'key-sealing'),
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),

@@ -1,8 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { expect, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
+import { Interrupted } from '../../src/cli/commands/output.js';
+import { streamInput, type CliInput } from '../../src/cli/pin-input.js';
 import { MASTER_KEY_FILE } from '../../src/config/master-key-file.js';
 import type { AuditRecord } from '../../src/core/audit/audit-log.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
@@ -29,8 +32,8 @@ export interface CliWorkspace {
   readonly clock: FixedClock;
   /** Everything every run printed, stdout and stderr. */
   readonly printed: string[];
-  /** Runs `connect-auth ...argv`. */
-  cli(argv: readonly string[], extraEnv?: Record<string, string>): Promise<Run>;
+  /** Runs `connect-auth ...argv`; standard input is `stdin`, by default an empty pipe. */
+  cli(argv: readonly string[], extraEnv?: Record<string, string>, stdin?: CliInput): Promise<Run>;
   /** Runs a `--json` command that must succeed with exactly one JSON document on stdout; returns it. */
   cliJson<T = Record<string, unknown>>(argv: readonly string[], extraEnv?: Record<string, string>): Promise<T>;
   /** The storage of the CLI's database (opened once, closed when the test ends). */
@@ -60,12 +63,13 @@ export function cliWorkspace(options: { clock?: FixedClock; env?: Record<string,
     env,
     clock,
     printed,
-    async cli(argv, extraEnv = {}) {
+    async cli(argv, extraEnv = {}, stdin = pipedInput('')) {
       let stdout = '';
       let stderr = '';
       const code = await runCli(argv, {
         env: { ...env, ...extraEnv },
         clock,
+        stdin,
         stdout: (text) => void (stdout += text),
         stderr: (text) => void (stderr += text),
       });
@@ -98,6 +102,29 @@ export function cliWorkspace(options: { clock?: FixedClock; env?: Record<string,
     },
   };
   return workspace;
+}
+
+/** Standard input that is a pipe holding `text`. */
+export function pipedInput(text: string): CliInput {
+  return streamInput(Readable.from([Buffer.from(text)]));
+}
+
+/** A terminal on which the operator types one of `entries` at each prompt (Ctrl-C: `'^C'`); `prompts` records what was asked. */
+export function terminalInput(entries: readonly string[]): CliInput & { readonly prompts: string[] } {
+  const typed = [...entries];
+  const prompts: string[] = [];
+  return {
+    isTerminal: true,
+    prompts,
+    readLine: () => Promise.reject(new Error('a terminal is read with readHidden')),
+    async readHidden(prompt) {
+      prompts.push(prompt);
+      const entry = typed.shift();
+      if (entry === undefined) throw new Error(`nothing typed at the prompt ${JSON.stringify(prompt)}`);
+      if (entry === '^C') throw new Interrupted('interrupted; nothing changed');
+      return entry;
+    },
+  };
 }
 
 /** Parses stdout that must hold one JSON document and nothing else (JSON.parse refuses trailing text). */

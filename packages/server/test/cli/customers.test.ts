@@ -9,6 +9,8 @@ import { hashCookieValue, newSession, useSession } from '../../src/core/journey/
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { createPinCheckQueue } from '../../src/core/customers/pin.js';
+import type { CliInput } from '../../src/cli/pin-input.js';
+import { pipedInput, terminalInput } from './command-line.js';
 
 /** 2026-01-01T00:00:00Z. */
 const T0 = 1_767_225_600;
@@ -55,11 +57,17 @@ async function cli(...argv: string[]): Promise<Run> {
 }
 
 async function cliWith(env: Record<string, string>, ...argv: string[]): Promise<Run> {
+  return cliOn(pipedInput(''), env, ...argv);
+}
+
+/** Runs `connect-auth ...argv` with `stdin` as its standard input. */
+async function cliOn(stdin: CliInput, env: Record<string, string>, ...argv: string[]): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
     env: { CONNECT_DATA_DIR: dataDir, CONNECT_ENVIRONMENT: 'sandbox', ...env },
     clock,
+    stdin,
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
   });
@@ -213,9 +221,129 @@ describe('customers create', () => {
     },
   );
 
-  it('requires --mobile and --pin (usage, exit 2)', async () => {
+  it('requires --mobile, and a PIN from somewhere (usage, exit 2)', async () => {
     expect(expectFailure(await cli('customers', 'create', '--pin', PIN), 2)).toMatch(/--mobile is required/);
-    expect(expectFailure(await cli('customers', 'create', '--mobile', MOBILE), 2)).toMatch(/--pin is required/);
+    expect(expectFailure(await cli('customers', 'create', '--mobile', MOBILE), 2)).toMatch(/give --pin-stdin/);
+  });
+});
+
+describe('customers create: the PIN off the command line', () => {
+  const created = (run: Run) => {
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    return JSON.parse(run.stdout) as { profileId: string; mobile: string };
+  };
+
+  it.each([
+    ['a line', `${PIN}\n`],
+    ['a line ended by CRLF', `${PIN}\r\n`],
+    ['no line break at all', PIN],
+    ['more lines after it', `${PIN}\nsomething else\n`],
+  ])('--pin-stdin reads the first line of standard input: %s', async (_case, text) => {
+    const { profileId } = created(await cliOn(pipedInput(text), {}, 'customers', 'create', '--mobile', MOBILE, '--pin-stdin', '--json'));
+    const storage = await cliDatabase();
+    expect((await storage.customers.findCustomer(profileId))?.mobile).toBe(MOBILE);
+    expect((await login(storage, PIN)).ok).toBe(true);
+    await expectNoSecretPrinted(storage);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['an empty first line', `\n${PIN}\n`],
+  ])('--pin-stdin with standard input %s: exit 1, one line, nothing created', async (_case, text) => {
+    const run = await cliOn(pipedInput(text), {}, 'customers', 'create', '--mobile', MOBILE, '--pin-stdin');
+    expect(expectFailure(run, 1)).toBe('connect-auth: no PIN on standard input: --pin-stdin reads the PIN from its first line\n');
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+  });
+
+  it.each([
+    ['6666', /too easy to guess: one digit or a short group/],
+    ['123456', /too easy to guess: digits in order/],
+    ['2580', /too easy to guess: it is one of the most common PINs/],
+    ['48261', null],
+    ['12ab', /PIN must be 4 to 6 digits/],
+    [` ${PIN}`, /PIN must be 4 to 6 digits/],
+    ['4'.repeat(5000), /PIN must be 4 to 6 digits/],
+  ])('--pin-stdin %j is checked as at registration', async (pin, refusal) => {
+    const run = await cliOn(pipedInput(`${pin}\n`), {}, 'customers', 'create', '--mobile', MOBILE, '--pin-stdin', '--json');
+    if (refusal === null) {
+      created(run);
+      return;
+    }
+    expect(expectFailure(run, 1)).toMatch(refusal);
+    expect(run.stderr).not.toContain(pin.trim());
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+  });
+
+  it('--pin with --pin-stdin is a usage mistake, and reads nothing', async () => {
+    const stdin = pipedInput(`${PIN}\n`);
+    const run = await cliOn(stdin, {}, 'customers', 'create', '--mobile', MOBILE, '--pin', PIN, '--pin-stdin');
+    expect(expectFailure(run, 2)).toBe('connect-auth: give --pin or --pin-stdin, not both; see connect-auth customers create --help\n');
+    expect(await stdin.readLine()).toBe(PIN);
+  });
+
+  it('without --pin or --pin-stdin, on standard input that is no terminal: exit 2 saying what to give', async () => {
+    const stdin = pipedInput(`${PIN}\n`);
+    const run = await cliOn(stdin, {}, 'customers', 'create', '--mobile', MOBILE, '--json');
+    expect(expectFailure(run, 2)).toBe(
+      'connect-auth: the PIN is asked on a terminal, and standard input is none: give --pin-stdin and the PIN on standard input; see connect-auth customers create --help\n',
+    );
+    // Nothing was read: a PIN on a pipe is taken only when --pin-stdin says so.
+    expect(await stdin.readLine()).toBe(PIN);
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+  });
+
+  it('on a terminal, asks for the PIN twice and creates the customer', async () => {
+    const terminal = terminalInput([PIN, PIN]);
+    const { profileId } = created(await cliOn(terminal, {}, 'customers', 'create', '--mobile', MOBILE, '--name', 'Juan', '--json'));
+    expect(terminal.prompts).toEqual(['PIN (4 to 6 digits): ', 'PIN again: ']);
+    const storage = await cliDatabase();
+    expect(await storage.customers.findCustomer(profileId)).toMatchObject({ mobile: MOBILE, name: 'Juan' });
+    expect((await login(storage, PIN)).ok).toBe(true);
+    await expectNoSecretPrinted(storage);
+  });
+
+  it('on a terminal, --pin-stdin asks once', async () => {
+    const terminal = terminalInput([PIN]);
+    created(await cliOn(terminal, {}, 'customers', 'create', '--mobile', MOBILE, '--pin-stdin', '--json'));
+    expect(terminal.prompts).toEqual(['PIN: ']);
+  });
+
+  it.each([
+    ['two different PINs', [PIN, WRONG_PIN], 'connect-auth: the two PINs differ; nothing changed\n', 2],
+    ['a weak PIN (refused before it is asked again)', ['1212'], /^connect-auth: PIN is too easy to guess: one digit or a short group/, 1],
+    ['a PIN of 3 digits', ['482'], 'connect-auth: PIN must be 4 to 6 digits\n', 1],
+    ['nothing', [''], 'connect-auth: no PIN entered; nothing changed\n', 1],
+  ] as const)('on a terminal, %s: exit 1, nothing created', async (_case, typed, message, prompts) => {
+    const terminal = terminalInput(typed);
+    const run = await cliOn(terminal, {}, 'customers', 'create', '--mobile', MOBILE);
+    if (typeof message === 'string') expect(expectFailure(run, 1)).toBe(message);
+    else expect(expectFailure(run, 1)).toMatch(message);
+    expect(terminal.prompts).toHaveLength(prompts);
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+    await expectNoSecretPrinted();
+  });
+
+  it('on a terminal, Ctrl-C at the prompt: exit 130, nothing created', async () => {
+    const run = await cliOn(terminalInput(['^C']), {}, 'customers', 'create', '--mobile', MOBILE);
+    expect(expectFailure(run, 130)).toBe('connect-auth: interrupted; nothing changed\n');
+    expect(await cliJson<CustomerView[]>('customers', 'list')).toEqual([]);
+  });
+
+  it('a bad mobile, or one of a country not allowed, is refused before the PIN is asked', async () => {
+    for (const [env, mobile, message] of [
+      [{}, '09171234567', /mobile must be a valid mobile number/],
+      [{ CONNECT_SMS_COUNTRIES: 'SG' }, MOBILE, /CONNECT_SMS_COUNTRIES does not list/],
+    ] as const) {
+      const terminal = terminalInput([PIN, PIN]);
+      expect(expectFailure(await cliOn(terminal, env, 'customers', 'create', '--mobile', mobile), 1)).toMatch(message);
+      expect(terminal.prompts).toEqual([]);
+    }
+  });
+
+  it('a mobile registered already is refused after the PIN is asked, in the step that inserts', async () => {
+    await createCustomer();
+    const run = await cliOn(terminalInput([PIN, PIN]), {}, 'customers', 'create', '--mobile', MOBILE);
+    expect(expectFailure(run, 1)).toMatch(/registered already/);
   });
 });
 

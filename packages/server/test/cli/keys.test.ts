@@ -269,8 +269,10 @@ describe('keys revoke with a kid that begins with -', () => {
 describe('usage', () => {
   it('--help describes rotate --now and revoke', async () => {
     const help = (await ws.cli(['--help'])).stdout;
-    expect(help).toContain('keys rotate [--now]');
-    expect(help).toContain('keys revoke KID');
+    expect(help).toMatch(/^ {2}keys rotate +publish new keys now/m);
+    expect(help).toMatch(/^ {2}keys revoke <KID> +take a key out of the JWKS/m);
+    expect((await ws.cli(['keys', 'rotate', '--help'])).stdout).toMatch(/^ {2}--now +activate the pending keys, or new ones, at once/m);
+    expect((await ws.cli(['keys', 'revoke', '--help'])).stdout).toMatch(/^Usage: connect-auth keys revoke \[options\] <KID>$/m);
   });
 
   it('every keys command prints exactly one JSON document with --json', async () => {

@@ -58,6 +58,9 @@ describe('connect-auth purge', () => {
 
   it('answers --help', async () => {
     const w = cliWorkspace();
-    expect((await w.cli(['purge', '--help'])).stdout).toMatch(/purge +delete what has expired/);
+    const help = await w.cli(['purge', '--help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: connect-auth purge \[options\]\n\ndelete what has expired/);
+    expect((await w.cli(['--help'])).stdout).toMatch(/^ {2}purge +delete what has expired/m);
   });
 });

@@ -18,19 +18,22 @@ import {
 import { recordAdminAction } from './audit-actor.js';
 import { clientView, isoTime, table, UsageError, type CommandResult } from './output.js';
 
-/** Options of the `clients` subcommands, as parsed. */
+/** Options of the `clients` subcommands, as parsed (`--redirect-uri` is `redirectUri`). */
 export interface ClientsOptions {
   readonly name?: string | undefined;
-  readonly 'redirect-uri'?: string | undefined;
+  readonly redirectUri?: string | undefined;
   readonly grants?: string | undefined;
-  readonly 'require-pkce'?: boolean | undefined;
-  readonly 'no-require-pkce'?: boolean | undefined;
-  readonly 'resource-server'?: boolean | undefined;
-  readonly 'recipient-email'?: string | undefined;
-  readonly 'recipient-key'?: string | undefined;
+  /** `--require-pkce`: true; `--no-require-pkce` (update): false; neither: unchanged. */
+  readonly requirePkce?: boolean | undefined;
+  readonly resourceServer?: boolean | undefined;
+  readonly recipientEmail?: string | undefined;
+  readonly recipientKey?: string | undefined;
   readonly out?: string | undefined;
   readonly grace?: string | undefined;
 }
+
+/** The command-line spelling of each option that a resource server does not take. */
+const CONSUMER_ONLY = { redirectUri: '--redirect-uri', grants: '--grants', requirePkce: '--require-pkce' } as const;
 
 function adminDeps(runtime: Runtime) {
   return { clients: runtime.storage.clients, hasher: runtime.hasher, clock: runtime.clock, environment: runtime.config.environment };
@@ -77,13 +80,13 @@ async function changeDelivering<T extends { client: Client; clientSecret: string
 /** `clients create`: registers a client and shows its secret once, or delivers it encrypted. */
 export async function createClient(runtime: Runtime, options: ClientsOptions): Promise<CommandResult> {
   if (!options.name) throw new UsageError('--name is required');
-  const resourceServer = options['resource-server'] ?? false;
+  const resourceServer = options.resourceServer ?? false;
   if (resourceServer) {
-    const given = (['redirect-uri', 'grants', 'require-pkce'] as const).filter((name) => options[name] !== undefined);
+    const given = (Object.keys(CONSUMER_ONLY) as Array<keyof typeof CONSUMER_ONLY>).filter((name) => options[name] !== undefined);
     if (given.length > 0) {
-      throw new UsageError(`--resource-server takes no ${given.map((name) => `--${name}`).join(', ')}: a resource server obtains no token`);
+      throw new UsageError(`--resource-server takes no ${given.map((name) => CONSUMER_ONLY[name]).join(', ')}: a resource server obtains no token`);
     }
-  } else if (!options['redirect-uri']) {
+  } else if (!options.redirectUri) {
     throw new UsageError('--redirect-uri is required (or --resource-server for an API that only checks tokens)');
   }
   const delivery = deliveryTarget(options);
@@ -97,9 +100,9 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
       : await registerClient(
           {
             name: options.name as string,
-            redirectUri: options['redirect-uri'] as string,
+            redirectUri: options.redirectUri as string,
             grants: splitGrants(options.grants),
-            requirePkce: options['require-pkce'] ?? false,
+            requirePkce: options.requirePkce ?? false,
           },
           deps,
         );
@@ -161,9 +164,7 @@ export async function showClient(runtime: Runtime, id: string | undefined): Prom
 /** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce]`. */
 export async function updateClient(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
   await findOrFail(runtime, id);
-  if (options['require-pkce'] && options['no-require-pkce']) throw new UsageError('give --require-pkce or --no-require-pkce, not both');
-  const requirePkce = options['require-pkce'] ? true : options['no-require-pkce'] ? false : undefined;
-  const changes = { redirectUri: options['redirect-uri'], grants: splitGrants(options.grants), requirePkce };
+  const changes = { redirectUri: options.redirectUri, grants: splitGrants(options.grants), requirePkce: options.requirePkce };
   const client = await runtime.storage.transaction(async (tx) => {
     const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
     await recordAdminAction(
@@ -287,10 +288,10 @@ function graceSeconds(runtime: Runtime, value: string | undefined): number {
 }
 
 function deliveryTarget(options: ClientsOptions): DeliveryTarget | undefined {
-  const given = [options['recipient-email'], options['recipient-key'], options.out].filter((v) => v !== undefined).length;
+  const given = [options.recipientEmail, options.recipientKey, options.out].filter((v) => v !== undefined).length;
   if (given === 0) return undefined;
   if (given !== 3) throw new UsageError('--recipient-email, --recipient-key and --out go together');
-  return { recipientEmail: options['recipient-email'] as string, recipientKeyPath: options['recipient-key'] as string, outPath: options.out as string };
+  return { recipientEmail: options.recipientEmail as string, recipientKeyPath: options.recipientKey as string, outPath: options.out as string };
 }
 
 function deliveryView(recipient: CheckedRecipient) {

@@ -50,13 +50,16 @@ async function findOrFail(runtime: Runtime, reference: string | undefined): Prom
   return customer;
 }
 
-/** `customers create --mobile E164 --pin DIGITS [--name N]`. */
+/**
+ * `customers create --mobile E164 [--pin DIGITS | --pin-stdin] [--name N]`,
+ * once the PIN has been read (`readNewPin`).
+ */
 export async function createCustomerCommand(
   runtime: Runtime,
   options: { mobile?: string | undefined; pin?: string | undefined; name?: string | undefined },
 ): Promise<CommandResult> {
   if (!options.mobile) throw new UsageError('--mobile is required');
-  if (!options.pin) throw new UsageError('--pin is required');
+  if (!options.pin) throw new UsageError('a PIN is required');
   // The PIN hash takes about 100 ms: done before the transaction, which holds
   // the database's write lock until it ends (docs/operator-guide.md).
   const pinHash = await hashNewPin(options.pin);

@@ -7,9 +7,24 @@ export interface CommandResult {
   readonly text: string;
 }
 
-/** A usage mistake: printed with a hint to `--help`, exit status 2. */
+/**
+ * A usage mistake: printed with a hint to the `--help` of `command` (the
+ * command's words, like `clients create`; the command that ran when not
+ * given), exit status 2.
+ */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  readonly command: string | undefined;
+
+  constructor(message: string, options: { command?: string } = {}) {
+    super(message);
+    this.command = options.command;
+  }
+}
+
+/** The operator pressed Ctrl-C at a prompt: exit status 130, as for SIGINT. */
+export class Interrupted extends Error {
+  override readonly name = 'Interrupted';
 }
 
 /** An epoch-seconds timestamp as ISO 8601 (UTC). */

@@ -60,6 +60,25 @@ export async function hashNewPin(pin: string): Promise<string> {
 }
 
 /**
+ * Checks a mobile number being registered: a valid mobile number in
+ * international format, of a country one-time PINs may be sent to
+ * (`smsCountries`, unset: every country). Whether it is registered already
+ * is for `createCustomer` to find out, in the step that inserts it.
+ *
+ * @throws CustomerValidationError when it is not.
+ */
+export function checkNewMobile(input: string, smsCountries?: readonly string[]): MobileNumber {
+  const mobile = parseMobile(input);
+  if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
+  const refusal = pinDestinationRefusal(mobile, smsCountries);
+  if (refusal === 'no_country') throw new CustomerValidationError(`mobile ${mobile.e164} belongs to no country (satellite or international network): one-time PINs are never sent there`);
+  if (refusal === 'country_not_allowed') {
+    throw new CustomerValidationError(`mobile ${mobile.e164} is of ${mobile.country ?? ''}, which CONNECT_SMS_COUNTRIES does not list: one-time PINs cannot be sent there`);
+  }
+  return mobile;
+}
+
+/**
  * Creates a customer. The mobile number must be a valid number in
  * international format and not registered yet; the PIN 4 to 6 digits and
  * not too easy to guess ({@link checkNewPin}). A `pinHash` given instead is
@@ -69,13 +88,7 @@ export async function createCustomer(
   input: { mobile: string; pin: string; name?: string | null | undefined; pinHash?: string },
   deps: CustomerAdminDeps,
 ): Promise<{ customer: Customer; mobile: MobileNumber }> {
-  const mobile = parseMobile(input.mobile);
-  if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
-  const refusal = pinDestinationRefusal(mobile, deps.smsCountries);
-  if (refusal === 'no_country') throw new CustomerValidationError(`mobile ${mobile.e164} belongs to no country (satellite or international network): one-time PINs are never sent there`);
-  if (refusal === 'country_not_allowed') {
-    throw new CustomerValidationError(`mobile ${mobile.e164} is of ${mobile.country ?? ''}, which CONNECT_SMS_COUNTRIES does not list: one-time PINs cannot be sent there`);
-  }
+  const mobile = checkNewMobile(input.mobile, deps.smsCountries);
   if (input.pinHash === undefined) checkNewPin(input.pin);
   const name = input.name?.trim() || null;
   if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');

@@ -1,0 +1,462 @@
+import { Command, Help, Option, type ErrorOptions } from 'commander';
+import type { Runtime } from '../compose/runtime.js';
+import type { Config } from '../config/schema.js';
+import { checkNewMobile } from '../core/customers/manage-customers.js';
+import { auditCommand } from './commands/audit.js';
+import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient, type ClientsOptions } from './commands/clients.js';
+import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
+import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
+import { migrateCommand } from './commands/migrate.js';
+import { UsageError, type CommandResult } from './commands/output.js';
+import { purgeCommand } from './commands/purge.js';
+import { readNewPin, type CliInput, type PinOptions } from './pin-input.js';
+
+/**
+ * The commands of `connect-auth`, their options and their help: the
+ * command line's contract (README, "Command line"; docs/operator-guide.md).
+ * What they do lives in `commands/`; how a run reads, prints and exits,
+ * in `main.ts`.
+ */
+
+/** One run of a command that works on the database. */
+export interface Invocation {
+  /**
+   * Runs once the configuration is loaded and before the database is
+   * opened: checks the arguments and reads what the command asks for (a PIN).
+   */
+  readonly prepare?: (config: Config) => Promise<void>;
+  readonly run: (runtime: Runtime) => Promise<CommandResult>;
+}
+
+/** What the commands call on to do their work. */
+export interface CliActions {
+  /** Runs a command on the database and prints its result, as JSON when `json`. */
+  run(invocation: Invocation, json: boolean): Promise<void>;
+  serve(seedDemo: boolean): Promise<void>;
+  version(json: boolean): Promise<void>;
+  readonly input: CliInput;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+const JSON_OPTION = 'print one JSON document on stdout and nothing else';
+
+/**
+ * A command whose usage mistakes (unknown option, missing or extra
+ * argument) become a {@link UsageError} that names what it takes, rather
+ * than commander's own message and exit.
+ */
+class CliCommand extends Command {
+  /** What to say when a required argument is not given, by argument name. */
+  readonly whenMissing = new Map<string, string>();
+
+  override createCommand(name?: string): CliCommand {
+    return new CliCommand(name);
+  }
+
+  override error(message: string, options?: ErrorOptions): never {
+    throw new UsageError(describeMistake(this, message.replace(/^error: /, ''), options?.code), { command: commandPath(this) });
+  }
+}
+
+/** The `connect-auth` program: a new one for each run, as commander keeps what it parsed. */
+export function buildProgram(actions: CliActions): Command {
+  const program = new CliCommand('connect-auth')
+    .usage('<command> [options]')
+    .description('Connect: token issuance and customer authorization.')
+    // Commander prints no error of its own: CliCommand.error describes it, and main.ts prints it.
+    .configureOutput({ writeOut: actions.stdout, writeErr: actions.stderr, outputError: () => {} })
+    .exitOverride()
+    .enablePositionalOptions()
+    .helpOption('-h, --help', 'show this help')
+    .helpCommand('help [command...]', 'show the help of a command')
+    .option('--json', JSON_OPTION)
+    .option('-v, --version', 'print the version');
+
+  addServe(program, actions);
+  addMigrate(program, actions);
+  addClients(program, actions);
+  addCustomers(program, actions);
+  addKeys(program, actions);
+  addAudit(program, actions);
+  addPurge(program, actions);
+
+  // Set after the commands are made, so that they do not inherit it: only
+  // the root and the groups take any word, to say which command is unknown.
+  for (const cmd of program.commands) if (cmd.commands.length > 0) cmd.allowExcessArguments(true);
+  program.allowExcessArguments(true).action(async (options: { json?: boolean; version?: boolean }, cmd: Command) => {
+    if (cmd.args.length > 0) throw new UsageError(unknownCommand(program, cmd.args[0] as string));
+    if (options.version) return actions.version(options.json ?? false);
+    program.outputHelp();
+  });
+  // The root's help lists every command by its full name (`clients create`).
+  program.configureHelp({
+    visibleCommands: (cmd) => Help.prototype.visibleCommands.call(new Help(), cmd).flatMap((c) => (c.commands.length > 0 ? c.commands : [c])),
+    subcommandTerm: commandTerm,
+  });
+  program.addHelpText(
+    'after',
+    `
+Every command takes --json and -h/--help; "connect-auth help <command>" shows
+a command's options and examples. The configuration comes from environment
+variables (CONNECT_ENVIRONMENT, DATABASE_URL, CONNECT_MASTER_KEY, ...; see the
+README). Exit status: 0 on success, 1 when the command fails, 2 on a usage
+mistake; a failure prints one line on stderr.
+
+Examples:
+  $ connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/callback
+  $ connect-auth customers create --mobile +639171234567
+  $ connect-auth help clients rotate-secret`,
+  );
+  return program;
+}
+
+function addServe(program: CliCommand, actions: CliActions): void {
+  const serve = program
+    .command('serve')
+    .description('run the server (migrates the database first)')
+    .option('--seed-demo', 'create the demo client and customer if missing, and print them (sandbox only; what npm start runs)')
+    .option('--json', 'accepted as by every command; the server logs JSON lines anyway')
+    .action((options: { seedDemo?: boolean }) => actions.serve(options.seedDemo ?? false));
+  details(serve, 'Listens on HOST:PORT (default 127.0.0.1:3000; PORT=0 picks a free port) until SIGTERM or SIGINT.');
+  examples(serve, ['connect-auth serve', 'PORT=8080 HOST=0.0.0.0 connect-auth serve', 'connect-auth serve --seed-demo']);
+}
+
+function addMigrate(program: CliCommand, actions: CliActions): void {
+  const migrate = program
+    .command('migrate')
+    .description('apply pending database migrations and exit')
+    .option('--json', JSON_OPTION)
+    .action((_options: unknown, cmd: Command) => actions.run({ run: async (runtime) => migrateCommand(runtime) }, json(cmd)));
+  details(migrate, 'Lists the migrations it applied, or says that none was pending. serve migrates too, before it listens.');
+  examples(migrate, ['connect-auth migrate', 'DATABASE_URL=postgres://connect@db.internal:5432/connect connect-auth migrate --json']);
+}
+
+function addClients(program: CliCommand, actions: CliActions): void {
+  const clients = group(program, 'clients', 'register and manage API consumers and resource servers', 'create, list, show, update, disable, enable, rotate-secret');
+  const run = (cmd: Command, work: (runtime: Runtime, options: ClientsOptions) => Promise<CommandResult>) =>
+    actions.run({ run: (runtime) => work(runtime, cmd.opts<ClientsOptions>()) }, json(cmd));
+
+  const create = clients
+    .command('create')
+    .description('register a client and print its secret once')
+    .option('--name <NAME>', "the client's name, shown to customers (required)")
+    .option('--redirect-uri <URL>', 'where customers return after authorizing, exactly as registered (required unless --resource-server)')
+    .option('--grants <G1,G2>', 'grants it may use: client_credentials, authorization_code, refresh_token (default: client_credentials,authorization_code)')
+    .option('--require-pkce', 'require PKCE (RFC 7636) in its authorization requests (default: off)')
+    .option('--resource-server', 'register one of the platform\'s APIs instead: it checks access tokens at /introspect and obtains none');
+  deliveryOptions(create);
+  create.option('--json', JSON_OPTION).action((_options: unknown, cmd: Command) => run(cmd, createClient));
+  details(
+    create,
+    'Prints the client ID and the secret; the secret is shown only now (stored only as a hash). With --recipient-email, --recipient-key and --out (all three) the credentials go only into FILE, OpenPGP-encrypted to that public key, and nothing prints the secret.',
+  );
+  examples(create, [
+    'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/callback',
+    'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --grants client_credentials,authorization_code,refresh_token --require-pkce',
+    'connect-auth clients create --name "Payments API" --resource-server',
+    'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --recipient-email keys@acme.example --recipient-key acme.asc --out acme-credentials.asc',
+  ]);
+
+  const list = clients
+    .command('list')
+    .description('list the clients of this environment')
+    .option('--json', `${JSON_OPTION} (an array of clients)`)
+    .action((_options: unknown, cmd: Command) => run(cmd, (runtime) => listClients(runtime)));
+  examples(list, ['connect-auth clients list', 'connect-auth clients list --json']);
+
+  const show = withId(clients.command('show').description('show one client (never its secret)'))
+    .option('--json', JSON_OPTION)
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => showClient(runtime, id)));
+  examples(show, ['connect-auth clients show cid_sandbox_Xq3…']);
+
+  const update = withId(clients.command('update').description("change a client's redirect URI, grants or PKCE setting"))
+    .option('--redirect-uri <URL>', 'the new redirect URI')
+    .option('--grants <G1,G2>', 'the new grants: client_credentials, authorization_code, refresh_token')
+    .option('--require-pkce', 'require PKCE from now on')
+    .option('--no-require-pkce', 'stop requiring PKCE')
+    .option('--json', JSON_OPTION)
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => updateClient(runtime, id, options)));
+  refuseBoth(update, 'require-pkce', 'no-require-pkce');
+  details(update, 'Give at least one option; what is not given stays as it is. A resource server has none of these settings.');
+  examples(update, [
+    'connect-auth clients update cid_sandbox_Xq3… --redirect-uri https://acme.example/v2/callback',
+    'connect-auth clients update cid_sandbox_Xq3… --grants client_credentials,authorization_code,refresh_token --no-require-pkce',
+  ]);
+
+  const disable = withId(clients.command('disable').description('stop a client from authenticating and end every token it holds'))
+    .option('--json', JSON_OPTION)
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => changeClientStatus(runtime, id, 'disabled')));
+  details(
+    disable,
+    'Ends its client tokens, the customer tokens of its sessions and its unredeemed codes on every running server within a second. Disabling a disabled client changes nothing.',
+  );
+  examples(disable, ['connect-auth clients disable cid_sandbox_Xq3…']);
+
+  const enable = withId(clients.command('enable').description('allow a disabled client again; no token the disable ended comes back'))
+    .option('--json', JSON_OPTION)
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => changeClientStatus(runtime, id, 'active')));
+  examples(enable, ['connect-auth clients enable cid_sandbox_Xq3…']);
+
+  const rotate = withId(clients.command('rotate-secret').description('issue a new secret, printed once; the old one keeps working for a grace period'))
+    .option('--grace <SECONDS>', 'how long the previous secret keeps working, 0 to 2592000; 0 ends it at once (default: CONNECT_SECRET_ROTATION_GRACE, 86400)');
+  deliveryOptions(rotate);
+  rotate.option('--json', JSON_OPTION).action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => rotateSecret(runtime, id, options)));
+  examples(rotate, [
+    'connect-auth clients rotate-secret cid_sandbox_Xq3…',
+    'connect-auth clients rotate-secret cid_sandbox_Xq3… --grace 0   # a leaked secret: the old one stops now',
+  ]);
+}
+
+function addCustomers(program: CliCommand, actions: CliActions): void {
+  const customers = group(program, 'customers', 'register and manage customers', 'create, list, show, lock, unlock');
+
+  const create = customers
+    .command('create')
+    .description('register a customer with a mobile number and a PIN')
+    .option('--mobile <E164>', 'the mobile number in international format, e.g. +639171234567 (required)')
+    .option('--pin-stdin', 'read the PIN from the first line of standard input')
+    .option('--pin <DIGITS>', 'the PIN on the command line (shell history and the process list keep it: prefer the prompt or --pin-stdin)')
+    .option('--name <NAME>', "the customer's name (optional)")
+    .option('--json', JSON_OPTION)
+    .action((options: PinOptions & { mobile?: string; name?: string }, cmd: Command) => {
+      let pin = '';
+      return actions.run(
+        {
+          async prepare(config) {
+            if (!options.mobile) throw new UsageError('--mobile is required');
+            // The mobile is checked before the PIN is asked for; whether it is registered already, when the customer is inserted.
+            checkNewMobile(options.mobile, config.smsCountries);
+            pin = await readNewPin(options, actions.input);
+          },
+          run: (runtime) => createCustomerCommand(runtime, { mobile: options.mobile, pin, name: options.name }),
+        },
+        json(cmd),
+      );
+    });
+  details(
+    create,
+    'Without --pin or --pin-stdin the PIN is asked on the terminal, twice, without echo. The PIN has 4 to 6 digits and must not be too easy to guess (1111, 1212, 1234, 2580 ... are refused), as at registration.',
+  );
+  examples(create, [
+    'connect-auth customers create --mobile +639171234567 --name "Juan dela Cruz"   # asks for the PIN',
+    'printf \'%s\\n\' "$PIN" | connect-auth customers create --mobile +639171234567 --pin-stdin --json',
+  ]);
+
+  const list = customers
+    .command('list')
+    .description('list the customers of this environment')
+    .option('--json', `${JSON_OPTION} (an array of customers)`)
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => listCustomersCommand(runtime) }, json(cmd)));
+  examples(list, ['connect-auth customers list']);
+
+  const reference = (cmd: CliCommand): CliCommand => {
+    cmd.whenMissing.set('PROFILE_ID|E164', 'a profile ID or mobile number is required');
+    return cmd.argument('<PROFILE_ID|E164>', 'the 12-digit profile ID, or the mobile number in international format');
+  };
+  const show = reference(customers.command('show').description('show one customer and the clients they approved'))
+    .option('--json', JSON_OPTION)
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => showCustomerCommand(runtime, ref) }, json(cmd)));
+  examples(show, ['connect-auth customers show +639171234567', 'connect-auth customers show 585676066295 --json']);
+
+  const lock = reference(customers.command('lock').description('stop a customer from logging in and end their sessions and tokens'))
+    .option('--json', JSON_OPTION)
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => setCustomerLockCommand(runtime, ref, true) }, json(cmd)));
+  details(
+    lock,
+    'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, and removes their approvals of clients, on every running server within a second. Locking a locked customer changes nothing.',
+  );
+  examples(lock, ['connect-auth customers lock 585676066295']);
+
+  const unlock = reference(customers.command('unlock').description('let a customer log in again, also after too many wrong PINs'))
+    .option('--json', JSON_OPTION)
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => setCustomerLockCommand(runtime, ref, false) }, json(cmd)));
+  details(unlock, 'Nothing the lock ended comes back: clients send the customer through /authorize again.');
+  examples(unlock, ['connect-auth customers unlock +639171234567']);
+}
+
+function addKeys(program: CliCommand, actions: CliActions): void {
+  const keys = group(program, 'keys', 'list, rotate and revoke the signing and encryption keys', 'list, rotate, revoke');
+
+  const list = keys
+    .command('list')
+    .description('list the keys with their status: next, active, retired, expired or revoked')
+    .option('--json', `${JSON_OPTION} (an array of {kid, alg, use, status, createdAt, ...})`)
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => listKeysCommand(runtime) }, json(cmd)));
+  examples(list, ['connect-auth keys list']);
+
+  const rotate = keys
+    .command('rotate')
+    .description('publish new keys now; they sign once every cached copy of the JWKS has expired')
+    .option('--now', 'activate the pending keys, or new ones, at once (an emergency: verifiers may not know them yet)')
+    .option('--json', JSON_OPTION)
+    .action((options: { now?: boolean }, cmd: Command) => actions.run({ run: (runtime) => rotateKeysCommand(runtime, options) }, json(cmd)));
+  details(
+    rotate,
+    'The new keys are in the JWKS at once (status next) and sign after CONNECT_JWKS_MAX_AGE + 5 s; old keys verify until their tokens expire. Refused while a rotation is pending, unless --now.',
+  );
+  examples(rotate, ['connect-auth keys rotate', 'connect-auth keys rotate --now']);
+
+  const revoke = keys
+    .command('revoke')
+    .description('take a key out of the JWKS and refuse every token it signed or encrypted')
+    .argument('<KID>', 'the key ID, as keys list shows it (it may begin with -)')
+    .option('--json', JSON_OPTION)
+    .action((kid: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => revokeKeyCommand(runtime, kid) }, json(cmd)));
+  revoke.whenMissing.set('KID', 'keys revoke needs the kid of the key (see keys list)');
+  details(revoke, 'Revoking a pending key cancels its rotation; the current signing key cannot be revoked (keys rotate --now first).');
+  examples(revoke, ['connect-auth keys revoke 8Fq2xY…', 'connect-auth keys revoke -- -8Fq2xY…   # a kid that begins with -']);
+}
+
+function addAudit(program: CliCommand, actions: CliActions): void {
+  const audit = program
+    .command('audit')
+    .description('read the audit log: admin actions and security events, oldest first')
+    .option('--since <WHEN>', 'an ISO date or time (2026-11-01, 2026-11-01T08:00:00Z) or a duration back from now (90m, 24h, 7d) (default: 24h)')
+    .option('--type <TYPE>', 'only events of this type, e.g. client.created, customer.locked')
+    .option('--limit <N>', 'at most the newest N events, 1 to 100000 (default: 1000)')
+    .option('--json', JSON_OPTION)
+    .action((options: { since?: string; type?: string; limit?: string }, cmd: Command) => actions.run({ run: (runtime) => auditCommand(runtime, options) }, json(cmd)));
+  examples(audit, ['connect-auth audit', 'connect-auth audit --since 7d --type client.secret_rotated --json']);
+}
+
+function addPurge(program: CliCommand, actions: CliActions): void {
+  const purge = program
+    .command('purge')
+    .description('delete what has expired, and audit events past CONNECT_AUDIT_RETENTION_DAYS')
+    .option('--json', JSON_OPTION)
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => purgeCommand(runtime, actions.stderr) }, json(cmd)));
+  details(
+    purge,
+    'Deletes expired codes, sessions, one-time PIN challenges, token records and stored /tokens responses in batches, and prints how many of each. The server runs the same purge every hour.',
+  );
+  examples(purge, ['connect-auth purge', 'connect-auth purge --json']);
+}
+
+/** A command of commands (`clients`): without one, or with an unknown one, a usage mistake that lists them. */
+function group(program: CliCommand, name: string, description: string, commands: string): CliCommand {
+  const cmd = program.command(name).description(description).helpCommand('help [command]', 'show the help of a command');
+  cmd.action((_options: unknown, self: Command) => {
+    const [word] = self.args;
+    throw new UsageError(word === undefined ? `${name} needs a command: ${commands}` : unknownCommand(cmd, word));
+  });
+  return cmd;
+}
+
+/** The `<ID>` of a clients command. */
+function withId(cmd: CliCommand): CliCommand {
+  cmd.whenMissing.set('ID', 'a client ID is required');
+  return cmd.argument('<ID>', 'the client ID (cid_…)');
+}
+
+/** The options that deliver the credentials encrypted (docs/operator-guide.md, "Delivering credentials encrypted"). */
+function deliveryOptions(cmd: Command): void {
+  for (const [flags, description] of [
+    ['--recipient-email <E>', "the recipient's email address, as in their OpenPGP key"],
+    ['--recipient-key <FILE>', "the recipient's OpenPGP public key (armored or binary)"],
+    ['--out <FILE>', 'the encrypted credentials file to write; nothing prints the secret'],
+  ] as const) {
+    cmd.addOption(new Option(flags, description).helpGroup('Encrypted delivery (all three together):'));
+  }
+}
+
+/** Refuses a command given both `--a` and `--b` (a flag and its negation set the same value, the last one winning). */
+function refuseBoth(cmd: Command, a: string, b: string): void {
+  const given = new Set<string>();
+  cmd.on(`option:${a}`, () => given.add(a));
+  cmd.on(`option:${b}`, () => given.add(b));
+  cmd.hook('preAction', () => {
+    if (given.size === 2) throw new UsageError(`give --${a} or --${b}, not both`);
+  });
+}
+
+/** Whether `--json` was given to the command (or before it, to connect-auth). */
+function json(cmd: Command): boolean {
+  return cmd.optsWithGlobals<{ json?: boolean }>().json ?? false;
+}
+
+function details(cmd: Command, text: string): void {
+  cmd.addHelpText('after', `\n${wrap(text, 78)}`);
+}
+
+function examples(cmd: Command, lines: readonly string[]): void {
+  cmd.addHelpText('after', `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}`);
+}
+
+function wrap(text: string, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  return [...lines, line].join('\n');
+}
+
+/** `clients create`: the words of a command after `connect-auth`. */
+export function commandPath(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
+}
+
+/** `clients show <ID>`, for the root's list of every command. */
+function commandTerm(cmd: Command): string {
+  const args = cmd.registeredArguments.map((arg) => (arg.required ? `<${arg.name()}>` : `[${arg.name()}${arg.variadic ? '...' : ''}]`));
+  return [commandPath(cmd) || cmd.name(), ...args].join(' ');
+}
+
+function unknownCommand(parent: Command, word: string): string {
+  const names = parent.commands.map((c) => c.name());
+  const scope = parent.parent ? `${commandPath(parent)} ` : '';
+  return `unknown ${scope}command ${JSON.stringify(word)}; the ${scope}commands are ${names.join(', ')}`;
+}
+
+/** Every option of `cmd` as typed, with help: `--json, --help`. */
+function optionList(cmd: Command): string {
+  return [...cmd.options.map((o) => o.long ?? o.short ?? o.flags), '--help'].join(', ');
+}
+
+function rootOf(cmd: Command): Command {
+  let root = cmd;
+  while (root.parent) root = root.parent;
+  return root;
+}
+
+function everyCommand(cmd: Command): Command[] {
+  return [cmd, ...cmd.commands.flatMap(everyCommand)];
+}
+
+/** One line for a usage mistake commander found, naming what the command takes. */
+function describeMistake(cmd: CliCommand, message: string, code: string | undefined): string {
+  const where = commandPath(cmd) || 'connect-auth';
+  if (code === 'commander.unknownOption') {
+    const flag = /unknown option '([^']*)'/.exec(message)?.[1] ?? '';
+    const name = flag.split('=')[0] as string;
+    if (flag.includes('=') && cmd.options.some((o) => o.long === name && o.isBoolean())) return `${name} takes no value`;
+    const elsewhere = everyCommand(rootOf(cmd)).filter((c) => c !== cmd && c.options.some((o) => o.long === name || o.short === name));
+    if (cmd.commands.length > 0 && elsewhere.some((c) => c.parent === cmd)) {
+      return `${name} goes after the command: connect-auth ${where} <command> ${name}`;
+    }
+    if (elsewhere.length > 0) return `${name} is an option of ${elsewhere.map((c) => commandPath(c) || 'connect-auth').join(', ')} only; ${where} takes ${optionList(cmd)}`;
+    const suggestion = /\(Did you mean (\S+)\?\)/.exec(message)?.[1];
+    return `unknown option '${flag}' for ${where}${suggestion ? ` (did you mean ${suggestion}?)` : ''}; its options are ${optionList(cmd)}`;
+  }
+  if (code === 'commander.excessArguments') {
+    const args = cmd.registeredArguments.map((arg) => `<${arg.name()}>`);
+    return `too many arguments for ${where}: it takes ${args.length > 0 ? `only ${args.join(' ')}` : 'none'}`;
+  }
+  if (code === 'commander.missingArgument') {
+    const name = /missing required argument '([^']*)'/.exec(message)?.[1] ?? '';
+    return cmd.whenMissing.get(name) ?? `${where} needs <${name}>`;
+  }
+  if (code === 'commander.optionMissingArgument') {
+    const flags = /option '([^']*)' argument missing/.exec(message)?.[1] ?? 'the option';
+    return `${flags} needs a value`;
+  }
+  return message.split('\n')[0] ?? message;
+}
