@@ -31,6 +31,7 @@ Commands:
                                     --seed-demo creates the sandbox demo client
   migrate                           apply database migrations and exit
   clients create --name N --redirect-uri URL [--grants G1,G2] [--require-pkce]
+                 [--scopes "S1 S2"]
                                     register an API consumer; prints its secret once
   clients create --name N --resource-server
                                     register one of the platform's APIs: it checks every
@@ -38,6 +39,8 @@ Commands:
   clients list                      list clients
   clients show ID                   show one client
   clients update ID [--redirect-uri URL] [--grants G1,G2] [--require-pkce | --no-require-pkce]
+                    [--scopes "S1 S2"]
+                                    change a client; --scopes replaces its scopes ("": none)
   clients disable ID                stop a client from authenticating; ends every token it
                                     holds (a disabled client: nothing changes)
   clients enable ID                 allow it again; no token the disable ended comes back
@@ -82,6 +85,11 @@ Options:
 Grants: client_credentials, authorization_code, refresh_token
   (default for new clients: client_credentials,authorization_code)
 
+Scopes: the OAuth scopes a client may obtain (RFC 6749 section 3.3), separated by
+  spaces: at most 20, each at most 64 printable ASCII characters without spaces,
+  double quotes or backslashes (e.g. --scopes "payments:read profile"). A token
+  request without scope gets them all; default for new clients: none.
+
 Configuration comes from environment variables (CONNECT_ENVIRONMENT, DATABASE_URL,
 CONNECT_MASTER_KEY, ...); see the README.
 `;
@@ -97,6 +105,7 @@ const OPTIONS = {
   'require-pkce': { type: 'boolean' },
   'no-require-pkce': { type: 'boolean' },
   'resource-server': { type: 'boolean' },
+  scopes: { type: 'string' },
   mobile: { type: 'string' },
   pin: { type: 'string' },
   'recipient-email': { type: 'string' },
@@ -206,6 +215,9 @@ function resolve(
   if (values.now && !(command === 'keys' && sub === 'rotate')) throw new UsageError('--now is an option of keys rotate only');
   if (values['resource-server'] && !(command === 'clients' && sub === 'create')) {
     throw new UsageError('--resource-server is an option of clients create only (a client cannot change its kind)');
+  }
+  if (values.scopes !== undefined && !(command === 'clients' && (sub === 'create' || sub === 'update'))) {
+    throw new UsageError('--scopes is an option of clients create and clients update only');
   }
   if (command === 'migrate') {
     noMore(0);

@@ -27,6 +27,7 @@ const MAX_SCOPE_PARAMETER_LENGTH = MAX_SCOPES * (MAX_SCOPE_LENGTH + 1);
 
 const MALFORMED = 'scope must be scope tokens separated by spaces: printable ASCII other than double quote and backslash';
 const NOT_REGISTERED = 'scope asks for a scope this client is not registered for; ask the operator to register it, or leave scope out';
+const BEYOND_SESSION = 'scope asks for a scope the authorization did not grant; a refresh may only narrow the scope';
 
 /** What is wrong with a list of scope tokens as a registration, or `undefined` when nothing is (the operator's own input, so it may name them). */
 export function scopeListProblem(scopes: readonly string[]): string | undefined {
@@ -60,19 +61,20 @@ export function formatScope(scopes: readonly string[]): string {
 
 /**
  * The scopes a request is granted (RFC 6749 §3.3): without `scope`, every
- * scope in `allowed` (for a token request, the client's registered ones;
- * for a refresh, the session's); with it, the distinct tokens it names,
- * each of which must be in `allowed`.
+ * scope in `allowed`; with it, the distinct tokens it names, each of which
+ * must be in `allowed`. `allowed` is the client's registered scopes for a
+ * token request (`of: 'client'`), the session's for a refresh (`of:
+ * 'session'`, RFC 6749 §6), which the refusal says.
  *
  * @throws InvalidScope for a malformed or overlong `scope`, or one naming
  *   a scope outside `allowed`. The description never repeats the request.
  */
-export function grantScope(requested: string | undefined, allowed: readonly string[]): readonly string[] {
+export function grantScope(requested: string | undefined, allowed: readonly string[], of: 'client' | 'session' = 'client'): readonly string[] {
   if (requested === undefined) return allowed;
   if (requested.length > MAX_SCOPE_PARAMETER_LENGTH) throw new InvalidScope('scope is too long');
   const scopes = splitScope(requested);
   if (scopes.length === 0 || !scopes.every((scope) => SCOPE_TOKEN_PATTERN.test(scope))) throw new InvalidScope(MALFORMED);
-  if (!scopes.every((scope) => allowed.includes(scope))) throw new InvalidScope(NOT_REGISTERED);
+  if (!scopes.every((scope) => allowed.includes(scope))) throw new InvalidScope(of === 'session' ? BEYOND_SESSION : NOT_REGISTERED);
   return scopes;
 }
 

@@ -47,6 +47,8 @@ const ALLOWED_INTERPOLATIONS: Readonly<Record<string, readonly string[]>> = {
  * is written (a `fail` call, the `description` of a table entry).
  */
 const PASSED_ON: Readonly<Record<string, readonly string[]>> = {
+  // The description of an InvalidScope from core/scopes.ts, sent back to the redirect URI.
+  'core/authorize/authorization-request.ts': ['error.description'],
   'core/journey/start.ts': ['description', 'check.description'],
   'http/plugins/oauth-errors.ts': ['known.description'],
 };

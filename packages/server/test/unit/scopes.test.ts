@@ -48,6 +48,11 @@ describe('scopes (RFC 6749 §3.3)', () => {
       expect(refusal.description).not.toContain('admin');
     });
 
+    it('says, refusing a refresh, that the authorization did not grant the scope', () => {
+      expect(() => grantScope('payments:write', ['profile'], 'session')).toThrow(/^scope asks for a scope the authorization did not grant/);
+      expect(grantScope('profile', ['profile', 'payments:read'], 'session')).toEqual(['profile']);
+    });
+
     it('grants nothing to a client with no scopes, and refuses it any scope', () => {
       expect(grantScope(undefined, [])).toEqual([]);
       expect(() => grantScope('profile', [])).toThrow(InvalidScope);

@@ -26,6 +26,7 @@ export interface ClientsOptions {
   readonly 'require-pkce'?: boolean | undefined;
   readonly 'no-require-pkce'?: boolean | undefined;
   readonly 'resource-server'?: boolean | undefined;
+  readonly scopes?: string | undefined;
   readonly 'recipient-email'?: string | undefined;
   readonly 'recipient-key'?: string | undefined;
   readonly out?: string | undefined;
@@ -79,7 +80,7 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
   if (!options.name) throw new UsageError('--name is required');
   const resourceServer = options['resource-server'] ?? false;
   if (resourceServer) {
-    const given = (['redirect-uri', 'grants', 'require-pkce'] as const).filter((name) => options[name] !== undefined);
+    const given = (['redirect-uri', 'grants', 'require-pkce', 'scopes'] as const).filter((name) => options[name] !== undefined);
     if (given.length > 0) {
       throw new UsageError(`--resource-server takes no ${given.map((name) => `--${name}`).join(', ')}: a resource server obtains no token`);
     }
@@ -100,6 +101,7 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
             redirectUri: options['redirect-uri'] as string,
             grants: splitGrants(options.grants),
             requirePkce: options['require-pkce'] ?? false,
+            scopes: options.scopes,
           },
           deps,
         );
@@ -108,21 +110,31 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
       {
         type: 'client.created',
         subject: registered.client.id,
-        details: { name: registered.client.name, delivered_to: recipient?.email ?? null, ...kindField(registered.client) },
+        details: {
+          name: registered.client.name,
+          delivered_to: recipient?.email ?? null,
+          ...kindField(registered.client),
+          ...(registered.client.scopes.length > 0 ? { scopes: registered.client.scopes.join(' ') } : {}),
+        },
       },
       tx,
     );
     return registered;
   });
-  // A consumer's answer has exactly the documented fields; a resource server's says what it is.
-  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, environment };
+  // A consumer's answer has exactly the documented fields, and its scopes when it has some; a resource server's says what it is.
+  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, ...scopesField(client), environment };
   const rows = (secret: string | undefined): Array<readonly [string, string]> => [
     ['client ID', client.id],
     ...(secret === undefined ? [] : [['client secret', secret] as const]),
     ['name', client.name],
     ...(client.kind === 'resource_server'
       ? [['kind', 'resource server: checks tokens at /introspect, obtains none'] as const]
-      : [['redirect URI', client.redirectUri ?? '-'] as const, ['grants', client.grants.join(', ')] as const, ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const]),
+      : [
+          ['redirect URI', client.redirectUri ?? '-'] as const,
+          ['grants', client.grants.join(', ')] as const,
+          ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const,
+          ['scopes', scopesText(client.scopes)] as const,
+        ]),
     ['environment', environment],
   ];
   if (recipient) {
@@ -143,13 +155,25 @@ function kindField(client: Client): { kind?: 'resource_server' } {
   return client.kind === 'resource_server' ? { kind: 'resource_server' } : {};
 }
 
+/** `{ scopes }` for a client that has scopes, nothing otherwise (the documented fields of `clients create` stay as they are). */
+function scopesField(client: Client): { scopes?: string[] } {
+  return client.scopes.length > 0 ? { scopes: [...client.scopes] } : {};
+}
+
+/** Scopes for people: space-separated, as `--scopes` takes them, or `-` for none. */
+function scopesText(scopes: readonly string[]): string {
+  return scopes.length > 0 ? scopes.join(' ') : '-';
+}
+
 /** `clients list`. */
 export async function listClients(runtime: Runtime): Promise<CommandResult> {
   const clients = (await runtime.storage.clients.listClients()).map((c) => clientView(c, runtime.config.environment));
   const text =
     clients.length === 0
       ? `no clients in the ${runtime.config.environment} environment\n`
-      : clients.map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]`}`).join('\n') + '\n';
+      : clients
+          .map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`)
+          .join('\n') + '\n';
   return { json: clients, text };
 }
 
@@ -158,12 +182,12 @@ export async function showClient(runtime: Runtime, id: string | undefined): Prom
   return describe(runtime, await findOrFail(runtime, id));
 }
 
-/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce]`. */
+/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"]`. */
 export async function updateClient(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
   await findOrFail(runtime, id);
   if (options['require-pkce'] && options['no-require-pkce']) throw new UsageError('give --require-pkce or --no-require-pkce, not both');
   const requirePkce = options['require-pkce'] ? true : options['no-require-pkce'] ? false : undefined;
-  const changes = { redirectUri: options['redirect-uri'], grants: splitGrants(options.grants), requirePkce };
+  const changes = { redirectUri: options['redirect-uri'], grants: splitGrants(options.grants), requirePkce, scopes: options.scopes };
   const client = await runtime.storage.transaction(async (tx) => {
     const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
     await recordAdminAction(
@@ -171,7 +195,7 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
       {
         type: 'client.updated',
         subject: updated.id,
-        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce },
+        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce, scopes: updated.scopes.join(' ') },
       },
       tx,
     );
@@ -309,6 +333,7 @@ function fileContent(runtime: Runtime, client: Client, clientSecret: string): Cr
     baseUrl: config.baseUrl ?? authUrl,
     redirectUri: client.redirectUri,
     ...kindField(client),
+    ...scopesField(client),
     issuedAt: isoTime(runtime.clock.nowSeconds()),
   };
 }
@@ -325,6 +350,7 @@ function describe(runtime: Runtime, client: Client): CommandResult {
       ['redirect URI', view.redirectUri ?? '-'],
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
+      ['scopes', scopesText(view.scopes)],
       ['environment', view.environment],
       ['created', view.createdAt],
       ['updated', view.updatedAt],
