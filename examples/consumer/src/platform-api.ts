@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerToken, createTokenVerifier, InvalidToken, type Clock, type TokenVerifier } from '@connect-auth/client';
+import { bearerToken, createTokenVerifier, InsufficientScope, InvalidToken, type Clock, type TokenVerifier } from '@connect-auth/client';
 
 /** Where Connect is and the platform API's resource-server credentials. */
 export interface PlatformApiOptions {
@@ -12,6 +12,12 @@ export interface PlatformApiOptions {
   readonly clock?: Clock;
   /** Where a failed check is reported; default `console.error`. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * The scopes a token must have for `/customer/profile`, e.g.
+   * `['profile']`; default none (the demo client is registered without
+   * scopes). A token lacking one gets 403 `insufficient_scope`.
+   */
+  readonly requiredScopes?: readonly string[];
 }
 
 /**
@@ -19,7 +25,8 @@ export interface PlatformApiOptions {
  * /customer/profile` accepts a customer access token (whichever merchant
  * presents it) and answers with whom it stands for. It checks tokens with
  * `createTokenVerifier`, at Connect's `/introspect`, with credentials that
- * can obtain no token, and holds no key of Connect's.
+ * can obtain no token, and holds no key of Connect's. It may require scopes
+ * (`requiredScopes`; docs/resource-servers.md, "Requiring scopes").
  */
 export function createPlatformApi(options: PlatformApiOptions): { handle(request: IncomingMessage, response: ServerResponse): void; readonly verifier: TokenVerifier } {
   const verifier = createTokenVerifier({
@@ -32,12 +39,17 @@ export function createPlatformApi(options: PlatformApiOptions): { handle(request
     const path = new URL(request.url ?? '/', 'http://api.invalid').pathname;
     if (request.method !== 'GET' || path !== '/customer/profile') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
     try {
-      const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer' });
+      const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer', scopes: options.requiredScopes });
       return json(response, 200, { profileId: token.profileId, clientId: token.clientId, tokenExpiresAt: token.expiresAt, checkedBy: 'introspection' });
     } catch (error) {
       if (error instanceof InvalidToken) {
         // RFC 6750 §3.1: the token is missing, expired, revoked or not a customer's.
         return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      }
+      if (error instanceof InsufficientScope) {
+        // RFC 6750 §3.1: a valid token without a scope this API needs; the challenge names what it needs.
+        const scope = error.scope ?? '';
+        return json(response, 403, { error: 'insufficient_scope', error_description: error.description, scope }, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` });
       }
       // The check could not be made (Connect unreachable, this API's credentials refused): not the caller's fault.
       (options.onError ?? console.error)(error);

@@ -94,6 +94,23 @@ describe('the example platform API', () => {
     expect((await profile(`Bearer ${linked.accessToken}`)).status).toBe(401);
   });
 
+  it('with required scopes, refuses a valid token lacking one: 403 insufficient_scope naming them', async () => {
+    const demo = connect?.demo;
+    if (!connect || !demo) throw new Error('set-up failed');
+    const strict = await startPlatformApi({ connect: { authUrl: connect.urls.authUrl, ...demo.resourceServer }, port: 0, clock, requiredScopes: ['profile'] });
+    try {
+      // The demo client is registered without scopes, so its tokens carry none.
+      const response = await profile(`Bearer ${tokens.accessToken}`, strict.url);
+      expect(response.status).toBe(403);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="profile"');
+      expect(await response.json()).toEqual({ error: 'insufficient_scope', error_description: 'the access token lacks a scope this API needs', scope: 'profile' });
+      // An invalid token is still 401 first.
+      expect((await profile('Bearer not-a-token', strict.url)).status).toBe(401);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('answers 503, not 401, when it cannot reach Connect', async () => {
     const cut = await startPlatformApi({ connect: { authUrl: 'http://127.0.0.1:9', clientId: 'cid_sandbox_x', clientSecret: 'csk_sandbox_x' }, port: 0, clock, onError: () => {} });
     try {

@@ -2,6 +2,7 @@ import { fetchClientToken, type ClientToken } from './client-credentials.js';
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
 import { raceAbort } from './race-abort.js';
 import { withRetry } from './retry.js';
+import { scopeParameter, type ScopeInput } from './scope.js';
 
 /** Options of a {@link ClientCredentialsProvider}. */
 export interface ClientCredentialsProviderOptions extends ConnectOptions {
@@ -11,6 +12,12 @@ export interface ClientCredentialsProviderOptions extends ConnectOptions {
    * used instead, so a short-lived token is still reused.
    */
   readonly renewBeforeSeconds?: number;
+  /**
+   * The scopes every token of this provider asks for; default none named,
+   * which Connect answers with every scope of the client. One provider per
+   * set of scopes.
+   */
+  readonly scope?: ScopeInput | undefined;
 }
 
 /** The default renewal margin, in seconds. */
@@ -32,6 +39,7 @@ export const DEFAULT_RENEW_BEFORE_SECONDS = 60;
 export class ClientCredentialsProvider {
   readonly #options: ResolvedOptions;
   readonly #renewBefore: number;
+  readonly #scope: string | undefined;
   #token: ClientToken | undefined;
   #pending: Promise<ClientToken> | undefined;
 
@@ -39,6 +47,7 @@ export class ClientCredentialsProvider {
     this.#options = resolveOptions(options);
     this.#renewBefore = options.renewBeforeSeconds ?? DEFAULT_RENEW_BEFORE_SECONDS;
     if (!Number.isFinite(this.#renewBefore) || this.#renewBefore < 0) throw new TypeError('renewBeforeSeconds must be zero or more');
+    this.#scope = scopeParameter(options.scope);
   }
 
   /**
@@ -51,7 +60,7 @@ export class ClientCredentialsProvider {
       return Promise.resolve(cached);
     }
     if (!this.#pending) {
-      const pending = withRetry(() => fetchClientToken(this.#options), this.#options.retry).then(
+      const pending = withRetry(() => fetchClientToken(this.#options, undefined, this.#scope), this.#options.retry).then(
         (token) => {
           this.#token = token;
           return token;

@@ -7,6 +7,7 @@ import { parseCallback, type AuthorizationCallback } from './parse-callback.js';
 import { raceAbort } from './race-abort.js';
 import { refreshAtToken, refreshAtTokens, type RefreshEndpoint } from './refresh-customer-token.js';
 import { revokeToken } from './revoke-token.js';
+import type { ScopeInput } from './scope.js';
 import { startAuthorization, type PendingAuthorization } from './start-authorization.js';
 import { MemoryTokenStore, type TokenStore } from './token-store.js';
 
@@ -16,6 +17,8 @@ export interface AuthorizationParams {
   readonly prompt?: 'login' | 'none' | undefined;
   /** The customer's mobile number (E.164), prefilled and fixed on the login page. */
   readonly userId?: string | undefined;
+  /** The scopes to ask for; default every scope of the client. */
+  readonly scope?: ScopeInput | undefined;
 }
 
 /** Options of a {@link CustomerTokenManager}. */

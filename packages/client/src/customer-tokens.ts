@@ -23,6 +23,12 @@ export interface CustomerTokens {
   readonly refreshExpiresAt?: number;
   /** When the access token was received. */
   readonly issuedAt: number;
+  /**
+   * The scopes of the access token, space-separated as Connect sent them
+   * (the scope granted at `/authorize`, which refreshes keep; docs/tokens.md,
+   * "Scopes"); absent when it has none.
+   */
+  readonly scope?: string;
 }
 
 /**
@@ -31,7 +37,7 @@ export interface CustomerTokens {
  * counted from the first receipt, so a skewed server clock does not matter.
  */
 export function customerTokensFrom(
-  answer: { accessToken: string; refreshToken?: string | undefined; expiresIn: number },
+  answer: { accessToken: string; refreshToken?: string | undefined; expiresIn: number; scope?: string | undefined },
   now: number,
   previous?: CustomerTokens,
 ): CustomerTokens {
@@ -48,6 +54,7 @@ export function customerTokensFrom(
     expiresAt: now + answer.expiresIn,
     ...(refreshExpiresAt === undefined ? {} : { refreshExpiresAt }),
     issuedAt: now,
+    ...(answer.scope === undefined ? {} : { scope: answer.scope }),
   };
 }
 

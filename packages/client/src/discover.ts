@@ -30,6 +30,8 @@ export interface ConnectMetadata {
   readonly jwksUri: string;
   /** `grant_types_supported`. */
   readonly grantTypesSupported: readonly string[];
+  /** `scopes_supported`: the scopes the operator lists (docs/tokens.md, "Scopes"); `[]` when none. */
+  readonly scopesSupported: readonly string[];
   /** `authorization_response_iss_parameter_supported` (RFC 9207); `parseCallback` requires `iss` either way. */
   readonly issParameterSupported: boolean;
   /** The whole metadata document as Connect sent it. */
@@ -93,7 +95,8 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
       throw new InvalidResponse(`the metadata's ${name} is ${JSON.stringify(printable(metadata[name]))}, not ${issuer}${suffix}, where this SDK sends its requests`);
     }
   }
-  const grants = Array.isArray(metadata.grant_types_supported) ? metadata.grant_types_supported.filter((g): g is string => typeof g === 'string') : [];
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+  const grants = strings(metadata.grant_types_supported);
   return {
     authUrl: issuer,
     issuer,
@@ -103,6 +106,7 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
     introspectionEndpoint: `${issuer}/introspect`,
     jwksUri: `${issuer}/.well-known/jwks.json`,
     grantTypesSupported: grants,
+    scopesSupported: strings(metadata.scopes_supported),
     issParameterSupported: metadata.authorization_response_iss_parameter_supported === true,
     metadata,
   };

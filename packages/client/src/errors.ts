@@ -122,8 +122,20 @@ export class LoginRequired extends ConnectError { readonly error = 'login_requir
 export class InteractionRequired extends ConnectError { readonly error = 'interaction_required'; }
 /** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
 export class InvalidToken extends ConnectError { readonly error = 'invalid_token'; }
-/** RFC 6750 §3.1: the token lacks the scope the request needs. */
-export class InsufficientScope extends ConnectError { readonly error = 'insufficient_scope'; }
+/**
+ * RFC 6750 §3.1: the token lacks a scope the request needs. An API answers
+ * it with 403 and `WWW-Authenticate: Bearer error="insufficient_scope",
+ * scope="…"` naming `scope`.
+ */
+export class InsufficientScope extends ConnectError {
+  readonly error = 'insufficient_scope';
+  /** The scopes the request needs, space-separated, when known (the verifier's `scopes`). */
+  readonly scope: string | undefined;
+  constructor(description: string, options: ConnectErrorOptions & { readonly scope?: string | undefined } = {}) {
+    super(description, options);
+    this.scope = options.scope;
+  }
+}
 /** Connect failed unexpectedly (retried by the SDK where that is safe). */
 export class ServerError extends ConnectError { readonly error = 'server_error'; }
 /** Connect is overloaded or down for a moment (503 or 429; retried by the SDK where that is safe). */

@@ -10,7 +10,10 @@
  *   or {@link requestClientToken} (one request).
  * - Linking a customer: {@link startAuthorization}, {@link parseCallback}, {@link exchangeCode}.
  * - Keeping customer tokens usable: {@link CustomerTokenManager} with a {@link TokenStore}.
- * - Checking tokens in one of the platform's APIs (a resource server): {@link createTokenVerifier}.
+ * - Checking tokens in one of the platform's APIs (a resource server): {@link createTokenVerifier},
+ *   which can require scopes.
+ * - Scopes: `scope` of {@link requestClientToken}, {@link ClientCredentialsProvider} and
+ *   {@link startAuthorization}; the granted scope in `ClientToken.scope` and `CustomerTokens.scope`.
  * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
  */
 export { systemClock, type Clock } from './clock.js';
@@ -18,7 +21,8 @@ export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './
 export type { RetryOptions } from './retry.js';
 export { discover, type ConnectMetadata, type DiscoverOptions } from './discover.js';
 
-export { requestClientToken, type ClientToken } from './client-credentials.js';
+export { requestClientToken, type ClientToken, type ClientTokenRequest } from './client-credentials.js';
+export type { ScopeInput } from './scope.js';
 export {
   ClientCredentialsProvider,
   DEFAULT_RENEW_BEFORE_SECONDS,

@@ -51,7 +51,7 @@ export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerT
     signal,
   );
   const refreshToken = answer.refreshToken ?? tokens.refreshToken;
-  return customerTokensFrom({ accessToken: answer.accessToken, refreshToken, expiresIn: answer.expiresIn }, options.clock.nowSeconds(), tokens);
+  return customerTokensFrom({ accessToken: answer.accessToken, refreshToken, expiresIn: answer.expiresIn, scope: answer.scope }, options.clock.nowSeconds(), tokens);
 }
 
 /** `POST {base_url}/tokens` (docs/consumer-guide.md, "Refreshing a customer's access token") (internal). */
@@ -97,8 +97,9 @@ export async function refreshAtTokens(
     signal,
   );
   const now = options.clock.nowSeconds();
-  const { accessToken, refreshToken, expiresAt } = answer.body;
-  if (typeof accessToken !== 'string' || accessToken === '' || typeof refreshToken !== 'string' || refreshToken === '' || !Number.isSafeInteger(expiresAt)) {
+  const { accessToken, refreshToken, expiresAt, scope } = answer.body;
+  const scopeOk = scope === undefined || (typeof scope === 'string' && scope !== '');
+  if (typeof accessToken !== 'string' || accessToken === '' || typeof refreshToken !== 'string' || refreshToken === '' || !Number.isSafeInteger(expiresAt) || !scopeOk) {
     throw new InvalidResponse('POST /tokens did not answer with accessToken, refreshToken and expiresAt', {
       status: answer.status,
       endpoint: `POST ${options.baseUrl}/tokens`,
@@ -106,7 +107,7 @@ export async function refreshAtTokens(
   }
   // expiresAt is on Connect's clock; turn it into a lifetime counted on ours.
   const expiresIn = Math.max(1, (expiresAt as number) - serverClockOffset(tokens) - now);
-  return customerTokensFrom({ accessToken, refreshToken, expiresIn }, now, tokens);
+  return customerTokensFrom({ accessToken, refreshToken, expiresIn, scope: scope as string | undefined }, now, tokens);
 }
 
 /** The refresh token of `tokens`; `InvalidGrant` when there is none (a client without the `refresh_token` grant). */

@@ -1,5 +1,6 @@
 import { checkUrl } from './connect-options.js';
 import { createPkce, randomToken } from './pkce.js';
+import { scopeParameter, type ScopeInput } from './scope.js';
 
 /** What the authorization request says. */
 export interface AuthorizationOptions {
@@ -17,6 +18,12 @@ export interface AuthorizationOptions {
   readonly state?: string | undefined;
   /** Use PKCE S256 (RFC 7636); default true. Clients created with `--require-pkce` must. */
   readonly pkce?: boolean | undefined;
+  /**
+   * The scopes to ask for (some of the client's registered ones); default
+   * none named, which Connect answers with every scope of the client. The
+   * scope granted comes back with the tokens (`CustomerTokens.scope`).
+   */
+  readonly scope?: ScopeInput | undefined;
 }
 
 /**
@@ -58,6 +65,8 @@ export async function startAuthorization(options: AuthorizationOptions): Promise
   params.set('state', state);
   if (options.prompt !== undefined) params.set('prompt', options.prompt);
   if (options.userId !== undefined) params.set('user_id', options.userId);
+  const scope = scopeParameter(options.scope);
+  if (scope !== undefined) params.set('scope', scope);
   let codeVerifier: string | undefined;
   if (options.pkce !== false) {
     const pkce = await createPkce();

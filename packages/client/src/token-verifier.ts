@@ -1,7 +1,8 @@
 import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import { InvalidResponse, InvalidToken } from './errors.js';
+import { InsufficientScope, InvalidResponse, InvalidToken } from './errors.js';
 import { raceAbort } from './race-abort.js';
 import { withRetry } from './retry.js';
+import { grantedScopes, scopeTokens, type ScopeInput } from './scope.js';
 import { sendRequest } from './send-request.js';
 
 /** The two kinds of access token Connect issues: a customer's (a JWE) and a client's own (a JWT). */
@@ -19,6 +20,8 @@ interface VerifiedTokenBase {
   readonly tokenId: string;
   readonly issuedAt: number;
   readonly expiresAt: number;
+  /** `scope`: the scopes the token was granted, each once; `[]` when it has none (docs/tokens.md, "Scopes"). */
+  readonly scopes: readonly string[];
   /** The whole introspection answer (RFC 7662 §2.2), for members not named above. */
   readonly claims: Readonly<Record<string, unknown>>;
 }
@@ -50,6 +53,12 @@ export type VerifiedTokenOf<K extends TokenKind> = Extract<VerifiedToken, { read
 export interface VerifyOptions<K extends TokenKind = TokenKind> extends RequestOptions {
   /** Accept only this kind of token; default either. */
   readonly kind?: K;
+  /**
+   * Scopes the token must all have (RFC 6750 §3.1), e.g. `['payments:read']`
+   * or `'payments:read profile'`. An active token lacking one is refused
+   * with `InsufficientScope` (answer 403, naming `err.scope`); default none.
+   */
+  readonly scopes?: ScopeInput | undefined;
 }
 
 /** Options of {@link createTokenVerifier}: a resource server's credentials and the cache. */
@@ -71,9 +80,12 @@ export interface TokenVerifier {
   /**
    * The token's claims when Connect says it is active (and of the kind
    * asked for); otherwise throws `InvalidToken` (`error: 'invalid_token'`:
-   * answer 401). Any other error means the check could not be made
-   * (Connect unreachable, wrong resource-server credentials): answer 503,
-   * never 401.
+   * answer 401). An active token lacking one of the `scopes` asked for
+   * throws `InsufficientScope` (`error: 'insufficient_scope'`: answer 403
+   * with `WWW-Authenticate: Bearer error="insufficient_scope",
+   * scope="<err.scope>"`). Any other error means the check could not be
+   * made (Connect unreachable, wrong resource-server credentials): answer
+   * 503, never 401.
    */
   verify<K extends TokenKind = TokenKind>(token: string | undefined, options?: VerifyOptions<K>): Promise<VerifiedTokenOf<K>>;
   /** Forgets every cached answer. */
@@ -110,10 +122,11 @@ interface Cached {
  * @example
  * const verifier = createTokenVerifier({ authUrl, clientId: apiId, clientSecret: apiSecret });
  * try {
- *   const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer' });
+ *   const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer', scopes: ['payments:read'] });
  *   // serve token.profileId to the client token.clientId
  * } catch (err) {
  *   if (err instanceof InvalidToken) return reply401();
+ *   if (err instanceof InsufficientScope) return reply403(err.scope);
  *   return reply503();
  * }
  */
@@ -161,11 +174,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   return {
     async verify<K extends TokenKind = TokenKind>(token: string | undefined, verifyOptions: VerifyOptions<K> = {}): Promise<VerifiedTokenOf<K>> {
+      // A malformed requirement is the calling code's mistake: refused before any request.
+      const required = verifyOptions.scopes === undefined ? [] : scopeTokens(verifyOptions.scopes, 'scopes');
       if (token === undefined || token === '') throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>');
       if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) throw new InvalidToken('the access token is malformed');
       const verified = await raceAbort(lookUp(token), verifyOptions.signal);
       if (verifyOptions.kind !== undefined && verified.kind !== verifyOptions.kind) {
         throw new InvalidToken(verifyOptions.kind === 'customer' ? 'a customer access token is required' : 'a client access token is required');
+      }
+      if (required.some((scope) => !verified.scopes.includes(scope))) {
+        throw new InsufficientScope('the access token lacks a scope this API needs', { scope: required.join(' ') });
       }
       return verified as VerifiedTokenOf<K>;
     },
@@ -207,11 +225,20 @@ async function introspect(options: ResolvedOptions, token: string): Promise<Veri
   if (claims.active !== true) throw invalid();
   // RFC 7662 §2.2: an active token that is not an access token (a refresh token) is no bearer credential for an API.
   if (typeof claims.token_type !== 'string' || claims.token_type.toLowerCase() !== 'bearer') throw new InvalidToken('the token is not an access token');
-  const { client_id: clientId, sub, iss, aud, jti, iat, exp, sid } = claims;
+  const { client_id: clientId, sub, iss, aud, jti, iat, exp, sid, scope } = claims;
   const wellFormed =
-    isText(clientId) && isText(sub) && isText(iss) && isText(jti) && isSeconds(iat) && isSeconds(exp) && (aud === undefined || isText(aud)) && (sid === undefined || isText(sid));
+    isText(clientId) &&
+    isText(sub) &&
+    isText(iss) &&
+    isText(jti) &&
+    isSeconds(iat) &&
+    isSeconds(exp) &&
+    (aud === undefined || isText(aud)) &&
+    (sid === undefined || isText(sid)) &&
+    (scope === undefined || typeof scope === 'string');
   if (!wellFormed) throw invalid();
-  const base = { clientId, issuer: iss, audience: aud as string | undefined, tokenId: jti, issuedAt: iat, expiresAt: exp, claims };
+  const scopes = grantedScopes(scope as string | undefined);
+  const base = { clientId, issuer: iss, audience: aud as string | undefined, tokenId: jti, issuedAt: iat, expiresAt: exp, scopes, claims };
   // A customer access token belongs to a token session; a client access token's subject is the client itself.
   if (typeof sid === 'string') return { kind: 'customer', ...base, profileId: sub, sessionId: sid };
   if (sub !== clientId) throw invalid();

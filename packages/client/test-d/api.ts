@@ -19,11 +19,13 @@ import {
   type AnyConnectError,
   type AuthorizationCallback,
   type ClientToken,
+  type ClientTokenRequest,
   type Clock,
   type ConnectErrorCode,
   type CustomerTokens,
   type OAuthErrorCode,
   type PendingAuthorization,
+  type ScopeInput,
   type SdkErrorCode,
   type TokenStore,
   type VerifiedClientToken,
@@ -52,6 +54,20 @@ declare const clientToken: ClientToken;
 assertType<Equal<typeof clientToken.tokenType, 'Bearer'>>();
 // @ts-expect-error tokens are read-only
 clientToken.accessToken = 'x';
+
+// --- scopes ---------------------------------------------------------------------
+void requestClientToken(options, { scope: 'payments:read profile' });
+void requestClientToken(options, { scope: ['payments:read', 'profile'] as const });
+const scopedRequest: ClientTokenRequest = { scope: ['profile'], signal: AbortSignal.timeout(1000) };
+void scopedRequest;
+// @ts-expect-error a scope is a string or a list of strings
+void requestClientToken(options, { scope: 42 });
+void new ClientCredentialsProvider({ ...options, scope: ['payments:read'] });
+void startAuthorization({ ...options, redirectUri: 'https://shop.example/cb', scope: 'profile' });
+assertType<Equal<ScopeInput, string | readonly string[]>>();
+assertType<Equal<typeof clientToken.scope, string | undefined>>();
+declare const scopedTokens: CustomerTokens;
+assertType<Equal<typeof scopedTokens.scope, string | undefined>>();
 
 // --- clocks: the server's fixedClock shape fits -------------------------------
 const clock: Clock = { nowSeconds: () => 0 };
@@ -116,6 +132,11 @@ void (async () => {
   assertType<Equal<typeof client, VerifiedClientToken>>();
   // @ts-expect-error not a kind of token
   await verifier.verify('x.y.z', { kind: 'refresh' });
+  const scoped = await verifier.verify('x.y.z', { kind: 'customer', scopes: ['payments:read'] });
+  assertType<Equal<typeof scoped.scopes, readonly string[]>>();
+  await verifier.verify('x.y.z', { scopes: 'payments:read profile' });
+  // @ts-expect-error required scopes are strings
+  await verifier.verify('x.y.z', { scopes: [1] });
   // @ts-expect-error verified tokens are read-only
   customer.profileId = 'x';
 })();
@@ -154,6 +175,12 @@ if (isConnectError(caught)) {
     case 'login_required': {
       const narrowed: LoginRequired = caught;
       void narrowed;
+      break;
+    }
+    case 'insufficient_scope': {
+      // The scopes a resource server asked for, when known.
+      const needed: string | undefined = caught.scope;
+      void needed;
       break;
     }
     case 'invalid_client': {

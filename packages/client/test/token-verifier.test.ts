@@ -75,6 +75,7 @@ describe('createTokenVerifier', () => {
       tokenId: expect.any(String),
       issuedAt: clock.nowSeconds(),
       expiresAt: clock.nowSeconds() + 5,
+      scopes: [],
       claims: expect.objectContaining({ active: true, token_type: 'Bearer', sub: connect.demo.customer.profileId }),
     } satisfies VerifiedCustomerToken);
     // RFC 7662 §2.1 with client_secret_basic: the resource server's own credentials, nothing else.

@@ -16,6 +16,7 @@ export {
   type CustomerAccess,
   type CustomerAccessCheck,
   type CustomerAccessCheckDeps,
+  type CustomerAccessRequirements,
 } from './core/tokens/customer-access-check.js';
 export { KeyRing } from './core/keys/key-ring.js';
 export { CHANGE_SIGNAL_TRUST_MS } from './core/lifetimes.js';
@@ -23,4 +24,4 @@ export { localChangeFeed, type Change, type ChangeFeed } from './core/changes/ch
 export { deriveKey } from './core/keys/master-key.js';
 export { openStorage, type DatabaseLocation } from './storage/kysely/open-storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';
-export { InvalidToken, OAuthError } from './core/errors.js';
+export { InsufficientScope, InvalidToken, OAuthError } from './core/errors.js';

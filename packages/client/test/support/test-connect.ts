@@ -23,8 +23,8 @@ export interface TestConnect {
   readonly demo: NonNullable<RunningServer['demo']>;
   /** The environment the server and `connect-auth` commands read. */
   readonly env: Readonly<Record<string, string>>;
-  /** Registers a client with `connect-auth clients create --json`. */
-  createClient(options: { redirectUri: string; grants?: string; name?: string }): Promise<{ clientId: string; clientSecret: string }>;
+  /** Registers a client with `connect-auth clients create --json` (`scopes`: `--scopes`). */
+  createClient(options: { redirectUri: string; grants?: string; name?: string; scopes?: string }): Promise<{ clientId: string; clientSecret: string }>;
   /** Registers a resource server with `connect-auth clients create --resource-server --json`. */
   createResourceServer(name?: string): Promise<{ clientId: string; clientSecret: string }>;
   /** Registers a customer with `connect-auth customers create --json`. */
@@ -78,8 +78,9 @@ export async function startConnect(options: { env?: Record<string, string>; cloc
     baseUrl: server.urls.baseUrl,
     demo,
     env: cliEnv,
-    async createClient({ redirectUri, grants = 'client_credentials,authorization_code,refresh_token', name = 'SDK Test Shop' }) {
-      const created = (await cli(['clients', 'create', '--name', name, '--redirect-uri', redirectUri, '--grants', grants])) as {
+    async createClient({ redirectUri, grants = 'client_credentials,authorization_code,refresh_token', name = 'SDK Test Shop', scopes }) {
+      const scoped = scopes === undefined ? [] : ['--scopes', scopes];
+      const created = (await cli(['clients', 'create', '--name', name, '--redirect-uri', redirectUri, '--grants', grants, ...scoped])) as {
         clientId: string;
         clientSecret: string;
       };

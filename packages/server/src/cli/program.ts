@@ -144,6 +144,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .option('--redirect-uri <URL>', 'where customers return after authorizing, exactly as registered (required unless --resource-server)')
     .option('--grants <G1,G2>', 'grants it may use: client_credentials, authorization_code, refresh_token (default: client_credentials,authorization_code)')
     .option('--require-pkce', 'require PKCE (RFC 7636) in its authorization requests (default: off)')
+    .option('--scopes <"S1 S2">', 'the OAuth scopes it may obtain (RFC 6749 section 3.3), separated by spaces: at most 20, each at most 64 printable ASCII characters without spaces, double quotes or backslashes; a token request without scope gets them all (default: none)')
     .option('--resource-server', 'register one of the platform\'s APIs instead: it checks access tokens at /introspect and obtains none');
   deliveryOptions(create);
   create.option('--json', JSON_OPTION).action((_options: unknown, cmd: Command) => run(cmd, createClient));
@@ -154,6 +155,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
   examples(create, [
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/callback',
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --grants client_credentials,authorization_code,refresh_token --require-pkce',
+    'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --scopes "payments:read profile"',
     'connect-auth clients create --name "Payments API" --resource-server',
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --recipient-email keys@acme.example --recipient-key acme.asc --out acme-credentials.asc',
   ]);
@@ -170,11 +172,12 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => showClient(runtime, id)));
   examples(show, ['connect-auth clients show cid_sandbox_Xq3…']);
 
-  const update = withId(clients.command('update').description("change a client's redirect URI, grants or PKCE setting"))
+  const update = withId(clients.command('update').description("change a client's redirect URI, grants, PKCE setting or scopes"))
     .option('--redirect-uri <URL>', 'the new redirect URI')
     .option('--grants <G1,G2>', 'the new grants: client_credentials, authorization_code, refresh_token')
     .option('--require-pkce', 'require PKCE from now on')
     .option('--no-require-pkce', 'stop requiring PKCE')
+    .option('--scopes <"S1 S2">', 'replace its scopes (RFC 6749 section 3.3); "" removes them all')
     .option('--json', JSON_OPTION)
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => updateClient(runtime, id, options)));
   refuseBoth(update, 'require-pkce', 'no-require-pkce');
@@ -182,6 +185,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
   examples(update, [
     'connect-auth clients update cid_sandbox_Xq3… --redirect-uri https://acme.example/v2/callback',
     'connect-auth clients update cid_sandbox_Xq3… --grants client_credentials,authorization_code,refresh_token --no-require-pkce',
+    'connect-auth clients update cid_sandbox_Xq3… --scopes "payments:read payments:write"',
   ]);
 
   const disable = withId(clients.command('disable').description('stop a client from authenticating and end every token it holds'))

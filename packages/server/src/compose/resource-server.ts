@@ -3,15 +3,19 @@ import { resolveMasterKey } from '../config/master-key-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { KeyRing } from '../core/keys/key-ring.js';
 import { deriveKey } from '../core/keys/master-key.js';
-import { createCustomerAccessCheck, type CustomerAccess } from '../core/tokens/customer-access-check.js';
+import { createCustomerAccessCheck, type CustomerAccess, type CustomerAccessRequirements } from '../core/tokens/customer-access-check.js';
 import { openStorage } from '../storage/kysely/open-storage.js';
 import { storageOptions } from './runtime.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 
 /** A resource server's handle on Connect's customer tokens. */
 export interface OpenedCustomerAccessCheck {
-  /** Checks a customer access token; throws `InvalidToken` (status 401) when it is not acceptable. */
-  verify(token: string | undefined): Promise<CustomerAccess>;
+  /**
+   * Checks a customer access token; throws `InvalidToken` (status 401) when
+   * it is not acceptable, and `InsufficientScope` (status 403, with the
+   * scopes needed in `scope`) when it lacks one of `requirements.scopes`.
+   */
+  verify(token: string | undefined, requirements?: CustomerAccessRequirements): Promise<CustomerAccess>;
   /** Stops listening to changes and closes the database. */
   close(): Promise<void>;
 }
@@ -27,6 +31,7 @@ export interface OpenedCustomerAccessCheck {
  * @example
  * const connect = await openCustomerAccessCheck(environmentVariables);
  * const { profileId } = await connect.verify(bearerTokenFromRequest);
+ * await connect.verify(bearerTokenFromRequest, { scopes: ['payments:read'] });
  */
 export async function openCustomerAccessCheck(
   env: Readonly<Record<string, string | undefined>>,
@@ -48,7 +53,7 @@ export async function openCustomerAccessCheck(
     });
     const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
     return {
-      verify: (token) => check.verify(token),
+      verify: (token, requirements) => check.verify(token, requirements),
       async close() {
         keys.close();
         check.close();

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { isSmsCountry } from '../core/customers/mobile.js';
 import { ENVIRONMENTS } from '../core/environment.js';
+import { MAX_SCOPE_LENGTH, SCOPE_TOKEN_PATTERN, splitScope } from '../core/scopes.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
 import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
@@ -103,6 +104,18 @@ const smsCountries = z
   })
   .transform((codes): readonly string[] => Object.freeze([...new Set(codes)]));
 
+/** `CONNECT_SCOPES_SUPPORTED`: space-separated scope tokens (RFC 6749 §3.3), each once, in the order given. */
+const scopesSupported = z
+  .string()
+  .transform((value) => splitScope(value))
+  .refine((scopes) => scopes.every((scope) => SCOPE_TOKEN_PATTERN.test(scope) && scope.length <= MAX_SCOPE_LENGTH), {
+    error: (issue) => {
+      const bad = (issue.input as string[]).filter((scope) => !SCOPE_TOKEN_PATTERN.test(scope) || scope.length > MAX_SCOPE_LENGTH);
+      return `must list scopes separated by spaces, each at most ${MAX_SCOPE_LENGTH} printable ASCII characters without double quotes or backslashes; not a scope: ${bad.map(quote).join(', ')}`;
+    },
+  })
+  .transform((scopes): readonly string[] => Object.freeze(scopes));
+
 /**
  * Every variable Connect reads, each with its own check, in the order of
  * docs/operator-guide.md, "Configuration" (problems are listed in this
@@ -143,6 +156,7 @@ const VARIABLES = {
   CONNECT_PIN_LIMIT_PER_ADDRESS: wholeNumber(1, MAX_LIMIT),
   CONNECT_SMS_LIMIT_GLOBAL: wholeNumber(1, MAX_LIMIT),
   CONNECT_SMS_COUNTRIES: smsCountries,
+  CONNECT_SCOPES_SUPPORTED: scopesSupported,
   CONNECT_AUDIT_RETENTION_DAYS: wholeNumber(1, 100 * 365),
   CONNECT_LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
 };
@@ -295,6 +309,7 @@ function toConfig(values: Parsed, cwd: string): Config {
     pinLimitPerAddress: values.CONNECT_PIN_LIMIT_PER_ADDRESS ?? DEFAULTS.pinLimitPerAddress[environment],
     smsLimitGlobal: values.CONNECT_SMS_LIMIT_GLOBAL ?? DEFAULTS.smsLimitGlobal[environment],
     smsCountries: values.CONNECT_SMS_COUNTRIES,
+    scopesSupported: values.CONNECT_SCOPES_SUPPORTED ?? DEFAULTS.scopesSupported,
     auditRetentionDays: values.CONNECT_AUDIT_RETENTION_DAYS ?? AUDIT_RETENTION_DAYS_DEFAULT,
     logLevel: values.CONNECT_LOG_LEVEL ?? DEFAULTS.logLevel,
   };

@@ -111,6 +111,15 @@ export interface Config {
    */
   readonly smsCountries: readonly string[] | undefined;
   /**
+   * `CONNECT_SCOPES_SUPPORTED`: the scopes discovery lists as
+   * `scopes_supported` (RFC 8414 §2), space-separated scope tokens (RFC
+   * 6749 §3.3, at most 64 characters each); default none (an empty list).
+   * It only advertises: what a client may obtain is what it is registered
+   * with (`clients create|update --scopes`; docs/tokens.md, "Scopes"), so
+   * list here the scopes the platform's APIs check.
+   */
+  readonly scopesSupported: readonly string[];
+  /**
    * `CONNECT_PIN_LIMIT_PER_ADDRESS`: failed PIN checks from one client
    * address per hour; default 50 in production, 1000 in the sandbox. Right
    * PINs do not count. Counted across every instance.
@@ -162,6 +171,7 @@ export const DEFAULTS = {
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
   smsLimitGlobal: { production: 10_000, sandbox: undefined },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },
+  scopesSupported: Object.freeze([]) as readonly string[],
   logLevel: 'info',
   databasePoolSize: 10,
   databaseTimeoutMs: DATABASE_TIMEOUT_MS,

@@ -123,10 +123,32 @@ export class UnsupportedGrantType extends OAuthError {
   readonly status = 400;
 }
 
+/** RFC 6749 §5.2, §4.1.2.1: the requested scope is malformed, or more than the client is registered for. */
+export class InvalidScope extends OAuthError {
+  readonly error = 'invalid_scope';
+  readonly status = 400;
+}
+
 /** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
 export class InvalidToken extends OAuthError {
   readonly error = 'invalid_token';
   readonly status = 401;
+}
+
+/**
+ * RFC 6750 §3.1: the bearer token is valid but lacks a scope the request
+ * needs. Answered with 403 and a `WWW-Authenticate: Bearer` challenge
+ * naming the scopes needed (`scope`).
+ */
+export class InsufficientScope extends OAuthError {
+  readonly error = 'insufficient_scope';
+  readonly status = 403;
+  /** The scopes the request needs, space-separated (RFC 6750 §3: the challenge's `scope`). */
+  readonly scope: string;
+  constructor(description: string, scope: string, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options);
+    this.scope = scope;
+  }
 }
 
 /** RFC 6749 §4.1.2.1: a dependency is down; the client may retry later. */

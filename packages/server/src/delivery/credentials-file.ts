@@ -27,6 +27,8 @@ export interface CredentialsFileContent {
   readonly redirectUri: string | null;
   /** Only for a resource server (docs/resource-servers.md). */
   readonly kind?: 'resource_server';
+  /** The client's scopes, only when it has some (docs/tokens.md, "Scopes"). */
+  readonly scopes?: readonly string[];
   /** ISO 8601. */
   readonly issuedAt: string;
 }
@@ -115,6 +117,7 @@ export function credentialsText(content: CredentialsFileContent): string {
     ...(content.kind === 'resource_server'
       ? ['Kind:            resource server (it checks tokens at the auth URL\'s /introspect and obtains none)']
       : [`Redirect URL:    ${content.redirectUri ?? '-'}`]),
+    ...(content.scopes === undefined ? [] : [`Scopes:          ${content.scopes.join(' ')}`]),
     `Issued:          ${content.issuedAt}`,
     '',
     '-----BEGIN CONNECT CREDENTIALS JSON-----',

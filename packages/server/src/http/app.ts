@@ -126,6 +126,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     keyRing: services.keyRing,
     grants: services.grants,
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
+    scopesSupported: services.runtime.config.scopesSupported,
   });
   await app.register(healthRoutes, { checks: services.readiness, closing: () => closing });
   await app.register(openApiRoutes, { urls: services.urls, environment: config.environment });

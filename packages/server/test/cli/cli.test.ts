@@ -37,6 +37,8 @@ interface CreatedClient {
   name: string;
   redirectUri: string;
   grants: string[];
+  /** Only for a client with scopes. */
+  scopes?: string[];
   environment: string;
 }
 
@@ -47,6 +49,7 @@ interface ClientView {
   redirectUri: string | null;
   grants: string[];
   requirePkce: boolean;
+  scopes: string[];
   status: string;
   environment: string;
   createdAt: string;
@@ -91,6 +94,7 @@ describe('clients create', () => {
       redirectUri: REDIRECT_URI,
       grants: ['client_credentials', 'authorization_code'],
       requirePkce: false,
+      scopes: [],
       status: 'active',
       environment: 'sandbox',
       createdAt: '2026-01-01T00:00:00Z',
@@ -317,6 +321,89 @@ describe('clients update', () => {
   });
 });
 
+describe('clients --scopes', () => {
+  it('a client has no scopes unless given: create keeps its documented fields, show and list say []', async () => {
+    const created = await createClient();
+    expect(created).not.toHaveProperty('scopes');
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopes).toEqual([]);
+    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^scopes: +-$/m);
+  });
+
+  it('create stores the scopes, each once, in the order given; create, show, list and the audit log say them', async () => {
+    const created = await createClient('--scopes', '  payments:read profile\tpayments:read https://api.shop.example/orders ');
+    const scopes = ['payments:read', 'profile', 'https://api.shop.example/orders'];
+    expect(created).toMatchObject({ scopes });
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopes).toEqual(scopes);
+    expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.scopes).toEqual(scopes);
+    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^scopes: +payments:read profile https:\/\/api\.shop\.example\/orders$/m);
+    expect((await cli(['clients', 'list'])).stdout).toContain('scopes: payments:read profile https://api.shop.example/orders');
+    const text = await cli(['clients', 'create', '--name', 'Other', '--redirect-uri', REDIRECT_URI, '--scopes', 'profile']);
+    expect(text.stdout).toMatch(/^scopes: +profile$/m);
+    const [event] = (await ws.auditEvents()).filter((e) => e.subject === created.clientId);
+    expect(event).toMatchObject({ type: 'client.created', details: { scopes: scopes.join(' ') } });
+  });
+
+  it('update replaces the scopes, and "" removes them all', async () => {
+    const created = await createClient('--scopes', 'profile');
+    clock.advance(60);
+    const updated = await cliJson<ClientView>(['clients', 'update', created.clientId, '--scopes', 'payments:read payments:write']);
+    expect(updated).toMatchObject({ scopes: ['payments:read', 'payments:write'], updatedAt: '2026-01-01T00:01:00Z', grants: created.grants });
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scopes', ''])).scopes).toEqual([]);
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopes).toEqual([]);
+    const events = (await ws.auditEvents()).filter((e) => e.subject === created.clientId && e.type === 'client.updated');
+    expect(events.map((e) => e.details)).toEqual([
+      expect.objectContaining({ scopes: 'payments:read payments:write' }),
+      expect.objectContaining({ scopes: '' }),
+    ]);
+  });
+
+  const TWENTY_ONE = Array.from({ length: 21 }, (_, i) => `scope${i}`).join(' ');
+  it.each([
+    ['a double quote', 'pay"ments', /^connect-auth: --scopes: "pay\\"ments": a scope is printable ASCII without spaces, double quotes or backslashes \(RFC 6749 section 3\.3\)\n$/],
+    ['a backslash', 'pay\\ments', /--scopes: "pay\\\\ments": a scope is printable ASCII/],
+    ['a control character', 'pay\u0007ments', /--scopes: "pay\\u0007ments": a scope is printable ASCII/],
+    ['non-ASCII', 'caf\u00e9', /--scopes: "caf\u00e9": a scope is printable ASCII/],
+    ['a scope of 65 characters', 'x'.repeat(65), /^connect-auth: --scopes: a scope may have at most 64 characters: "x{65}"\n$/],
+    ['21 scopes', TWENTY_ONE, /^connect-auth: --scopes: a client may have at most 20 scopes\n$/],
+  ])('create and update refuse %s with one line, exit non-zero and change nothing', async (_name, scopes, message) => {
+    expect(expectFailure(await cli(['clients', 'create', '--name', 'Acme', '--redirect-uri', REDIRECT_URI, '--scopes', scopes]), 1)).toMatch(message);
+    expect(await cliJson<unknown[]>(['clients', 'list'])).toEqual([]);
+    const created = await createClient('--scopes', 'profile');
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    expect(expectFailure(await cli(['clients', 'update', created.clientId, '--scopes', scopes]), 1)).toMatch(message);
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it('accepts 20 scopes of 64 characters', async () => {
+    const scopes = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(64, 'x'));
+    expect((await createClient('--scopes', scopes.join(' '))).scopes).toEqual(scopes);
+  });
+
+  it('--scopes belongs to clients create and update only', async () => {
+    const created = await createClient();
+    for (const argv of [['clients', 'show', created.clientId, '--scopes', 'a'], ['clients', 'list', '--scopes', 'a'], ['customers', 'list', '--scopes', 'a']]) {
+      expect(expectFailure(await cli(argv), 2)).toMatch(/--scopes is an option of clients create, clients update only/);
+    }
+  });
+
+  it('a created client obtains a token with its scopes', async () => {
+    const created = await createClient('--scopes', 'payments:read profile');
+    const t = await appOnCliDatabase();
+    const res = await requestToken(t, created.clientId, created.clientSecret);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ scope: 'payments:read profile' });
+  });
+
+  it('--help describes --scopes', async () => {
+    const create = await cli(['clients', 'create', '--help']);
+    expect(create.stdout).toMatch(/--scopes <"S1 S2">\s+the OAuth scopes it may obtain \(RFC 6749 section 3\.3\)/);
+    expect(create.stdout).toMatch(/--scopes "payments:read profile"/);
+    const update = await cli(['clients', 'update', '--help']);
+    expect(update.stdout).toMatch(/--scopes <"S1 S2">\s+replace its scopes/);
+  });
+});
+
 describe('redirect URI rules at the command line', () => {
   const REFUSED: ReadonlyArray<readonly [string, RegExp]> = [
     ['https:///evil.example/cb', /^connect-auth: redirect URI must have a host: https:\/\/host\/path\n$/],
@@ -412,6 +499,7 @@ describe('clients create --resource-server', () => {
     [['--grants', 'client_credentials'], /takes no --grants/],
     [['--require-pkce'], /takes no --require-pkce/],
     [['--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials'], /takes no --redirect-uri, --grants/],
+    [['--scopes', 'profile'], /takes no --scopes/],
   ])('refuses --resource-server with %j (usage, status 2) and creates nothing', async (extra, message) => {
     const line = expectFailure(await cli(['clients', 'create', '--name', 'Payments API', '--resource-server', ...extra]), 2);
     expect(line).toMatch(message);
@@ -426,12 +514,13 @@ describe('clients create --resource-server', () => {
     ['--redirect-uri', REDIRECT_URI],
     ['--grants', 'client_credentials'],
     ['--require-pkce'],
+    ['--scopes', 'profile'],
   ])('clients update refuses %s on a resource server and changes nothing', async (...option) => {
     const created = await createResourceServer();
     const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
     clock.advance(60);
     const line = expectFailure(await cli(['clients', 'update', created.clientId, ...option]), 1);
-    expect(line).toMatch(/a resource server has no redirect URI, grants or PKCE setting/);
+    expect(line).toMatch(/a resource server has no redirect URI, grants, PKCE setting or scopes/);
     expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
   });
 

@@ -112,7 +112,7 @@ describe('usage mistakes name what is valid, in one line, exit 2', () => {
     [['customers', 'delete', '+639171234567'], 'unknown customers command "delete"; the customers commands are create, list, show, lock, unlock; see connect-auth customers --help'],
     [
       ['clients', 'create', '--name', 'Acme', '--grant', 'client_credentials'],
-      "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --resource-server, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",
+      "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --scopes, --resource-server, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",
     ],
     [['--frobnicate'], "unknown option '--frobnicate' for connect-auth; its options are --json, --version, --help; see connect-auth --help"],
     [['customers', 'list', '--mobile', '+639171234567'], '--mobile is an option of customers create only; customers list takes --json, --help; see connect-auth customers list --help'],

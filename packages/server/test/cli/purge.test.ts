@@ -13,6 +13,7 @@ const code = (codeHash: string, expiresAt: number) => ({
   createdAt: T0,
   expiresAt,
   consumedAt: null,
+  scopes: [],
 });
 
 describe('connect-auth purge', () => {

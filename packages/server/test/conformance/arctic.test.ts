@@ -17,12 +17,12 @@ const endpoints = (connect: RunningConnect) => ({
   revoke: `${connect.issuer}/revoke`,
 });
 
-async function linkCustomer(connect: RunningConnect, registered: ConformanceClient): Promise<OAuth2Tokens> {
+async function linkCustomer(connect: RunningConnect, registered: ConformanceClient, scopes: string[] = []): Promise<OAuth2Tokens> {
   const arctic = new OAuth2Client(registered.id, registered.secret, registered.redirectUri);
   const state = generateState();
   const verifier = generateCodeVerifier();
-  const url = arctic.createAuthorizationURLWithPKCE(endpoints(connect).authorize, state, CodeChallengeMethod.S256, verifier, []);
-  expect(url.searchParams.has('scope')).toBe(false);
+  const url = arctic.createAuthorizationURLWithPKCE(endpoints(connect).authorize, state, CodeChallengeMethod.S256, verifier, scopes);
+  expect(url.searchParams.get('scope')).toBe(scopes.length === 0 ? null : scopes.join(' '));
   const callback = await connect.authorize(url);
   // What arctic leaves to its user: the state is ours, the answer is Connect's (RFC 9207).
   expect(callback.searchParams.get('state')).toBe(state);
@@ -51,6 +51,19 @@ describe('arctic', () => {
     expect(refreshed.accessToken()).not.toBe(first.accessToken());
     expect(refreshed.refreshToken()).toBe(first.refreshToken());
     expect(await introspect(connect(), registered, first.accessToken())).toEqual({ active: false });
+  });
+
+  it('scopes: the scopes asked for come back in tokens.scopes(); a refresh may narrow them', async () => {
+    const registered = await connect().createClient({ scopes: 'payments:read payments:write profile' });
+    const tokens = await linkCustomer(connect(), registered, ['profile', 'payments:read']);
+    expect(tokens.hasScopes()).toBe(true);
+    expect(tokens.scopes()).toEqual(['profile', 'payments:read']);
+    const arctic = new OAuth2Client(registered.id, registered.secret, registered.redirectUri);
+    expect((await arctic.refreshAccessToken(endpoints(connect()).token, tokens.refreshToken(), [])).scopes()).toEqual(['profile', 'payments:read']);
+    expect((await arctic.refreshAccessToken(endpoints(connect()).token, tokens.refreshToken(), ['profile'])).scopes()).toEqual(['profile']);
+    const wider = await arctic.refreshAccessToken(endpoints(connect()).token, tokens.refreshToken(), ['payments:write']).catch((e: unknown) => e);
+    expect(wider).toBeInstanceOf(OAuth2RequestError);
+    expect(wider).toMatchObject({ code: 'invalid_scope' });
   });
 
   it('revocation (RFC 7009) of the refresh token ends the session; a second revocation answers the same', async () => {

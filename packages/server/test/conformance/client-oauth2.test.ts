@@ -53,6 +53,14 @@ describe('client-oauth2', () => {
     }
   });
 
+  it('client credentials with scopes: the scope granted in token.data; one the client lacks is invalid_scope', async () => {
+    const registered = await connect().createClient({ scopes: 'payments:read profile' });
+    expect((await configure(connect(), registered).credentials.getToken()).data.scope).toBe('payments:read profile');
+    expect((await configure(connect(), registered, { scopes: ['payments:read'] }).credentials.getToken()).data.scope).toBe('payments:read');
+    const refused = (await configure(connect(), registered, { scopes: ['admin'] }).credentials.getToken().catch((e: unknown) => e)) as LibraryError;
+    expect({ code: refused.code, error: refused.body.error }).toEqual({ code: 'EAUTH', error: 'invalid_scope' });
+  });
+
   it('the authorization code with PKCE and state; the token signs a request the platform’s API accepts', async () => {
     const registered = await connect().createClient();
     const token = await linkCustomer(connect(), registered);

@@ -26,6 +26,9 @@ import {
 /** The redirect URI of the conformance clients: a callback no request reaches (the test reads the redirect). */
 export const CALLBACK = 'http://127.0.0.1/callback';
 
+/** The scopes every conformance Connect lists in discovery (`CONNECT_SCOPES_SUPPORTED`). */
+export const SCOPES_SUPPORTED = ['payments:read', 'payments:write', 'profile'] as const;
+
 /** Client credentials with the redirect URI they were registered with. */
 export interface ConformanceClient {
   readonly id: string;
@@ -40,8 +43,8 @@ export interface RunningConnect {
   readonly issuer: string;
   /** Where Connect listens: `http://127.0.0.1:<port>`. */
   readonly origin: string;
-  /** Registers a client with every grant (client credentials, code, refresh). */
-  createClient(options?: { redirectUri?: string }): Promise<ConformanceClient>;
+  /** Registers a client with every grant (client credentials, code, refresh) and `scopes` (space-separated; default none). */
+  createClient(options?: { redirectUri?: string; scopes?: string }): Promise<ConformanceClient>;
   /**
    * The customer's browser at an authorization URL a library built: logs
    * the customer in on the hosted pages (mobile, PIN, one-time PIN) unless
@@ -90,7 +93,7 @@ export async function startConnect(options: { authPath?: string } = {}): Promise
  * libraries read the system clock), listening on a free port.
  */
 async function openConnect(options: { authPath?: string }): Promise<{ connect: RunningConnect; close: () => Promise<void> }> {
-  const t = await build({ clock: fixedClock(Math.floor(Date.now() / 1000)), closedByCaller: true });
+  const t = await build({ clock: fixedClock(Math.floor(Date.now() / 1000)), closedByCaller: true, env: { CONNECT_SCOPES_SUPPORTED: SCOPES_SUPPORTED.join(' ') } });
   let origin: string;
   try {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -111,11 +114,12 @@ async function openConnect(options: { authPath?: string }): Promise<{ connect: R
     t,
     issuer,
     origin,
-    async createClient({ redirectUri = CALLBACK } = {}) {
+    async createClient({ redirectUri = CALLBACK, scopes } = {}) {
       const { id, secret } = await t.createClient({
         name: 'Conformance',
         redirectUri,
         grants: ['client_credentials', 'authorization_code', 'refresh_token'],
+        scopes,
       });
       return { id, secret, redirectUri };
     },

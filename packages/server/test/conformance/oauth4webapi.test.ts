@@ -1,6 +1,9 @@
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import * as oauth from 'oauth4webapi';
-import { describe, expect, it } from 'vitest';
-import { introspect, sharedConnect, startConnect, type ConformanceClient, type RunningConnect } from './connect.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { registerErrorHandling } from '../../src/http/plugins/oauth-errors.js';
+import { introspect, SCOPES_SUPPORTED, sharedConnect, startConnect, type ConformanceClient, type RunningConnect } from './connect.js';
 
 /**
  * oauth4webapi, as its users call it: a request function and its
@@ -24,14 +27,14 @@ interface ClientSide {
   readonly registered: ConformanceClient;
 }
 
-async function clientSide(connect: RunningConnect, method: 'basic' | 'post' = 'basic'): Promise<ClientSide> {
-  const registered = await connect.createClient();
+async function clientSide(connect: RunningConnect, method: 'basic' | 'post' = 'basic', scopes?: string): Promise<ClientSide> {
+  const registered = await connect.createClient({ scopes });
   const auth = method === 'basic' ? oauth.ClientSecretBasic(registered.secret) : oauth.ClientSecretPost(registered.secret);
   return { as: await discover(connect.issuer), client: { client_id: registered.id }, auth, registered };
 }
 
-/** The customer's authorization with PKCE and `state`; answers the callback URL and what the exchange needs. */
-async function authorize(connect: RunningConnect, side: ClientSide): Promise<{ callback: URL; state: string; verifier: string }> {
+/** The customer's authorization with PKCE and `state` (and `scope` when given); answers the callback URL and what the exchange needs. */
+async function authorize(connect: RunningConnect, side: ClientSide, scope?: string): Promise<{ callback: URL; state: string; verifier: string }> {
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const url = new URL(side.as.authorization_endpoint as string);
@@ -42,19 +45,21 @@ async function authorize(connect: RunningConnect, side: ClientSide): Promise<{ c
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state,
+    ...(scope === undefined ? {} : { scope }),
   }).toString();
   return { callback: await connect.authorize(url), state, verifier };
 }
 
-async function linkCustomer(connect: RunningConnect, side: ClientSide): Promise<oauth.TokenEndpointResponse> {
-  const { callback, state, verifier } = await authorize(connect, side);
+async function linkCustomer(connect: RunningConnect, side: ClientSide, scope?: string): Promise<oauth.TokenEndpointResponse> {
+  const { callback, state, verifier } = await authorize(connect, side, scope);
   const params = oauth.validateAuthResponse(side.as, side.client, callback, state);
   const response = await oauth.authorizationCodeGrantRequest(side.as, side.client, side.auth, params, side.registered.redirectUri, verifier, HTTP);
   return oauth.processAuthorizationCodeResponse(side.as, side.client, response);
 }
 
-async function clientCredentials(side: ClientSide): Promise<oauth.TokenEndpointResponse> {
-  const response = await oauth.clientCredentialsGrantRequest(side.as, side.client, side.auth, new URLSearchParams(), HTTP);
+async function clientCredentials(side: ClientSide, scope?: string): Promise<oauth.TokenEndpointResponse> {
+  const parameters = new URLSearchParams(scope === undefined ? {} : { scope });
+  const response = await oauth.clientCredentialsGrantRequest(side.as, side.client, side.auth, parameters, HTTP);
   return oauth.processClientCredentialsResponse(side.as, side.client, response);
 }
 
@@ -139,6 +144,57 @@ describe('oauth4webapi', () => {
     expect(await oauth.processRevocationResponse(revoked)).toBeUndefined();
     expect(await introspected(refresh)).toEqual({ active: false });
     expect(await introspected(tokens.access_token)).toEqual({ active: false });
+  });
+
+  it('scopes: scopes_supported; the scope asked for (or all the client has) in the answers, the RFC 9068 JWT and refreshes', async () => {
+    const side = await clientSide(connect(), 'basic', 'payments:read payments:write profile');
+    expect(side.as.scopes_supported).toEqual([...SCOPES_SUPPORTED]);
+    expect((await clientCredentials(side)).scope).toBe('payments:read payments:write profile');
+    const { access_token, scope } = await clientCredentials(side, 'payments:read');
+    expect(scope).toBe('payments:read');
+    const request = new Request('http://127.0.0.1/api', { headers: { authorization: `Bearer ${access_token}` } });
+    expect(await oauth.validateJwtAccessToken(side.as, request, connect().issuer, { ...HTTP, signingAlgorithms: ['ES256'] })).toMatchObject({ scope: 'payments:read' });
+
+    const tokens = await linkCustomer(connect(), side, 'profile');
+    expect(tokens.scope).toBe('profile');
+    const response = await oauth.refreshTokenGrantRequest(side.as, side.client, side.auth, tokens.refresh_token as string, HTTP);
+    expect((await oauth.processRefreshTokenResponse(side.as, side.client, response)).scope).toBe('profile');
+  });
+
+  it('invalid_scope at /token as a ResponseBodyError, and from /authorize through validateAuthResponse', async () => {
+    const side = await clientSide(connect(), 'basic', 'profile');
+    const error = await clientCredentials(side, 'admin').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(oauth.ResponseBodyError);
+    expect(error).toMatchObject({ error: 'invalid_scope', status: 400 });
+    const { callback, state } = await authorize(connect(), side, 'admin');
+    const refused = (() => {
+      try {
+        return oauth.validateAuthResponse(side.as, side.client, callback, state);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(refused).toBeInstanceOf(oauth.AuthorizationResponseError);
+    expect(refused).toMatchObject({ error: 'invalid_scope' });
+  });
+
+  it('a resource server on Connect\'s error mapping refuses a token lacking a scope with a Bearer insufficient_scope challenge the library parses (RFC 6750 §3.1)', async () => {
+    const side = await clientSide(connect(), 'basic', 'profile payments:read');
+    const tokens = await linkCustomer(connect(), side, 'profile');
+    const api = Fastify();
+    registerErrorHandling(api);
+    api.get('/payments', async (request) => {
+      const token = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+      const access = await connect().t.services.customerAccess.verify(token, { scopes: ['payments:read'] });
+      return { profileId: access.profileId };
+    });
+    await api.listen({ host: '127.0.0.1', port: 0 });
+    onTestFinished(() => api.close());
+    const url = new URL(`http://127.0.0.1:${(api.server.address() as AddressInfo).port}/payments`);
+    const error = await oauth.protectedResourceRequest(tokens.access_token, 'GET', url, new Headers(), null, HTTP).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+    const { status, cause } = error as oauth.WWWAuthenticateChallengeError;
+    expect({ status, cause }).toEqual({ status: 403, cause: [{ scheme: 'bearer', parameters: { error: 'insufficient_scope', scope: 'payments:read' } }] });
   });
 
   it('errors: invalid_grant as a ResponseBodyError; a wrong secret as a parsed Basic challenge', async () => {

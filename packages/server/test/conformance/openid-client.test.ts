@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
-import { introspect, sharedConnect, startConnect, type ConformanceClient, type RunningConnect } from './connect.js';
+import { introspect, SCOPES_SUPPORTED, sharedConnect, startConnect, type ConformanceClient, type RunningConnect } from './connect.js';
 
 /**
  * openid-client, as its users call it: discovery of the RFC 8414 metadata,
@@ -18,8 +18,8 @@ function discover(connect: RunningConnect, registered: ConformanceClient, auth: 
   return client.discovery(new URL(connect.issuer), registered.id, undefined, method, discoveryOptions());
 }
 
-/** Sends the customer to Connect with PKCE and `state`; answers the callback URL and what the exchange needs. */
-async function authorize(connect: RunningConnect, config: client.Configuration, registered: ConformanceClient) {
+/** Sends the customer to Connect with PKCE and `state` (and `scope` when given); answers the callback URL and what the exchange needs. */
+async function authorize(connect: RunningConnect, config: client.Configuration, registered: ConformanceClient, scope?: string) {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
@@ -27,12 +27,13 @@ async function authorize(connect: RunningConnect, config: client.Configuration, 
     code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     state,
+    ...(scope === undefined ? {} : { scope }),
   });
   return { callback: await connect.authorize(url), checks: { pkceCodeVerifier: verifier, expectedState: state } };
 }
 
-async function linkCustomer(connect: RunningConnect, config: client.Configuration, registered: ConformanceClient) {
-  const { callback, checks } = await authorize(connect, config, registered);
+async function linkCustomer(connect: RunningConnect, config: client.Configuration, registered: ConformanceClient, scope?: string) {
+  const { callback, checks } = await authorize(connect, config, registered, scope);
   const tokens = await client.authorizationCodeGrant(config, callback, checks);
   return { access: tokens.access_token, refresh: tokens.refresh_token as string, tokens };
 }
@@ -130,6 +131,34 @@ describe('openid-client', () => {
     expect(await client.tokenIntrospection(config, refresh)).toEqual({ active: false });
     expect(await client.tokenIntrospection(config, access)).toEqual({ active: false });
     await expect(client.refreshTokenGrant(config, refresh)).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
+  });
+
+  it('scopes: discovery lists them; client credentials and the authorization code get what they ask for, refresh keeps it, introspection says it', async () => {
+    const registered = await connect().createClient({ scopes: 'payments:read payments:write profile' });
+    const config = await discover(connect(), registered);
+    expect(config.serverMetadata().scopes_supported).toEqual([...SCOPES_SUPPORTED]);
+
+    expect((await client.clientCredentialsGrant(config)).scope).toBe('payments:read payments:write profile');
+    const scoped = await client.clientCredentialsGrant(config, { scope: 'payments:read' });
+    expect(scoped.scope).toBe('payments:read');
+    expect(await client.tokenIntrospection(config, scoped.access_token)).toMatchObject({ active: true, scope: 'payments:read' });
+
+    const { tokens, refresh } = await linkCustomer(connect(), config, registered, 'profile payments:write');
+    expect(tokens.scope).toBe('profile payments:write');
+    expect(await client.tokenIntrospection(config, tokens.access_token)).toMatchObject({ active: true, scope: 'profile payments:write' });
+    expect((await client.refreshTokenGrant(config, refresh)).scope).toBe('profile payments:write');
+    // RFC 6749 §6: a narrower scope for the new access token.
+    expect((await client.refreshTokenGrant(config, refresh, { scope: 'profile' })).scope).toBe('profile');
+  });
+
+  it('invalid_scope: at /token as a ResponseBodyError, from /authorize as an AuthorizationResponseError', async () => {
+    const registered = await connect().createClient({ scopes: 'profile' });
+    const config = await discover(connect(), registered);
+    await expect(client.clientCredentialsGrant(config, { scope: 'admin' })).rejects.toMatchObject({ error: 'invalid_scope', status: 400 });
+    const { callback, checks } = await authorize(connect(), config, registered, 'admin');
+    const error = await client.authorizationCodeGrant(config, callback, checks).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(client.AuthorizationResponseError);
+    expect(error).toMatchObject({ error: 'invalid_scope' });
   });
 
   it('a wrong secret (Basic or post): 401 with the Basic challenge, which the library parses', async () => {

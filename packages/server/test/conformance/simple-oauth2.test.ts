@@ -56,6 +56,15 @@ async function linkCustomer(connect: RunningConnect, registered: ConformanceClie
 describe('simple-oauth2', () => {
   const connect = sharedConnect();
 
+  it('client credentials with scope (a list, joined by the library): the scope granted in the token; one the client lacks: invalid_scope', async () => {
+    const registered = await connect().createClient({ scopes: 'payments:read payments:write profile' });
+    const client = new ClientCredentials(options(connect(), registered));
+    expect((await client.getToken({ scope: ['payments:read', 'profile'] })).token.scope).toBe('payments:read profile');
+    expect((await client.getToken({})).token.scope).toBe('payments:read payments:write profile');
+    const refused = (await client.getToken({ scope: 'admin' }).catch((e: unknown) => e)) as LibraryError;
+    expect({ status: refused.output.statusCode, payload: refused.data.payload }).toMatchObject({ status: 400, payload: { error: 'invalid_scope' } });
+  });
+
   it.each(['header', 'body'] as const)('client credentials, authorizationMethod %s', async (method) => {
     const registered = await connect().createClient();
     const token = await new ClientCredentials(options(connect(), registered, method)).getToken({});

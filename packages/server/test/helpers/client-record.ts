@@ -16,6 +16,7 @@ export function clientRecord(overrides: Partial<Client> = {}): Client {
     redirectUri: 'https://acme.example/cb',
     grants: ['client_credentials', 'authorization_code'],
     requirePkce: false,
+    scopes: [],
     status: 'active',
     createdAt: CLIENT_CREATED_AT,
     updatedAt: CLIENT_CREATED_AT,

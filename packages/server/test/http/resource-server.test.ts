@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../src/compose/resource-server.js';
-import { InvalidToken } from '../../src/core/errors.js';
+import { InsufficientScope, InvalidToken } from '../../src/core/errors.js';
 import { Browser, exchangeCode, logIn } from './customer-flow.js';
 import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../helpers/build.js';
 import { fixedClock } from '../../src/core/clock.js';
@@ -70,7 +70,12 @@ describe('openCustomerAccessCheck', () => {
     await expect(check.verify(tokens.access_token)).rejects.toThrow(/replaced or revoked/);
     await expect(check.verify(refreshed.json<{ access_token: string }>().access_token)).resolves.toMatchObject({
       profileId: demo.customer.profileId,
+      scopes: [],
     });
+    // The demo client has no scopes: a check requiring one refuses its token as insufficient, not invalid.
+    await expect(check.verify(refreshed.json<{ access_token: string }>().access_token, { scopes: ['profile'] })).rejects.toSatisfy(
+      (error) => error instanceof InsufficientScope && error.status === 403 && error.scope === 'profile',
+    );
   });
 
   it('needs CONNECT_AUTH_URL to know the issuer', async () => {

@@ -116,7 +116,7 @@ describe('POST /token, grant_type=client_credentials', () => {
     const client = await t.createClient();
     const res = await postToken(t.app, {
       authorization: basicAuth(client.id, client.secret),
-      body: 'grant_type=client_credentials&scope=anything&__proto__=x&constructor=y&toString=z&hasOwnProperty=w',
+      body: 'grant_type=client_credentials&nonce=anything&__proto__=x&constructor=y&toString=z&hasOwnProperty=w',
     });
     expect(res.statusCode).toBe(200);
   });

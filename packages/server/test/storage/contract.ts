@@ -72,6 +72,7 @@ function authorizationRequest(overrides: Partial<AuthorizationRequestRecord> = {
     status: 'pending',
     profileId: null,
     uiLocale: 'fil',
+    scopes: ['payments:read', 'profile'],
     ...overrides,
   };
 }
@@ -120,6 +121,7 @@ function authorizationCode(overrides: Partial<AuthorizationCodeRecord> = {}): Au
     createdAt: T,
     expiresAt: T + 300,
     consumedAt: null,
+    scopes: ['payments:read', 'profile'],
     ...overrides,
   };
 }
@@ -170,9 +172,20 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
     describe('clients', () => {
       it('stores and finds a client with every field intact', async () => {
-        const c = client({ grants: ['client_credentials', 'authorization_code', 'refresh_token'], requirePkce: true });
+        const c = client({ grants: ['client_credentials', 'authorization_code', 'refresh_token'], requirePkce: true, scopes: ['payments:read', 'https://api.example/x', '!#[]~'] });
         await storage.clients.insertClient(c);
         expect(await storage.clients.findClient(c.id)).toEqual(c);
+      });
+
+      it('keeps a client\'s scopes in their order, changes them on update, and keeps none as []', async () => {
+        await storage.clients.insertClient(client());
+        expect((await storage.clients.findClient('cid_sandbox_contract'))?.scopes).toEqual([]);
+        const scopes = ['profile', 'payments:write', 'payments:read'];
+        expect(await storage.clients.updateClient('cid_sandbox_contract', { scopes }, T + 1)).toEqual(client({ scopes, updatedAt: T + 1 }));
+        expect((await storage.clients.listClients())[0]?.scopes).toEqual(scopes);
+        expect(await storage.clients.updateClient('cid_sandbox_contract', { grants: ['client_credentials'] }, T + 2)).toMatchObject({ scopes });
+        expect((await storage.clients.updateClient('cid_sandbox_contract', { scopes: [] }, T + 3)).scopes).toEqual([]);
+        expect((await storage.clients.findClient('cid_sandbox_contract'))?.scopes).toEqual([]);
       });
 
       it('stores and finds a resource server: its kind, no redirect URI and no grant', async () => {

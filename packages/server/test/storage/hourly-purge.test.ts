@@ -26,6 +26,7 @@ async function expiredCodes(storage: Storage, count: number): Promise<void> {
       createdAt: T,
       expiresAt: T + 300,
       consumedAt: null,
+      scopes: [],
     });
   }
 }

@@ -45,7 +45,7 @@ const ENTRY: OtpEntry = {
   endSessionHash: null,
   session: { idHash: 'session-new', profileId: PROFILE, createdAt: T + 10, lastSeenAt: T + 10, expiresAt: T + 3600, endedAt: null },
   consent: { profileId: PROFILE, clientId: 'cid_sandbox_acme', approvedAt: T + 10 },
-  code: { codeHash: 'code-new', clientId: 'cid_sandbox_acme', redirectUri: 'https://acme.example/cb', profileId: PROFILE, codeChallenge: null, createdAt: T + 10, expiresAt: T + 70, consumedAt: null },
+  code: { codeHash: 'code-new', clientId: 'cid_sandbox_acme', redirectUri: 'https://acme.example/cb', profileId: PROFILE, codeChallenge: null, createdAt: T + 10, expiresAt: T + 70, consumedAt: null, scopes: [] },
 };
 
 /** Waits until `count` statements of the database wait for a lock. */
@@ -88,6 +88,7 @@ describe('the lock order of a login on PostgreSQL', () => {
       expiresAt: T + 900,
       completedAt: null,
       uiLocale: null,
+      scopes: [],
       status: 'otp_sent',
       profileId: PROFILE,
     });

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import Fastify from 'fastify';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { conformantDescription, ERROR_DESCRIPTION_PATTERN, InvalidClient, InvalidRequest, InvalidToken, parameterLabel } from '../../src/core/errors.js';
+import { conformantDescription, ERROR_DESCRIPTION_PATTERN, InsufficientScope, InvalidClient, InvalidRequest, InvalidToken, parameterLabel } from '../../src/core/errors.js';
 import { registerErrorHandling } from '../../src/http/plugins/oauth-errors.js';
 
 /**
@@ -47,6 +47,8 @@ const ALLOWED_INTERPOLATIONS: Readonly<Record<string, readonly string[]>> = {
  * is written (a `fail` call, the `description` of a table entry).
  */
 const PASSED_ON: Readonly<Record<string, readonly string[]>> = {
+  // The description of an InvalidScope from core/scopes.ts, sent back to the redirect URI.
+  'core/authorize/authorization-request.ts': ['error.description'],
   'core/journey/start.ts': ['description', 'check.description'],
   'http/plugins/oauth-errors.ts': ['known.description'],
 };
@@ -202,13 +204,22 @@ describe('error descriptions', () => {
     app.get('/token', async () => {
       throw new InvalidToken(hostile);
     });
+    app.get('/scope', async () => {
+      throw new InsufficientScope(hostile, 'payments:write profile');
+    });
     try {
-      for (const url of ['/request', '/client', '/token']) {
+      for (const url of ['/request', '/client', '/token', '/scope']) {
         const res = await app.inject({ method: 'GET', url });
         const description = res.json<{ error_description: string }>().error_description;
         expect(description).toBe("bad 'value' / caf?");
         if (url === '/client') expect(res.headers['www-authenticate']).toBe('Basic realm="connect"');
         if (url === '/token') expect(res.headers['www-authenticate']).toBe(`Bearer error="invalid_token", error_description="${description}"`);
+        if (url === '/scope') {
+          // RFC 6750 §3.1: 403, and the challenge names the scopes the request needs.
+          expect(res.statusCode).toBe(403);
+          expect(res.json()).toMatchObject({ error: 'insufficient_scope' });
+          expect(res.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="payments:write profile"');
+        }
       }
     } finally {
       await app.close();

@@ -28,12 +28,13 @@ export interface ClientsOptions {
   readonly resourceServer?: boolean | undefined;
   readonly recipientEmail?: string | undefined;
   readonly recipientKey?: string | undefined;
+  readonly scopes?: string | undefined;
   readonly out?: string | undefined;
   readonly grace?: string | undefined;
 }
 
 /** The command-line spelling of each option that a resource server does not take. */
-const CONSUMER_ONLY = { redirectUri: '--redirect-uri', grants: '--grants', requirePkce: '--require-pkce' } as const;
+const CONSUMER_ONLY = { redirectUri: '--redirect-uri', grants: '--grants', requirePkce: '--require-pkce', scopes: '--scopes' } as const;
 
 function adminDeps(runtime: Runtime) {
   return { clients: runtime.storage.clients, hasher: runtime.hasher, clock: runtime.clock, environment: runtime.config.environment };
@@ -103,6 +104,7 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
             redirectUri: options.redirectUri as string,
             grants: splitGrants(options.grants),
             requirePkce: options.requirePkce ?? false,
+            scopes: options.scopes,
           },
           deps,
         );
@@ -111,21 +113,31 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
       {
         type: 'client.created',
         subject: registered.client.id,
-        details: { name: registered.client.name, delivered_to: recipient?.email ?? null, ...kindField(registered.client) },
+        details: {
+          name: registered.client.name,
+          delivered_to: recipient?.email ?? null,
+          ...kindField(registered.client),
+          ...(registered.client.scopes.length > 0 ? { scopes: registered.client.scopes.join(' ') } : {}),
+        },
       },
       tx,
     );
     return registered;
   });
-  // A consumer's answer has exactly the documented fields; a resource server's says what it is.
-  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, environment };
+  // A consumer's answer has exactly the documented fields, and its scopes when it has some; a resource server's says what it is.
+  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, ...scopesField(client), environment };
   const rows = (secret: string | undefined): Array<readonly [string, string]> => [
     ['client ID', client.id],
     ...(secret === undefined ? [] : [['client secret', secret] as const]),
     ['name', client.name],
     ...(client.kind === 'resource_server'
       ? [['kind', 'resource server: checks tokens at /introspect, obtains none'] as const]
-      : [['redirect URI', client.redirectUri ?? '-'] as const, ['grants', client.grants.join(', ')] as const, ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const]),
+      : [
+          ['redirect URI', client.redirectUri ?? '-'] as const,
+          ['grants', client.grants.join(', ')] as const,
+          ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const,
+          ['scopes', scopesText(client.scopes)] as const,
+        ]),
     ['environment', environment],
   ];
   if (recipient) {
@@ -146,13 +158,25 @@ function kindField(client: Client): { kind?: 'resource_server' } {
   return client.kind === 'resource_server' ? { kind: 'resource_server' } : {};
 }
 
+/** `{ scopes }` for a client that has scopes, nothing otherwise (the documented fields of `clients create` stay as they are). */
+function scopesField(client: Client): { scopes?: string[] } {
+  return client.scopes.length > 0 ? { scopes: [...client.scopes] } : {};
+}
+
+/** Scopes for people: space-separated, as `--scopes` takes them, or `-` for none. */
+function scopesText(scopes: readonly string[]): string {
+  return scopes.length > 0 ? scopes.join(' ') : '-';
+}
+
 /** `clients list`. */
 export async function listClients(runtime: Runtime): Promise<CommandResult> {
   const clients = (await runtime.storage.clients.listClients()).map((c) => clientView(c, runtime.config.environment));
   const text =
     clients.length === 0
       ? `no clients in the ${runtime.config.environment} environment\n`
-      : clients.map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]`}`).join('\n') + '\n';
+      : clients
+          .map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`)
+          .join('\n') + '\n';
   return { json: clients, text };
 }
 
@@ -161,10 +185,10 @@ export async function showClient(runtime: Runtime, id: string | undefined): Prom
   return describe(runtime, await findOrFail(runtime, id));
 }
 
-/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce]`. */
+/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"]`. */
 export async function updateClient(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
   await findOrFail(runtime, id);
-  const changes = { redirectUri: options.redirectUri, grants: splitGrants(options.grants), requirePkce: options.requirePkce };
+  const changes = { redirectUri: options.redirectUri, grants: splitGrants(options.grants), requirePkce: options.requirePkce, scopes: options.scopes };
   const client = await runtime.storage.transaction(async (tx) => {
     const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
     await recordAdminAction(
@@ -172,7 +196,7 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
       {
         type: 'client.updated',
         subject: updated.id,
-        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce },
+        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce, scopes: updated.scopes.join(' ') },
       },
       tx,
     );
@@ -310,6 +334,7 @@ function fileContent(runtime: Runtime, client: Client, clientSecret: string): Cr
     baseUrl: config.baseUrl ?? authUrl,
     redirectUri: client.redirectUri,
     ...kindField(client),
+    ...scopesField(client),
     issuedAt: isoTime(runtime.clock.nowSeconds()),
   };
 }
@@ -326,6 +351,7 @@ function describe(runtime: Runtime, client: Client): CommandResult {
       ['redirect URI', view.redirectUri ?? '-'],
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
+      ['scopes', scopesText(view.scopes)],
       ['environment', view.environment],
       ['created', view.createdAt],
       ['updated', view.updatedAt],

@@ -42,6 +42,8 @@ export function clientView(client: Client, environment: Environment) {
     redirectUri: client.redirectUri,
     grants: [...client.grants],
     requirePkce: client.requirePkce,
+    /** The scopes it is registered with (docs/tokens.md, "Scopes"); `[]`: none. */
+    scopes: [...client.scopes],
     status: client.status,
     environment,
     createdAt: isoTime(client.createdAt),

@@ -1,6 +1,7 @@
 import type { Client } from '../clients/client.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
-import { parameterLabel } from '../errors.js';
+import { InvalidScope, parameterLabel } from '../errors.js';
+import { grantScope } from '../scopes.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
 
 /** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
@@ -15,6 +16,8 @@ export interface ValidAuthorizationRequest {
   /** `user_id` in E.164, when given. */
   readonly loginHint: string | null;
   readonly prompt: Prompt | null;
+  /** The scopes granted: those `scope` names, or every scope of the client when it names none. */
+  readonly scopes: readonly string[];
 }
 
 /**
@@ -143,6 +146,15 @@ export async function checkAuthorizationRequest(
     return fail('invalid_request', 'this client must use PKCE: code_challenge with code_challenge_method=S256');
   }
 
+  // RFC 6749 §3.3, §4.1.2.1: without scope, every scope of the client; otherwise only scopes it has.
+  let scopes: readonly string[];
+  try {
+    scopes = grantScope(single('scope') as string | undefined, client.scopes);
+  } catch (error) {
+    if (error instanceof InvalidScope) return fail(error.error, error.description);
+    throw error;
+  }
+
   return {
     kind: 'valid',
     request: {
@@ -152,6 +164,7 @@ export async function checkAuthorizationRequest(
       codeChallenge: challenge ?? null,
       loginHint: mobile?.e164 ?? null,
       prompt: (prompt as Prompt | undefined) ?? null,
+      scopes,
     },
   };
 }

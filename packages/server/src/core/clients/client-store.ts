@@ -12,6 +12,7 @@ export interface ClientPatch {
   redirectUri?: string;
   grants?: readonly GrantType[];
   requirePkce?: boolean;
+  scopes?: readonly string[];
   status?: ClientStatus;
   secretHash?: string;
   previousSecretHash?: string | null;

@@ -47,6 +47,13 @@ export interface Client {
   /** Always empty for a resource server. */
   readonly grants: readonly GrantType[];
   readonly requirePkce: boolean;
+  /**
+   * The scopes the client is registered with (RFC 6749 §3.3; docs/tokens.md,
+   * "Scopes"): distinct scope tokens, at most 20 of at most 64 characters;
+   * empty for none. Every token it obtains carries a subset of them; a
+   * request without `scope` gets them all.
+   */
+  readonly scopes: readonly string[];
   readonly status: ClientStatus;
   readonly createdAt: number;
   readonly updatedAt: number;

@@ -6,6 +6,7 @@ import type { Client, GrantType } from './client.js';
 import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
 import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
 import { redirectUriProblem } from './redirect-uri.js';
+import { scopeListProblem, splitScope } from '../scopes.js';
 
 /** Invalid input to a client administration command; the message is shown to the operator. */
 export class ClientValidationError extends Error {
@@ -39,13 +40,15 @@ export interface RegisterClientInput {
   readonly redirectUri: string;
   readonly grants?: readonly string[] | undefined;
   readonly requirePkce?: boolean | undefined;
+  /** The scopes, space-separated (`--scopes "a b"`); default none. */
+  readonly scopes?: string | undefined;
 }
 
 /**
  * Registers a client: a fresh ID and 256-bit secret; only the keyed hash of
  * the secret is stored.
  *
- * @throws ClientValidationError on a bad name, redirect URI or grant list.
+ * @throws ClientValidationError on a bad name, redirect URI, grant list or scope list.
  */
 export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<RegisteredClient> {
   return insertNewClient(
@@ -55,6 +58,7 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
       redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
       grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
       requirePkce: input.requirePkce ?? false,
+      scopes: validateScopes(input.scopes ?? ''),
     },
     deps,
   );
@@ -69,12 +73,15 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
  * @throws ClientValidationError on a bad name.
  */
 export async function registerResourceServer(input: { readonly name: string }, deps: ClientAdminDeps): Promise<RegisteredClient> {
-  return insertNewClient({ name: validateName(input.name), kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false }, deps);
+  return insertNewClient(
+    { name: validateName(input.name), kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false, scopes: [] },
+    deps,
+  );
 }
 
 /** Stores a new active client of (validated) `settings` under a fresh ID and 256-bit secret, of which only the keyed hash is kept. */
 async function insertNewClient(
-  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce'>,
+  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce' | 'scopes'>,
   deps: ClientAdminDeps,
 ): Promise<RegisteredClient> {
   const now = deps.clock.nowSeconds();
@@ -120,26 +127,35 @@ export async function rotateClientSecret(id: string, graceSeconds: number, deps:
 }
 
 /**
- * Changes a client's redirect URI and/or grants, validated as at
- * registration. A resource server has neither, and keeps it that way.
+ * Changes a client's redirect URI, grants, PKCE setting and/or scopes,
+ * validated as at registration. A resource server has none of them, and
+ * keeps it that way. New scopes apply to tokens issued from then on; a
+ * token session keeps no scope the client has lost (docs/tokens.md, "Scopes").
  *
  * @throws NotFound when there is no such client.
  */
 export async function updateClientSettings(
   id: string,
-  changes: { redirectUri?: string | undefined; grants?: readonly string[] | undefined; requirePkce?: boolean | undefined },
+  changes: {
+    redirectUri?: string | undefined;
+    grants?: readonly string[] | undefined;
+    requirePkce?: boolean | undefined;
+    /** Space-separated; `''` removes every scope. */
+    scopes?: string | undefined;
+  },
   deps: ClientAdminDeps,
 ): Promise<Client> {
   const current = await deps.clients.findClient(id);
   if (!current) throw new NotFound(`no client ${id}`);
   if (current.kind === 'resource_server') {
-    throw new ClientValidationError('a resource server has no redirect URI, grants or PKCE setting: it obtains no token (register a client for that)');
+    throw new ClientValidationError('a resource server has no redirect URI, grants, PKCE setting or scopes: it obtains no token (register a client for that)');
   }
   const patch: ClientPatch = {};
   if (changes.redirectUri !== undefined) patch.redirectUri = validateRedirectUri(changes.redirectUri, deps.environment);
   if (changes.grants !== undefined) patch.grants = validateGrants(changes.grants);
   if (changes.requirePkce !== undefined) patch.requirePkce = changes.requirePkce;
-  if (Object.keys(patch).length === 0) throw new ClientValidationError('nothing to update: give --redirect-uri, --grants or --require-pkce');
+  if (changes.scopes !== undefined) patch.scopes = validateScopes(changes.scopes);
+  if (Object.keys(patch).length === 0) throw new ClientValidationError('nothing to update: give --redirect-uri, --grants, --require-pkce or --scopes');
   return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
 }
 
@@ -162,6 +178,21 @@ export function validateRedirectUri(value: string, environment: Environment): st
   const problem = redirectUriProblem(value, environment);
   if (problem) throw new ClientValidationError(problem);
   return value;
+}
+
+/**
+ * The scopes of a space-separated list (RFC 6749 §3.3), each once, in the
+ * order given: at most 20, each at most 64 characters of printable ASCII
+ * without `"` or `\`. Any whitespace separates; `''` is none.
+ *
+ * @throws ClientValidationError naming what is wrong.
+ */
+export function validateScopes(value: string): string[] {
+  // Tabs and newlines separate too, as a shell would; anything else is checked as part of a scope.
+  const scopes = splitScope(value.replace(/[\t\n\r]/g, ' '));
+  const problem = scopeListProblem(scopes);
+  if (problem) throw new ClientValidationError(`--scopes: ${problem}`);
+  return scopes;
 }
 
 function validateGrants(grants: readonly string[]): GrantType[] {

@@ -2,6 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
+import { grantScope, keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
@@ -25,6 +26,16 @@ export interface RefreshedTokens {
   /** The token session, and the `jti` of its new access token: what a later replay re-checks. */
   readonly sid: string;
   readonly accessJti: string;
+  /** The scopes of the new access token (docs/tokens.md, "Scopes"). */
+  readonly scopes: readonly string[];
+}
+
+/** What a refresh request says besides its refresh token. */
+export interface RefreshOptions {
+  /** RFC 6749 §6: a narrower scope for the new access token; absent: the session's. */
+  readonly scope?: string | undefined;
+  /** The ID of the request this is part of, recorded with the audit event of a revoked token's use. */
+  readonly correlationId?: string | undefined;
 }
 
 /** A refresh whose new access token is minted but not yet the session's: `apply()` makes it so. */
@@ -43,17 +54,18 @@ export interface PreparedRefresh {
  * session (RFC 6749 §6; docs/tokens.md, "Refresh"). The previous access
  * token of the session stops being accepted at once; the refresh token
  * stays valid until its own expiry. Expired, revoked, unknown or another client's refresh tokens get
- * `invalid_grant`. One statement when it succeeds (docs/operator-guide.md,
- * "Database round trips").
+ * `invalid_grant`. The new access token has the session's scopes, less any
+ * the client is no longer registered for, or the narrower `scope` asked
+ * for (a scope beyond the session's: `invalid_scope`). One statement when
+ * it succeeds (docs/operator-guide.md, "Database round trips").
  */
 export async function refreshCustomerToken(
   refreshToken: string | undefined,
   client: Client,
   deps: RefreshDeps,
-  /** The ID of the request this is part of, recorded with the audit event of a revoked token's use. */
-  correlationId?: string,
+  options: RefreshOptions = {},
 ): Promise<RefreshedTokens> {
-  const prepared = await prepareRefresh(refreshToken, client, deps, correlationId);
+  const prepared = await prepareRefresh(refreshToken, client, deps, options);
   await prepared.apply();
   return prepared.refreshed;
 }
@@ -68,16 +80,20 @@ export async function prepareRefresh(
   refreshToken: string | undefined,
   client: Client,
   deps: RefreshDeps,
-  correlationId?: string,
+  options: RefreshOptions = {},
 ): Promise<PreparedRefresh> {
+  const { correlationId } = options;
   if (refreshToken === undefined || refreshToken === '') throw new InvalidRequest('refresh_token is required');
   const claims = await verifyRefreshToken(refreshToken, deps);
   if (!claims) throw new InvalidGrant('refresh token is invalid or expired');
   if (claims.clientId !== client.id) throw new InvalidGrant('refresh token was issued to another client');
+  // RFC 6749 §6: at most the scope the session was granted (the refresh token carries it),
+  // and never a scope the client has lost since.
+  const scopes = grantScope(options.scope, keepScopes(claims.scopes, client.scopes), 'session');
 
   const now = deps.clock.nowSeconds();
   // A refresh token's subject and session are those of its token session, minted together.
-  const access = await mintCustomerAccessToken({ profileId: claims.sub, clientId: client.id, sid: claims.sid }, deps);
+  const access = await mintCustomerAccessToken({ profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes }, deps);
   return {
     refreshed: {
       accessToken: access.token,
@@ -86,6 +102,7 @@ export async function prepareRefresh(
       expiresAt: access.expiresAt,
       sid: claims.sid,
       accessJti: access.jti,
+      scopes,
     },
     async apply() {
       const replaced = await deps.tokenSessions.replaceAccessToken(claims.sid, {

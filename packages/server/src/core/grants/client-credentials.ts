@@ -1,3 +1,4 @@
+import { grantScope } from '../scopes.js';
 import { issueClientAccessToken, type ClientAccessTokenDeps } from '../tokens/client-access-token.js';
 import type { GrantHandler } from './grant.js';
 
@@ -6,14 +7,17 @@ export type ClientCredentialsDeps = ClientAccessTokenDeps;
 
 /**
  * RFC 6749 §4.4: the client authenticated and is allowed this grant, so it
- * gets an access token for itself. No refresh token is issued (§4.4.3).
+ * gets an access token for itself, with the scopes it asked for (all of
+ * its registered ones when it named none; docs/tokens.md, "Scopes"). No
+ * refresh token is issued (§4.4.3).
  */
 export const clientCredentialsGrant: GrantHandler<ClientCredentialsDeps> = {
   grantType: 'client_credentials',
-  // RFC 6749 §4.4.2: scope is optional; Connect defines no scopes and ignores it.
+  // RFC 6749 §4.4.2: scope is optional.
   parameters: ['scope'],
   async handle(request, deps) {
-    const issued = await issueClientAccessToken(request.client, deps);
-    return { accessToken: issued.token, tokenType: 'Bearer', expiresIn: issued.expiresIn };
+    const scopes = grantScope(request.params.scope, request.client.scopes);
+    const issued = await issueClientAccessToken(request.client, deps, scopes);
+    return { accessToken: issued.token, tokenType: 'Bearer', expiresIn: issued.expiresIn, scopes };
   },
 };

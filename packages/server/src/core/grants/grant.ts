@@ -17,6 +17,8 @@ export interface TokenResult {
   /** Lifetime of the access token in seconds. */
   readonly expiresIn: number;
   readonly refreshToken?: string;
+  /** The scopes the access token was granted (RFC 6749 §5.1 `scope`, sent when there are any). */
+  readonly scopes: readonly string[];
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Customer } from '../customers/customer.js';
 import { parseMobile } from '../customers/mobile.js';
 import { conformantDescription, InvalidGrant, InvalidRequest } from '../errors.js';
 import type { Lifetimes } from '../lifetimes.js';
+import { keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, mintRefreshToken, type CustomerTokenDeps, type MintedToken } from '../tokens/customer-tokens.js';
 import { NO_REFRESH_TOKEN } from '../tokens/records.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
@@ -25,6 +26,8 @@ export interface CodeRequest {
   readonly redirectUri: string;
   readonly state: string | null;
   readonly codeChallenge: string | null;
+  /** The scopes granted to the request. */
+  readonly scopes: readonly string[];
 }
 
 /**
@@ -48,7 +51,7 @@ export async function issueCode(
  * redirect that carries it: `code`, `state`, `userId` (masked mobile),
  * `profileId` and `iss` (RFC 9207). The code carries 256 random bits and is
  * stored only as its SHA-256, bound to the client, redirect URI, customer
- * and PKCE challenge.
+ * and PKCE challenge, with the scopes granted to the request.
  */
 export function newCode(
   request: CodeRequest,
@@ -66,6 +69,7 @@ export function newCode(
     createdAt: now,
     expiresAt: now + deps.lifetimes.codeSeconds,
     consumedAt: null,
+    scopes: request.scopes,
   };
   const location = buildRedirect(request.redirectUri, {
     code,
@@ -107,6 +111,8 @@ export interface RedeemCodeDeps extends CustomerTokenDeps {
 export interface RedeemedCode {
   readonly accessToken: MintedToken;
   readonly refreshToken?: MintedToken;
+  /** The scopes of the token session. */
+  readonly scopes: readonly string[];
 }
 
 /**
@@ -115,7 +121,8 @@ export interface RedeemedCode {
  * mints a customer access token (JWE) and, for a client with the
  * `refresh_token` grant only, a refresh token (JWT), and records their
  * token session. A session without a refresh token ends with its access
- * token (docs/tokens.md, "Refresh").
+ * token (docs/tokens.md, "Refresh"). Both tokens carry the scopes granted
+ * at `/authorize`, less any the client has lost since (docs/tokens.md, "Scopes").
  *
  * Two statements when it succeeds (docs/operator-guide.md, "Database round
  * trips"), each atomic on its own:
@@ -150,7 +157,8 @@ export async function redeemCode(
   if (!record) throw await whyNotRedeemed(codeHash, input, client, now, deps);
 
   const sid = randomBytes(16).toString('base64url');
-  const subject = { profileId: record.profileId, clientId: client.id, sid };
+  const scopes = keepScopes(record.scopes, client.scopes);
+  const subject = { profileId: record.profileId, clientId: client.id, sid, scopes };
   // A refresh token is issued only to a client that may use it.
   const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
   const access = await mintCustomerAccessToken(subject, deps);
@@ -175,7 +183,7 @@ export async function redeemCode(
     const replayed = (await deps.codes.findAuthorizationCode(codeHash))?.expiresAt === REPLAYED_CODE_EXPIRY;
     throw new InvalidGrant(replayed ? ALREADY_USED : 'the authorization code was ended: the customer or the client can no longer sign in with it');
   }
-  return refresh ? { accessToken: access, refreshToken: refresh } : { accessToken: access };
+  return refresh ? { accessToken: access, refreshToken: refresh, scopes } : { accessToken: access, scopes };
 }
 
 /**

@@ -27,6 +27,8 @@ export interface AuthorizationRequestRecord {
   readonly profileId: string | null;
   /** The language the request's `ui_locales` chose for every page of the journey; `null`: the browser's `Accept-Language` decides. */
   readonly uiLocale: UiLocale | null;
+  /** The scopes granted to the request (its `scope`, or all the client's), carried to its code (docs/tokens.md, "Scopes"). */
+  readonly scopes: readonly string[];
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */
@@ -52,6 +54,8 @@ export interface AuthorizationCodeRecord {
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly consumedAt: number | null;
+  /** The scopes granted at `/authorize`, which the code's token session gets. */
+  readonly scopes: readonly string[];
 }
 
 /** A customer's approval of one client: its sessions then sign in to that client silently. */

@@ -81,10 +81,11 @@ async function begin(
     status,
     profileId,
     uiLocale: pickUiLocale(start.query.ui_locales),
+    scopes: request.scopes,
   });
   return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
 }
 
 function codeRequest(request: ValidAuthorizationRequest) {
-  return { clientId: request.client.id, redirectUri: request.redirectUri, state: request.state, codeChallenge: request.codeChallenge };
+  return { clientId: request.client.id, redirectUri: request.redirectUri, state: request.state, codeChallenge: request.codeChallenge, scopes: request.scopes };
 }

@@ -1,7 +1,8 @@
 import { createChangeCache } from '../changes/change-cache.js';
 import type { ChangeFeed } from '../changes/change-feed.js';
 import type { Clock } from '../clock.js';
-import { InvalidToken } from '../errors.js';
+import { InsufficientScope, InvalidToken } from '../errors.js';
+import { formatScope, missingScopes, SCOPE_TOKEN_PATTERN } from '../scopes.js';
 import type { TokenSessionRecord } from './records.js';
 import type { TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, type CustomerTokenClaims, type TokenVerifyDeps } from './verify-tokens.js';
@@ -22,6 +23,42 @@ export interface CustomerAccess {
   readonly jti: string;
   /** Expiry, epoch seconds. */
   readonly expiresAt: number;
+  /** The scopes the token was granted (docs/tokens.md, "Scopes"); empty for none. */
+  readonly scopes: readonly string[];
+}
+
+/** What one check requires of a token besides being valid. */
+export interface CustomerAccessRequirements {
+  /**
+   * Scopes the token must all have (RFC 6750 §3.1). A token lacking one
+   * is refused with `InsufficientScope` (403), after it was found valid.
+   */
+  readonly scopes?: readonly string[] | undefined;
+}
+
+/**
+ * Checks the scopes a resource server requires: each a scope token (RFC
+ * 6749 §3.3), so that it can be named in a `WWW-Authenticate` challenge.
+ *
+ * @throws TypeError for a malformed required scope (a programming mistake, never the caller's).
+ */
+export function checkRequiredScopes(scopes: readonly string[]): readonly string[] {
+  for (const scope of scopes) {
+    if (typeof scope !== 'string' || !SCOPE_TOKEN_PATTERN.test(scope)) throw new TypeError('a required scope must be a scope token (RFC 6749 section 3.3)');
+  }
+  return scopes;
+}
+
+/**
+ * Refuses `access` when it lacks one of `required` (RFC 6750 §3.1): 403
+ * `insufficient_scope`, naming every required scope in the challenge.
+ */
+export function requireScopes<T extends { readonly scopes: readonly string[] }>(access: T, required: readonly string[] | undefined): T {
+  if (required === undefined || required.length === 0) return access;
+  if (missingScopes(access.scopes, checkRequiredScopes(required)).length > 0) {
+    throw new InsufficientScope('the access token lacks a scope this request needs', formatScope(required));
+  }
+  return access;
 }
 
 const MAX_CACHED_SESSIONS = 100_000;
@@ -36,9 +73,13 @@ const MAX_CACHED_SESSIONS = 100_000;
  * instance at once, on every other within a second), so while nothing
  * changes the check needs no database round trip (docs/resource-servers.md).
  *
+ * A check may require scopes: a valid token lacking one of them is refused
+ * with `InsufficientScope` (403; RFC 6750 §3.1).
+ *
  * @example
  * const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions, changes });
  * const access = await check.verify(bearerToken); // throws InvalidToken
+ * await check.verify(bearerToken, { scopes: ['payments:read'] }); // and InsufficientScope
  */
 export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
   type Held = { readonly session: TokenSessionRecord | undefined; readonly readAt: number };
@@ -56,8 +97,11 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
     session.profileId === claims.sub;
 
   return {
-    /** Checks a customer access token; throws `InvalidToken` when it is not acceptable. */
-    async verify(token: string | undefined): Promise<CustomerAccess> {
+    /**
+     * Checks a customer access token; throws `InvalidToken` when it is not
+     * acceptable, `InsufficientScope` when it lacks a required scope.
+     */
+    async verify(token: string | undefined, requirements: CustomerAccessRequirements = {}): Promise<CustomerAccess> {
       const claims: CustomerTokenClaims | undefined = token ? await decryptCustomerAccessToken(token, deps) : undefined;
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
       let held = await sessions.get(claims.sid, read(claims.sid));
@@ -71,7 +115,8 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
       }
       const session = held.session;
       if (!acceptable(session, claims)) throw new InvalidToken('the access token has been replaced or revoked');
-      return { profileId: claims.sub, clientId: claims.clientId, sid: claims.sid, jti: claims.jti, expiresAt: claims.exp };
+      const access = { profileId: claims.sub, clientId: claims.clientId, sid: claims.sid, jti: claims.jti, expiresAt: claims.exp, scopes: claims.scopes };
+      return requireScopes(access, requirements.scopes);
     },
     /** Stops listening to the change signal. */
     close(): void {

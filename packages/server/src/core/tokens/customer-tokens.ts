@@ -4,6 +4,7 @@ import { ENCRYPTION_ALG, ENCRYPTION_ENC, type ActiveEncryptionKey, type ActiveSi
 import { encryptJwt, signJwt } from './jwt.js';
 import type { PublicUrls } from './public-urls.js';
 import type { Lifetimes } from '../lifetimes.js';
+import { formatScope } from '../scopes.js';
 
 /** The `typ` of a refresh token, so it can never pass for an access token (RFC 8725 §3.11). */
 export const REFRESH_TOKEN_JWT_TYPE = 'rt+jwt';
@@ -22,6 +23,13 @@ export interface CustomerTokenSubject {
   readonly clientId: string;
   /** The token session. */
   readonly sid: string;
+  /** The scopes granted to the session (docs/tokens.md, "Scopes"); none when absent. */
+  readonly scopes?: readonly string[] | undefined;
+}
+
+/** The `scope` claim of a subject's tokens: present only when it was granted any (RFC 9068 §2.2.3). */
+function scopeClaim(subject: CustomerTokenSubject): { scope?: string } {
+  return subject.scopes !== undefined && subject.scopes.length > 0 ? { scope: formatScope(subject.scopes) } : {};
 }
 
 /** A minted token with its `jti` and expiry. */
@@ -35,8 +43,8 @@ export interface MintedToken {
 /**
  * Mints a customer access token: a compact JWE (`dir` + `A256GCM`), opaque to
  * the consumer, whose plaintext is a JWT with `iss`, `sub` (profile ID),
- * `aud` (base URL), `client_id`, `sid`, `jti`, `iat` and `exp`
- * (docs/tokens.md, "Claims"). `exp - iat` is exactly the configured lifetime.
+ * `aud` (base URL), `client_id`, `sid`, `jti`, `iat`, `exp` and, when the
+ * session was granted any, `scope` (docs/tokens.md, "Claims"). `exp - iat` is exactly the configured lifetime.
  */
 export async function mintCustomerAccessToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
   const now = deps.clock.nowSeconds();
@@ -44,7 +52,7 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
   const jti = randomUUID();
   const { kid, key } = deps.keys.encryptionKey();
   const token = await encryptJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject) },
     { alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' },
     key,
   );
@@ -54,7 +62,8 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
 /**
  * Mints a refresh token: a JWT signed with the active key, `typ` `rt+jwt`,
  * with `iss`, `sub`, `aud` (the auth URL: only Connect accepts it),
- * `client_id`, `sid`, `jti`, `iat` and `exp`. It is also checked against the
+ * `client_id`, `sid`, `jti`, `iat`, `exp` and the session's `scope`, which
+ * every access token it refreshes carries. It is also checked against the
  * stored token session, so it can be revoked.
  */
 export async function mintRefreshToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
@@ -63,7 +72,7 @@ export async function mintRefreshToken(subject: CustomerTokenSubject, deps: Cust
   const jti = randomUUID();
   const { kid, alg, key } = deps.keys.signingKey();
   const token = await signJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject) },
     { alg, typ: REFRESH_TOKEN_JWT_TYPE, kid },
     key,
   );

@@ -1,4 +1,5 @@
 import type { Client } from '../clients/client.js';
+import { formatScope } from '../scopes.js';
 import { clientTokenEnded } from './authenticate-bearer.js';
 import type { RevokedTokenStore, TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken, type TokenVerifyDeps } from './verify-tokens.js';
@@ -29,6 +30,8 @@ export type IntrospectionResponse =
       readonly exp: number;
       readonly jti: string;
       readonly sid?: string;
+      /** The token's scopes, space-separated; absent when it has none. */
+      readonly scope?: string;
     };
 
 /** A token Connect recognised, with what decides whether it is still good. */
@@ -80,7 +83,16 @@ export async function introspectToken(token: string | undefined, client: Client,
   const found = await identifyToken(token, deps);
   if (!found || !mayIntrospect(client, found)) return inactive;
   const { claims } = found;
-  const base = { client_id: claims.clientId, sub: claims.sub, iss: claims.iss, iat: claims.iat, exp: claims.exp, jti: claims.jti };
+  const base = {
+    client_id: claims.clientId,
+    sub: claims.sub,
+    iss: claims.iss,
+    iat: claims.iat,
+    exp: claims.exp,
+    jti: claims.jti,
+    // RFC 7662 §2.2: the token's scopes, space-separated, when it has any.
+    ...(claims.scopes.length > 0 ? { scope: formatScope(claims.scopes) } : {}),
+  };
 
   if (found.kind === 'client_access') {
     // The token's own client as it is now: the asking one, or (for a resource server) looked up.

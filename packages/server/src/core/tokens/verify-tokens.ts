@@ -4,6 +4,7 @@ import { ENCRYPTION_ALG, ENCRYPTION_ENC, SIGNING_ALG, type KeyRing } from '../ke
 import { ACCESS_TOKEN_JWT_TYPE } from './client-access-token.js';
 import { REFRESH_TOKEN_JWT_TYPE } from './customer-tokens.js';
 import type { PublicUrls } from './public-urls.js';
+import { splitScope } from '../scopes.js';
 
 /** What checking Connect's tokens needs. */
 export interface TokenVerifyDeps {
@@ -20,6 +21,8 @@ export interface TokenClaims {
   readonly jti: string;
   readonly iat: number;
   readonly exp: number;
+  /** The `scope` claim as a list; empty when the token has none. */
+  readonly scopes: readonly string[];
 }
 
 /** Claims of customer tokens: also the token session. */
@@ -107,10 +110,11 @@ async function verifySigned(token: string, typ: string, audience: string, deps: 
 }
 
 function claims(payload: JWTPayload): TokenClaims | undefined {
-  const { iss, sub, jti, iat, exp } = payload;
+  const { iss, sub, jti, iat, exp, scope } = payload;
   const clientId = payload.client_id;
   if (typeof clientId !== 'string' || !iss || !sub || !jti || iat === undefined || exp === undefined) return undefined;
-  return { iss, sub, clientId, jti, iat, exp };
+  if (scope !== undefined && typeof scope !== 'string') return undefined;
+  return { iss, sub, clientId, jti, iat, exp, scopes: scope === undefined ? [] : splitScope(scope) };
 }
 
 function customerClaims(payload: JWTPayload): CustomerTokenClaims | undefined {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import {
   conformantDescription,
+  InsufficientScope,
   InvalidClient,
   InvalidRequest,
   InvalidToken,
@@ -29,7 +30,8 @@ import { RequestTimedOut } from './request-deadline.js';
  * Every error response carries `Cache-Control: no-store`; every 401
  * carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2): `Basic
  * realm="connect"` for `invalid_client`, whatever method the client tried
- * or if it tried none, `Bearer` for `invalid_token`; 503s carry
+ * or if it tried none, `Bearer` for `invalid_token`; a 403
+ * `insufficient_scope` carries `Bearer` with the scopes needed; 503s carry
  * `Retry-After` (RFC 9110 §10.2.3). Every `error_description` is written in
  * the characters RFC 6749 §5.2 allows (`conformantDescription`).
  */
@@ -70,6 +72,8 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   if (error instanceof InvalidToken) {
     reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${description}"`);
   }
+  // RFC 6750 §3.1: the scopes the request needs, in the challenge (scope tokens hold no `"` or `\`).
+  if (error instanceof InsufficientScope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${error.scope}"`);
   return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: description });
 }
 

@@ -3,6 +3,7 @@ import { authenticateBearer, type BearerDeps } from '../../core/tokens/authentic
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
 import { checkReplayedTokens, prepareRefresh, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
+import { formatScope } from '../../core/scopes.js';
 import { hasControlCharacter } from '../plugins/control-characters.js';
 
 /** What `POST /tokens` needs. */
@@ -61,17 +62,19 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
     const { response } = await runIdempotently(
       { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
       async () => {
-        const { refreshed, apply } = await prepareRefresh(refreshTokenOf(body), client, deps.refresh, request.id);
+        const { refreshed, apply } = await prepareRefresh(refreshTokenOf(body), client, deps.refresh, { correlationId: request.id });
         // Stored with the answer (sealed), never sent: what a replay re-checks.
         const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
-        return { response: { accessToken, refreshToken, expiresAt, sid, accessJti }, apply };
+        const scope = refreshed.scopes.length > 0 ? { scope: formatScope(refreshed.scopes) } : {};
+        return { response: { accessToken, refreshToken, expiresAt, ...scope, sid, accessJti }, apply };
       },
       deps.idempotency,
       // A replay hands out the stored tokens only while they still stand.
       (stored, firstMayRun) => checkReplayedTokens(stored, client, deps.refresh, firstMayRun),
     );
-    const { accessToken, refreshToken, expiresAt } = response;
-    return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt });
+    const { accessToken, refreshToken, expiresAt, scope } = response;
+    // The scope of the new access token, when it has one (docs/consumer-guide.md, "Refreshing a customer's access token").
+    return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt, ...(scope === undefined ? {} : { scope }) });
   });
 }
 

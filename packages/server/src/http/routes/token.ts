@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { handleTokenRequest, type TokenEndpointDeps } from '../../core/grants/token-request.js';
 import { InvalidRequest } from '../../core/errors.js';
+import { formatScope } from '../../core/scopes.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 
 const tokenResponseSchema = {
@@ -10,6 +11,7 @@ const tokenResponseSchema = {
     token_type: { type: 'string' },
     expires_in: { type: 'integer' },
     refresh_token: { type: 'string' },
+    scope: { type: 'string' },
   },
   required: ['access_token', 'token_type', 'expires_in'],
 } as const;
@@ -33,6 +35,8 @@ export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps)
         token_type: result.tokenType,
         expires_in: result.expiresIn,
         refresh_token: result.refreshToken,
+        // RFC 6749 §5.1: the scope granted, whenever there is one (it may be less than asked for, e.g. on a refresh).
+        scope: result.scopes.length > 0 ? formatScope(result.scopes) : undefined,
       };
     },
   );

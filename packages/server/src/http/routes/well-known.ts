@@ -10,6 +10,8 @@ export interface WellKnownDeps {
   readonly grants: GrantRegistry;
   /** `CONNECT_JWKS_MAX_AGE`: how long verifiers may cache `jwks.json`. */
   readonly jwksMaxAgeSeconds: number;
+  /** `CONNECT_SCOPES_SUPPORTED`: the scopes listed as `scopes_supported`. */
+  readonly scopesSupported: readonly string[];
 }
 
 /** The well-known path of RFC 8414 metadata. */
@@ -57,6 +59,8 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     token_endpoint: `${issuer}/token`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     grant_types_supported: [...deps.grants.keys()],
+    // RFC 8414 §2: the scopes the operator lists (CONNECT_SCOPES_SUPPORTED); clients obtain those they are registered with.
+    scopes_supported: [...deps.scopesSupported],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     introspection_endpoint: `${issuer}/introspect`,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

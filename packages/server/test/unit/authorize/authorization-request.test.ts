@@ -100,7 +100,7 @@ const CASES: ReadonlyArray<readonly [string, AuthorizeQuery, Expected]> = [
     { kind: 'valid', request: { codeChallenge: CHALLENGE } },
   ],
   ['state of 2048 characters', { ...BASE, state: 's'.repeat(2048) }, { kind: 'valid', request: { state: 's'.repeat(2048) } }],
-  ['unknown extra parameters are ignored', { ...BASE, scope: 'openid', nonce: 'n' }, { kind: 'valid', request: { state: 'xyz' } }],
+  ['unknown extra parameters are ignored', { ...BASE, nonce: 'n', claims: '{}' }, { kind: 'valid', request: { state: 'xyz' } }],
 ];
 
 describe('checkAuthorizationRequest', () => {

@@ -64,6 +64,7 @@ describe('loadConfig: defaults', () => {
       smsLimitPerMobile: 5,
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
+      scopesSupported: [],
       auditRetentionDays: 365,
       logLevel: 'info',
       databasePoolSize: 10,
@@ -387,6 +388,24 @@ describe('loadConfig: production', () => {
   });
 });
 
+describe('loadConfig: CONNECT_SCOPES_SUPPORTED', () => {
+  it('reads space-separated scopes, each once, in the order given, frozen; blank is none', () => {
+    const config = loadConfig({ CONNECT_SCOPES_SUPPORTED: '  payments:read profile  payments:read https://api.example/orders ' }, CWD);
+    expect(config.scopesSupported).toEqual(['payments:read', 'profile', 'https://api.example/orders']);
+    expect(Object.isFrozen(config.scopesSupported)).toBe(true);
+    expect(loadConfig({ CONNECT_SCOPES_SUPPORTED: '   ' }, CWD).scopesSupported).toEqual([]);
+  });
+
+  it.each([
+    ['a backslash', 'a\\b', '"a\\\\b"'],
+    ['non-ASCII', 'caf\u00e9', '"caf\u00e9"'],
+    ['a scope of 65 characters', 'x'.repeat(65), `"${'x'.repeat(65)}"`],
+  ])('refuses %s, naming it', (_name, value, named) => {
+    const error = expectRefused({ CONNECT_SCOPES_SUPPORTED: `profile ${value}` }, 'CONNECT_SCOPES_SUPPORTED');
+    expect(error.message.endsWith(`; not a scope: ${named}`)).toBe(true);
+  });
+});
+
 describe('loadConfig: every problem at once', () => {
   it('names every bad variable, one line each, in the order of docs/operator-guide.md', () => {
     const error = configError({
@@ -396,6 +415,7 @@ describe('loadConfig: every problem at once', () => {
       CONNECT_ENVIRONMENT: 'staging',
       REDIS_URL: 'http://cache.internal:6379',
       CONNECT_SMS_COUNTRIES: 'PH,XX',
+      CONNECT_SCOPES_SUPPORTED: 'profile pay"ments',
     });
     expect(error.problems).toEqual([
       'CONNECT_ENVIRONMENT must be "sandbox" or "production", not "staging"',
@@ -403,6 +423,7 @@ describe('loadConfig: every problem at once', () => {
       'REDIS_URL must be a redis:// or rediss:// URL',
       'CONNECT_ACCESS_TOKEN_TTL must be between 1 and 315360000, not 0',
       'CONNECT_SMS_COUNTRIES must list ISO 3166 alpha-2 country codes separated by commas (e.g. PH,SG); not a country: "XX"',
+      'CONNECT_SCOPES_SUPPORTED must list scopes separated by spaces, each at most 64 printable ASCII characters without double quotes or backslashes; not a scope: "pay\\"ments"',
       'CONNECT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
     ]);
     expect(error.message).toBe(error.problems.join('\n'));

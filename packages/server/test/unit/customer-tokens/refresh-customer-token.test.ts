@@ -2,7 +2,7 @@ import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { STILL_RUNNING } from '../../../src/core/customer-tokens/idempotent-refresh.js';
 import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
-import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
+import { InvalidGrant, InvalidRequest, InvalidScope } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS, type SessionTokens } from '../tokens/token-fixtures.js';
@@ -111,6 +111,36 @@ function withSession(deps: RefreshDeps, change: (record: TokenSessionRecord) => 
   };
 }
 
+describe('refreshCustomerToken: scopes', () => {
+  const SCOPED = { ...ACME, scopes: ['payments:read', 'payments:write', 'profile'] };
+
+  it('keeps the session\'s scopes, or narrows them to scope (RFC 6749 §6), in the new access token', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession(SCOPED, PROFILE_ID, ['payments:read', 'profile']);
+    const kept = await refreshCustomerToken(session.refreshToken, SCOPED, s.deps);
+    expect(kept.scopes).toEqual(['payments:read', 'profile']);
+    const decrypt = async (token: string) => (await jwtDecrypt(token, s.keys.encryptionKey().key, { currentDate: new Date(T0 * 1000) })).payload;
+    expect((await decrypt(kept.accessToken)).scope).toBe('payments:read profile');
+    const narrowed = await refreshCustomerToken(session.refreshToken, SCOPED, s.deps, { scope: 'profile' });
+    expect(narrowed.scopes).toEqual(['profile']);
+    expect((await decrypt(narrowed.accessToken)).scope).toBe('profile');
+  });
+
+  it('drops a scope the client lost since; refuses one beyond the session with invalid_scope, changing nothing', async () => {
+    const s = await tokenSetup();
+    const session = await s.openSession(SCOPED, PROFILE_ID, ['payments:read', 'profile']);
+    expect((await refreshCustomerToken(session.refreshToken, { ...SCOPED, scopes: ['profile'] }, s.deps)).scopes).toEqual(['profile']);
+    const before = await s.storage.tokenSessions.findTokenSession(session.sid);
+    for (const scope of ['payments:write', 'payments:read admin', '"']) {
+      const error = await rejectionOf(refreshCustomerToken(session.refreshToken, SCOPED, s.deps, { scope }));
+      expect(error).toBeInstanceOf(InvalidScope);
+    }
+    // The session lost payments:read with the client: it cannot be asked for either.
+    expect(await rejectionOf(refreshCustomerToken(session.refreshToken, { ...SCOPED, scopes: ['profile'] }, s.deps, { scope: 'payments:read' }))).toBeInstanceOf(InvalidScope);
+    expect(await s.storage.tokenSessions.findTokenSession(session.sid)).toEqual(before);
+  });
+});
+
 describe('refreshCustomerToken', () => {
   it('mints a new access token of the same session, echoes the refresh token, and makes the new token the session’s only one', async () => {
     const s = await tokenSetup();
@@ -124,6 +154,7 @@ describe('refreshCustomerToken', () => {
       expiresAt: T0 + 120 + 3600,
       sid: session.sid,
       accessJti: expect.any(String),
+      scopes: [],
     });
 
     const { payload } = await jwtDecrypt(result.accessToken, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 120) * 1000) });

@@ -12,7 +12,7 @@ const echoGrant: GrantHandler<{ calls: string[] }> = {
   parameters: [],
   async handle(request, deps) {
     deps.calls.push(request.client.id);
-    return { accessToken: `token-for-${request.client.id}`, tokenType: 'Bearer', expiresIn: 60 };
+    return { accessToken: `token-for-${request.client.id}`, tokenType: 'Bearer', expiresIn: 60, scopes: [] };
   },
 };
 
@@ -75,7 +75,7 @@ describe('handleTokenRequest', () => {
   it('runs the grant for an authenticated client allowed to use it', async () => {
     const s = setup();
     const result = await handleTokenRequest({ params: { grant_type: 'client_credentials' } }, s.deps);
-    expect(result).toEqual({ accessToken: 'token-for-cid_sandbox_acme', tokenType: 'Bearer', expiresIn: 60 });
+    expect(result).toEqual({ accessToken: 'token-for-cid_sandbox_acme', tokenType: 'Bearer', expiresIn: 60, scopes: [] });
     expect(s.calls).toEqual(['cid_sandbox_acme']);
   });
 

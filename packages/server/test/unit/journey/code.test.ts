@@ -31,7 +31,7 @@ describe('issueCode', () => {
     const storage = await memoryStorage();
     const customer = await addCustomer(storage);
     const location = await issueCode(
-      { clientId: ACME.id, redirectUri: 'https://acme.example/cb?from=connect', state: 'st 1&2', codeChallenge: null },
+      { clientId: ACME.id, redirectUri: 'https://acme.example/cb?from=connect', state: 'st 1&2', codeChallenge: null, scopes: [] },
       customer,
       storage.codes,
       { clock: fixedClock(T0), lifetimes: { codeSeconds: 300 }, issuer: ISSUER },
@@ -47,7 +47,7 @@ describe('issueCode', () => {
     const storage = await memoryStorage();
     const customer = await addCustomer(storage);
     const challenge = s256Challenge(VERIFIER);
-    const location = await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: challenge }, customer, storage.codes, {
+    const location = await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: challenge, scopes: [] }, customer, storage.codes, {
       clock: fixedClock(T0),
       lifetimes: { codeSeconds: 120 },
       issuer: ISSUER,
@@ -64,6 +64,7 @@ describe('issueCode', () => {
       createdAt: T0,
       expiresAt: T0 + 120,
       consumedAt: null,
+      scopes: [],
     });
   });
 
@@ -73,7 +74,7 @@ describe('issueCode', () => {
     const deps = { clock: fixedClock(T0), lifetimes: { codeSeconds: 300 }, issuer: ISSUER };
     const codes = new Set<string | null>();
     for (let i = 0; i < 10; i++) {
-      codes.add(new URL(await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: null }, customer, storage.codes, deps)).searchParams.get('code'));
+      codes.add(new URL(await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: null, scopes: [] }, customer, storage.codes, deps)).searchParams.get('code'));
     }
     expect(codes.size).toBe(10);
   });
@@ -108,7 +109,7 @@ async function withCode(options: { codeChallenge?: string } = {}) {
     audit: createAuditLog(storage.audit, clock),
   };
   const location = await issueCode(
-    { clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: options.codeChallenge ?? null },
+    { clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: options.codeChallenge ?? null, scopes: [] },
     customer,
     storage.codes,
     { clock, lifetimes: { codeSeconds: 300 }, issuer: ISSUER },
@@ -228,7 +229,7 @@ describe('redeemCode', () => {
     const s = await withCode();
     s.clock.advance(5);
     const redeemed = await s.redeem({}, ACME);
-    expect(Object.keys(redeemed)).toEqual(['accessToken']);
+    expect(Object.keys(redeemed)).toEqual(['accessToken', 'scopes']);
     const { payload: access } = await jwtDecrypt(redeemed.accessToken.token, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 5) * 1000) });
     expect(await s.storage.tokenSessions.findTokenSession(String(access.sid))).toEqual({
       sid: access.sid,

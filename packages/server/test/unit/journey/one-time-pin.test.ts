@@ -107,6 +107,7 @@ describe('submitOtp: the right code', () => {
       createdAt: now,
       expiresAt: now + 300,
       consumedAt: null,
+      scopes: [],
     });
     expect(await t.journey.record()).toMatchObject({ status: 'code_issued', completedAt: now, profileId: t.customer.profileId });
     expect((await t.challenge()).consumedAt).toBe(now);

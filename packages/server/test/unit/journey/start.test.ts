@@ -106,6 +106,7 @@ describe('startJourney without a session', () => {
       status: 'pending',
       profileId: null,
       uiLocale: null,
+      scopes: [],
     });
   });
 
@@ -169,6 +170,7 @@ describe('startJourney with a live session', () => {
       createdAt: T0 + 60,
       expiresAt: T0 + 360,
       consumedAt: null,
+      scopes: [],
     });
     // Using the session counts as activity.
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(t.sessionId)))?.lastSeenAt).toBe(T0 + 60);

@@ -39,6 +39,7 @@ function journey(status: JourneyState, overrides: Partial<AuthorizationRequestRe
     status,
     profileId: status === 'pending' ? null : '123456789012',
     uiLocale: null,
+    scopes: [],
     ...overrides,
   };
 }

@@ -129,7 +129,7 @@ export function entriesOf(storage: Storage, challenge: { id: string; requestHash
       endSessionHash: null,
       session: { idHash: randomUUID(), profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null },
       consent: { profileId: LOGIN.profileId, clientId: 'acme', approvedAt: now },
-      code: { codeHash: randomUUID(), clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null },
+      code: { codeHash: randomUUID(), clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null, scopes: [] },
     });
 }
 
@@ -161,6 +161,7 @@ export async function awaitEntries(storage: Storage, ...requestHashes: string[])
       expiresAt: T0 + 86_400 * 2,
       completedAt: null,
       uiLocale: null,
+      scopes: [],
       status: 'otp_sent',
       profileId: LOGIN.profileId,
     });

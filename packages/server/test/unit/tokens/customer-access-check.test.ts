@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
-import { InvalidToken } from '../../../src/core/errors.js';
+import { InsufficientScope, InvalidToken } from '../../../src/core/errors.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
@@ -48,7 +48,36 @@ describe('createCustomerAccessCheck', () => {
       sid: session.sid,
       jti: session.accessJti,
       expiresAt: T0 + 3600,
+      scopes: [],
     });
+  });
+
+  it('says the scopes of a token, and requires those a check names (RFC 6750 §3.1)', async () => {
+    const s = await setup();
+    const session = await s.openSession(ACME, PROFILE_ID, ['payments:read', 'profile']);
+    expect(await s.check.verify(session.accessToken)).toMatchObject({ scopes: ['payments:read', 'profile'] });
+    expect(await s.check.verify(session.accessToken, { scopes: [] })).toMatchObject({ sid: session.sid });
+    expect(await s.check.verify(session.accessToken, { scopes: ['profile', 'payments:read'] })).toMatchObject({ sid: session.sid });
+    for (const required of [['payments:write'], ['profile', 'payments:write', 'admin'], ['Profile']]) {
+      const error = await rejectionOf(s.check.verify(session.accessToken, { scopes: required }));
+      expect(error).toBeInstanceOf(InsufficientScope);
+      expect(error).toMatchObject({ error: 'insufficient_scope', status: 403, scope: required.join(' '), description: 'the access token lacks a scope this request needs' });
+    }
+  });
+
+  it('refuses an invalid token as invalid before it looks at scopes, and a token without scopes for any required one', async () => {
+    const s = await setup();
+    const bare = await s.openSession();
+    await refused(s.check.verify('not-a-token', { scopes: ['profile'] }), INVALID);
+    expect(await rejectionOf(s.check.verify(bare.accessToken, { scopes: ['profile'] }))).toBeInstanceOf(InsufficientScope);
+  });
+
+  it('refuses a required scope that is no scope token (a programming mistake) with a TypeError', async () => {
+    const s = await setup();
+    const session = await s.openSession(ACME, PROFILE_ID, ['profile']);
+    for (const bad of ['', 'a b', 'a"b', 'a\\b', 'caf\u00e9']) {
+      expect(await rejectionOf(s.check.verify(session.accessToken, { scopes: [bad] }))).toBeInstanceOf(TypeError);
+    }
   });
 
   it('reads each session from the database once while nothing changes, however much time passes', async () => {

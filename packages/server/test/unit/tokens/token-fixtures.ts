@@ -45,7 +45,8 @@ export async function tokenSetup(): Promise<{
   /** The key the key ring's private keys are sealed with. */
   sealKey: Uint8Array;
   deps: RefreshDeps;
-  openSession(client?: Client, profileId?: string): Promise<SessionTokens>;
+  /** Opens a token session of `client` for `profileId`, granted `scopes` (none by default). */
+  openSession(client?: Client, profileId?: string, scopes?: readonly string[]): Promise<SessionTokens>;
 }> {
   const storage = await memoryStorage();
   const clock = fixedClock(T0);
@@ -65,9 +66,9 @@ export async function tokenSetup(): Promise<{
     keys,
     sealKey,
     deps,
-    async openSession(client = ACME, profileId = PROFILE_ID) {
+    async openSession(client = ACME, profileId = PROFILE_ID, scopes: readonly string[] = []) {
       const sid = randomBytes(16).toString('base64url');
-      const subject = { profileId, clientId: client.id, sid };
+      const subject = { profileId, clientId: client.id, sid, scopes };
       const access = await mintCustomerAccessToken(subject, deps);
       const refresh = await mintRefreshToken(subject, deps);
       await storage.tokenSessions.insertTokenSession({

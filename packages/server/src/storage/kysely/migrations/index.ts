@@ -13,6 +13,7 @@ import * as revocationSignals from './2026-11-25T16-00-revocation-signals.js';
 import * as codeSent from './2026-11-25T18-00-code-sent.js';
 import * as resourceServers from './2026-11-25T19-00-resource-servers.js';
 import * as uiLocale from './2026-11-25T20-00-ui-locale.js';
+import * as scopes from './2026-11-25T21-00-scopes.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T18-00-code-sent': codeSent,
   '2026-11-25T19-00-resource-servers': resourceServers,
   '2026-11-25T20-00-ui-locale': uiLocale,
+  '2026-11-25T21-00-scopes': scopes,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -3,6 +3,7 @@ import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
 import { isUiLocale } from '../../../core/authorize/ui-locales.js';
+import { formatScope, splitScope } from '../../../core/scopes.js';
 import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
@@ -28,6 +29,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           status: r.status,
           profile_id: r.profileId,
           ui_locale: r.uiLocale,
+          scope: formatScope(r.scopes),
         }),
         'authorization request exists',
       );
@@ -77,6 +79,7 @@ export function toRequest(row: Selectable<AuthorizationRequestsTable>): Authoriz
     status: row.status as JourneyState,
     profileId: row.profile_id,
     uiLocale: isUiLocale(row.ui_locale) ? row.ui_locale : null,
+    scopes: splitScope(row.scope),
   };
 }
 
@@ -200,6 +203,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
           created_at: c.createdAt,
           expires_at: c.expiresAt,
           consumed_at: c.consumedAt,
+          scope: formatScope(c.scopes),
         }),
         'authorization code exists',
       );
@@ -268,5 +272,6 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
     consumedAt: num(row.consumed_at),
+    scopes: splitScope(row.scope),
   };
 }

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { CLIENT_KINDS, isGrantType, type Client, type ClientKind, type ClientStatus } from '../../../core/clients/client.js';
+import { formatScope, splitScope } from '../../../core/scopes.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { ClientPatch, ClientStore } from '../../../core/clients/client-store.js';
 import type { ClientsTable, Database } from './schema.js';
@@ -28,6 +29,7 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       if (patch.redirectUri !== undefined) values.redirect_uri = patch.redirectUri;
       if (patch.grants !== undefined) values.grants = patch.grants.join(' ');
       if (patch.requirePkce !== undefined) values.require_pkce = patch.requirePkce ? 1 : 0;
+      if (patch.scopes !== undefined) values.scopes = formatScope(patch.scopes);
       if (patch.status !== undefined) values.status = patch.status;
       if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
       if (patch.previousSecretHash !== undefined) values.previous_secret_hash = patch.previousSecretHash;
@@ -63,6 +65,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     redirectUri: row.redirect_uri === '' ? null : row.redirect_uri,
     grants: row.grants.split(' ').filter(isGrantType),
     requirePkce: row.require_pkce === 1,
+    scopes: splitScope(row.scopes),
     status: row.status as ClientStatus,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -86,6 +89,7 @@ function toRow(client: Client): Insertable<ClientsTable> {
     redirect_uri: client.redirectUri ?? '',
     grants: client.grants.join(' '),
     require_pkce: client.requirePkce ? 1 : 0,
+    scopes: formatScope(client.scopes),
     status: client.status,
     created_at: client.createdAt,
     updated_at: client.updatedAt,

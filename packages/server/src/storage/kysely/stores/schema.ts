@@ -23,6 +23,8 @@ export interface ClientsTable {
   previous_secret_expires_at: number | null;
   /** Client access tokens issued at or before this second are refused; `null`: none ended. */
   tokens_ended_at: number | null;
+  /** Space-separated scopes the client is registered with (RFC 6749 §3.3); empty: none. */
+  scopes: Generated<string>;
 }
 
 export interface SigningKeysTable {
@@ -69,6 +71,8 @@ export interface AuthorizationRequestsTable {
   profile_id: string | null;
   /** The language `ui_locales` chose (`core/authorize/ui-locales.ts`), or null. */
   ui_locale: string | null;
+  /** Space-separated scopes granted to the request (`core/scopes.ts`); empty: none. */
+  scope: Generated<string>;
 }
 
 export interface OtpChallengesTable {
@@ -105,6 +109,8 @@ export interface AuthorizationCodesTable {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
+  /** Space-separated scopes granted to the code (`core/scopes.ts`); empty: none. */
+  scope: Generated<string>;
 }
 
 export interface TokenSessionsTable {

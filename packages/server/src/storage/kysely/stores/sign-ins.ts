@@ -2,6 +2,7 @@ import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import type { ChallengeStart, OtpEntry, OtpEntryOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
 import { TRANSITIONS } from '../../../core/journey/states.js';
 import type { OtpChallengeRecord } from '../../../core/login/records.js';
+import { formatScope } from '../../../core/scopes.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore, toRequest } from './authorization.js';
 import { createCustomerStore, customerRow } from './customers.js';
 import { createOtpChallengeStore, toChallenge } from './otp-challenges.js';
@@ -212,8 +213,8 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
     consent as (insert into consents (profile_id, client_id, approved_at)
                 select ${consent.profileId}, ${consent.clientId}, ${consent.approvedAt}::bigint from moved
                 on conflict (profile_id, client_id) do nothing),
-    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at)
-             select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null from moved)
+    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at, scope)
+             select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null, ${formatScope(k.scopes)} from moved)
     select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select is_right from claim) as is_right,
       (case when ${customerCanSignIn(entry)} then 1 else 0 end) as customer_ok,
       (select count(*) from held)::integer as held, (select count(*) from moved)::integer as completed`.execute(db);
