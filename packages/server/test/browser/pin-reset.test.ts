@@ -140,7 +140,8 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
   /** A full-page screenshot under `__screenshots__/`, attached to the test and named in its output. */
   async function takeScreenshot(page: Page, name: string, context: TestContext): Promise<void> {
     const path = join(SCREENSHOTS, `${name}.png`);
-    await page.screenshot({ path, fullPage: true });
+    // Transitions finished and no caret: the same page gives the same picture.
+    await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide' });
     const shown = relative(process.cwd(), path);
     await context.annotate(`screenshot: ${shown}`, 'screenshot', { path, contentType: 'image/png' });
     console.info(`screenshot: ${shown}`);
