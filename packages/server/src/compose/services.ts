@@ -25,6 +25,7 @@ import type { TokenSessionStore } from '../core/tokens/token-session-store.js';
 import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
+import { createAfterAnswer, type AfterAnswer } from './after-answer.js';
 import type { Runtime } from './runtime.js';
 
 /** Where composed services report what they cannot throw (a failed audit write, a Redis error). */
@@ -69,6 +70,8 @@ export interface Services {
   readonly tokenState: TokenStateDeps;
   readonly customerAccess: CustomerAccessCheck;
   readonly idempotency: IdempotencyDeps;
+  /** Work run after a request's answer (a PIN reset's SMS); `idle()` waits for it. */
+  readonly afterAnswer: AfterAnswer;
   /** What `/readyz` checks, by the name it reports when one fails: the database, and Redis when configured. */
   readonly readiness: Readonly<Record<string, () => Promise<unknown>>>;
   /** Closes what the services opened (Redis, the change signal); the runtime's storage is closed by its owner. */
@@ -156,6 +159,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       keySecret: runtime.limitKey,
       nowMs: () => clock.nowSeconds() * 1000,
     });
+  const afterAnswer = createAfterAnswer(log);
   const journey: JourneyDeps = {
     db: storage,
     findClient,
@@ -173,6 +177,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     audit,
     log,
     smsCountries: config.smsCountries,
+    later: (work) => afterAnswer.run(work),
   };
 
   const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });
@@ -193,8 +198,11 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     tokenState: { ...tokens, tokenSessions, revokedTokens, findClient },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
+    afterAnswer,
     readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
     async close() {
+      // An SMS still being handed to the gateway goes out before the storage closes.
+      await afterAnswer.idle();
       stopKeyReloads();
       findClient.close();
       revokedTokens.close();
@@ -235,6 +243,10 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
     recordRepeated(event) {
       metrics.auditEvent(event.type, event.outcome);
       return log.recordRepeated(event);
+    },
+    recordIn(store, event) {
+      metrics.auditEvent(event.type, event.outcome);
+      return log.recordIn(store, event);
     },
   };
 }

@@ -56,6 +56,8 @@ export const OTP_MAX_ATTEMPTS = 5;
 export const OTP_RESEND_AFTER_SECONDS = 30;
 /** New codes one challenge allows. */
 export const OTP_MAX_RESENDS = 3;
+/** Once a PIN-reset code was entered right, the new PIN must be chosen within this long. */
+export const PIN_RESET_WINDOW_SECONDS = 300;
 
 /** The window of the per-mobile one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_MOBILE`). */
 export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;

@@ -189,6 +189,39 @@ describe('the language of the hosted pages', () => {
     expectFilipino(otpPage);
   });
 
+  it('ui_locales sticks to the PIN reset pages, a weak new PIN refused and the login page after it in Filipino', async () => {
+    const { t, client } = await setup();
+    await addCustomer(t);
+    const browser = new Browser(t.app, { acceptLanguage: 'en' });
+    const { page: login, requestId } = await startLogin(browser, authorizeParams(client, { ui_locales: 'fil' }));
+    expect(expectFilipino(login)).toContain('Nakalimutan ang PIN?');
+    const reset = await browser.open(`/login/reset?request=${requestId}`);
+    expectPage(reset, 200);
+    expect(expectFilipino(reset)).toContain('I-reset ang iyong PIN');
+    expect(reset.body).toMatch(/<title>I-reset ang PIN · Acme · Connect<\/title>/);
+    const invalid = await browser.submit(reset, { mobile: '0917', action: 'send' });
+    expectPage(invalid, 400);
+    expectFilipino(invalid);
+    expect(errorText(invalid.body)).toBe('Ilagay ang iyong numero ng mobile sa international format, halimbawa +63 917 123 4567.');
+
+    const codePage = await browser.follow(await browser.submit(invalid, { mobile: MOBILE, action: 'send' }));
+    expect(expectFilipino(codePage)).toContain('Kung may Connect account ang +63******4567 , nagpadala kami rito ng 6-digit na code sa pamamagitan ng SMS.');
+    t.clock.advance(30);
+    const resent = await browser.submit(codePage, { action: 'resend' });
+    expect(expectFilipino(resent)).toContain('Kung may Connect account ang +63******4567, nagpadala kami rito ng bagong code.');
+    await t.services.afterAnswer.idle();
+    const pinPage = await browser.follow(await browser.submit(resent, { otp: await latestOtp(t.app, MOBILE), action: 'verify' }));
+    expectPage(pinPage, 200);
+    expect(expectFilipino(pinPage)).toContain('Pumili ng bagong PIN');
+    const weak = await browser.submit(pinPage, { pin: '1212', pin_confirmation: '1212', action: 'change' });
+    expectPage(weak, 400);
+    expectFilipino(weak);
+    expect(errorText(weak.body)).toBe('Masyadong madaling hulaan ang PIN na iyan: inuulit nito ang parehong mga digit, gaya ng 1111 o 1212. Pumili ng ibang PIN.');
+    const after = await browser.follow(await browser.submit(weak, { pin: '590316', pin_confirmation: '590316', action: 'change' }));
+    expectPage(after, 200);
+    expect(expectFilipino(after)).toContain('Napalitan na ang iyong PIN, at na-sign out ka sa lahat ng device. Mag-log in gamit ang bago mong PIN.');
+  });
+
   it('ui_locales sticks to the consent page', async () => {
     const { t, client } = await setup();
     await addCustomer(t);

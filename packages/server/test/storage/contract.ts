@@ -5,7 +5,7 @@ import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
-import { REPLAYED_CODE_EXPIRY, type OtpEntry } from '../../src/core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type OtpEntry, type PinResetUse, type ResetOtpEntry } from '../../src/core/journey/stores.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
@@ -473,6 +473,18 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.customers.holdCustomerForSignIn('999999999999', T)).toBeUndefined();
       });
 
+      it("replaces an active customer's PIN and clears the wrong-PIN count and lock; refuses a locked or unknown customer", async () => {
+        await storage.customers.insertCustomer(customer({ pinAttempts: 5, lockedUntil: T + 900 }));
+        expect(await storage.customers.replacePin('123456789012', 'scrypt$new', T + 7)).toEqual(
+          customer({ pinHash: 'scrypt$new', pinAttempts: 0, lockedUntil: null, updatedAt: T + 7 }),
+        );
+        expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinHash: 'scrypt$new', pinAttempts: 0, lockedUntil: null });
+        await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639171234568', status: 'locked', pinAttempts: 2 }));
+        expect(await storage.customers.replacePin('223456789012', 'scrypt$other', T + 8)).toBeUndefined();
+        expect(await storage.customers.findCustomer('223456789012')).toEqual(customer({ profileId: '223456789012', mobile: '+639171234568', status: 'locked', pinAttempts: 2 }));
+        expect(await storage.customers.replacePin('999999999999', 'scrypt$other', T + 8)).toBeUndefined();
+      });
+
       it('leaves attempts counted after the right one, and their lock, standing', async () => {
         await storage.customers.insertCustomer(customer());
         const right = await storage.customers.claimPinAttempt('+639171234567', T, 5, 900);
@@ -763,6 +775,129 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.customers.findCustomer('999999999999')).toBeUndefined();
         expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
         expect(await storage.customerSessions.findCustomerSession('session-2')).toBeUndefined();
+      });
+
+      describe('PIN reset', () => {
+        /** A reset entry of `challenge-r` (code `code-hash-r` is right). */
+        function resetEntry(overrides: Partial<ResetOtpEntry> = {}): ResetOtpEntry {
+          return { idHash: 'request-1', challengeId: 'challenge-r', codeHash: 'code-hash-r', now: T + 10, maxAttempts: 5, ...overrides };
+        }
+        const resetChallenge = (overrides: Partial<OtpChallengeRecord> = {}) =>
+          challenge({ id: 'challenge-r', purpose: 'reset', codeHash: 'code-hash-r', ...overrides });
+        /** A journey in `reset_otp_sent` with its reset challenge (of the customer, unless `profileId` says otherwise), and the customer. */
+        async function awaitingResetCode(options: { account?: Partial<Customer>; challenge?: Partial<OtpChallengeRecord>; request?: Partial<AuthorizationRequestRecord> } = {}) {
+          await storage.customers.insertCustomer(customer(options.account));
+          await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'reset_otp_sent', ...options.request }));
+          await storage.otpChallenges.insertOtpChallenge(resetChallenge(options.challenge));
+        }
+        const journeyOf = async (idHash = 'request-1') => storage.authorizationRequests.findAuthorizationRequest(idHash);
+
+        it('starts a reset challenge: the journey moves to reset_otp_sent, unbound, with the challenge; not from consent or a final state', async () => {
+          await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent', profileId: '123456789012' }));
+          const start = { idHash: 'request-1', now: T + 5, profileId: null, challenge: resetChallenge({ profileId: null }), transition: TRANSITIONS.resetCodeSent };
+          expect(await signIns().startChallenge(start)).toEqual(authorizationRequest({ status: 'reset_otp_sent', profileId: null }));
+          expect(await storage.otpChallenges.findOtpChallenge('challenge-r')).toEqual(resetChallenge({ profileId: null }));
+          for (const status of ['consent_required', 'code_issued', 'cancelled'] as const) {
+            await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: `request-${status}`, status }));
+            const refused = { ...start, idHash: `request-${status}`, challenge: resetChallenge({ id: `challenge-${status}`, requestHash: `request-${status}` }) };
+            expect(await signIns().startChallenge(refused), status).toBeUndefined();
+            expect(await storage.otpChallenges.findOtpChallenge(`challenge-${status}`)).toBeUndefined();
+          }
+        });
+
+        it('counts a wrong entry; a right one uses the challenge up and binds the journey to its customer, once', async () => {
+          await awaitingResetCode();
+          expect(await signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 1 });
+          expect(await journeyOf()).toMatchObject({ status: 'reset_otp_sent', profileId: null });
+          expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'right', done: 'verified' });
+          expect(await storage.otpChallenges.findOtpChallenge('challenge-r')).toMatchObject({ attempts: 2, consumedAt: T + 10 });
+          expect(await journeyOf()).toEqual(authorizationRequest({ status: 'reset_verified', profileId: '123456789012' }));
+          expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'not_counted' });
+        });
+
+        it('refuses entries after expiry, past 5, of another journey, and never takes a login code for a reset code or the other way round', async () => {
+          await awaitingResetCode();
+          expect(await signIns().enterResetOtp(resetEntry({ now: T + 300 }))).toEqual({ kind: 'not_counted' });
+          expect(await signIns().enterResetOtp(resetEntry({ idHash: 'request-other' }))).toEqual({ kind: 'not_counted' });
+          // The reset challenge is not a login's, nor a login's challenge a reset's.
+          expect(await signIns().enterOtp(entry({ challengeId: 'challenge-r', codeHash: 'code-hash-r' }))).toEqual({ kind: 'not_counted' });
+          await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-login' }));
+          expect(await signIns().enterResetOtp(resetEntry({ challengeId: 'challenge-login', codeHash: 'code-hash-1' }))).toEqual({ kind: 'not_counted' });
+          for (const attempts of [1, 2, 3, 4, 5]) expect(await signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts });
+          expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'not_counted' });
+          expect(await journeyOf()).toMatchObject({ status: 'reset_otp_sent', profileId: null });
+        });
+
+        it('counts the right code as wrong for a challenge without a customer, or whose customer is locked', async () => {
+          await awaitingResetCode({ challenge: { profileId: null } });
+          expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'wrong', attempts: 1 });
+          await storage.customers.lockCustomer('123456789012', T);
+          await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'reset_otp_sent' }));
+          await storage.otpChallenges.insertOtpChallenge(resetChallenge({ id: 'challenge-2', requestHash: 'request-2' }));
+          expect(await signIns().enterResetOtp(resetEntry({ idHash: 'request-2', challengeId: 'challenge-2' }))).toEqual({ kind: 'wrong', attempts: 1 });
+          expect(await storage.otpChallenges.findOtpChallenge('challenge-2')).toMatchObject({ consumedAt: null });
+          expect(await journeyOf('request-2')).toMatchObject({ status: 'reset_otp_sent', profileId: null });
+        });
+
+        it('a right entry on a journey that moved on is lost, and leaves the challenge unused', async () => {
+          await awaitingResetCode({ request: { status: 'cancelled' } });
+          expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'right', done: 'lost' });
+          expect(await storage.otpChallenges.findOtpChallenge('challenge-r')).toMatchObject({ attempts: 1, consumedAt: null });
+          expect(await journeyOf()).toMatchObject({ status: 'cancelled' });
+        });
+
+        it('counts exactly 5 of 50 concurrent wrong entries, and verifies one of 10 concurrent right ones', async () => {
+          await awaitingResetCode();
+          const wrong = await concurrently(50, () => signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' })));
+          expect(wrong.filter((r) => r.kind === 'wrong').map((r) => (r.kind === 'wrong' ? r.attempts : 0)).sort()).toEqual([1, 2, 3, 4, 5]);
+          expect(wrong.filter((r) => r.kind === 'not_counted')).toHaveLength(45);
+
+          await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'reset_otp_sent' }));
+          await storage.otpChallenges.insertOtpChallenge(resetChallenge({ id: 'challenge-2', requestHash: 'request-2' }));
+          const right = await concurrently(10, () => signIns().enterResetOtp(resetEntry({ idHash: 'request-2', challengeId: 'challenge-2' })));
+          expect(right.filter((r) => r.kind === 'right' && r.done === 'verified')).toHaveLength(1);
+          expect(right.filter((r) => r.kind === 'not_counted')).toHaveLength(9);
+          expect(await journeyOf('request-2')).toMatchObject({ status: 'reset_verified', profileId: '123456789012' });
+        });
+
+        /** A journey whose reset code was right at T + 10. */
+        async function resetVerified() {
+          await awaitingResetCode({ request: { status: 'reset_verified', profileId: '123456789012' }, challenge: { attempts: 1, consumedAt: T + 10 } });
+        }
+        const use = (overrides: Partial<PinResetUse> = {}): PinResetUse => ({
+          idHash: 'request-1',
+          challengeId: 'challenge-r',
+          profileId: '123456789012',
+          now: T + 20,
+          answeredAfter: T + 20 - 300,
+          ...overrides,
+        });
+
+        it('spends the proof once: the journey back to pending, unbound', async () => {
+          await resetVerified();
+          expect(await signIns().usePinReset(use())).toEqual(authorizationRequest({ status: 'pending', profileId: null }));
+          expect(await signIns().usePinReset(use())).toBeUndefined();
+          expect(await journeyOf()).toMatchObject({ status: 'pending', profileId: null, completedAt: null });
+        });
+
+        it('refuses a proof of another customer or challenge, answered too long ago, of a login challenge, or of an expired journey', async () => {
+          await resetVerified();
+          expect(await signIns().usePinReset(use({ profileId: '223456789012' }))).toBeUndefined();
+          expect(await signIns().usePinReset(use({ challengeId: 'challenge-unknown' }))).toBeUndefined();
+          // Answered at T + 10: a proof must have been answered after `answeredAfter`.
+          expect(await signIns().usePinReset(use({ answeredAfter: T + 10 }))).toBeUndefined();
+          expect(await signIns().usePinReset(use({ now: T + 900 }))).toBeUndefined();
+          await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-login', consumedAt: T + 10 }));
+          expect(await signIns().usePinReset(use({ challengeId: 'challenge-login' }))).toBeUndefined();
+          expect(await journeyOf()).toMatchObject({ status: 'reset_verified', profileId: '123456789012' });
+          expect(await signIns().usePinReset(use({ answeredAfter: T + 9 }))).toMatchObject({ status: 'pending' });
+        });
+
+        it('spends one proof of 10 concurrent uses', async () => {
+          await resetVerified();
+          const results = await concurrently(10, () => signIns().usePinReset(use()));
+          expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+        });
       });
 
       it('counts exactly 5 of 50 concurrent wrong entries, and completes one of 10 concurrent right ones', async () => {

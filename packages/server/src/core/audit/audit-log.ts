@@ -11,6 +11,7 @@ export type AuditEventType =
   | 'customer.created'
   | 'customer.locked'
   | 'customer.unlocked'
+  | 'customer.pin_reset'
   | 'keys.rotated'
   | 'keys.activated'
   | 'keys.revoked'
@@ -32,6 +33,7 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.created',
   'customer.locked',
   'customer.unlocked',
+  'customer.pin_reset',
   'keys.rotated',
   'keys.activated',
   'keys.revoked',
@@ -89,6 +91,12 @@ export interface AuditLog {
    * minute adds one to its `count`; the next minute starts a new event.
    */
   recordRepeated(event: AuditEvent): Promise<void>;
+  /**
+   * Records `event` in `store`, a transaction's: the event is written with
+   * the step's other writes or not at all. A failed write is thrown (and so
+   * rolls the step back), never only reported.
+   */
+  recordIn(store: Pick<AuditStore, 'insertAuditEvent'>, event: AuditEvent): Promise<void>;
 }
 
 /**
@@ -99,6 +107,11 @@ export interface AuditLog {
  */
 export function createAuditLog(store: Pick<AuditStore, 'insertAuditEvent' | 'countAuditEvent'>, clock: Clock, onError?: (error: unknown) => void): AuditLog {
   let counter = 0;
+  const stamped = (event: AuditEvent): AuditRecord => {
+    const at = clock.nowSeconds();
+    counter = (counter + 1) % 0x1000000;
+    return { ...event, id: `${at.toString(16).padStart(12, '0')}${counter.toString(16).padStart(6, '0')}${randomBytes(6).toString('hex')}`, at };
+  };
   return {
     async recordRepeated(event) {
       const at = clock.nowSeconds();
@@ -115,15 +128,15 @@ export function createAuditLog(store: Pick<AuditStore, 'insertAuditEvent' | 'cou
       }
     },
     async record(event) {
-      const at = clock.nowSeconds();
-      counter = (counter + 1) % 0x1000000;
-      const id = `${at.toString(16).padStart(12, '0')}${counter.toString(16).padStart(6, '0')}${randomBytes(6).toString('hex')}`;
       try {
-        await store.insertAuditEvent({ ...event, id, at });
+        await store.insertAuditEvent(stamped(event));
       } catch (error) {
         if (!onError) throw error;
         onError(error);
       }
+    },
+    async recordIn(transaction, event) {
+      await transaction.insertAuditEvent(stamped(event));
     },
   };
 }

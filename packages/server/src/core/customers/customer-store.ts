@@ -57,6 +57,16 @@ export interface CustomerStore {
    */
   holdCustomerForSignIn(profileId: string, now: number): Promise<Customer | undefined>;
   /**
+   * A PIN reset's new PIN (`pinHash`, from `hashPin`), in one conditional
+   * update that takes the customer's row: only while the customer is
+   * `active` (an operator's lock refuses it). The count of wrong PINs starts
+   * again and the lock they may have set is lifted.
+   *
+   * @returns the customer after the change, or `undefined` when there is no
+   *   such active customer (nothing changed).
+   */
+  replacePin(profileId: string, pinHash: string, now: number): Promise<Customer | undefined>;
+  /**
    * A right PIN (attempt number `attempt`): the count starts again and the
    * lock this attempt may have set is lifted, only while no other attempt
    * was counted after it (then those attempts, and any lock they set, stand).

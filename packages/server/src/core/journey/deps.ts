@@ -1,4 +1,4 @@
-import type { AuditLog } from '../audit/audit-log.js';
+import type { AuditLog, AuditStore } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
 import type { PinCheckQueue } from '../customers/pin.js';
@@ -9,6 +9,7 @@ import type { SendLimiter } from '../limits/send-limiter.js';
 import type { OtpHasher } from '../login/one-time-pin.js';
 import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
 import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
+import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
@@ -20,6 +21,10 @@ export interface JourneyStores {
   readonly codes: AuthorizationCodeStore;
   readonly customers: CustomerStore;
   readonly signIns: SignInStore;
+  /** A PIN reset revokes the customer's token sessions, as `customers lock` does. */
+  readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
+  /** A PIN reset's audit event is written with its other writes. */
+  readonly audit: Pick<AuditStore, 'insertAuditEvent'>;
 }
 
 /** The journey's database: its stores, and transactions over them (the storage satisfies it). */
@@ -50,4 +55,11 @@ export interface JourneyDeps {
   readonly log?: SmsLog | undefined;
   /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may sign in and register; unset = every country. */
   readonly smsCountries?: readonly string[] | undefined;
+  /**
+   * Runs work once the page has been answered (a PIN reset's SMS: how long
+   * the gateway takes must not tell whether the mobile has an account;
+   * docs/hosted-login.md, "Forgot PIN"). The work reports its own failures.
+   * Without it the work runs before the answer.
+   */
+  readonly later?: ((work: () => Promise<void>) => void) | undefined;
 }

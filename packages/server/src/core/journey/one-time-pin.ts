@@ -9,7 +9,7 @@ import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import type { OtpView, Problem, ProblemCode, StepResult } from './outcomes.js';
+import type { OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
 import type { SignInCompletion } from './stores.js';
@@ -26,7 +26,8 @@ export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<
   if (!isOpen(journey)) return journey;
   if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
   const { challenge } = journey;
-  if (!challenge) return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
+  // A reset's code proves the phone, not the PIN: it never signs anyone in.
+  if (!challenge || challenge.purpose === 'reset') return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
   return otpPage(journey, challenge, deps, challenge.consumedAt === null ? undefined : { code: 'sms_unavailable' });
 }
 
@@ -46,7 +47,8 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
   const { challenge } = journey;
-  if (!challenge) return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
+  // A reset's code proves the phone, not the PIN: it never signs anyone in.
+  if (!challenge || challenge.purpose === 'reset') return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
   if (form.action === 'resend') return resend(journey, challenge, context, deps);
 
   const code = (form.otp ?? '').trim();
@@ -132,12 +134,30 @@ async function refusedEntry(
   context: StepContext,
   deps: JourneyDeps,
 ): Promise<StepResult> {
-  const problem = (code: ProblemCode, extra: Partial<Problem> = {}) => otpPage(journey, challenge, deps, { code, field: 'otp', ...extra });
+  const problem = await refusalOf(journey, challenge, result, context, deps);
+  // Consumed by a concurrent submit, or retired: where the journey stands now says where to go.
+  return problem ? otpPage(journey, challenge, deps, problem) : whereItStandsNow(journey, deps);
+}
+
+/**
+ * What the code's page says of an entry that was not the right code (or
+ * could not be checked): a problem, or `undefined` when the challenge was
+ * answered or retired meanwhile (the customer is then shown where the
+ * journey stands now). The entry that used up the challenge's tries is
+ * recorded in the audit log (`otp.exhausted`).
+ */
+export async function refusalOf(
+  journey: OpenJourney,
+  challenge: OtpChallengeRecord,
+  result: Exclude<VerifyPinResult<unknown>, { ok: true }>,
+  context: StepContext,
+  deps: Pick<JourneyDeps, 'audit'>,
+): Promise<Problem | undefined> {
   switch (result.reason) {
     case 'malformed':
-      return problem('otp_format');
+      return { code: 'otp_format', field: 'otp' };
     case 'wrong':
-      return problem('otp_wrong', { attemptsLeft: result.attemptsLeft });
+      return { code: 'otp_wrong', field: 'otp', attemptsLeft: result.attemptsLeft };
     case 'exhausted':
       if (result.justNow) {
         await deps.audit.record({
@@ -150,12 +170,11 @@ async function refusedEntry(
           requestId: context.correlationId,
         });
       }
-      return problem('otp_exhausted');
+      return { code: 'otp_exhausted', field: 'otp' };
     case 'expired':
-      return problem('otp_expired');
+      return { code: 'otp_expired', field: 'otp' };
     default:
-      // Consumed by a concurrent submit, or retired: where the journey stands now says where to go.
-      return whereItStandsNow(journey, deps);
+      return undefined;
   }
 }
 
@@ -212,7 +231,8 @@ function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick
   return { kind: 'otp', journey: journey.view, otp: otpView(challenge, deps.clock.nowSeconds()), ...(problem ? { problem } : {}) };
 }
 
-function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
+/** What a code's page shows of its challenge at `now`. */
+export function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
   return {
     maskedMobile: parseMobile(challenge.mobile)?.masked ?? challenge.mobile,
     resendInSeconds: Math.max(0, challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now),
@@ -220,7 +240,8 @@ function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
   };
 }
 
-function refusalProblem(refusal: SendRefusal): Problem {
+/** A refused send, as the code's page says it. */
+export function refusalProblem(refusal: SendRefusal): Problem {
   switch (refusal.reason) {
     case 'rate_limited':
       return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds };

@@ -81,12 +81,17 @@ export function isOpen(opened: OpenJourney | StepResult): opened is OpenJourney 
 /**
  * The page a journey's state belongs on: the login (or registration) page
  * while `pending`, the one-time-PIN page once the PIN is verified, the
- * consent page while `consent_required`.
+ * consent page while `consent_required`, and the reset code's and the new
+ * PIN's pages during a PIN reset.
  */
 export function pageForState(journey: OpenJourney): StepResult {
   switch (journey.record.status) {
     case 'otp_sent':
       return { kind: 'goto', page: 'otp', requestId: journey.requestId };
+    case 'reset_otp_sent':
+      return { kind: 'goto', page: 'reset_otp', requestId: journey.requestId };
+    case 'reset_verified':
+      return { kind: 'goto', page: 'new_pin', requestId: journey.requestId };
     case 'consent_required':
       return { kind: 'goto', page: 'consent', requestId: journey.requestId };
     case 'pending':

@@ -55,7 +55,9 @@ export type ProblemCode =
   /** No more codes for this sign-in. */
   | 'sms_no_more_resends'
   /** The SMS gateway did not take the code: try again. */
-  | 'sms_unavailable';
+  | 'sms_unavailable'
+  /** A reset code was right, but the new PIN came too late: ask for a new code. */
+  | 'reset_expired';
 
 /** A problem to show, tied to a field when it is about one. */
 export interface Problem {
@@ -85,8 +87,8 @@ export interface OtpView {
   readonly resendsLeft: number;
 }
 
-/** A page of the journey. */
-export type JourneyPage = 'login' | 'register' | 'otp' | 'consent';
+/** A page of the journey: `reset`, `reset_otp` and `new_pin` are the "Forgot PIN?" pages. */
+export type JourneyPage = 'login' | 'register' | 'otp' | 'consent' | 'reset' | 'reset_otp' | 'new_pin';
 
 /** Why a journey cannot go on: the customer goes back to the app and starts again. */
 export type DeadEndReason =
@@ -101,8 +103,16 @@ export type DeadEndReason =
 
 /** What one step of the journey answers. */
 export type StepResult =
-  | { readonly kind: 'login' | 'register'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem }
+  /** `pin_changed`: the login page right after a PIN reset, its mobile prefilled. */
+  | { readonly kind: 'login'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem; readonly notice?: 'pin_changed' }
+  | { readonly kind: 'register'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem }
   | { readonly kind: 'otp'; readonly journey: JourneyView; readonly otp: OtpView; readonly problem?: Problem; readonly notice?: 'code_sent' }
+  /** "Forgot PIN?": the mobile whose PIN to reset. */
+  | { readonly kind: 'reset'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem }
+  /** The reset code's page: worded so that it never says whether the mobile has an account. */
+  | { readonly kind: 'reset_otp'; readonly journey: JourneyView; readonly otp: OtpView; readonly problem?: Problem; readonly notice?: 'code_sent' }
+  /** The new PIN, twice, for the customer whose reset code was right. */
+  | { readonly kind: 'new_pin'; readonly journey: JourneyView; readonly maskedMobile: string; readonly problem?: Problem }
   | { readonly kind: 'consent'; readonly journey: JourneyView; readonly maskedMobile: string }
   /** Post/redirect/get to a page of the journey; `endSession` clears the session cookie (`prompt=login`). */
   | { readonly kind: 'goto'; readonly page: JourneyPage; readonly requestId: string; readonly endSession?: boolean }

@@ -21,11 +21,20 @@ export interface RegistrationForm extends LoginForm {
   readonly pinConfirmation?: string | undefined;
 }
 
-/** `GET /login`: the login page, or the page the journey's state belongs on. */
+/**
+ * `GET /login`: the login page, or the page the journey's state belongs on.
+ * Right after a PIN reset it says the PIN was changed, its mobile prefilled.
+ */
 export async function showLogin(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (!canMove(journey.record.status, TRANSITIONS.codeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  // Back from a PIN reset (the only way a journey is `pending` with an
+  // answered reset challenge as its newest): say so, with that mobile.
+  const { challenge } = journey;
+  if (journey.record.status === 'pending' && challenge?.purpose === 'reset' && challenge.consumedAt !== null) {
+    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed' };
+  }
   return { kind: 'login', journey: journey.view };
 }
 
@@ -194,7 +203,7 @@ async function sendFirstCode(
  * and of one `CONNECT_SMS_COUNTRIES` lists (docs/operator-guide.md, "SMS
  * budgets"). Checked before anything is counted or sent.
  */
-function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
+export function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
   const parsed = parseMobile(mobile);
   return parsed !== undefined && pinDestinationRefusal(parsed, deps.smsCountries) === undefined;
 }

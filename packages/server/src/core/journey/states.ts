@@ -15,14 +15,21 @@
  *    │ session gone                             │
  * consent_required ──approve──▶ code_issued ◀──one-time PIN right
  *    └──────────── cancel (from any open state) ──▶ cancelled
+ *
+ * pending, otp_sent ──forgot PIN: mobile──▶ reset_otp_sent ──reset code right──▶ reset_verified
+ *    ▲                                                                               │
+ *    └──────────────────────────── new PIN set ◀─────────────────────────────────────┘
  * ```
+ *
+ * A PIN reset (docs/journey.md, "States and transitions") ends back at `pending`,
+ * so the customer logs in with the new PIN as usual, in the same journey.
  *
  * The code then lives its own short life: `issued` → `redeemed` (exactly
  * once) or `expired`.
  */
 
 /** Where a journey stands. */
-export type JourneyState = 'pending' | 'otp_sent' | 'consent_required' | 'code_issued' | 'cancelled';
+export type JourneyState = 'pending' | 'otp_sent' | 'reset_otp_sent' | 'reset_verified' | 'consent_required' | 'code_issued' | 'cancelled';
 
 /** One move of a journey: the states it may start from and the state it leads to. */
 export interface JourneyTransition {
@@ -31,7 +38,8 @@ export interface JourneyTransition {
   readonly to: JourneyState;
 }
 
-const OPEN_FOR_LOGIN: readonly JourneyState[] = ['pending', 'otp_sent'];
+/** The states from which a customer may log in, register, or ask to reset the PIN (from another tab, too). */
+const OPEN_FOR_LOGIN: readonly JourneyState[] = ['pending', 'otp_sent', 'reset_otp_sent', 'reset_verified'];
 
 /** Every transition a journey can make. */
 export const TRANSITIONS = {
@@ -47,6 +55,17 @@ export const TRANSITIONS = {
   approved: { name: 'approved', from: ['consent_required'], to: 'code_issued' },
   /** The session behind a consent page ended: the customer must log in. */
   loginRequired: { name: 'login_required', from: ['consent_required'], to: 'pending' },
+  /**
+   * "Forgot PIN?": a mobile was given on the reset page. A reset challenge
+   * is stored with the move (whether or not the mobile has an account that
+   * may reset its PIN: the move looks the same either way), its code then
+   * handed to the SMS gateway when there is one to send.
+   */
+  resetCodeSent: { name: 'reset_code_sent', from: OPEN_FOR_LOGIN, to: 'reset_otp_sent' },
+  /** The reset code was right: the journey is bound to the customer, who may now choose a new PIN, once. */
+  resetVerified: { name: 'reset_verified', from: ['reset_otp_sent'], to: 'reset_verified' },
+  /** The new PIN was set: back to the login page, unbound, to log in with it. */
+  pinReset: { name: 'pin_reset', from: ['reset_verified'], to: 'pending' },
   /** The customer cancelled: `access_denied`. */
   cancelled: { name: 'cancelled', from: [...OPEN_FOR_LOGIN, 'consent_required'], to: 'cancelled' },
 } as const satisfies Record<string, JourneyTransition>;

@@ -7,7 +7,7 @@
  * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
-import type { JourneyTransition } from './states.js';
+import type { JourneyTransition, TRANSITIONS } from './states.js';
 import type { Customer } from '../customers/customer.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { MadeEntry } from '../login/verify-pin.js';
@@ -46,10 +46,12 @@ export interface JourneyRecord {
   readonly hintRegistered: boolean;
 }
 
-/** What a right PIN (or an accepted registration form) stores, all or nothing. */
+/** What a right PIN (or an accepted registration form, or a PIN reset's mobile) stores, all or nothing. */
 export interface ChallengeStart {
   readonly idHash: string;
   readonly now: number;
+  /** The move: `codeSent` (a login or a registration; the default) or `resetCodeSent` ("Forgot PIN?"). */
+  readonly transition?: typeof TRANSITIONS.codeSent | typeof TRANSITIONS.resetCodeSent;
   /** The customer logging in; `null` for a registration. */
   readonly profileId: string | null;
   /** The new challenge (its `requestHash` is `idHash`). */
@@ -91,6 +93,40 @@ export type SignInCompletion = 'completed' | 'lost' | 'customer_unavailable';
 /** What became of a one-time-PIN entry (`not_counted`: the challenge was answered, used up, expired or is gone). */
 export type OtpEntryOutcome = MadeEntry<SignInCompletion>;
 
+/** One entry of a PIN-reset code (the challenge's purpose is `reset`). */
+export interface ResetOtpEntry {
+  readonly idHash: string;
+  readonly challengeId: string;
+  /** The entered code, hashed under the challenge's key (`OtpHasher.hash`). */
+  readonly codeHash: string;
+  readonly now: number;
+  readonly maxAttempts: number;
+}
+
+/**
+ * What a right reset entry did: `verified` (the challenge used up, the
+ * journey moved to `reset_verified` and bound to the challenge's customer)
+ * or `lost` (the journey moved on or expired meanwhile; the challenge is
+ * left as it was but for its count, unless that happened in the very
+ * instant of the entry).
+ */
+export type ResetVerification = 'verified' | 'lost';
+
+/** What became of a reset-code entry (`not_counted`: the challenge was answered, used up, expired or is gone). */
+export type ResetOtpOutcome = MadeEntry<ResetVerification>;
+
+/** The proof a new PIN stands on: the journey's answered reset challenge. */
+export interface PinResetUse {
+  readonly idHash: string;
+  /** The reset challenge that was answered on this journey. */
+  readonly challengeId: string;
+  /** The customer the journey is bound to, whose PIN is being replaced. */
+  readonly profileId: string;
+  readonly now: number;
+  /** The challenge must have been answered after this (`now` less the time allowed to choose the new PIN). */
+  readonly answeredAfter: number;
+}
+
 /**
  * The steps of signing in that write several tables, each one atomic step
  * (docs/journey.md, "Atomicity"). On PostgreSQL a login's steps are single
@@ -111,8 +147,8 @@ export interface SignInStore {
   startChallenge(start: ChallengeStart): Promise<AuthorizationRequestRecord | undefined>;
   /**
    * One entry of a one-time PIN. The entry is counted before anything else
-   * (only while the challenge is unanswered, unexpired and has had fewer
-   * than `maxAttempts` entries), and compared with the stored hash in the
+   * (only while the challenge is a login's or a registration's, never a
+   * reset's, unanswered, unexpired and has had fewer than `maxAttempts` entries), and compared with the stored hash in the
    * same statement. A right entry uses the challenge up and completes the
    * sign-in, all or nothing, when the journey can move
    * along `otpVerified` and the customer can sign in (an existing one is
@@ -123,6 +159,32 @@ export interface SignInStore {
    * of instances, they are counted one after another, and at most one is right.
    */
   enterOtp(entry: OtpEntry): Promise<OtpEntryOutcome>;
+  /**
+   * One entry of a PIN-reset code, in one atomic step. The entry is counted
+   * before anything else (only while the challenge is a `reset` challenge
+   * of this journey, unanswered, unexpired at `now` and has had fewer than
+   * `maxAttempts` entries) and compared in the same statement. It is right
+   * only when the code matches AND the challenge's customer exists and is
+   * `active`: a challenge stored for a mobile without such an account (its
+   * code never sent) can never be answered, and neither can one whose
+   * customer an operator locked meanwhile; every entry of those is wrong.
+   * A right entry uses the challenge up and moves the journey along
+   * `resetVerified`, bound to the challenge's customer, when the journey
+   * can still move. Of concurrent entries of one challenge, on any number
+   * of instances, they are counted one after another, and at most one is right.
+   */
+  enterResetOtp(entry: ResetOtpEntry): Promise<ResetOtpOutcome>;
+  /**
+   * Spends a journey's proof of a PIN reset, in one conditional update: the
+   * journey moves along `pinReset` (back to `pending`, unbound) only while
+   * it is `reset_verified`, bound to `profileId` and unexpired at `now`, and
+   * `challengeId` is a `reset` challenge of this journey and of that
+   * customer, answered after `answeredAfter`. Run in the transaction that
+   * replaces the PIN, after the customer's row was taken (the order every
+   * step takes them in). Returns the journey after the move for the one
+   * caller that moved it, `undefined` for every other: a proof is spent once.
+   */
+  usePinReset(use: PinResetUse): Promise<AuthorizationRequestRecord | undefined>;
 }
 
 /** Customers' login sessions at Connect. */

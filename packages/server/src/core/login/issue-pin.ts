@@ -72,6 +72,8 @@ export interface PinSendContext {
    * its deadline or otherwise) no send budget is taken and no code is sent.
    */
   readonly signal?: AbortSignal | undefined;
+  /** `reset`: the code is for a PIN reset, and the text says so. */
+  readonly purpose?: OtpPurpose | undefined;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
     return false;
   }
   try {
-    const body = oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS });
+    const body = oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS, reset: context.purpose === 'reset' });
     await deps.sms.send({ to, body }, { signal: context.signal });
     return true;
   } catch (error) {
@@ -141,6 +143,12 @@ export interface ResendPinDeps extends PinDeliveryDeps {
   readonly hasher: OtpHasher;
   readonly sends: SendLimiter;
   readonly clock: Clock;
+  /**
+   * How the new code goes out; by default {@link deliverPin}. A PIN reset
+   * hands it over after the answer (or, for a mobile without an account,
+   * sends nothing) and says it went.
+   */
+  readonly deliver?: ((to: string, code: string, context: PinSendContext) => Promise<boolean>) | undefined;
 }
 
 /**
@@ -176,7 +184,8 @@ export async function resendPin(
     maxResends: OTP_MAX_RESENDS,
   });
   if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
-  if (!(await deliverPin(challenge.mobile, code, context, deps))) {
+  const deliver = deps.deliver ?? ((to: string, pin: string, sent: PinSendContext) => deliverPin(to, pin, sent, deps));
+  if (!(await deliver(challenge.mobile, code, context))) {
     // As with a first code: nothing may answer a code the customer never saw.
     await deps.challenges.consumeOtpChallenge(challengeId, now);
     return { reason: 'sms_unavailable' };

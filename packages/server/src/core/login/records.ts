@@ -3,8 +3,11 @@
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
 
-/** What a one-time-PIN challenge proves when it is answered. */
-export type OtpPurpose = 'login' | 'register';
+/**
+ * What a one-time-PIN challenge proves when it is answered: a login, a
+ * registration's mobile, or the right to choose a new PIN (`reset`).
+ */
+export type OtpPurpose = 'login' | 'register' | 'reset';
 
 /** A one-time PIN sent by SMS, waiting to be entered. */
 export interface OtpChallengeRecord {
@@ -12,7 +15,11 @@ export interface OtpChallengeRecord {
   readonly requestHash: string;
   readonly purpose: OtpPurpose;
   readonly mobile: string;
-  /** The customer logging in (`login`); `null` for a registration. */
+  /**
+   * The customer logging in (`login`) or resetting the PIN (`reset`);
+   * `null` for a registration, and for a reset asked for a mobile with no
+   * account that may reset (its code is never sent, and nothing can answer it).
+   */
   readonly profileId: string | null;
   /** The PIN chosen at registration, already hashed; `null` for a login. */
   readonly pendingPinHash: string | null;

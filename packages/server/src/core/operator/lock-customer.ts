@@ -1,16 +1,13 @@
 import type { Customer } from '../customers/customer.js';
 import type { CustomerStore } from '../customers/customer-store.js';
-import type { AuthorizationCodeStore, ConsentStore, CustomerSessionStore } from '../journey/stores.js';
+import { endCustomerAccess, type CustomerAccessStores } from '../journey/end-access.js';
+import type { ConsentStore } from '../journey/stores.js';
 import { NotFound } from '../storage-errors.js';
-import type { TokenSessionStore } from '../tokens/token-session-store.js';
 
 /** The stores a lock writes, all of one transaction. */
-export interface LockCustomerStores {
+export interface LockCustomerStores extends CustomerAccessStores {
   readonly customers: Pick<CustomerStore, 'lockCustomer' | 'findCustomer'>;
-  readonly customerSessions: Pick<CustomerSessionStore, 'endCustomerSessionsOf'>;
   readonly consents: Pick<ConsentStore, 'deleteConsentsOf'>;
-  readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
-  readonly codes: Pick<AuthorizationCodeStore, 'endAuthorizationCodesOf'>;
 }
 
 /** What a lock ended, by kind. */
@@ -55,12 +52,8 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
   }
   // What makes these holds the customer's row first (sign-in, consent), so
   // none of it runs meanwhile; a code exchange's token session waits for
-  // the row or finds it locked (docs/journey.md, "The code"). Codes before
-  // token sessions, in the order `clients disable` takes them, so a lock
-  // and a disable meeting on the same rows take turns.
-  const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
-  const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
-  const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
+  // the row or finds it locked (docs/journey.md, "The code").
+  const { sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now);
   const approvals = await stores.consents.deleteConsentsOf(profileId);
   return { changed: true, customer: locked, ended: { sessions, tokenSessions, codes, approvals } };
 }

@@ -41,9 +41,12 @@ export function stepOutcome(result: StepResult): string {
     case 'consent':
       return 'consent_asked';
     case 'otp':
+    case 'reset_otp':
       return result.problem?.code ?? result.notice ?? 'shown';
     case 'login':
     case 'register':
+    case 'reset':
+    case 'new_pin':
       return result.problem?.code ?? 'shown';
   }
 }

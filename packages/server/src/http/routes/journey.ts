@@ -6,6 +6,8 @@ import type { AuthorizeQuery } from '../../core/authorize/authorization-request.
 import type { Environment } from '../../core/environment.js';
 import { showConsent, submitConsent } from '../../core/journey/consent.js';
 import type { JourneyDeps } from '../../core/journey/deps.js';
+import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../core/journey/forgot-pin.js';
+import { showNewPin, submitNewPin } from '../../core/journey/new-pin.js';
 import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
 import type { StepContext } from '../../core/journey/open.js';
 import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
@@ -17,7 +19,7 @@ import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, s
 import { requestSignal } from '../plugins/request-deadline.js';
 import { fill } from '../views/html.js';
 import { problemMessage } from '../views/messages/index.js';
-import { consentPage, loginPage, otpPage, registerPage } from '../views/pages.js';
+import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage } from '../views/pages.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -34,11 +36,20 @@ export interface JourneyRouteDeps {
 type PageRoute = { Querystring: { request?: string | string[] } };
 type FormRoute = PageRoute & { Body: FormParams | undefined };
 
-const PATHS: Record<JourneyPage, string> = { login: '/login', register: '/register', otp: '/login/otp', consent: '/consent' };
+const PATHS: Record<JourneyPage, string> = {
+  login: '/login',
+  register: '/register',
+  otp: '/login/otp',
+  consent: '/consent',
+  reset: '/login/reset',
+  reset_otp: '/login/reset/otp',
+  new_pin: '/login/reset/pin',
+};
 
 /**
  * The customer's journey over HTTP (docs/journey.md): `GET /authorize`, and
- * the hosted pages `/login`, `/register`, `/login/otp` and `/consent`, each
+ * the hosted pages `/login`, `/register`, `/login/otp`, `/consent` and the
+ * "Forgot PIN?" pages `/login/reset`, `/login/reset/otp`, `/login/reset/pin`, each
  * a GET that renders a plain HTML form and a POST that handles it. Each
  * route calls the one core step it stands for and renders what it answers.
  * Every POST needs the CSRF token of its form, bound to this browser's
@@ -101,21 +112,58 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
         const other = (page: 'login' | 'register') => (fixed ? undefined : pageUrl(page, journey.requestId));
         const body =
           result.kind === 'login'
-            ? loginPage({ ...form, action: pageUrl('login', journey.requestId), registerHref: other('register') })
+            ? loginPage({
+                ...form,
+                action: pageUrl('login', journey.requestId),
+                registerHref: other('register'),
+                forgotHref: pageUrl('reset', journey.requestId),
+                pinChanged: result.notice === 'pin_changed',
+              })
             : registerPage({ ...form, action: pageUrl('register', journey.requestId), loginHref: other('login') });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
       }
-      case 'otp': {
+      case 'reset': {
+        const { journey, problem } = result;
+        const language = pageLanguage(request, journey.uiLocale);
+        const body = resetPage({
+          language,
+          clientName: journey.clientName,
+          action: pageUrl('reset', journey.requestId),
+          csrfToken: csrfToken(),
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset') },
+          // As on the login page: with user_id the mobile is fixed.
+          mobile: journey.fixedMobile ?? result.mobile,
+          mobileReadonly: journey.fixedMobile !== null,
+          loginHref: pageUrl('login', journey.requestId),
+        });
+        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
+      }
+      case 'otp':
+      case 'reset_otp': {
         const { journey, problem } = result;
         const language = pageLanguage(request, journey.uiLocale);
         const body = otpPage({
           language,
           clientName: journey.clientName,
-          action: pageUrl('otp', journey.requestId),
+          action: pageUrl(result.kind, journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'otp') },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
           codeSent: result.notice === 'code_sent',
+          reset: result.kind === 'reset_otp',
           ...result.otp,
+        });
+        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
+      }
+      case 'new_pin': {
+        const { journey, problem } = result;
+        const language = pageLanguage(request, journey.uiLocale);
+        const body = newPinPage({
+          language,
+          clientName: journey.clientName,
+          action: pageUrl('new_pin', journey.requestId),
+          csrfToken: csrfToken(),
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'new_pin') },
+          maskedMobile: result.maskedMobile,
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
       }
@@ -174,6 +222,25 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
   app.post<FormRoute>(PATHS.otp, protectedForm, async (request, reply) => {
     const form = request.body ?? {};
     return render(request, reply, counted('otp', await submitOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey)));
+  });
+
+  app.get<PageRoute>(PATHS.reset, html, async (request, reply) => render(request, reply, await showReset(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.reset, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    return render(request, reply, counted('reset', await submitReset(contextOf(request), { action: form.action, mobile: form.mobile }, deps.journey)));
+  });
+
+  app.get<PageRoute>(PATHS.reset_otp, html, async (request, reply) => render(request, reply, await showResetOtp(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.reset_otp, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    return render(request, reply, counted('reset_otp', await submitResetOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey)));
+  });
+
+  app.get<PageRoute>(PATHS.new_pin, html, async (request, reply) => render(request, reply, await showNewPin(contextOf(request), deps.journey)));
+  app.post<FormRoute>(PATHS.new_pin, protectedForm, async (request, reply) => {
+    const form = request.body ?? {};
+    const fields = { action: form.action, pin: form.pin, pinConfirmation: form.pin_confirmation };
+    return render(request, reply, counted('new_pin', await submitNewPin(contextOf(request), fields, deps.journey)));
   });
 
   app.get<PageRoute>(PATHS.consent, html, async (request, reply) => render(request, reply, await showConsent(contextOf(request), deps.journey)));

@@ -118,17 +118,30 @@ function cancelButton(language: Language): SafeHtml {
   return html`<button type="submit" name="action" value="cancel" class="button secondary" formnovalidate>${language.text.page.cancel}</button>`;
 }
 
-/** The login page: mobile + PIN. */
-export function loginPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; registerHref?: string | undefined }): string {
+/** A notice that something went as asked (a green box, announced politely). */
+function notice(message: SafeHtml | string): SafeHtml {
+  return html`<div class="notice" role="status">${checkIcon()}<p>${message}</p></div>`;
+}
+
+/**
+ * The login page: mobile + PIN, and "Forgot PIN?" (a link: it works
+ * without JavaScript and keeps the journey). `pinChanged`: right after a
+ * PIN reset, with the mobile prefilled and the focus on the PIN.
+ */
+export function loginPage(
+  page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
+): string {
   const { language } = page;
   const text = language.text;
-  const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? 'pin' : 'mobile') };
+  const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly || page.pinChanged ? 'pin' : 'mobile') };
   const body = html`${requestHeader(page.clientName, text.login.heading, consent(language, page.clientName))}
+${page.pinChanged ? notice(text.login.pinChanged) : html``}
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
 ${mobileField(page, state)}
 ${pinField('pin', text.page.pinLabel, text.page.pinHint, 'current-password', state)}
+<p class="forgot"><a href="${page.forgotHref}">${text.login.forgotPin}</a></p>
 <div class="actions">
 <button type="submit" name="action" value="login" class="button primary">${text.login.submit}</button>
 ${cancelButton(language)}
@@ -160,12 +173,16 @@ ${page.loginHref ? html`<p class="switch">${text.register.haveAccount} <a href="
   return layout({ language, title: text.register.title, body, clientName: page.clientName });
 }
 
-/** The one-time-PIN page. */
+/**
+ * The one-time-PIN page; `reset`: the reset code's, whose wording never
+ * says whether the number has an account ("if it has one, we sent…").
+ */
 export function otpPage(
-  page: FormPage & { maskedMobile: string; resendInSeconds: number; resendsLeft: number; codeSent?: boolean | undefined },
+  page: FormPage & { maskedMobile: string; resendInSeconds: number; resendsLeft: number; codeSent?: boolean | undefined; reset?: boolean | undefined },
 ): string {
   const { language } = page;
   const text = language.text;
+  const wording = page.reset ? text.resetOtp : text.otp;
   const state: FieldState = { error: page.error, focus: 'otp' };
   const resendHint =
     page.resendsLeft === 0
@@ -174,9 +191,9 @@ export function otpPage(
         ? html`<p class="hint" id="resend-hint">${text.otp.resendIn(page.resendInSeconds)}</p>`
         : html`<p class="hint" id="resend-hint">${text.otp.resendNow}</p>`;
   const mobile = html`<strong class="nowrap">${page.maskedMobile}</strong>`;
-  const lead = html`<p class="lead">${fill(text.otp.lead, { mobile })}</p>`;
-  const body = html`${requestHeader(page.clientName, text.otp.heading, lead)}
-${page.codeSent ? html`<div class="notice" role="status">${checkIcon()}<p>${fill(text.otp.codeSent, { mobile: page.maskedMobile })}</p></div>` : html``}
+  const lead = html`<p class="lead">${fill(wording.lead, { mobile })}</p>`;
+  const body = html`${requestHeader(page.clientName, wording.heading, lead)}
+${page.codeSent ? notice(fill(wording.codeSent, { mobile: page.maskedMobile })) : html``}
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
@@ -197,7 +214,47 @@ ${resendHint}
 ${cancelButton(language)}
 </div>
 </form>`;
-  return layout({ language, title: text.otp.title, body, clientName: page.clientName });
+  return layout({ language, title: wording.title, body, clientName: page.clientName });
+}
+
+/** "Forgot PIN?": the mobile whose PIN to reset (fixed, as on the login page, when the client named it). */
+export function resetPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref: string }): string {
+  const { language } = page;
+  const text = language.text;
+  const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? undefined : 'mobile') };
+  const lead = consent(language, page.clientName, text.reset.lead);
+  const body = html`${requestHeader(page.clientName, text.reset.heading, lead)}
+${errorSummary(page.error)}
+<form method="post" action="${page.action}" novalidate>
+${hiddenCsrf(page.csrfToken)}
+${mobileField(page, state)}
+<div class="actions">
+<button type="submit" name="action" value="send" class="button primary">${text.reset.submit}</button>
+${cancelButton(language)}
+</div>
+</form>
+<p class="switch"><a href="${page.loginHref}">${text.reset.backToLogin}</a></p>`;
+  return layout({ language, title: text.reset.title, body, clientName: page.clientName });
+}
+
+/** The new PIN, twice, for the customer whose reset code was right. */
+export function newPinPage(page: FormPage & { maskedMobile: string }): string {
+  const { language } = page;
+  const text = language.text;
+  const state: FieldState = { error: page.error, focus: focusOf(page.error, 'pin') };
+  const lead = html`<p class="lead">${fill(text.newPin.lead, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const body = html`${requestHeader(page.clientName, text.newPin.heading, lead)}
+${errorSummary(page.error)}
+<form method="post" action="${page.action}" novalidate>
+${hiddenCsrf(page.csrfToken)}
+${pinField('pin', text.newPin.pinLabel, text.newPin.pinHint, 'new-password', state)}
+${pinField('pin_confirmation', text.newPin.confirmLabel, text.newPin.confirmHint, 'new-password', state)}
+<div class="actions">
+<button type="submit" name="action" value="change" class="button primary">${text.newPin.submit}</button>
+${cancelButton(language)}
+</div>
+</form>`;
+  return layout({ language, title: text.newPin.title, body, clientName: page.clientName });
 }
 
 /** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */

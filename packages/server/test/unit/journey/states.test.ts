@@ -4,7 +4,9 @@ import { canMove, codeState, FINAL_STATES, TRANSITIONS, type JourneyState } from
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 
-const STATES: readonly JourneyState[] = ['pending', 'otp_sent', 'consent_required', 'code_issued', 'cancelled'];
+const STATES: readonly JourneyState[] = ['pending', 'otp_sent', 'reset_otp_sent', 'reset_verified', 'consent_required', 'code_issued', 'cancelled'];
+/** Where a customer may log in, register or ask for a PIN reset: every state of the sign-in but consent and the final ones. */
+const SIGNING_IN: readonly JourneyState[] = ['pending', 'otp_sent', 'reset_otp_sent', 'reset_verified'];
 type TransitionName = keyof typeof TRANSITIONS;
 
 /**
@@ -12,11 +14,14 @@ type TransitionName = keyof typeof TRANSITIONS;
  * read from `TRANSITIONS`): for each, the states it may start from and where it leads.
  */
 const EXPECTED: Record<TransitionName, { from: readonly JourneyState[]; to: JourneyState }> = {
-  codeSent: { from: ['pending', 'otp_sent'], to: 'otp_sent' },
+  codeSent: { from: SIGNING_IN, to: 'otp_sent' },
   otpVerified: { from: ['otp_sent'], to: 'code_issued' },
+  resetCodeSent: { from: SIGNING_IN, to: 'reset_otp_sent' },
+  resetVerified: { from: ['reset_otp_sent'], to: 'reset_verified' },
+  pinReset: { from: ['reset_verified'], to: 'pending' },
   approved: { from: ['consent_required'], to: 'code_issued' },
   loginRequired: { from: ['consent_required'], to: 'pending' },
-  cancelled: { from: ['pending', 'otp_sent', 'consent_required'], to: 'cancelled' },
+  cancelled: { from: [...SIGNING_IN, 'consent_required'], to: 'cancelled' },
 };
 
 /** Every (transition, state) pair, and whether the move is allowed. */
@@ -54,6 +59,9 @@ describe('TRANSITIONS', () => {
     }
     expect(TRANSITIONS.loginRequired.name).toBe('login_required');
     expect(TRANSITIONS.otpVerified.name).toBe('otp_verified');
+    expect(TRANSITIONS.resetCodeSent.name).toBe('reset_code_sent');
+    expect(TRANSITIONS.resetVerified.name).toBe('reset_verified');
+    expect(TRANSITIONS.pinReset.name).toBe('pin_reset');
   });
 
   it('never leave a final state', () => {

@@ -47,6 +47,10 @@ export interface Catalogue {
     readonly submit: string;
     readonly newHere: string;
     readonly toRegister: string;
+    /** The way out to the reset pages. */
+    readonly forgotPin: string;
+    /** The notice on the login page right after a PIN reset. */
+    readonly pinChanged: string;
   };
   readonly register: {
     readonly title: string;
@@ -75,6 +79,39 @@ export interface Catalogue {
     /** `{mobile}`: where the new code went. */
     readonly codeSent: string;
   };
+  /** "Forgot PIN?": the mobile whose PIN to reset. Never says whether a number has an account. */
+  readonly reset: {
+    readonly title: string;
+    readonly heading: string;
+    readonly lead: string;
+    readonly submit: string;
+    readonly backToLogin: string;
+  };
+  /**
+   * The reset code's page: the one-time-PIN page's field and buttons
+   * (`otp`), with its own heading and wording, which never say whether
+   * the number has an account.
+   */
+  readonly resetOtp: {
+    readonly title: string;
+    readonly heading: string;
+    /** `{mobile}`: where the code went, if the number has an account. */
+    readonly lead: string;
+    /** `{mobile}`: where the new code went, if the number has an account. */
+    readonly codeSent: string;
+  };
+  /** The new PIN, twice, once the reset code was right. */
+  readonly newPin: {
+    readonly title: string;
+    readonly heading: string;
+    /** `{mobile}`: whose PIN is changed. */
+    readonly lead: string;
+    readonly pinLabel: string;
+    readonly pinHint: string;
+    readonly confirmLabel: string;
+    readonly confirmHint: string;
+    readonly submit: string;
+  };
   readonly consent: {
     /** `{client}` */
     readonly title: string;
@@ -92,7 +129,7 @@ export interface Catalogue {
   };
   /** What a step of the journey refused, by problem code (`core/journey/outcomes.ts`). */
   readonly problems: { readonly [K in ProblemCode]: K extends CountedProblem ? (count: number) => string : string } & {
-    /** `pin_format` on the registration page, where the customer chooses a PIN. */
+    /** `pin_format` on the registration and new-PIN pages, where the customer chooses a PIN. */
     readonly pin_format_new: string;
   };
   /** A journey that cannot go on (`core/journey/outcomes.ts`). */

@@ -22,6 +22,8 @@ export const en: Catalogue = {
     submit: 'Continue',
     newHere: 'New to Connect?',
     toRegister: 'Create an account',
+    forgotPin: 'Forgot PIN?',
+    pinChanged: 'Your PIN has been changed, and you were signed out everywhere. Log in with your new PIN.',
   },
   register: {
     title: 'Create account',
@@ -47,6 +49,29 @@ export const en: Catalogue = {
     resendNow: "Didn't get it? Ask for a new code.",
     resend: 'Send a new code',
     codeSent: 'We sent a new code to {mobile}.',
+  },
+  reset: {
+    title: 'Reset PIN',
+    heading: 'Reset your PIN',
+    lead: 'Enter your mobile number. If it has a Connect account, we will text it a code so you can choose a new PIN.',
+    submit: 'Send code',
+    backToLogin: 'Back to log in',
+  },
+  resetOtp: {
+    title: 'Enter code',
+    heading: 'Enter the code to reset your PIN',
+    lead: 'If {mobile} has a Connect account, we sent a 6-digit code to it by SMS.',
+    codeSent: 'If {mobile} has a Connect account, we sent a new code to it.',
+  },
+  newPin: {
+    title: 'New PIN',
+    heading: 'Choose a new PIN',
+    lead: 'For {mobile}. Once it is changed, you are signed out everywhere, and apps linked to your account ask you to log in again.',
+    pinLabel: 'New PIN',
+    pinHint: '4 to 6 digits. Not an easy one like 1111, 1234 or your birthday.',
+    confirmLabel: 'Enter the new PIN again',
+    confirmHint: 'The same 4 to 6 digits, to be sure.',
+    submit: 'Change PIN',
   },
   consent: {
     title: 'Allow {client}',
@@ -83,6 +108,7 @@ export const en: Catalogue = {
     sms_unavailable: 'We could not send the code. Try again: ask for a new code.',
     sms_budget_spent: 'We cannot send codes right now. Try again later.',
     mobile_country: 'We cannot send codes to this mobile number. Use a mobile number of a country this service supports.',
+    reset_expired: 'The time to choose a new PIN has run out. Ask for a new code.',
   },
   deadEnds: {
     expired: {

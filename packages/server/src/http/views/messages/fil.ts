@@ -26,6 +26,8 @@ export const fil: Catalogue = {
     submit: 'Magpatuloy',
     newHere: 'Bago sa Connect?',
     toRegister: 'Gumawa ng account',
+    forgotPin: 'Nakalimutan ang PIN?',
+    pinChanged: 'Napalitan na ang iyong PIN, at na-sign out ka sa lahat ng device. Mag-log in gamit ang bago mong PIN.',
   },
   register: {
     title: 'Gumawa ng account',
@@ -51,6 +53,29 @@ export const fil: Catalogue = {
     resendNow: 'Hindi natanggap? Humingi ng bagong code.',
     resend: 'Magpadala ng bagong code',
     codeSent: 'Nagpadala kami ng bagong code sa {mobile}.',
+  },
+  reset: {
+    title: 'I-reset ang PIN',
+    heading: 'I-reset ang iyong PIN',
+    lead: 'Ilagay ang iyong numero ng mobile. Kung may Connect account ito, padadalhan namin ito ng code sa SMS para makapili ka ng bagong PIN.',
+    submit: 'Ipadala ang code',
+    backToLogin: 'Bumalik sa pag-log in',
+  },
+  resetOtp: {
+    title: 'Ilagay ang code',
+    heading: 'Ilagay ang code para ma-reset ang iyong PIN',
+    lead: 'Kung may Connect account ang {mobile}, nagpadala kami rito ng 6-digit na code sa pamamagitan ng SMS.',
+    codeSent: 'Kung may Connect account ang {mobile}, nagpadala kami rito ng bagong code.',
+  },
+  newPin: {
+    title: 'Bagong PIN',
+    heading: 'Pumili ng bagong PIN',
+    lead: 'Para sa {mobile}. Kapag napalitan na ito, masa-sign out ka sa lahat ng device, at hihilingin ng mga app na naka-link sa iyong account na mag-log in kang muli.',
+    pinLabel: 'Bagong PIN',
+    pinHint: '4 hanggang 6 na digit. Iwasan ang madaling hulaan gaya ng 1111, 1234 o ang iyong kaarawan.',
+    confirmLabel: 'Ilagay muli ang bagong PIN',
+    confirmHint: 'Ang parehong 4 hanggang 6 na digit, para sigurado.',
+    submit: 'Palitan ang PIN',
   },
   consent: {
     title: 'Payagan ang {client}',
@@ -88,6 +113,7 @@ export const fil: Catalogue = {
     sms_unavailable: 'Hindi namin naipadala ang code. Subukang muli: humingi ng bagong code.',
     sms_budget_spent: 'Hindi kami makapagpadala ng code sa ngayon. Subukang muli mamaya.',
     mobile_country: 'Hindi kami makapagpadala ng code sa numerong ito. Gumamit ng numero ng mobile mula sa bansang sinusuportahan ng serbisyong ito.',
+    reset_expired: 'Naubos na ang oras para pumili ng bagong PIN. Humingi ng bagong code.',
   },
   deadEnds: {
     expired: {

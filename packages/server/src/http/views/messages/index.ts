@@ -25,16 +25,19 @@ export function minutesToWait(seconds: number): number {
   return Math.max(1, Math.ceil(seconds / 60));
 }
 
+/** A page that says problems. */
+export type ProblemPage = 'login' | 'register' | 'otp' | 'reset' | 'reset_otp' | 'new_pin';
+
 /**
  * A problem as the page says it (core names it by its code); `page` picks
- * the wording of `pin_format` on the registration page, where a PIN is chosen.
+ * the wording of `pin_format` on the registration and new-PIN pages, where a PIN is chosen.
  */
-export function problemMessage(text: Catalogue, problem: Problem, page: 'login' | 'register' | 'otp'): string {
+export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage): string {
   const { problems } = text;
   const wait = problem.retryAfterSeconds ?? 0;
   switch (problem.code) {
     case 'pin_format':
-      return page === 'register' ? problems.pin_format_new : problems.pin_format;
+      return page === 'register' || page === 'new_pin' ? problems.pin_format_new : problems.pin_format;
     case 'pin_locked':
     case 'too_many_attempts':
     case 'otp_too_many':

@@ -89,6 +89,17 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       return row && toCustomer(row);
     },
 
+    async replacePin(profileId, pinHash, now) {
+      const row = await db
+        .updateTable('customers')
+        .set({ pin_hash: pinHash, failed_pin_attempts: 0, locked_until: null, updated_at: now })
+        .where('profile_id', '=', profileId)
+        .where('status', '=', 'active')
+        .returningAll()
+        .executeTakeFirst();
+      return row && toCustomer(row);
+    },
+
     async clearPinAttempts(profileId, attempt, now) {
       await db
         .updateTable('customers')

@@ -1,5 +1,14 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
-import type { ChallengeStart, OtpEntry, OtpEntryOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
+import type {
+  ChallengeStart,
+  OtpEntry,
+  OtpEntryOutcome,
+  PinResetUse,
+  ResetOtpEntry,
+  ResetOtpOutcome,
+  SignInCompletion,
+  SignInStore,
+} from '../../../core/journey/stores.js';
 import { TRANSITIONS } from '../../../core/journey/states.js';
 import type { OtpChallengeRecord } from '../../../core/login/records.js';
 import { formatScope } from '../../../core/scopes.js';
@@ -62,6 +71,20 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
         throw error;
       }
     },
+
+    async enterResetOtp(entry) {
+      return postgres && !db.isTransaction ? enterResetOtpInOneStatement(db, entry) : inTransaction(db, (trx) => enterResetOtpStepByStep(trx, entry));
+    },
+
+    async usePinReset(use) {
+      const { rows } = await sql<Selectable<AuthorizationRequestsTable>>`
+        update authorization_requests set status = ${TRANSITIONS.pinReset.to}, profile_id = null
+        where id_hash = ${use.idHash} and status in (${sql.join(TRANSITIONS.pinReset.from)}) and profile_id = ${use.profileId} and expires_at > ${use.now}
+          and exists (select 1 from otp_challenges c where c.id = ${use.challengeId} and c.request_hash = ${use.idHash} and c.purpose = 'reset'
+                        and c.profile_id = ${use.profileId} and c.consumed_at is not null and c.consumed_at > ${use.answeredAfter})
+        returning *`.execute(db);
+      return rows[0] && toRequest(rows[0]);
+    },
   };
 }
 
@@ -81,18 +104,19 @@ async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Databas
   return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
-const OPEN_FOR_CODE = TRANSITIONS.codeSent.from;
 const OTP_VERIFIABLE = TRANSITIONS.otpVerified.from;
 
 async function startChallengeStepByStep(db: Kysely<Database>, start: ChallengeStart) {
   if (start.clearPin) await createCustomerStore(db).clearPinAttempts(start.clearPin.profileId, start.clearPin.attempt, start.now);
-  const moved = await createAuthorizationRequestStore(db).transitionAuthorizationRequest(start.idHash, TRANSITIONS.codeSent, start.now, start.profileId);
+  const transition = start.transition ?? TRANSITIONS.codeSent;
+  const moved = await createAuthorizationRequestStore(db).transitionAuthorizationRequest(start.idHash, transition, start.now, start.profileId);
   if (moved) await createOtpChallengeStore(db).insertOtpChallenge(start.challenge);
   return moved;
 }
 
 async function startChallengeInOneStatement(db: Kysely<Database>, start: ChallengeStart) {
   const { now, challenge: c } = start;
+  const transition = start.transition ?? TRANSITIONS.codeSent;
   // The customer's row is locked before the journey's, in the order an entry of the one-time PIN
   // takes them (`enterOtpInOneStatement`), so the two never wait on each other: `moved` reads
   // `cleared` first, through a subquery evaluated once before the journey's row is scanned.
@@ -103,8 +127,8 @@ async function startChallengeInOneStatement(db: Kysely<Database>, start: Challen
   const afterClear = start.clearPin ? sql`and (select count(*) from cleared) >= 0` : sql``;
   const { rows } = await sql<Selectable<AuthorizationRequestsTable>>`
     with ${clear}
-    moved as (update authorization_requests set status = ${TRANSITIONS.codeSent.to}, profile_id = ${start.profileId}
-              where id_hash = ${start.idHash} and status in (${sql.join(OPEN_FOR_CODE)}) and expires_at > ${now} ${afterClear}
+    moved as (update authorization_requests set status = ${transition.to}, profile_id = ${start.profileId}
+              where id_hash = ${start.idHash} and status in (${sql.join(transition.from)}) and expires_at > ${now} ${afterClear}
               returning *),
     stored as (insert into otp_challenges (id, request_hash, purpose, mobile, profile_id, pending_pin_hash, code_hash, attempts, resends, last_sent_at, expires_at, created_at, consumed_at)
                select ${c.id}, ${c.requestHash}, ${c.purpose}, ${c.mobile}, ${c.profileId}, ${c.pendingPinHash}, ${c.codeHash},
@@ -127,7 +151,8 @@ function journeyCanMove(entry: OtpEntry) {
 }
 
 /**
- * Counts one entry and compares it, in one conditional update. A right
+ * Counts one entry of a login's or a registration's code (never a reset's:
+ * that proves the phone, not the PIN) and compares it, in one conditional update. A right
  * entry uses the challenge up only when the sign-in can complete (its
  * journey can move, its customer can sign in); otherwise the challenge stays
  * as it was but for the count.
@@ -136,7 +161,7 @@ function claimEntry(entry: OtpEntry) {
   const right = sql`code_hash = ${entry.codeHash}`;
   return sql`update otp_challenges set attempts = attempts + 1,
       consumed_at = case when ${right} and ${customerCanSignIn(entry)} and ${journeyCanMove(entry)} then cast(${entry.now} as bigint) else null end
-    where id = ${entry.challengeId} and request_hash = ${entry.idHash}
+    where id = ${entry.challengeId} and request_hash = ${entry.idHash} and purpose <> 'reset'
       and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
     returning attempts, consumed_at, case when ${right} then 1 else 0 end as is_right`;
 }
@@ -225,4 +250,58 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
   if (Number(row?.completed) === 1) return right('completed');
   // Used up, yet not completed: a lock or another tab changed the customer or the journey in the same instant.
   return right(Number(row?.held) === 1 ? 'lost' : 'customer_unavailable');
+}
+
+const RESET_VERIFIABLE = TRANSITIONS.resetVerified.from;
+
+/**
+ * Counts one entry of a reset code and compares it, in one conditional
+ * update. It is right only when the code matches and the challenge's
+ * customer is active (a reset asked for a mobile without such an account
+ * has none); a right one uses the challenge up only when the journey can
+ * move. The row names the customer the journey is then bound to.
+ */
+function claimResetEntry(entry: ResetOtpEntry) {
+  const right = sql`code_hash = ${entry.codeHash} and exists (select 1 from customers u where u.profile_id = otp_challenges.profile_id and u.status = 'active')`;
+  const journeyCanMove = sql`exists (select 1 from authorization_requests where id_hash = ${entry.idHash} and status in (${sql.join(RESET_VERIFIABLE)}) and expires_at > ${entry.now})`;
+  return sql`update otp_challenges set attempts = attempts + 1,
+      consumed_at = case when ${right} and ${journeyCanMove} then cast(${entry.now} as bigint) else null end
+    where id = ${entry.challengeId} and request_hash = ${entry.idHash} and purpose = 'reset'
+      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
+    returning attempts, consumed_at, profile_id, case when ${right} then 1 else 0 end as is_right`;
+}
+
+/** A reset claim as its row says it. */
+interface ResetClaim extends Claim {
+  readonly profile_id: string | null;
+}
+
+/** The outcome of a reset claim, once it is known whether the journey moved. */
+function resetOutcome(claim: ResetClaim | undefined, moved: boolean): ResetOtpOutcome {
+  if (!claim) return { kind: 'not_counted' };
+  if (Number(claim.is_right) !== 1) return { kind: 'wrong', attempts: Number(claim.attempts) };
+  return { kind: 'right', done: claim.consumed_at !== null && moved ? 'verified' : 'lost' };
+}
+
+async function enterResetOtpStepByStep(db: Kysely<Database>, entry: ResetOtpEntry): Promise<ResetOtpOutcome> {
+  const { rows } = await claimResetEntry(entry).execute(db);
+  const claim = rows[0] as ResetClaim | undefined;
+  if (!claim || claim.consumed_at === null || claim.profile_id === null) return resetOutcome(claim, false);
+  const moved = await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.resetVerified, entry.now, claim.profile_id);
+  return resetOutcome(claim, moved !== undefined);
+}
+
+async function enterResetOtpInOneStatement(db: Kysely<Database>, entry: ResetOtpEntry): Promise<ResetOtpOutcome> {
+  // The challenge's row, then the journey's: the order an entry of a login's code takes them in.
+  const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; profile_id: string | null; is_right: number | null; moved: number }>`
+    with claim as (${claimResetEntry(entry)}),
+    moved as (update authorization_requests set status = ${TRANSITIONS.resetVerified.to}, profile_id = (select profile_id from claim)
+              where id_hash = ${entry.idHash} and status in (${sql.join(RESET_VERIFIABLE)}) and expires_at > ${entry.now}
+                and exists (select 1 from claim where consumed_at is not null)
+              returning id_hash)
+    select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select profile_id from claim) as profile_id,
+      (select is_right from claim) as is_right, (select count(*) from moved)::integer as moved`.execute(db);
+  const row = rows[0];
+  const claim = row && row.attempts !== null ? { attempts: row.attempts, consumed_at: row.consumed_at, profile_id: row.profile_id, is_right: row.is_right ?? 0 } : undefined;
+  return resetOutcome(claim, Number(row?.moved) === 1);
 }

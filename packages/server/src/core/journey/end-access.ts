@@ -1,0 +1,42 @@
+import type { TokenSessionStore } from '../tokens/token-session-store.js';
+import type { AuthorizationCodeStore, CustomerSessionStore } from './stores.js';
+
+/** The stores {@link endCustomerAccess} writes, all of the caller's transaction. */
+export interface CustomerAccessStores {
+  readonly customerSessions: Pick<CustomerSessionStore, 'endCustomerSessionsOf'>;
+  readonly codes: Pick<AuthorizationCodeStore, 'endAuthorizationCodesOf'>;
+  readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
+}
+
+/** What {@link endCustomerAccess} ended, by kind. */
+export interface EndedAccess {
+  /** The customer's login sessions at Connect. */
+  readonly sessions: number;
+  /** Unredeemed authorization codes. */
+  readonly codes: number;
+  /** Token sessions: each a refresh token and its access token. */
+  readonly tokenSessions: number;
+}
+
+/**
+ * Ends everything that lets anyone act for a customer, in the caller's
+ * transaction: their login sessions at Connect, their unredeemed codes (an
+ * exchange then gets `invalid_grant`) and their token sessions (refresh and
+ * access tokens: introspection says inactive, refreshes and the
+ * resource-server check refuse them). Each is one statement; a revoked
+ * token session is announced by the database's change signal, so every
+ * instance refuses its tokens within a second (docs/operator-guide.md,
+ * "Changes reach every instance").
+ *
+ * Used by an operator's `customers lock` and by a PIN reset. The caller
+ * holds the customer's row first, so a sign-in or code exchange completing
+ * at the same moment (which holds that row) either finishes before, and
+ * what it created is ended here, or waits. Codes before token sessions, in
+ * the order `clients disable` takes them, so the two take turns on shared rows.
+ */
+export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number): Promise<EndedAccess> {
+  const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
+  const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
+  const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
+  return { sessions, codes, tokenSessions };
+}

@@ -1,0 +1,203 @@
+import { parseMobile } from '../customers/mobile.js';
+import { OTP_MAX_ATTEMPTS } from '../lifetimes.js';
+import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
+import type { OtpChallengeRecord } from '../login/records.js';
+import { verifyPin, type MakeEntry } from '../login/verify-pin.js';
+import { cancelJourney } from './cancel.js';
+import type { JourneyDeps } from './deps.js';
+import { otpView, refusalOf, refusalProblem, type OtpForm } from './one-time-pin.js';
+import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import type { Problem, StepResult } from './outcomes.js';
+import { mayReceivePins } from './sign-in.js';
+import { canMove, TRANSITIONS } from './states.js';
+import type { ResetVerification } from './stores.js';
+
+/*
+ * "Forgot PIN?" (docs/hosted-login.md, "Forgot PIN"): the mobile, then a
+ * 6-digit code by SMS; a right code leads to the new PIN (`new-pin.ts`).
+ *
+ * The answer never says whether the mobile has an account that may reset
+ * its PIN. For every mobile the same steps run, in the same order: the
+ * send budgets are taken, the mobile is looked up, a challenge is stored
+ * and the journey moves; the code's page says "if this number has an
+ * account". Only for an active account is the code sent, and only once the
+ * page has been answered (`JourneyDeps.later`), so the gateway's time is
+ * not in the answer's. A challenge stored for any other mobile (none, or
+ * locked by an operator) has no customer: nothing can answer it, and every
+ * entry of it is counted wrong, as a wrong code is.
+ */
+
+/** The reset page's form as posted. */
+export interface ResetForm {
+  readonly action?: string | undefined;
+  readonly mobile?: string | undefined;
+}
+
+/** `GET /login/reset`: the mobile whose PIN to reset (the journey's `user_id` when it has one, fixed). */
+export async function showReset(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  return { kind: 'reset', journey: journey.view };
+}
+
+/**
+ * `POST /login/reset`: the mobile, or cancel. A mobile that is not one or
+ * cannot receive codes is refused on the form (that depends on the number
+ * alone); any other goes on to the reset code's page, with a code sent only
+ * when it has an account that may reset its PIN.
+ */
+export async function submitReset(context: StepContext, form: ResetForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'reset', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
+
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const sent = await sendResetCode(journey, mobile, 'start', context, deps);
+  // Another tab finished or cancelled this journey meanwhile, or it expired.
+  if (sent === 'lost') return whereItStandsNow(journey, deps);
+  if ('reason' in sent) return page(refusalProblem(sent), mobile);
+  return { kind: 'goto', page: 'reset_otp', requestId: journey.requestId };
+}
+
+/** `GET /login/reset/otp`: the reset code's page. */
+export async function showResetOtp(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.resetVerified)) return pageForState(journey);
+  const { challenge } = journey;
+  if (challenge?.purpose !== 'reset') return { kind: 'goto', page: 'reset', requestId: journey.requestId };
+  return resetOtpPage(journey, challenge, deps);
+}
+
+/**
+ * `POST /login/reset/otp`: the code, "send a new code", or cancel. The
+ * entry is counted, compared and (when right) moves the journey to
+ * `reset_verified` in ONE atomic step (`SignInStore.enterResetOtp`), with
+ * the limits of a login's code: valid 5 minutes, single use, 5 entries per
+ * challenge, and the mobile's budget of wrong entries over all its codes.
+ */
+export async function submitResetOtp(context: StepContext, form: OtpForm, deps: JourneyDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.resetVerified)) return pageForState(journey);
+  const { challenge } = journey;
+  if (challenge?.purpose !== 'reset') return { kind: 'goto', page: 'reset', requestId: journey.requestId };
+  if (form.action === 'resend') return resendResetCode(journey, challenge, context, deps);
+
+  const code = (form.otp ?? '').trim();
+  if (!/^\d{6}$/.test(code)) return resetOtpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
+  const spent = await deps.otpEntries.spent(challenge.mobile);
+  if (spent) return resetOtpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
+    deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
+  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
+  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.otpEntries.count(challenge.mobile);
+  if (result.ok) {
+    // `lost`: another tab moved the journey on (or it expired) in the meantime.
+    return result.done === 'verified' ? { kind: 'goto', page: 'new_pin', requestId: journey.requestId } : whereItStandsNow(journey, deps);
+  }
+  const problem = await refusalOf(journey, challenge, result, context, deps);
+  // Answered by a concurrent submit: where the journey stands now (the new PIN's page) says where to go.
+  return problem ? resetOtpPage(journey, challenge, deps, problem) : whereItStandsNow(journey, deps);
+}
+
+/**
+ * A new reset code: a new challenge (`start` moves the journey with it;
+ * `replace` follows one that has ended), within the send budgets, which
+ * every mobile spends alike. Returns `lost` when the journey could not move.
+ */
+async function sendResetCode(
+  journey: OpenJourney,
+  mobile: string,
+  how: 'start' | 'replace',
+  context: StepContext,
+  deps: JourneyDeps,
+): Promise<{ sent: true } | SendRefusal | 'lost'> {
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
+  const limited = await deps.sends.take(mobile, context.address);
+  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
+  const customer = await deps.db.customers.findCustomerByMobile(mobile);
+  // Only an active account may reset its PIN; an operator's lock is lifted by an operator only.
+  const profileId = customer?.status === 'active' ? customer.profileId : null;
+  const { record, code } = newChallenge(
+    { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
+    { hasher: deps.otpHasher, clock: deps.clock },
+  );
+  if (how === 'start') {
+    const moved = await deps.db.signIns.startChallenge({
+      idHash: journey.record.idHash,
+      now: record.createdAt,
+      profileId: null,
+      challenge: record,
+      transition: TRANSITIONS.resetCodeSent,
+    });
+    if (!moved) return 'lost';
+  } else {
+    await deps.db.otpChallenges.insertOtpChallenge(record);
+  }
+  if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId), context, deps);
+  return { sent: true };
+}
+
+/**
+ * "Send a new code": a live challenge gets a new code (30 s apart, 3 times
+ * at most), one that ended is replaced by a new one, within the send
+ * budgets, the same for every mobile; only an account's code is sent.
+ */
+async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const now = deps.clock.nowSeconds();
+  const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
+  const outcome = ended
+    ? await sendResetCode(journey, challenge.mobile, 'replace', context, deps)
+    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId), {
+        challenges: deps.db.otpChallenges,
+        hasher: deps.otpHasher,
+        sms: deps.sms,
+        audit: deps.audit,
+        log: deps.log,
+        sends: deps.sends,
+        clock: deps.clock,
+        deliver: async (to, code, sent) => {
+          if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);
+          return true;
+        },
+      });
+  if (outcome === 'lost') return whereItStandsNow(journey, deps);
+  const latest = (await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash)) ?? challenge;
+  if ('reason' in outcome) return resetOtpPage(journey, latest, deps, refusalProblem(outcome));
+  return { kind: 'reset_otp', journey: journey.view, otp: otpView(latest, now), notice: 'code_sent' };
+}
+
+/**
+ * Hands a reset code to the SMS gateway once the page has been answered
+ * (`JourneyDeps.later`), unless the request was answered already (503 at
+ * its deadline). A gateway that does not take it is logged and audited
+ * (`sms.send_failed`) as for any code, and the challenge stays as it is,
+ * like one whose SMS never arrived: the customer asks for a new code. (A
+ * retired challenge would make the page differ from a mobile's without an
+ * account.)
+ */
+async function sendLater(mobile: string, code: string, sendContext: PinSendContext, context: StepContext, deps: JourneyDeps): Promise<void> {
+  if (context.signal?.aborted) return;
+  // The request's signal ends with its answer: the send after it goes without.
+  const work = async () => {
+    await deliverPin(mobile, code, { ...sendContext, signal: undefined }, deps);
+  };
+  if (deps.later) deps.later(work);
+  else await work();
+}
+
+function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null): PinSendContext {
+  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId, signal: context.signal, purpose: 'reset' };
+}
+
+function resetOtpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {
+  return { kind: 'reset_otp', journey: journey.view, otp: otpView(challenge, deps.clock.nowSeconds()), ...(problem ? { problem } : {}) };
+}
