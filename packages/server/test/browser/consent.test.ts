@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
+import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * The consent page in a real browser: Debian's Chromium driven by
@@ -31,8 +30,6 @@ const DESKTOP = { width: 1280, height: 800 };
 /** The smallest comfortable touch target, in CSS pixels. */
 const MIN_TOUCH_TARGET = 44;
 
-/** Where the screenshots go (git-ignored); each is also attached to its test. */
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '__screenshots__');
 
 interface Customer {
   readonly mobile: string;
@@ -82,7 +79,6 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     }
     server = await startServer({ env, seedDemo: true, demoRedirectUri: DEMO_SHOP_REDIRECT_URI, print: () => {} });
     browser = await launchChromium();
-    await mkdir(SCREENSHOTS, { recursive: true });
   }, 30_000);
 
   afterAll(async () => {
@@ -312,15 +308,6 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
       if (box) expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
     }
     await page.evaluate('window.scrollTo(0, 0)');
-  }
-
-  /** A full-page screenshot under `__screenshots__/`, attached to the test and named in its output. */
-  async function takeScreenshot(page: Page, name: string, context: TestContext): Promise<void> {
-    const path = join(SCREENSHOTS, `${name}.png`);
-    await page.screenshot({ path, fullPage: true });
-    const shown = relative(process.cwd(), path);
-    await context.annotate(`screenshot: ${shown}`, 'screenshot', { path, contentType: 'image/png' });
-    console.info(`screenshot: ${shown}`);
   }
 
   it('with JavaScript off, at phone and desktop width: the consent page names B; Allow lands at B with code, state and iss', async (context) => {

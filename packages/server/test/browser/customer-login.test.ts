@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
+import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * The hosted pages in a real browser: Debian's Chromium driven by
@@ -261,7 +261,7 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     expect(tokens.refresh_token).toEqual(expect.any(String));
   });
 
-  it('in Filipino when the browser asks for it: labels, buttons, a weak PIN refused, the code entered, back to the app', async () => {
+  it('in Filipino when the browser asks for it: labels, buttons, a weak PIN refused, the code entered, back to the app', async (context) => {
     const mobile = '+639171234569';
     const consumer = await openConsumer({ javaScriptEnabled: false, locale: 'fil-PH' });
     const { page } = consumer;
@@ -282,12 +282,14 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
     const pin = page.getByLabel('Pumili ng PIN');
     expect(await pin.getAttribute('aria-invalid')).toBe('true');
     expect(await description(pin)).toContain('Isa ang PIN na iyan sa mga pinakakaraniwang PIN at madali itong hulaan. Pumili ng ibang PIN.');
+    await takeScreenshot(page, 'fil-1-register-weak-pin', context);
 
     await pin.fill('3817');
     await page.getByLabel('Ilagay muli ang PIN').fill('3817');
     await page.getByRole('button', { name: 'Gumawa ng account' }).click();
     await page.waitForURL((url) => url.pathname === '/login/otp');
     expect(await page.locator('h1').textContent()).toBe('Ilagay ang code na ipinadala namin sa SMS');
+    await takeScreenshot(page, 'fil-2-one-time-pin', context);
     await page.getByLabel('Code mula sa SMS').fill(await latestOtp(mobile));
     await page.getByRole('button', { name: 'I-verify' }).click();
     await page.waitForURL((url) => url.origin === CONSUMER_ORIGIN && url.pathname === '/callback');

@@ -1,29 +1,26 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium } from '../helpers/chromium.js';
+import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * "Forgot PIN?" in a real browser (docs/hosted-login.md, "Forgot PIN"):
  * Debian's Chromium driven by playwright-core, with JavaScript off, against
  * a real Connect server listening on a port, in English and in Filipino.
- * Each page of the reset is saved as a screenshot under __screenshots__/.
+ * Each page of the reset is saved as a screenshot  (helpers/chromium.ts, SCREENSHOTS; docs/screenshots/ keeps a set).
  */
 
 const CONSUMER_ORIGIN = new URL(DEMO_SHOP_REDIRECT_URI).origin;
 const STEP_TIMEOUT_MS = 5_000;
 const PHONE = { width: 360, height: 740 };
 
-/** Where the screenshots go; each is also attached to its test. */
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '__screenshots__');
 
 /** One customer per language, registered as an operator would; each forgets `pin` and chooses `newPin`. */
 const CUSTOMERS = {
@@ -48,7 +45,6 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
     }
     server = await startServer({ env, seedDemo: true, demoRedirectUri: DEMO_SHOP_REDIRECT_URI, print: () => {} });
     browser = await launchChromium();
-    await mkdir(SCREENSHOTS, { recursive: true });
   }, 30_000);
 
   afterAll(async () => {
@@ -135,16 +131,6 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status, JSON.stringify(body)).toBe(200);
     return body;
-  }
-
-  /** A full-page screenshot under `__screenshots__/`, attached to the test and named in its output. */
-  async function takeScreenshot(page: Page, name: string, context: TestContext): Promise<void> {
-    const path = join(SCREENSHOTS, `${name}.png`);
-    // Transitions finished and no caret: the same page gives the same picture.
-    await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide' });
-    const shown = relative(process.cwd(), path);
-    await context.annotate(`screenshot: ${shown}`, 'screenshot', { path, contentType: 'image/png' });
-    console.info(`screenshot: ${shown}`);
   }
 
   /** The text of the elements a field's aria-describedby names. */

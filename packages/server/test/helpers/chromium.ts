@@ -1,5 +1,9 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TestContext } from 'vitest';
 
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core: no
@@ -51,4 +55,21 @@ export async function launchChromium(): Promise<Browser> {
     throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium package (.ci/run installs it)`);
   }
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+}
+
+/** Where the browser tests' screenshots go (git-ignored; docs/screenshots/ keeps a chosen few). */
+export const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'browser', '__screenshots__');
+
+/**
+ * A full-page screenshot `SCREENSHOTS/<name>.png`, attached to the test and
+ * named in its output. Transitions finished and no caret: the same page
+ * gives the same picture.
+ */
+export async function takeScreenshot(page: Page, name: string, context: TestContext): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true, animations: 'disabled', caret: 'hide' });
+  const shown = relative(process.cwd(), path);
+  await context.annotate(`screenshot: ${shown}`, 'screenshot', { path, contentType: 'image/png' });
+  console.info(`screenshot: ${shown}`);
 }

@@ -16,6 +16,7 @@ import {
   latestOtp,
   logIn,
   MOBILE,
+  nthMobile,
   OTHER_MOBILE,
   PIN,
   requestIdOf,
@@ -315,6 +316,54 @@ describe('real responses match the description', () => {
     expect(expectClientRedirect(approved).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('the forgot-PIN pages: each page, each form outcome', async () => {
+    // A customer of their own: a reset ends every session and token of the customer.
+    const mobile = nthMobile(7);
+    await addCustomer(t, mobile);
+    const someone = new Browser(app);
+    const started = await someone.get(authorizeUrl(authorizeParams(client, { user_id: mobile })));
+    const id = requestIdOf(String(started.headers.location));
+    // Before a reset code was sent, its later pages send the browser to the journey's page.
+    for (const path of ['/login/reset/otp', '/login/reset/pin']) {
+      expect((await someone.get(`${path}?request=${id}`)).statusCode).toBe(303);
+    }
+    const resetPage = await someone.get(`/login/reset?request=${id}`);
+    expect(resetPage.statusCode).toBe(200);
+    const csrf = csrfToken(resetPage.body);
+    for (const path of ['/login/reset', '/login/reset/otp', '/login/reset/pin']) {
+      expect((await someone.post(`${path}?request=${id}`, { action: 'cancel' })).statusCode).toBe(403);
+      expect((await someone.post(`${path}?request=${id}`, `csrf_token=${csrf}&pad=${'a'.repeat(17 * 1024)}`)).statusCode).toBe(413);
+      expect((await someone.post(`${path}?request=${'x'.repeat(43)}`, { csrf_token: csrf, action: 'cancel' })).statusCode).toBe(400);
+      expect((await someone.get(`${path}?request=${'x'.repeat(43)}`)).statusCode).toBe(400);
+    }
+    // A journey for a mobile without an account is at the registration: no reset there.
+    const newcomer = new Browser(app);
+    const toRegister = requestIdOf(String((await newcomer.get(authorizeUrl(authorizeParams(client, { user_id: nthMobile(8) })))).headers.location));
+    expect((await newcomer.get(`/login/reset?request=${toRegister}`)).statusCode).toBe(303);
+    // A mobile typed in (no user_id) that is not one.
+    const typing = new Browser(app);
+    const typed = requestIdOf(String((await typing.get(authorizeUrl(authorizeParams(client)))).headers.location));
+    const typingCsrf = csrfToken((await typing.get(`/login/reset?request=${typed}`)).body);
+    expect((await typing.post(`/login/reset?request=${typed}`, { csrf_token: typingCsrf, mobile: '12', action: 'send' })).statusCode).toBe(400);
+
+    expect((await someone.post(`/login/reset?request=${id}`, { csrf_token: csrf, mobile, action: 'send' })).statusCode).toBe(303);
+    expect((await someone.get(`/login/reset/otp?request=${id}`)).statusCode).toBe(200);
+    // The reset code's SMS leaves once the page has been answered.
+    await t.services.afterAnswer.idle();
+    const code = await latestOtp(app, mobile);
+    expect((await someone.post(`/login/reset/otp?request=${id}`, { csrf_token: csrf, otp: wrongOtp(code), action: 'verify' })).statusCode).toBe(400);
+    t.clock.advance(31);
+    expect((await someone.post(`/login/reset/otp?request=${id}`, { csrf_token: csrf, action: 'resend' })).statusCode).toBe(200);
+    await t.services.afterAnswer.idle();
+    const verified = await someone.post(`/login/reset/otp?request=${id}`, { csrf_token: csrf, otp: await latestOtp(app, mobile), action: 'verify' });
+    expect(verified.statusCode).toBe(303);
+    expect((await someone.get(`/login/reset/pin?request=${id}`)).statusCode).toBe(200);
+    expect((await someone.post(`/login/reset/pin?request=${id}`, { csrf_token: csrf, pin: '591746', pin_confirmation: '591747', action: 'change' })).statusCode).toBe(400);
+    const changed = await someone.post(`/login/reset/pin?request=${id}`, { csrf_token: csrf, pin: '591746', pin_confirmation: '591746', action: 'change' });
+    expect(changed.statusCode).toBe(303);
+    expect(String(changed.headers.location)).toContain('/login?');
+  });
+
   it('discovery, keys, health, the sandbox, the stylesheet and this description', async () => {
     for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/assets/connect.css']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
@@ -376,7 +425,7 @@ describe('real responses match the description: the database is gone', () => {
       await app.inject({ method: 'GET', url: '/readyz' }),
       await browser.get(authorizeUrl(authorizeParams(client))),
     ];
-    for (const path of ['/login', '/register', '/login/otp', '/consent']) {
+    for (const path of ['/login', '/register', '/login/otp', '/consent', '/login/reset', '/login/reset/otp', '/login/reset/pin']) {
       unavailable.push(await browser.get(`${path}?request=${requestId}`));
       unavailable.push(await browser.post(`${path}?request=${requestId}`, { csrf_token: csrf, action: 'cancel' }));
     }

@@ -293,6 +293,33 @@ export const PATHS: Record<string, PathItem> = {
     again: 'After `action=resend`: the page again, saying a new code was sent (30 seconds after the last one, 3 times per sign-in).',
     problems: 'a wrong or malformed code, one that expired or whose entries are used up, a new code asked for too soon',
   }),
+  '/login/reset': hostedPage({
+    name: 'forgot-PIN',
+    id: 'PinReset',
+    shows: 'The mobile whose PIN to reset (prefilled and `readonly` when the client named an account with `user_id`); linked from the login page.',
+    form: schemaRef('PinResetForm'),
+    handles:
+      'Sends a reset code by SMS when the mobile has an active account, and goes on to `/login/reset/otp` in every case: a mobile without an account gets the same answer and no SMS.',
+    problems: 'a malformed mobile, one one-time PINs cannot be sent to, a limit',
+  }),
+  '/login/reset/otp': hostedPage({
+    name: 'reset code',
+    id: 'PinResetCode',
+    shows: 'The 6-digit reset code sent by SMS: valid 5 minutes, single use, 5 entries.',
+    form: schemaRef('OneTimePinForm'),
+    handles: 'The right code goes on to `/login/reset/pin`.',
+    again: 'After `action=resend`: the page again, saying a new code was sent (30 seconds after the last one, 3 times).',
+    problems: 'a wrong or malformed code, one that expired or whose entries are used up, a new code asked for too soon',
+  }),
+  '/login/reset/pin': hostedPage({
+    name: 'new PIN',
+    id: 'NewPin',
+    shows: 'The new PIN, twice, within 5 minutes of the right reset code.',
+    form: schemaRef('NewPinForm'),
+    handles:
+      'Replaces the PIN, clears a wrong-PIN lock, ends every session and token of the customer, and goes back to `/login` with the mobile prefilled and a notice.',
+    problems: 'a PIN too easy to guess, PINs that differ',
+  }),
   '/consent': hostedPage({
     name: 'consent',
     id: 'Consent',

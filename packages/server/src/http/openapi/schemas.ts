@@ -341,6 +341,25 @@ export const SCHEMAS = {
       },
     },
   },
+  PinResetForm: {
+    type: 'object',
+    required: ['csrf_token'],
+    properties: {
+      csrf_token: string("The form's hidden CSRF token."),
+      mobile: string('The mobile number (ignored when the client named it with `user_id`).'),
+      action: { type: 'string', enum: ['send', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
+    },
+  },
+  NewPinForm: {
+    type: 'object',
+    required: ['csrf_token'],
+    properties: {
+      csrf_token: string("The form's hidden CSRF token."),
+      pin: string('The new PIN: 4 to 6 digits, not one too easy to guess.'),
+      pin_confirmation: string('The new PIN again.'),
+      action: { type: 'string', enum: ['change', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
+    },
+  },
   ConsentForm: {
     type: 'object',
     required: ['csrf_token', 'action'],
