@@ -14,7 +14,7 @@ import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chro
  * "Forgot PIN?" in a real browser (docs/hosted-login.md, "Forgot PIN"):
  * Debian's Chromium driven by playwright-core, with JavaScript off, against
  * a real Connect server listening on a port, in English and in Filipino.
- * Each page of the reset is saved as a screenshot  (helpers/chromium.ts, SCREENSHOTS; docs/screenshots/ keeps a set).
+ * Each page of the reset is saved as a screenshot (helpers/chromium.ts, SCREENSHOTS; docs/screenshots/ keeps a set).
  */
 
 const CONSUMER_ORIGIN = new URL(DEMO_SHOP_REDIRECT_URI).origin;
