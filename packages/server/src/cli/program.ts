@@ -448,7 +448,8 @@ function describeMistake(cmd: CliCommand, message: string, code: string | undefi
     }
     if (elsewhere.length > 0) return `${name} is an option of ${elsewhere.map((c) => commandPath(c) || 'connect-auth').join(', ')} only; ${where} takes ${optionList(cmd)}`;
     const suggestion = /\(Did you mean (\S+)\?\)/.exec(message)?.[1];
-    return `unknown option '${flag}' for ${where}${suggestion ? ` (did you mean ${suggestion}?)` : ''}; its options are ${optionList(cmd)}`;
+    // The option's name only: what followed `=` may be a PIN or a secret typed into the wrong option.
+    return `unknown option '${name}' for ${where}${suggestion ? ` (did you mean ${suggestion}?)` : ''}; its options are ${optionList(cmd)}`;
   }
   if (code === 'commander.excessArguments') {
     const args = cmd.registeredArguments.map((arg) => `<${arg.name()}>`);

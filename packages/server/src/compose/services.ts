@@ -171,6 +171,8 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
     pinAttempts: limits.pinAttempts,
     otpEntries: limits.otpEntries,
+    resetSends: limits.resetSends,
+    resetOtpEntries: limits.resetOtpEntries,
     sends: limits.sends,
     sms: overrides.sms ?? createSmsSender(config, storage, clock),
     otpHasher: runtime.otpHasher,

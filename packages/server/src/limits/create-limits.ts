@@ -48,6 +48,14 @@ export interface Limits {
   readonly pinAttempts: AttemptLimiter;
   /** Wrong one-time-PIN entries per mobile number. */
   readonly otpEntries: WrongEntryCounter;
+  /**
+   * The forgot-PIN flow's own budgets per mobile (its codes sent, its wrong
+   * entries), beside the same per-address and global SMS budgets: anyone
+   * may ask for a reset of any mobile, so spending its budgets must never
+   * refuse the customer's logins (docs/hosted-login.md, "Forgot PIN").
+   */
+  readonly resetSends: SendLimiter;
+  readonly resetOtpEntries: WrongEntryCounter;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -57,6 +65,8 @@ export const LIMIT_KEY_PREFIXES = {
   smsGlobal: 'connect:sms:global',
   pinPerAddress: 'connect:pin:address',
   otpPerMobile: 'connect:otp:mobile',
+  resetSmsPerMobile: 'connect:reset-sms:mobile',
+  resetOtpPerMobile: 'connect:reset-otp:mobile',
 } as const;
 
 /**
@@ -115,53 +125,61 @@ export function createLimits(options: LimitsOptions): Limits {
   const pinPerAddress = limiter(LIMIT_KEY_PREFIXES.pinPerAddress, budgets.pinLimitPerAddress, PIN_PER_ADDRESS_WINDOW_SECONDS);
   const otpPerMobile = limiter(LIMIT_KEY_PREFIXES.otpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
-  return {
-    sends: {
-      async take(mobile, ip) {
-        // Each budget in turn; a spent one gives back what the ones before took.
-        const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
-          ['mobile', smsPerMobile, key(mobile)],
-          ['address', smsPerAddress, addressKey(ip)],
-          ['global', smsGlobal, key(GLOBAL_KEY)],
-        ];
-        const taken: [RateLimiterAbstract, string][] = [];
-        for (const [budget, counter, counterKey] of budgets) {
-          if (!counter) continue;
-          const refused = await take(counter, counterKey).catch(async (error: unknown) => {
-            for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
-            throw error;
-          });
-          if (refused) {
-            for (const [done, doneKey] of taken) await giveBack(done, doneKey);
-            return { budget, retryAfterSeconds: refused.retryAfterSeconds };
-          }
-          taken.push([counter, counterKey]);
+  const resetSmsPerMobile = limiter(LIMIT_KEY_PREFIXES.resetSmsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
+  const resetOtpPerMobile = limiter(LIMIT_KEY_PREFIXES.resetOtpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
+
+  const sendLimiter = (perMobile: RateLimiterAbstract): SendLimiter => ({
+    async take(mobile, ip) {
+      // Each budget in turn; a spent one gives back what the ones before took.
+      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
+        ['mobile', perMobile, key(mobile)],
+        ['address', smsPerAddress, addressKey(ip)],
+        ['global', smsGlobal, key(GLOBAL_KEY)],
+      ];
+      const taken: [RateLimiterAbstract, string][] = [];
+      for (const [budget, counter, counterKey] of budgets) {
+        if (!counter) continue;
+        const refused = await take(counter, counterKey).catch(async (error: unknown) => {
+          for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
+          throw error;
+        });
+        if (refused) {
+          for (const [done, doneKey] of taken) await giveBack(done, doneKey);
+          return { budget, retryAfterSeconds: refused.retryAfterSeconds };
         }
-        return undefined;
-      },
+        taken.push([counter, counterKey]);
+      }
+      return undefined;
     },
+  });
+  const wrongEntryCounter = (perMobile: RateLimiterAbstract): WrongEntryCounter => ({
+    async spent(mobile) {
+      let state: RateLimiterRes | null;
+      try {
+        state = await perMobile.get(key(mobile));
+      } catch (error) {
+        throw unavailable(error);
+      }
+      return state && state.consumedPoints >= OTP_WRONG_ENTRIES_PER_MOBILE ? { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) } : undefined;
+    },
+    async count(mobile) {
+      try {
+        await perMobile.penalty(key(mobile), 1);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+  });
+
+  return {
+    sends: sendLimiter(smsPerMobile),
     pinAttempts: {
       take: (address) => take(pinPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(pinPerAddress, addressKey(address)),
     },
-    otpEntries: {
-      async spent(mobile) {
-        let state: RateLimiterRes | null;
-        try {
-          state = await otpPerMobile.get(key(mobile));
-        } catch (error) {
-          throw unavailable(error);
-        }
-        return state && state.consumedPoints >= OTP_WRONG_ENTRIES_PER_MOBILE ? { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) } : undefined;
-      },
-      async count(mobile) {
-        try {
-          await otpPerMobile.penalty(key(mobile), 1);
-        } catch (error) {
-          throw unavailable(error);
-        }
-      },
-    },
+    otpEntries: wrongEntryCounter(otpPerMobile),
+    resetSends: sendLimiter(resetSmsPerMobile),
+    resetOtpEntries: wrongEntryCounter(resetOtpPerMobile),
   };
 }
 

@@ -64,7 +64,7 @@ describe('admin actions are recorded', () => {
         run: await step(['clients', 'update', clientId, '--grants', 'client_credentials,authorization_code,refresh_token']),
         type: 'client.updated',
         subject: clientId,
-        details: { redirect_uri: REDIRECT_URI, grants: 'client_credentials authorization_code refresh_token', require_pkce: false },
+        details: { redirect_uri: REDIRECT_URI, grants: 'client_credentials authorization_code refresh_token', require_pkce: false, scopes: '' },
       },
       { run: await step(['clients', 'disable', clientId]), type: 'client.disabled', subject: clientId },
       { run: await step(['clients', 'enable', clientId]), type: 'client.enabled', subject: clientId },

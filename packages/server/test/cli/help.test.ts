@@ -114,6 +114,11 @@ describe('usage mistakes name what is valid, in one line, exit 2', () => {
       ['clients', 'create', '--name', 'Acme', '--grant', 'client_credentials'],
       "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --scopes, --resource-server, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",
     ],
+    // A value given to a mistyped option (a PIN, say) is never repeated.
+    [
+      ['customers', 'create', '--mobile', '+639171234567', '--pn=482913'],
+      "unknown option '--pn' for customers create; its options are --mobile, --pin-stdin, --pin, --name, --json, --help; see connect-auth customers create --help",
+    ],
     [['--frobnicate'], "unknown option '--frobnicate' for connect-auth; its options are --json, --version, --help; see connect-auth --help"],
     [['customers', 'list', '--mobile', '+639171234567'], '--mobile is an option of customers create only; customers list takes --json, --help; see connect-auth customers list --help'],
     [['keys', '--json', 'list'], '--json goes after the command: connect-auth keys <command> --json; see connect-auth keys --help'],

@@ -342,3 +342,34 @@ describe('Forgot PIN: the pages', () => {
     expect(params.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });
+
+describe('Forgot PIN: what anyone asking for a reset cannot do to the customer', () => {
+  it("wrong reset codes for a mobile, from anyone, never refuse that customer's own login code", async () => {
+    const { t, client } = await setup();
+    // Two reset codes, five wrong entries each: a whole hour's budget of wrong entries for the mobile.
+    for (let round = 0; round < 2; round++) {
+      const { browser, page } = await openReset(t, client);
+      const codePage = await askCode(browser, page);
+      const code = await resetCode(t);
+      for (let entry = 0; entry < 5; entry++) await browser.submit(codePage, { otp: wrongOtp(code), action: 'verify' });
+    }
+    const params = await logIn(new Browser(t.app), authorizeParams(client));
+    expect(params.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('a new PIN ends the one-time PINs of sign-ins begun with the old one: their right code signs in no more', async () => {
+    const { t, client } = await setup();
+    const other = new Browser(t.app);
+    const { page } = await startLogin(other, authorizeParams(client));
+    const otpPage = await submitCredentials(other, page, MOBILE, PIN);
+    const loginCode = await latestOtp(t.app, MOBILE);
+
+    const { browser, page: resetPage } = await openReset(t, client);
+    await choosePin(browser, await enterCode(t, browser, await askCode(browser, resetPage)));
+
+    const res = await other.submit(otpPage, { otp: loginCode, action: 'verify' });
+    // Not back at the client: the code page again, or the login page.
+    expect(String(res.headers.location ?? '')).not.toMatch(/^https:\/\/acme\.example\//);
+    expect([200, 303, 400]).toContain(res.statusCode);
+  });
+});

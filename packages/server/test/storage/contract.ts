@@ -577,6 +577,22 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await otp().consumeOtpChallenge('challenge-1', T + 299)).toBe(true);
       });
 
+      it("ends every live challenge of one customer, and no one else's, no consumed and no expired one", async () => {
+        const ofCustomer = challenge();
+        await otp().insertOtpChallenge(ofCustomer);
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-used', consumedAt: T + 1 }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-old', expiresAt: T + 5 }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-other', profileId: '999999999999' }));
+        await otp().insertOtpChallenge(challenge({ id: 'challenge-new', profileId: null, purpose: 'register', pendingPinHash: 'scrypt$pending' }));
+        expect(await otp().endOtpChallengesOf(ofCustomer.profileId as string, T + 10)).toBe(1);
+        expect((await otp().findOtpChallenge('challenge-1'))?.consumedAt).toBe(T + 10);
+        expect((await otp().findOtpChallenge('challenge-used'))?.consumedAt).toBe(T + 1);
+        expect((await otp().findOtpChallenge('challenge-old'))?.consumedAt).toBeNull();
+        expect((await otp().findOtpChallenge('challenge-other'))?.consumedAt).toBeNull();
+        expect((await otp().findOtpChallenge('challenge-new'))?.consumedAt).toBeNull();
+        expect(await otp().endOtpChallengesOf(ofCustomer.profileId as string, T + 11)).toBe(0);
+      });
+
       it('replaces the code of a challenge last sent at or before sentBefore', async () => {
         await otp().insertOtpChallenge(challenge());
         const update = { codeHash: 'code-hash-2', now: T + 30, expiresAt: T + 330, maxResends: 3 };

@@ -48,6 +48,13 @@ export interface JourneyDeps {
   readonly otpEntries: WrongEntryCounter;
   /** One-time PINs sent per mobile and per client address. */
   readonly sends: SendLimiter;
+  /**
+   * The forgot-PIN flow's codes sent and wrong entries: a per-mobile budget
+   * of their own, so that a reset anyone may ask for never spends the
+   * customer's login budgets (the per-address and global SMS budgets are shared).
+   */
+  readonly resetSends: SendLimiter;
+  readonly resetOtpEntries: WrongEntryCounter;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
   readonly audit: AuditLog;

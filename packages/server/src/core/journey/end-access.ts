@@ -1,3 +1,4 @@
+import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeStore, CustomerSessionStore } from './stores.js';
 
@@ -6,6 +7,7 @@ export interface CustomerAccessStores {
   readonly customerSessions: Pick<CustomerSessionStore, 'endCustomerSessionsOf'>;
   readonly codes: Pick<AuthorizationCodeStore, 'endAuthorizationCodesOf'>;
   readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
+  readonly otpChallenges: Pick<OtpChallengeStore, 'endOtpChallengesOf'>;
 }
 
 /** What {@link endCustomerAccess} ended, by kind. */
@@ -20,8 +22,9 @@ export interface EndedAccess {
 
 /**
  * Ends everything that lets anyone act for a customer, in the caller's
- * transaction: their login sessions at Connect, their unredeemed codes (an
- * exchange then gets `invalid_grant`) and their token sessions (refresh and
+ * transaction: their one-time PINs not yet answered (a sign-in begun with
+ * the old PIN cannot finish), their login sessions at Connect, their
+ * unredeemed codes (an exchange then gets `invalid_grant`) and their token sessions (refresh and
  * access tokens: introspection says inactive, refreshes and the
  * resource-server check refuse them). Each is one statement; a revoked
  * token session is announced by the database's change signal, so every
@@ -35,6 +38,7 @@ export interface EndedAccess {
  * the order `clients disable` takes them, so the two take turns on shared rows.
  */
 export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number): Promise<EndedAccess> {
+  await stores.otpChallenges.endOtpChallengesOf(profileId, now);
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
   const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
   const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);

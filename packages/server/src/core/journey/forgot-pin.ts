@@ -92,12 +92,12 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
 
   const code = (form.otp ?? '').trim();
   if (!/^\d{6}$/.test(code)) return resetOtpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
-  const spent = await deps.otpEntries.spent(challenge.mobile);
+  const spent = await deps.resetOtpEntries.spent(challenge.mobile);
   if (spent) return resetOtpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
   const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
     deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
   const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
-  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.otpEntries.count(challenge.mobile);
+  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.resetOtpEntries.count(challenge.mobile);
   if (result.ok) {
     // `lost`: another tab moved the journey on (or it expired) in the meantime.
     return result.done === 'verified' ? { kind: 'goto', page: 'new_pin', requestId: journey.requestId } : whereItStandsNow(journey, deps);
@@ -121,7 +121,7 @@ async function sendResetCode(
 ): Promise<{ sent: true } | SendRefusal | 'lost'> {
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(mobile, context.address);
+  const limited = await deps.resetSends.take(mobile, context.address);
   if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
   const customer = await deps.db.customers.findCustomerByMobile(mobile);
   // Only an active account may reset its PIN; an operator's lock is lifted by an operator only.
@@ -162,7 +162,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
         sms: deps.sms,
         audit: deps.audit,
         log: deps.log,
-        sends: deps.sends,
+        sends: deps.resetSends,
         clock: deps.clock,
         deliver: async (to, code, sent) => {
           if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);

@@ -29,6 +29,12 @@ export interface OtpChallengeStore {
     id: string,
     update: { codeHash: string; now: number; expiresAt: number; sentBefore: number; maxResends: number },
   ): Promise<boolean>;
+  /**
+   * Retires every live (unconsumed, unexpired at `now`) challenge bound to
+   * the customer `profileId`, so that no code sent before can be answered
+   * (a PIN reset, an operator's lock). Returns how many it retired.
+   */
+  endOtpChallengesOf(profileId: string, now: number): Promise<number>;
   /** Deletes at most `limit` challenges with `expiresAt <= cutoff`; returns how many. */
   deleteOtpChallengesExpiredBy(cutoff: number, limit: number): Promise<number>;
 }

@@ -117,6 +117,8 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     pinChecks: options.pinChecks ?? createPinCheckQueue(),
     pinAttempts: options.pinAttempts ?? limits.pinAttempts,
     otpEntries: limits.otpEntries,
+    resetSends: limits.resetSends,
+    resetOtpEntries: limits.resetOtpEntries,
     sends: options.sends ?? limits.sends,
     sms: options.sms ?? sms,
     otpHasher: new OtpHasher(randomBytes(32)),

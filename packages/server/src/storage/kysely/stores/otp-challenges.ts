@@ -57,6 +57,17 @@ export function createOtpChallengeStore(db: Kysely<Database>): OtpChallengeStore
       return Number(result.numUpdatedRows) === 1;
     },
 
+    async endOtpChallengesOf(profileId, now) {
+      const result = await db
+        .updateTable('otp_challenges')
+        .set({ consumed_at: now })
+        .where('profile_id', '=', profileId)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async resendOtpChallenge(id, update) {
       const result = await db
         .updateTable('otp_challenges')
