@@ -1,13 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../src/core/journey/session.js';
-import { build, type TestApp } from '../helpers/build.js';
-import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { openRawDatabase, type RawDatabase } from '../helpers/raw-database.js';
+import { noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import {
   addCustomer,
   authorizeParams,
@@ -25,6 +19,7 @@ import {
   wrongOtp,
   type Response,
 } from './customer-flow.js';
+import { useSqliteInstances, usePostgresInstances, type Instances } from './instances.js';
 
 /**
  * A one-time PIN is accepted exactly once (docs/journey.md): of many
@@ -37,13 +32,6 @@ const RIGHT_SUBMITS = 20;
 const WRONG_SUBMITS = 50;
 const FINISHED = 'This sign-in has already finished. Go back to the app to continue.';
 const EXHAUSTED = 'Too many wrong codes. Ask for a new code.';
-
-/** App instances on one database, one of them as `t`, and the test's own connection to that database. */
-interface Instances {
-  readonly apps: readonly FastifyInstance[];
-  readonly t: TestApp;
-  readonly raw: RawDatabase;
-}
 
 /** A sign-in of {@link MOBILE} that reached the one-time-PIN page. */
 async function reachOtp({ apps, t }: Instances) {
@@ -122,18 +110,7 @@ async function expectFiveCompared(instances: Instances): Promise<void> {
   expect((await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId)))?.status).toBe('otp_sent');
 }
 
-const tempDirs: string[] = [];
-afterAll(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-async function onSqlite(): Promise<Instances> {
-  const dir = mkdtempSync(join(tmpdir(), 'connect-otp-once-'));
-  tempDirs.push(dir);
-  const database = { engine: 'sqlite', path: join(dir, 'connect.db') } as const;
-  const t = await build({ database });
-  return { apps: [t.app], t, raw: await openRawDatabase(database) };
-}
+const onSqlite = useSqliteInstances('connect-otp-once-');
 
 describe('the one-time PIN on SQLite', () => {
   it(`${RIGHT_SUBMITS} simultaneous submits of the right code: one login, the others find it finished`, async () => {
@@ -148,40 +125,24 @@ describe('the one-time PIN on SQLite', () => {
 noticePostgresSkipped('the one-time PIN on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('the one-time PIN on PostgreSQL', () => {
-  const { open, databaseUrl } = usePostgresStorage();
-  const raw = () => openRawDatabase({ engine: 'postgres', url: databaseUrl() });
-
-  async function oneInstance(): Promise<Instances> {
-    const t = await build({ storage: open() });
-    return { apps: [t.app], t, raw: await raw() };
-  }
-
-  /** Two instances: on one shared storage, or each with its own connection pool. */
-  async function twoInstances(shared: boolean): Promise<Instances> {
-    const masterKey = randomBytes(32);
-    const storage = open();
-    const a = await build({ storage, masterKey });
-    const b = await build({ storage: shared ? storage : open(), masterKey, clock: a.clock });
-    return { apps: [a.app, b.app], t: a, raw: await raw() };
-  }
-
+  const instances = usePostgresInstances();
   it(`${RIGHT_SUBMITS} simultaneous submits of the right code: one login, the others find it finished`, async () => {
-    await expectAcceptedOnce(await oneInstance());
+    await expectAcceptedOnce(await instances.one());
   });
 
   it(`${RIGHT_SUBMITS} simultaneous submits of the right code over two instances sharing one storage: one login`, async () => {
-    await expectAcceptedOnce(await twoInstances(true));
+    await expectAcceptedOnce(await instances.two({ shared: true }));
   });
 
   it(`${RIGHT_SUBMITS} simultaneous submits of the right code over two instances with their own pools: one login`, async () => {
-    await expectAcceptedOnce(await twoInstances(false));
+    await expectAcceptedOnce(await instances.two());
   });
 
   it(`${WRONG_SUBMITS} simultaneous wrong codes: exactly 5 compared, then the right code fails`, async () => {
-    await expectFiveCompared(await oneInstance());
+    await expectFiveCompared(await instances.one());
   });
 
   it(`${WRONG_SUBMITS} simultaneous wrong codes over two instances: exactly 5 compared`, async () => {
-    await expectFiveCompared(await twoInstances(false));
+    await expectFiveCompared(await instances.two());
   });
 });

@@ -1,14 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyPin } from '../../src/core/customers/pin.js';
 import { hashCookieValue } from '../../src/core/journey/session.js';
-import { build, type TestApp } from '../helpers/build.js';
-import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { openRawDatabase, type RawDatabase } from '../helpers/raw-database.js';
+import { noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import {
   addCustomer,
   authorizeParams,
@@ -22,6 +16,7 @@ import {
   wrongOtp,
   type Response,
 } from './customer-flow.js';
+import { useSqliteInstances, usePostgresInstances, type Instances } from './instances.js';
 
 /**
  * A PIN reset is done once (docs/hosted-login.md, "Forgot PIN"): of many
@@ -33,12 +28,6 @@ import {
 const TABS = 10;
 const WRONG_SUBMITS = 50;
 const EXHAUSTED = 'Too many wrong codes. Ask for a new code.';
-
-interface Instances {
-  readonly apps: readonly FastifyInstance[];
-  readonly t: TestApp;
-  readonly raw: RawDatabase;
-}
 
 /** A reset of {@link MOBILE}'s PIN on its code's page, and the code. */
 async function reachResetCode({ apps, t }: Instances) {
@@ -111,18 +100,7 @@ async function expectFiveCompared(instances: Instances): Promise<void> {
   expect(await t.storage.audit.listAuditEvents({ type: 'customer.pin_reset', limit: 100 })).toEqual([]);
 }
 
-const tempDirs: string[] = [];
-afterAll(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-async function onSqlite(): Promise<Instances> {
-  const dir = mkdtempSync(join(tmpdir(), 'connect-pin-reset-'));
-  tempDirs.push(dir);
-  const database = { engine: 'sqlite', path: join(dir, 'connect.db') } as const;
-  const t = await build({ database });
-  return { apps: [t.app], t, raw: await openRawDatabase(database) };
-}
+const onSqlite = useSqliteInstances('connect-pin-reset-');
 
 describe('a PIN reset on SQLite', () => {
   it(`${TABS} simultaneous submits of the right code, each going on to a new PIN: the PIN is set once`, async () => {
@@ -137,31 +115,16 @@ describe('a PIN reset on SQLite', () => {
 noticePostgresSkipped('a PIN reset on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('a PIN reset on PostgreSQL', () => {
-  const { open, databaseUrl } = usePostgresStorage();
-  const raw = () => openRawDatabase({ engine: 'postgres', url: databaseUrl() });
-
-  async function oneInstance(): Promise<Instances> {
-    const t = await build({ storage: open() });
-    return { apps: [t.app], t, raw: await raw() };
-  }
-
-  /** Two instances, each with its own connection pool. */
-  async function twoInstances(): Promise<Instances> {
-    const masterKey = randomBytes(32);
-    const a = await build({ storage: open(), masterKey });
-    const b = await build({ storage: open(), masterKey, clock: a.clock });
-    return { apps: [a.app, b.app], t: a, raw: await raw() };
-  }
-
+  const instances = usePostgresInstances();
   it(`${TABS} simultaneous submits of the right code, each going on to a new PIN: the PIN is set once`, async () => {
-    await expectSetOnce(await oneInstance());
+    await expectSetOnce(await instances.one());
   });
 
   it(`${TABS} simultaneous submits of the right code over two instances: the PIN is set once`, async () => {
-    await expectSetOnce(await twoInstances());
+    await expectSetOnce(await instances.two());
   });
 
   it(`${WRONG_SUBMITS} simultaneous wrong codes over two instances: exactly 5 compared`, async () => {
-    await expectFiveCompared(await twoInstances());
+    await expectFiveCompared(await instances.two());
   });
 });

@@ -57,7 +57,7 @@ export async function submitReset(context: StepContext, form: ResetForm, deps: J
   const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
-  const sent = await sendResetCode(journey, mobile, 'start', context, deps);
+  const sent = await sendResetCode(journey, mobile, context, deps);
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (sent === 'lost') return whereItStandsNow(journey, deps);
   if ('reason' in sent) return page(refusalProblem(sent), mobile);
@@ -108,17 +108,13 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
 }
 
 /**
- * A new reset code: a new challenge (`start` moves the journey with it;
- * `replace` follows one that has ended), within the send budgets, which
- * every mobile spends alike. Returns `lost` when the journey could not move.
+ * A new reset code (the first, or one after the last has ended): a new
+ * challenge stored with the journey's move to `reset_otp_sent` in one
+ * atomic step (`SignInStore.startChallenge`), within the send budgets,
+ * which every mobile spends alike. Returns `lost` when the journey could
+ * not move (another tab finished or cancelled it, or it expired).
  */
-async function sendResetCode(
-  journey: OpenJourney,
-  mobile: string,
-  how: 'start' | 'replace',
-  context: StepContext,
-  deps: JourneyDeps,
-): Promise<{ sent: true } | SendRefusal | 'lost'> {
+async function sendResetCode(journey: OpenJourney, mobile: string, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal | 'lost'> {
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.resetSends.take(mobile, context.address);
@@ -130,18 +126,15 @@ async function sendResetCode(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
     { hasher: deps.otpHasher, clock: deps.clock },
   );
-  if (how === 'start') {
-    const moved = await deps.db.signIns.startChallenge({
-      idHash: journey.record.idHash,
-      now: record.createdAt,
-      profileId: null,
-      challenge: record,
-      transition: TRANSITIONS.resetCodeSent,
-    });
-    if (!moved) return 'lost';
-  } else {
-    await deps.db.otpChallenges.insertOtpChallenge(record);
-  }
+  // Stored only with the journey's move, in one step: a journey another tab finished or cancelled gets no code.
+  const moved = await deps.db.signIns.startChallenge({
+    idHash: journey.record.idHash,
+    now: record.createdAt,
+    profileId: null,
+    challenge: record,
+    transition: TRANSITIONS.resetCodeSent,
+  });
+  if (!moved) return 'lost';
   if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId), context, deps);
   return { sent: true };
 }
@@ -155,7 +148,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
   const now = deps.clock.nowSeconds();
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
-    ? await sendResetCode(journey, challenge.mobile, 'replace', context, deps)
+    ? await sendResetCode(journey, challenge.mobile, context, deps)
     : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
