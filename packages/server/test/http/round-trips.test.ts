@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
@@ -94,8 +95,15 @@ function loginRoundTrips(engine: string, open: (options: StorageOptions) => Stor
     const client = await t.createClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
-    // The client and the signing keys are read once per instance, then known from the change signal.
+    // The client and the signing keys are read once per instance, then known from the change signal;
+    // the signals of the set-up's own writes (which may arrive late on a loaded machine) are let in
+    // first, before and after that first read: three quiet 50 ms windows in a row.
+    const settle = async () => {
+      for (let quiet = 0; quiet < 3; ) quiet = (await counted.sentDuring(() => delay(50))).sent.length === 0 ? quiet + 1 : 0;
+    };
+    await settle();
     await browser.get(authorizeUrl(authorizeParams(client)));
+    await settle();
 
     const sent: Record<string, string[]> = {};
     const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {

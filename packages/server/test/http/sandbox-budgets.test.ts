@@ -27,8 +27,8 @@ const ONE_ADDRESS = '192.0.2.10';
 const PER_MOBILE = 5;
 
 describe('send budgets with the default configuration', () => {
-  // Fifty logins, each with a scrypt PIN check: room for a loaded machine.
-  it('sandbox: 50 complete logins from one client address all succeed', { timeout: 60_000 }, async () => {
+  // Fifty logins, each with a scrypt PIN check: room for a machine busy with the other test files (100 spawned commands may run beside).
+  it('sandbox: 50 complete logins from one client address all succeed', { timeout: 180_000 }, async () => {
     const t = await build();
     const client = await t.createClient();
     const logins = 50;
@@ -45,7 +45,7 @@ describe('send budgets with the default configuration', () => {
     for (const mobile of mobiles) expect(await outbox(t.app, mobile)).toHaveLength(PER_MOBILE);
   });
 
-  it('production: the 21st one-time PIN from one address within an hour is refused with "too many codes"; an hour later it is sent', { timeout: 60_000 }, async () => {
+  it('production: the 21st one-time PIN from one address within an hour is refused with "too many codes"; an hour later it is sent', { timeout: 180_000 }, async () => {
     const t = await build({ environment: 'production' });
     const client = await t.createClient();
     const mobiles = Array.from({ length: 6 }, (_, i) => nthMobile(i));
