@@ -348,6 +348,8 @@ describe('clients --scopes', () => {
     clock.advance(60);
     const updated = await cliJson<ClientView>(['clients', 'update', created.clientId, '--scopes', 'payments:read payments:write']);
     expect(updated).toMatchObject({ scopes: ['payments:read', 'payments:write'], updatedAt: '2026-01-01T00:01:00Z', grants: created.grants });
+    // A second later: the two audit events are told apart, and listed, by their time.
+    clock.advance(1);
     expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scopes', ''])).scopes).toEqual([]);
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopes).toEqual([]);
     const events = (await ws.auditEvents()).filter((e) => e.subject === created.clientId && e.type === 'client.updated');
