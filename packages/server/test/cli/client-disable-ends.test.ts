@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { changeReached } from '../helpers/change-reached.js';
 import { introspectToken } from '../../src/core/tokens/introspect-token.js';
@@ -41,6 +41,9 @@ interface StatusView {
   changed: boolean;
   ended: { tokenSessions: number; codes: number };
 }
+
+/** Reads of the clock by which an enable has tried once and polled the clock while it waits (it polls every 20 ms). */
+const WAITING_READS = 6;
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
@@ -152,9 +155,17 @@ function disableTests(open: () => Promise<OperatorBench>): void {
     b.clock.advance(1);
     const { keyRing, urls, runtime } = b.t.services;
     const late = (await issueClientAccessToken({ id: s.client.id }, { keys: keyRing, clock: b.clock, urls, lifetimes: runtime.config.lifetimes })).token;
-    // The clock moves on while the enable waits for it.
-    const tick = setInterval(() => b.clock.advance(1), 200);
-    const enabled = await b.w.cliJson<StatusView>(['clients', 'enable', s.client.id]).finally(() => clearInterval(tick));
+    // The clock moves on only once the enable waits for it: after the enable
+    // has read the second of the late token in its attempt and then in
+    // several of its polls, however slowly the command starts.
+    const read = b.clock.nowSeconds.bind(b.clock);
+    let readsInTheLateSecond = 0;
+    const reads = vi.spyOn(b.clock, 'nowSeconds').mockImplementation(() => {
+      if (read() === second + 1 && ++readsInTheLateSecond === WAITING_READS) b.clock.advance(1);
+      return read();
+    });
+    const enabled = await b.w.cliJson<StatusView>(['clients', 'enable', s.client.id]).finally(() => reads.mockRestore());
+    expect(readsInTheLateSecond).toBe(WAITING_READS);
     expect(enabled).toMatchObject({ status: 'active', changed: true, tokensEndedAt: iso(second + 1) });
     expect(b.clock.nowSeconds()).toBe(second + 2);
     const stored = await b.t.storage.clients.findClient(s.client.id);
