@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../src/core/clients/client.js';
 import { fixedClock } from '../../src/core/clock.js';
@@ -158,7 +158,7 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
    * failure, after the credentials file was written inside the transaction.
    */
   function refuseCommitsChangingClients(w: CliWorkspace): void {
-    const db = new SqliteDatabase(join(w.dataDir, 'connect-sandbox.db'));
+    const db = openEmbeddedSqlite(join(w.dataDir, 'connect-sandbox.db'));
     try {
       db.exec(`
         CREATE TABLE commit_guard_target (id TEXT PRIMARY KEY);

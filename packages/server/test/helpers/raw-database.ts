@@ -1,4 +1,4 @@
-import SqliteDatabase from 'better-sqlite3';
+import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
 import type { DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
@@ -53,8 +53,8 @@ let triggers = 0;
 
 function openSqlite(path: string): RawDatabase {
   if (path === ':memory:') throw new Error('an in-memory SQLite database cannot be opened twice');
-  const db = new SqliteDatabase(path);
-  db.pragma('busy_timeout = 5000');
+  const db = openEmbeddedSqlite(path);
+  db.exec('pragma busy_timeout = 5000');
   let open = true;
   return {
     engine: 'sqlite',

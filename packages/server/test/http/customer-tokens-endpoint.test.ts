@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import SqliteDatabase from 'better-sqlite3';
+import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -447,7 +447,7 @@ describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
     const reference = randomUUID();
     const body = expectTokensBody(await s.post({ reference }));
 
-    const db = new SqliteDatabase(path, { readonly: true });
+    const db = openEmbeddedSqlite(path, { readonly: true });
     const rows = db.prepare('select * from idempotent_requests').all() as Array<Record<string, unknown>>;
     db.close();
     await expectSealed(rows, s, reference, body);

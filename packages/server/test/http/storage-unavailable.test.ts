@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
@@ -56,7 +56,7 @@ describe('SQLite: another process holds the write lock past the busy timeout', (
     const path = join(dir, 'connect.db');
     const storage = openStorage({ engine: 'sqlite', path }, { timeoutMs: 50 });
     const t = await build({ storage, captureLogs: true });
-    const other = new SqliteDatabase(path);
+    const other = openEmbeddedSqlite(path);
     onTestFinished(async () => {
       if (other.inTransaction) other.exec('rollback');
       other.close();

@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import SqliteDatabase from 'better-sqlite3';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
+import { embeddedSqliteDriver, openEmbeddedSqlite, type EmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { clientRecord } from '../helpers/client-record.js';
@@ -24,9 +24,9 @@ function databasePath(): string {
 }
 
 /** A second, raw connection to the file, as another process would have; closed when the test ends. */
-function rawConnection(path: string, busyTimeoutMs = 0): SqliteDatabase.Database {
-  const db = new SqliteDatabase(path);
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+function rawConnection(path: string, busyTimeoutMs = 0): EmbeddedSqlite {
+  const db = openEmbeddedSqlite(path);
+  db.exec(`pragma busy_timeout = ${busyTimeoutMs}`);
   onTestFinished(() => {
     if (db.inTransaction) db.exec('rollback');
     db.close();
@@ -42,8 +42,8 @@ async function storageAt(path: string, timeoutMs?: number): Promise<Storage> {
   return storage;
 }
 
-function insertOutboxRow(db: SqliteDatabase.Database, id: string): void {
-  db.prepare('insert into sms_outbox (id, to_mobile, body, sent_at) values (?, ?, ?, ?)').run(id, '+639171234567', 'hello', 1);
+function insertOutboxRow(db: EmbeddedSqlite, id: string): void {
+  db.prepare('insert into sms_outbox (id, to_mobile, body, sent_at) values (?, ?, ?, ?)').run([id, '+639171234567', 'hello', 1]);
 }
 
 let currentPath = '';
@@ -120,13 +120,14 @@ describe('sqlite: transactions begin IMMEDIATE', () => {
     // Another process: holds the write lock with an uncommitted row, commits after 300 ms on its own.
     const holder = new Worker(
       `const { parentPort, workerData } = require('node:worker_threads');
-       const Database = require(workerData.driver);
-       const db = new Database(workerData.path);
+       const db = workerData.driver === 'node:sqlite'
+         ? new (require('node:sqlite').DatabaseSync)(workerData.path)
+         : new (require(workerData.betterSqlite))(workerData.path);
        db.exec('begin immediate');
        db.prepare("insert into sms_outbox (id, to_mobile, body, sent_at) values ('other-1', '+639171234567', 'hello', 1)").run();
        parentPort.postMessage('locked');
        setTimeout(() => { db.exec('commit'); db.close(); parentPort.postMessage('committed'); }, 300);`,
-      { eval: true, workerData: { path, driver: createRequire(import.meta.url).resolve('better-sqlite3') } },
+      { eval: true, workerData: { path, driver: embeddedSqliteDriver(), betterSqlite: createRequire(import.meta.url).resolve('better-sqlite3') } },
     );
     onTestFinished(async () => {
       await holder.terminate();

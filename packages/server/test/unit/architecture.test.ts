@@ -146,6 +146,10 @@ describe('architecture', () => {
     expect(offenders('core', /from '(fastify|@fastify\/[^']+|kysely|pg|better-sqlite3|pino)'|from '\.\.\/(\.\.\/)?http\//)).toEqual([]);
   });
 
+  it('one file opens SQLite files: the embedded engine picks its driver in one place', () => {
+    expect(offenders('', /'(better-sqlite3|node:sqlite)'/)).toEqual(['storage/kysely/embedded-sqlite.ts']);
+  });
+
   it('core and storage never read the system clock or the environment', () => {
     expect(offenders('core', /Date\.now\(|new Date\(|process\.env/).filter((f) => f !== 'core/clock.ts')).toEqual([]);
     expect(offenders('storage', /Date\.now\(|new Date\(|process\.env|NOW\(\)|CURRENT_TIMESTAMP/i)).toEqual([]);

@@ -1,7 +1,7 @@
-import type SqliteDatabase from 'better-sqlite3';
 import { parseChange, type ChangeFeed, type Heard } from '../../core/changes/change-feed.js';
 import { monotonicMs } from '../../core/clock.js';
 import { CHANGE_SIGNAL_PING_MS, CHANGE_SIGNAL_SQLITE_POLL_MS } from '../../core/lifetimes.js';
+import type { EmbeddedSqlite } from './embedded-sqlite.js';
 
 /** How long SQLite keeps announced changes: far longer than any instance takes to read them. */
 const CHANGE_LOG_KEEP_SECONDS = 60;
@@ -20,25 +20,24 @@ const CHANGE_LOG_KEEP_SECONDS = 60;
  * this connection (what it wrote is not committed yet): caches then read the
  * database.
  *
- * @param database the storage's own better-sqlite3 connection.
+ * @param database the storage's own connection.
  * @param uses how many times the storage used that connection so far.
  * @param prune deletes announced changes older than the seconds it is given; run every minute.
  */
 export function openSqliteChangeFeed(
-  database: SqliteDatabase.Database,
+  database: EmbeddedSqlite,
   uses: () => number,
   prune: (olderThanSeconds: number) => Promise<unknown>,
 ): ChangeFeed {
   const listeners = new Set<(heard: Heard) => void>();
-  const counters = database.prepare<[], { v: number; t: number }>(
-    'select (select data_version from pragma_data_version) as v, total_changes() as t',
-  );
-  const since = database.prepare<[number, number], { seq: number; kind: string; key: string }>(
-    'select seq, kind, key from change_log where seq > ? and seq <= ? order by seq',
-  );
+  const countersQuery = database.prepare('select (select data_version from pragma_data_version) as v, total_changes() as t');
+  const counters = () => countersQuery.get() as { v: number; t: number } | undefined;
+  const sinceQuery = database.prepare('select seq, kind, key from change_log where seq > ? and seq <= ? order by seq');
+  const since = (after: number, upTo: number) => sinceQuery.all([after, upTo]) as Array<{ seq: number; kind: string; key: string }>;
   // The highest seq ever given out (rows may since have been pruned).
-  const highest = database.prepare<[], { seq: number }>("select coalesce((select seq from sqlite_sequence where name = 'change_log'), 0) as seq");
-  let last = highest.get()?.seq ?? 0;
+  const highestQuery = database.prepare("select coalesce((select seq from sqlite_sequence where name = 'change_log'), 0) as seq");
+  const highest = () => highestQuery.get() as { seq: number } | undefined;
+  let last = highest()?.seq ?? 0;
   let version = -1;
   let total = -1;
   let usesSeen = -1;
@@ -70,15 +69,15 @@ export function openSqliteChangeFeed(
       usesSeen = uses();
       askedAt = now;
       try {
-        const now = counters.get();
+        const now = counters();
         if (!now) return false;
         if (now.v !== version || now.t !== total) {
           version = now.v;
           total = now.t;
           // The newest first: a commit of another process between the two
           // reads is then read the next time, not skipped.
-          const newest = highest.get()?.seq ?? last;
-          const rows = since.all(last, newest);
+          const newest = highest()?.seq ?? last;
+          const rows = since(last, newest);
           // Rows after `last` were pruned before they were read (this process
           // was paused for over a minute): what they said is lost, so
           // everything held goes.

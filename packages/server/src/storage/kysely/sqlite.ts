@@ -1,18 +1,18 @@
 import { mkdirSync } from 'node:fs';
-import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
 import { dirname } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type SqliteDialectConfig } from 'kysely';
-
+import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
+import { openEmbeddedSqlite, type EmbeddedSqlite } from './embedded-sqlite.js';
 
 /**
- * The embedded engine: one SQLite file (or `:memory:`) through better-sqlite3.
- * WAL mode lets the CLI read and write while a server runs on the same file.
+ * The embedded engine: one SQLite file (or `:memory:`) through the driver
+ * of `embedded-sqlite.ts` (better-sqlite3, or `node:sqlite` on Node.js 24
+ * and later). WAL mode lets the CLI read and write while a server runs on the same file.
  *
  * Two processes writing one file (a server and a `connect-auth` command)
  * take turns on SQLite's single write lock (docs/operator-guide.md):
  * - every connection waits up to `busyTimeoutMs` for that lock instead of
- *   failing at once with `SQLITE_BUSY`. better-sqlite3 waits synchronously:
+ *   failing at once with `SQLITE_BUSY`. Both drivers wait synchronously:
  *   the process does nothing else while it waits, so write transactions
  *   stay short and never wait on anything but the database;
  * - every transaction begins `IMMEDIATE`, taking the write lock before its
@@ -24,14 +24,14 @@ import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, ty
 export function createSqliteDialect(
   path: string,
   options: { busyTimeoutMs?: number } = {},
-): { dialect: Dialect; database: SqliteDatabase.Database; uses: () => number } {
+): { dialect: Dialect; database: EmbeddedSqlite; uses: () => number } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const database = new SqliteDatabase(path);
+  const database = openEmbeddedSqlite(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
-  database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? DATABASE_TIMEOUT_MS))}`);
-  database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
-  database.pragma('foreign_keys = ON');
+  database.exec(`pragma busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? DATABASE_TIMEOUT_MS))}`);
+  database.exec('pragma journal_mode = WAL');
+  database.exec('pragma synchronous = NORMAL');
+  database.exec('pragma foreign_keys = ON');
   const dialect = new ImmediateSqliteDialect({ database });
   return { dialect, database, uses: () => dialect.uses };
 }

@@ -22,7 +22,7 @@ export type StatementObserver = (sql: string) => void;
 
 /**
  * Wraps a dialect so that every error its driver throws (pg or
- * better-sqlite3: connection refused or reset, pool connect timeout,
+ * SQLite's: connection refused or reset, pool connect timeout,
  * `SQLITE_BUSY`, a trigger's abort, anything) surfaces as
  * `StorageUnavailable` with the driver's error as `cause`. Callers above
  * the storage then never see a driver error, and the HTTP layer answers
