@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkPinning, cleanEnv, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
-import { authorizePath as authorizeFor, browser, formAction, hiddenCsrf } from './hosted-pages.js';
+import { authorizePath, browser, formAction, hiddenCsrf } from './hosted-pages.js';
 import { fmt, loadAverage, machine, median, progressPrinter, textTable, writeResults } from './report.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,7 +34,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BENCH = join(ROOT, 'bench');
 const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
 const CONNECT_DIST = join(ROOT, 'packages/server/dist/index.js');
-const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 
 // ------------------------------------------------- micro-benchmark (child mode)
 
@@ -151,19 +150,15 @@ async function createPostgresDatabase() {
 
 // ---------------------------------------------------------------- HTTP bits
 
-function authorizePath(clientId) {
-  return authorizeFor(clientId, REDIRECT_URI);
-}
-
-function codeOf(location) {
-  if (!location?.startsWith(`${REDIRECT_URI}?`)) return undefined;
+function codeOf(location, redirectUri) {
+  if (!location?.startsWith(`${redirectUri}?`)) return undefined;
   return new URL(location).searchParams.get('code') ?? undefined;
 }
 
 /** The one hosted login of the demo customer; returns the browser (with its session) and the first code. */
 async function logIn(base, demo) {
   const b = browser(base);
-  const start = await b.request(authorizePath(demo.clientId));
+  const start = await b.request(authorizePath(demo.clientId, demo.redirectUri));
   if (start.status !== 303 || !start.location?.startsWith('/login?')) fail(`GET /authorize: expected 303 to /login, got ${start.status} ${start.location}`);
   const loginPage = await b.request(start.location);
   if (loginPage.status !== 200) fail(`GET ${start.location}: status ${loginPage.status}`);
@@ -177,7 +172,7 @@ async function logIn(base, demo) {
   const otp = /\b(\d{6})\b/.exec(outbox.messages?.[0]?.body ?? '')?.[1];
   if (!otp) fail('no one-time PIN in the sandbox outbox');
   const done = await b.request(formAction(otpPage.text), { method: 'POST', form: { csrf_token: hiddenCsrf(otpPage.text), otp, action: 'verify' } });
-  const code = codeOf(done.location);
+  const code = codeOf(done.location, demo.redirectUri);
   if (done.status !== 303 || !code) fail(`one-time PIN: expected 303 to the client with a code, got ${done.status} ${done.location}`);
   return { browser: b, code };
 }
@@ -186,8 +181,8 @@ async function logIn(base, demo) {
  * N codes with the logged-in session: each GET /authorize answers 303 to the
  * client with a fresh code; `parallel` requests in flight.
  */
-async function collectCodes(base, b, clientId, count, parallel = 8) {
-  const path = authorizePath(clientId);
+async function collectCodes(base, b, { clientId, redirectUri }, count, parallel = 8) {
+  const path = authorizePath(clientId, redirectUri);
   const cookie = [...b.jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const codes = [];
   let started = 0;
@@ -197,7 +192,7 @@ async function collectCodes(base, b, clientId, count, parallel = 8) {
         started += 1;
         const response = await fetch(base + path, { headers: { cookie }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
         await response.arrayBuffer();
-        const code = codeOf(response.headers.get('location'));
+        const code = codeOf(response.headers.get('location'), redirectUri);
         if (response.status !== 303 || !code) fail(`GET /authorize with the session: expected 303 with a code, got ${response.status} ${response.headers.get('location')}`);
         codes.push(code);
       }
@@ -260,7 +255,7 @@ async function benchEngine(engine, databaseUrl) {
       if (Date.now() > deadline) fail(`${engine}: Connect did not start within 30 s; see ${logFile}`);
       const text = readFileSync(logFile, 'utf8');
       const field = (label) => new RegExp(`^\\s*${label}:\\s*(\\S+)\\s*$`, 'm').exec(text)?.[1];
-      if (field('PIN') && field('client secret')) demo = { clientId: field('client ID'), clientSecret: field('client secret'), mobile: field('mobile'), pin: field('PIN') };
+      if (field('PIN') && field('client secret')) demo = { clientId: field('client ID'), clientSecret: field('client secret'), redirectUri: field('redirect URI'), mobile: field('mobile'), pin: field('PIN') };
     }
     const clientBasic = basic(demo.clientId, demo.clientSecret);
 
@@ -268,7 +263,7 @@ async function benchEngine(engine, databaseUrl) {
     const login = await logIn(base, demo);
     const firstTokens = await postJson(`${base}/token`, {
       headers: { authorization: clientBasic, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: login.code, redirect_uri: REDIRECT_URI }).toString(),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: login.code, redirect_uri: demo.redirectUri }).toString(),
     });
     if (firstTokens.status !== 200 || !firstTokens.body?.refresh_token) fail(`${engine}: code exchange failed: ${firstTokens.status} ${firstTokens.text.slice(0, 300)}`);
     const refreshToken = firstTokens.body.refresh_token;
@@ -277,11 +272,11 @@ async function benchEngine(engine, databaseUrl) {
     const wanted = config.codes + 4 * config.connections;
     progress(`${engine}: collecting ${wanted} codes with the customer's session (GET /authorize)`);
     const collectStart = Date.now();
-    const codes = await collectCodes(base, login.browser, demo.clientId, wanted);
+    const codes = await collectCodes(base, login.browser, demo, wanted);
     if (new Set(codes).size !== codes.length) fail(`${engine}: GET /authorize returned a code twice`);
     progress(`${engine}: ${codes.length} codes in ${((Date.now() - collectStart) / 1000).toFixed(1)} s`);
     const bodiesFile = join(workDir, 'code-bodies.json');
-    writeFileSync(bodiesFile, JSON.stringify(codes.map((code) => new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }).toString())));
+    writeFileSync(bodiesFile, JSON.stringify(codes.map((code) => new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: demo.redirectUri }).toString())));
 
     const clientToken = await postJson(`${base}/token`, {
       headers: { authorization: clientBasic, 'content-type': 'application/x-www-form-urlencoded' },
