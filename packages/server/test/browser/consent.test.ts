@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vit
 import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * The consent page in a real browser: Debian's Chromium driven by
@@ -44,7 +44,7 @@ const CUSTOMERS = {
   cancel: { mobile: '+639175550102', pin: '739164', masked: /^\+63\*+0102$/ },
 } satisfies Record<string, Customer>;
 
-describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in Chromium', () => {
+describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in Chromium', { timeout: BROWSER_TEST_MS }, () => {
   let dataDir: string | undefined;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;

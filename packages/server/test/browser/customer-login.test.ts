@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * The hosted pages in a real browser: Debian's Chromium driven by
@@ -19,7 +19,7 @@ const CONSUMER_ORIGIN = new URL(DEMO_SHOP_REDIRECT_URI).origin;
 const UNREGISTERED_MOBILE = '+639171234568';
 const STEP_TIMEOUT_MS = 5_000;
 
-describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login in Chromium', () => {
+describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login in Chromium', { timeout: BROWSER_TEST_MS }, () => {
   let dataDir: string | undefined;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vit
 import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * "Forgot PIN?" in a real browser (docs/hosted-login.md, "Forgot PIN"):
@@ -28,7 +28,7 @@ const CUSTOMERS = {
   fil: { mobile: '+639175550202', pin: '739164', newPin: '640371', masked: /^\+63\*+0202$/ },
 } as const;
 
-describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromium', () => {
+describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromium', { timeout: BROWSER_TEST_MS }, () => {
   let dataDir: string | undefined;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;

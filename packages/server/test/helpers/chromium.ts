@@ -26,6 +26,12 @@ const CHROMIUM_ARGS = [
 ];
 
 /**
+ * Time for one browser test: a few seconds on a quiet machine, but Chromium
+ * renders on the same two cores as the test files beside it.
+ */
+export const BROWSER_TEST_MS = 60_000;
+
+/**
  * Whether the browser tests `what` run here. Without Chromium they are
  * skipped with a loud warning on a developer machine; in CI (`CI` set) they
  * run, and {@link launchChromium} fails, since CI must install Chromium.
