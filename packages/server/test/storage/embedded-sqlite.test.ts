@@ -18,12 +18,19 @@ function fileDatabase(): { path: string; db: EmbeddedSqlite } {
 }
 
 describe('the embedded SQLite driver', () => {
-  it('is better-sqlite3 on Node.js 20 and 22, node:sqlite from Node.js 24 on', () => {
+  it('is node:sqlite where Node no longer calls it experimental (24.15 on, 26 on), better-sqlite3 before', () => {
     expect(embeddedSqliteDriver('20.20.2')).toBe('better-sqlite3');
     expect(embeddedSqliteDriver('22.23.3')).toBe('better-sqlite3');
-    expect(embeddedSqliteDriver('24.0.0')).toBe('node:sqlite');
+    expect(embeddedSqliteDriver('24.0.0')).toBe('better-sqlite3');
+    expect(embeddedSqliteDriver('24.14.1')).toBe('better-sqlite3');
+    expect(embeddedSqliteDriver('24.15.0')).toBe('node:sqlite');
+    // From 24.19 on, better-sqlite3 built for this Node.js aborts the process.
+    expect(embeddedSqliteDriver('24.19.0')).toBe('node:sqlite');
     expect(embeddedSqliteDriver('24.21.0')).toBe('node:sqlite');
-    expect(embeddedSqliteDriver('26.1.0')).toBe('node:sqlite');
+    expect(embeddedSqliteDriver('25.0.0')).toBe('better-sqlite3');
+    expect(embeddedSqliteDriver('25.9.0')).toBe('better-sqlite3');
+    expect(embeddedSqliteDriver('26.0.0')).toBe('node:sqlite');
+    expect(embeddedSqliteDriver('26.10.0')).toBe('node:sqlite');
   });
 
   it(`on this Node.js (${process.versions.node}) opens the file with ${embeddedSqliteDriver()}, and loads better-sqlite3 only when it is that driver`, () => {
@@ -57,6 +64,26 @@ describe('the embedded SQLite driver', () => {
     ]);
     expect(db.prepare('select count(*) as n from t').get()).toEqual({ n: 3 });
     expect(db.prepare('update t set n = 0').run()).toMatchObject({ changes: 3 });
+  });
+
+  it('binds undefined as null and refuses booleans, objects and dates, writing nothing', () => {
+    const { db } = fileDatabase();
+    db.exec('create table t (a text, b integer)');
+    const insert = db.prepare('insert into t (a, b) values (?, ?)');
+    insert.run([undefined, 1]);
+    expect(db.prepare('select a, b from t').all()).toEqual([{ a: null, b: 1 }]);
+    for (const value of [true, { b: 2 }, new Date(0)]) {
+      expect(() => insert.run([value, 7])).toThrow(TypeError);
+    }
+    expect(db.prepare('select count(*) as n from t').get()).toEqual({ n: 1 });
+  });
+
+  it('waits 5 seconds for a lock by default, and closes once however often it is told', () => {
+    const { db } = fileDatabase();
+    expect(db.prepare('pragma busy_timeout').get()).toEqual({ timeout: 5000 });
+    db.close();
+    db.close();
+    expect(db.open).toBe(false);
   });
 
   it('says whether a transaction is open, and whether the connection is', () => {

@@ -3,16 +3,20 @@ import { createRequire } from 'node:module';
 /**
  * One connection to an SQLite file, through whichever driver runs well on
  * this Node.js (docs/operator-guide.md, "The embedded engine"):
- * - Node.js 24 and later: Node's built-in `node:sqlite`. better-sqlite3 12
- *   (the newest line that still runs on Node.js 20) is built against
- *   Node.js 24's `node::ObjectWrap`, whose destructor aborts the whole
- *   process when the garbage collector frees a statement;
- * - Node.js 20 and 22: better-sqlite3 (Node.js 20 has no `node:sqlite`,
- *   and Node.js 22 still calls it experimental and warns at start-up).
+ * - Node's built-in `node:sqlite` from Node.js 24.15 on (except on the
+ *   25 line), where Node no longer calls it experimental. Built against
+ *   Node.js 24.19 or 26.4 and later, better-sqlite3 12 (the newest line
+ *   that still runs on Node.js 20) aborts the whole process when the garbage
+ *   collector frees a statement (`node::ObjectWrap` there removes a cleanup
+ *   hook in its destructor);
+ * - better-sqlite3 before that: Node.js 20 has no `node:sqlite`, and Node.js
+ *   22, 24.0 to 24.14 and early 25 print an experimental-feature warning
+ *   when it loads.
  *
- * Both speak the statement interface of Kysely's `SqliteDialect`, and both
- * report SQLite's errors with the result code's name as `code`
- * (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`, ...).
+ * Both speak the statement interface of Kysely's `SqliteDialect`, bind the
+ * same kinds of values, wait 5 seconds for another connection's lock unless
+ * told otherwise, and report SQLite's errors with the result code's name as
+ * `code` (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`, ...).
  */
 export interface EmbeddedSqlite {
   /** Which driver this connection uses. */
@@ -24,10 +28,15 @@ export interface EmbeddedSqlite {
   prepare(sql: string): EmbeddedStatement;
   /** Runs one or more statements that take no parameters, ignoring what they return. */
   exec(sql: string): void;
+  /** Closes the connection; a second call does nothing. */
   close(): void;
 }
 
-/** A prepared statement; parameters are positional (`?`), given as an array. */
+/**
+ * A prepared statement; parameters are positional (`?`), given as an array
+ * of strings, numbers, bigints, `Uint8Array`s or `null` (`undefined` binds
+ * as `null`); any other value is refused with a `TypeError`.
+ */
 export interface EmbeddedStatement {
   /** True when the statement returns rows (a query, or a write with `returning`). */
   readonly reader: boolean;
@@ -39,14 +48,20 @@ export interface EmbeddedStatement {
 
 export type EmbeddedSqliteDriver = 'node:sqlite' | 'better-sqlite3';
 
-/** The driver the embedded engine uses on the Node.js running this process. */
+/** The driver the embedded engine uses on a Node.js version (by default the one running this process). */
 export function embeddedSqliteDriver(nodeVersion: string = process.versions.node): EmbeddedSqliteDriver {
-  return Number(nodeVersion.split('.')[0]) >= 24 ? 'node:sqlite' : 'better-sqlite3';
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  return (major === 24 && minor >= 15) || major >= 26 ? 'node:sqlite' : 'better-sqlite3';
 }
+
+/** How long a connection waits for another connection's write lock, unless told otherwise. */
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 /** Opens `path` (or `:memory:`); every call may throw an error whose `code` names SQLite's result code. */
 export function openEmbeddedSqlite(path: string, options: { readonly?: boolean } = {}): EmbeddedSqlite {
-  return embeddedSqliteDriver() === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite(path, options);
+  const database = embeddedSqliteDriver() === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite(path, options);
+  database.exec(`pragma busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
+  return database;
 }
 
 const load = createRequire(import.meta.url);
@@ -66,11 +81,12 @@ interface BetterDatabase {
   readonly inTransaction: boolean;
   prepare(sql: string): BetterStatement;
   exec(sql: string): void;
+  /** Closes the connection; a second call does nothing. */
   close(): void;
 }
 
 function openBetterSqlite(path: string, options: { readonly?: boolean }): EmbeddedSqlite {
-  // Loaded only here: on Node.js 24 the module is never loaded at all.
+  // Loaded only here: where node:sqlite is the driver, the add-on is never loaded at all.
   const Database = load('better-sqlite3') as new (path: string, options: { readonly: boolean }) => BetterDatabase;
   const database = new Database(path, { readonly: options.readonly ?? false });
   // better-sqlite3 binds an array given as the only argument as the positional parameters.
@@ -93,7 +109,8 @@ function openBetterSqlite(path: string, options: { readonly?: boolean }): Embedd
       };
     },
     exec: (sql) => void database.exec(sql),
-    close: () => database.close(),
+    // A second close does nothing.
+    close: () => void database.close(),
   };
 }
 
@@ -112,6 +129,7 @@ interface NodeDatabase {
   readonly isTransaction: boolean;
   prepare(sql: string): NodeStatement;
   exec(sql: string): void;
+  /** Closes the connection; a second call does nothing. */
   close(): void;
 }
 
@@ -130,15 +148,31 @@ function openNodeSqlite(path: string, options: { readonly?: boolean }): Embedded
       const statement = named(() => database.prepare(sql));
       return {
         reader: statement.columns().length > 0,
-        get: (parameters = []) => named(() => statement.get(...parameters)),
-        all: (parameters = []) => named(() => statement.all(...parameters)),
-        run: (parameters = []) => named(() => statement.run(...parameters)),
-        iterate: (parameters = []) => namedIterator(named(() => statement.iterate(...parameters))),
+        get: (parameters = []) => named(() => statement.get(...bindable(parameters))),
+        all: (parameters = []) => named(() => statement.all(...bindable(parameters))),
+        run: (parameters = []) => named(() => statement.run(...bindable(parameters))),
+        iterate: (parameters = []) => namedIterator(named(() => statement.iterate(...bindable(parameters)))),
       };
     },
     exec: (sql) => named(() => database.exec(sql)),
-    close: () => named(() => database.close()),
+    close: () => {
+      if (database.isOpen) named(() => database.close());
+    },
   };
+}
+
+/**
+ * The parameters as better-sqlite3 binds them: `undefined` as `null`, and
+ * nothing but strings, numbers, bigints, byte arrays and `null`. (node:sqlite
+ * would bind a boolean as 1, and read an object or a `Date` as named
+ * parameters, shifting the values after it.)
+ */
+function bindable(parameters: readonly unknown[]): unknown[] {
+  return parameters.map((value, index) => {
+    if (value === undefined) return null;
+    if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || value instanceof Uint8Array) return value;
+    throw new TypeError(`SQLite cannot bind parameter ${index + 1}: only strings, numbers, bigints, byte arrays and null can be bound, not ${typeof value}`);
+  });
 }
 
 /** Runs `work`, giving an SQLite error of `node:sqlite` the name of its result code as `code`, as better-sqlite3 does. */
