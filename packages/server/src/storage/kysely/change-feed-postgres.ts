@@ -138,6 +138,9 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
     return ok;
   };
 
+  /** The connections with a ping query not yet answered. */
+  const pinging = new WeakSet<pg.Client>();
+
   const ping = () => {
     // A lapse is told to the listeners even when no cache asks.
     isCurrent();
@@ -149,9 +152,17 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
       return drop(listening, new Error('the change signal went silent'));
     }
     for (const [payload, sentAt] of pending) if (now - sentAt > 3 * trustMs) pending.delete(payload);
+    // One query at a time on the connection: while a ping has not been
+    // answered, the next is not queued behind it (a silent connection would
+    // pile them up). The silence is caught above all the same.
+    if (pinging.has(listening)) return;
     const payload = `ping:${instance}:${pingCount++}`;
     pending.set(payload, now);
-    listening.query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload]).catch((error: Error) => drop(listening, error));
+    pinging.add(listening);
+    listening
+      .query('select pg_notify($1, $2)', [CHANGE_CHANNEL, payload])
+      .catch((error: Error) => drop(listening, error))
+      .finally(() => pinging.delete(listening));
   };
 
   const pinger = setInterval(ping, pingMs);
