@@ -44,7 +44,7 @@ const hmacKey = randomBytes(32);
 const hmac = (secret) => createHmac('sha256', hmacKey).update(secret, 'utf8').digest();
 const clients = new Map([[clientId, { id: clientId, secretHash: hmac(clientSecret) }]]);
 
-const { privateKey, publicKey } = await generateKeyPair('ES256');
+const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true }); // extractable: KeyObject.from() below is deprecated for a non-extractable key (Node.js 24)
 const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
 const issuer = `http://${host}:${port}`;
 
