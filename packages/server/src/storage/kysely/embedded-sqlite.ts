@@ -81,7 +81,6 @@ interface BetterDatabase {
   readonly inTransaction: boolean;
   prepare(sql: string): BetterStatement;
   exec(sql: string): void;
-  /** Closes the connection; a second call does nothing. */
   close(): void;
 }
 
@@ -129,7 +128,6 @@ interface NodeDatabase {
   readonly isTransaction: boolean;
   prepare(sql: string): NodeStatement;
   exec(sql: string): void;
-  /** Closes the connection; a second call does nothing. */
   close(): void;
 }
 
