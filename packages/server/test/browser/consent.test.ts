@@ -8,6 +8,7 @@ import { runCli } from '../../src/cli/main.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { exchangeCode as exchangeCodeAt } from './exchange-code.js';
 
 /*
  * The consent page in a real browser: Debian's Chromium driven by
@@ -168,20 +169,7 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
   }
 
   async function exchangeCode(client: { clientId: string; clientSecret: string }, redirectUri: string, code: string, verifier: string) {
-    const { server } = running();
-    const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
-    const res = await fetch(`${server.address}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${enc(client.clientId)}:${enc(client.clientSecret)}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }).toString(),
-      signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
-    });
-    const body = (await res.json()) as Record<string, unknown>;
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    return body;
+    return exchangeCodeAt(running().server.address, client, { redirectUri, code, verifier }, STEP_TIMEOUT_MS);
   }
 
   /** Logs `customer` in through client A, the whole way: mobile + PIN, one-time PIN, back at A with a code. */

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_CLIENT_NAME, DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
 import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { exchangeCode as exchangeCodeAt } from './exchange-code.js';
 
 /*
  * The hosted pages in a real browser: Debian's Chromium driven by
@@ -127,19 +128,7 @@ describe.skipIf(!browserTestsRun('customer login in Chromium'))('customer login 
 
   async function exchangeCode(code: string, verifier: string) {
     const { server, demo } = running();
-    const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
-    const res = await fetch(`${server.address}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${enc(demo.clientId)}:${enc(demo.clientSecret)}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: DEMO_SHOP_REDIRECT_URI, code_verifier: verifier }).toString(),
-      signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
-    });
-    const body = (await res.json()) as Record<string, unknown>;
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    return body;
+    return exchangeCodeAt(server.address, demo, { redirectUri: DEMO_SHOP_REDIRECT_URI, code, verifier }, STEP_TIMEOUT_MS);
   }
 
   async function enterOtp(page: Page, mobile: string, submit: 'click' | 'enter'): Promise<void> {

@@ -20,13 +20,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   project.provide('postgresTemplate', '');
   if (!adminUrl) return undefined;
   const name = `connect_template_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  await adminStatement(adminUrl, `CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const storage = openStorage({ engine: 'postgres', url: url.href });
@@ -36,13 +30,16 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     await storage.close();
   }
   project.provide('postgresTemplate', name);
-  return async () => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await client.end();
-    }
-  };
+  return () => adminStatement(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+}
+
+/** Runs one statement (`CREATE DATABASE`, `DROP DATABASE`) on its own connection to the test server's admin database. */
+export async function adminStatement(adminUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
 }

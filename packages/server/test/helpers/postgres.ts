@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterEach, beforeEach, inject } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
+import { adminStatement } from './postgres-template.js';
 import type { Storage } from '../../src/storage/ports.js';
 
 /**
@@ -38,26 +38,12 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   if (!postgresAdminUrl) throw new Error('CONNECT_TEST_POSTGRES_URL is not set');
   const name = `connect_test_${randomBytes(6).toString('hex')}`;
   const template = options.migrated ? inject('postgresTemplate') : undefined;
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  try {
-    await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  await adminStatement(postgresAdminUrl, template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   const url = new URL(postgresAdminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.href,
-    async drop() {
-      const client = new pg.Client({ connectionString: postgresAdminUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
+    drop: () => adminStatement(postgresAdminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
