@@ -129,10 +129,34 @@ export class InvalidScope extends OAuthError {
   readonly status = 400;
 }
 
-/** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
+/**
+ * RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked.
+ *
+ * `credentialsMissing` marks a request that presented no token at all (no
+ * `Authorization` header, a scheme other than Bearer or DPoP, or the scheme
+ * without a token): RFC 6750 §3.1 answers it with a challenge that carries
+ * no error code (`Bearer realm="connect"`), while the JSON body still says
+ * `invalid_token` (CONTRACT.md sections 7 and 10).
+ */
 export class InvalidToken extends OAuthError {
   readonly error = 'invalid_token';
   readonly status = 401;
+  /** Whether the request presented no token at all (then the challenge has no error code). */
+  readonly credentialsMissing: boolean;
+  constructor(description: string, options: { detail?: string; cause?: unknown; credentialsMissing?: boolean } = {}) {
+    super(description, options);
+    this.credentialsMissing = options.credentialsMissing ?? false;
+  }
+}
+
+/**
+ * Whether an `Authorization` header presents a token: the Bearer (RFC 6750
+ * §2.1) or DPoP (RFC 9449 §7.1) scheme, case-insensitive, followed by
+ * something. Without one, a protected resource's 401 carries no error code
+ * (RFC 6750 §3.1).
+ */
+export function presentsToken(authorization: string | undefined): boolean {
+  return authorization !== undefined && /^(?:Bearer|DPoP) +\S/i.test(authorization);
 }
 
 /**
