@@ -170,6 +170,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     },
     pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
     pinAttempts: limits.pinAttempts,
+    journeyStarts: limits.journeyStarts,
     otpEntries: limits.otpEntries,
     resetSends: limits.resetSends,
     resetOtpEntries: limits.resetOtpEntries,

@@ -175,6 +175,23 @@ export class InsufficientScope extends OAuthError {
   }
 }
 
+/**
+ * Too many requests from one client address: a per-address budget of
+ * Connect's is spent (RFC 6585 §4). Answered with 429 and `Retry-After`;
+ * on the hosted pages with a page saying when to try again
+ * (docs/lifetimes.md, "Journeys").
+ */
+export class TooManyRequests extends OAuthError {
+  readonly error = 'too_many_requests';
+  readonly status = 429;
+  /** Seconds until the budget has room again (`Retry-After`). */
+  readonly retryAfterSeconds: number;
+  constructor(description: string, retryAfterSeconds: number, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
 /** RFC 6749 §4.1.2.1: a dependency is down; the client may retry later. */
 export class TemporarilyUnavailable extends OAuthError {
   readonly error = 'temporarily_unavailable';
