@@ -90,14 +90,17 @@ export class InvalidClient extends OAuthError {
   readonly attemptedMethod: ClientAuthMethod;
   /** The client ID the request claimed, when it named one (for the audit log). */
   readonly claimedClientId: string | undefined;
+  /** Whether the claimed client exists here (a wrong secret, a disabled client), not an ID made up (for the audit log). */
+  readonly claimedClientKnown: boolean;
   constructor(
     description: string,
     attemptedMethod: ClientAuthMethod,
-    options: { detail?: string; cause?: unknown; claimedClientId?: string | undefined } = {},
+    options: { detail?: string; cause?: unknown; claimedClientId?: string | undefined; claimedClientKnown?: boolean } = {},
   ) {
     super(description, options);
     this.attemptedMethod = attemptedMethod;
     this.claimedClientId = options.claimedClientId;
+    this.claimedClientKnown = options.claimedClientKnown ?? false;
   }
 }
 
