@@ -139,7 +139,7 @@ export class InvalidScope extends OAuthError {
  * `Authorization` header, a scheme other than Bearer or DPoP, or the scheme
  * without a token): RFC 6750 §3.1 answers it with a challenge that carries
  * no error code (`Bearer realm="connect"`), while the JSON body still says
- * `invalid_token` (CONTRACT.md sections 7 and 10).
+ * `invalid_token` (docs/resource-servers.md, docs/consumer-guide.md).
  */
 export class InvalidToken extends OAuthError {
   readonly error = 'invalid_token';
