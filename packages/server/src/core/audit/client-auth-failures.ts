@@ -59,9 +59,11 @@ export function createClientAuthFailureAudit(
   return async (error, source) => {
     const known = error.claimedClientKnown && error.claimedClientId !== undefined;
     const subject = known ? (error.claimedClientId as string) : null;
-    const details: AuditEvent['details'] = known
-      ? { method: error.attemptedMethod, reason: error.description }
-      : { method: error.attemptedMethod, reason: error.description, client: 'unknown' };
+    // An ID that names no client here is not kept: only that there was one.
+    const details: AuditEvent['details'] =
+      known || error.claimedClientId === undefined
+        ? { method: error.attemptedMethod, reason: error.description }
+        : { method: error.attemptedMethod, reason: error.description, client: 'unknown' };
     const actor = `ip:${source.ip ?? 'unknown'}`;
 
     const now = clock.nowSeconds();
