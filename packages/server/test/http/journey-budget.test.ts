@@ -8,6 +8,7 @@ import { fixedClock } from '../../src/core/clock.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, JOURNEY_PURGE_INTERVAL_SECONDS } from '../../src/core/lifetimes.js';
 import { createLimits } from '../../src/limits/create-limits.js';
 import { openStorage, type DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
+import type { Storage } from '../../src/storage/ports.js';
 import { build, T0, type TestApp } from '../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { openRawDatabase } from '../helpers/raw-database.js';
@@ -44,6 +45,16 @@ function expectRefused(res: Awaited<ReturnType<typeof authorize>>, retryAfter: n
   expectPage(res, 429);
   expect(res.headers['retry-after']).toBe(String(retryAfter));
   return pageText(res.body);
+}
+
+/** `count` journeys created at T0 that expire at T0 + 10. */
+async function insertExpiredJourneys(storage: Pick<Storage, 'authorizationRequests'>, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await storage.authorizationRequests.insertAuthorizationRequest({
+      idHash: `journey-${i}`, clientId: 'c', redirectUri: 'https://app.example/cb', state: null, codeChallenge: null, loginHint: null,
+      browserHash: 'b', createdAt: T0, expiresAt: T0 + 10, completedAt: null, status: 'pending', profileId: null, uiLocale: null, scopes: [],
+    });
+  }
 }
 
 describe('journeys started per client address (CONNECT_JOURNEY_LIMIT_PER_ADDRESS)', () => {
@@ -141,6 +152,27 @@ describe.skipIf(!postgresAdminUrl)('journeys per client address on PostgreSQL', 
       await database.drop();
     }
   });
+
+  it('two instances sweeping at once: one at a time, every expired journey deleted once', async () => {
+    const database = await createTestDatabase({ migrated: true });
+    const a = openStorage({ engine: 'postgres', url: database.url });
+    const b = openStorage({ engine: 'postgres', url: database.url });
+    try {
+      await insertExpiredJourneys(a, 40);
+      const clock = fixedClock(T0 + 100);
+      const log = { info: () => {}, error: () => {} };
+      const sweeps = [a, b].map((storage) => startJourneyPurge({ storage, clock, log, tickMs: 0, batchSize: 1 }));
+      const runs = await Promise.all(sweeps.map((sweep) => sweep.runOnce()));
+      const deleted = runs.map((run) => (run.ran ? run.deleted : 0));
+      expect(deleted.reduce((sum, n) => sum + n, 0)).toBe(40);
+      for (const run of runs) if (!run.ran) expect(run.reason).toBe('locked');
+      for (const sweep of sweeps) await sweep.stop();
+    } finally {
+      await a.close();
+      await b.close();
+      await database.drop();
+    }
+  });
 });
 
 describe('expired journeys are deleted within minutes (JOURNEY_PURGE_INTERVAL_SECONDS)', () => {
@@ -189,12 +221,7 @@ describe('expired journeys are deleted within minutes (JOURNEY_PURGE_INTERVAL_SE
     const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
     await storage.migrate();
     try {
-      for (let i = 0; i < 25; i++) {
-        await storage.authorizationRequests.insertAuthorizationRequest({
-          idHash: `journey-${i}`, clientId: 'c', redirectUri: 'https://app.example/cb', state: null, codeChallenge: null, loginHint: null,
-          browserHash: 'b', createdAt: T0, expiresAt: T0 + 10, completedAt: null, status: 'pending', profileId: null, uiLocale: null, scopes: [],
-        });
-      }
+      await insertExpiredJourneys(storage, 25);
       const log = { info: () => {}, error: () => {} };
       const sweep = startJourneyPurge({ storage, clock, log, tickMs: 0, intervalSeconds: 30, batchSize: 4, maxBatches: 3 });
       clock.advance(10);
@@ -203,6 +230,23 @@ describe('expired journeys are deleted within minutes (JOURNEY_PURGE_INTERVAL_SE
       expect(await sweep.tick()).toEqual({ ran: true, deleted: 12 });
       clock.advance(30);
       expect(await sweep.tick()).toEqual({ ran: true, deleted: 1 });
+      await sweep.stop();
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('sweeps by itself on its timer, which never keeps the process alive, until stopped', async () => {
+    const clock = fixedClock(T0 + 100);
+    const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
+    await storage.migrate();
+    try {
+      await insertExpiredJourneys(storage, 3);
+      const deleted: number[] = [];
+      const sweep = startJourneyPurge({ storage, clock, log: { info: (details) => void deleted.push((details as { deleted: number }).deleted), error: () => {} }, tickMs: 5 });
+      const deadline = Date.now() + 5000;
+      while (deleted.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(deleted).toEqual([3]);
       await sweep.stop();
     } finally {
       await storage.close();
