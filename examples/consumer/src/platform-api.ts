@@ -38,12 +38,17 @@ export function createPlatformApi(options: PlatformApiOptions): { handle(request
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://api.invalid').pathname;
     if (request.method !== 'GET' || path !== '/customer/profile') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
+    const presented = bearerToken(request.headers.authorization);
+    if (presented === undefined) {
+      // RFC 6750 §3.1: a request without a bearer token gets a challenge without an error code.
+      return json(response, 401, { error: 'invalid_token', error_description: 'an access token is required: Authorization: Bearer <access_token>' }, { 'www-authenticate': 'Bearer realm="platform-api"' });
+    }
     try {
-      const token = await verifier.verify(bearerToken(request.headers.authorization), { kind: 'customer', scopes: options.requiredScopes });
+      const token = await verifier.verify(presented, { kind: 'customer', scopes: options.requiredScopes });
       return json(response, 200, { profileId: token.profileId, clientId: token.clientId, tokenExpiresAt: token.expiresAt, checkedBy: 'introspection' });
     } catch (error) {
       if (error instanceof InvalidToken) {
-        // RFC 6750 §3.1: the token is missing, expired, revoked or not a customer's.
+        // RFC 6750 §3.1: the token is malformed, expired, revoked or not a customer's.
         return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': 'Bearer error="invalid_token"' });
       }
       if (error instanceof InsufficientScope) {

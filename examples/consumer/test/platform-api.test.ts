@@ -71,6 +71,14 @@ describe('the example platform API', () => {
   it.each([
     ['no Authorization header', undefined],
     ['another scheme', `Basic ${btoa('a:b')}`],
+  ])('refuses %s: 401 with a challenge without an error code (RFC 6750 §3.1)', async (_name, authorization) => {
+    const response = await profile(authorization);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="platform-api"');
+    expect(await response.json()).toMatchObject({ error: 'invalid_token' });
+  });
+
+  it.each([
     ['a malformed token', 'Bearer not-a-token'],
   ])('refuses %s: 401 invalid_token with its challenge', async (_name, authorization) => {
     const response = await profile(authorization);

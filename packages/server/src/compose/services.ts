@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
+import { createClientAuthFailureAudit } from '../core/audit/client-auth-failures.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 import { cacheRevocations } from '../core/tokens/cached-revocations.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -132,21 +133,13 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
   // A secret that verified is recognised for a few seconds without a new HMAC.
   const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
+  // A bounded number of events per minute, however many failures (docs/operator-guide.md, "The audit log").
+  const auditAuthFailure = createClientAuthFailureAudit(audit, clock);
   const authenticate = async (input: ClientAuthInput) => {
     try {
       return await authenticateClient(input, { findClient, secrets, environment: config.environment, clock });
     } catch (error) {
-      if (error instanceof InvalidClient) {
-        // One event per client, address and minute, with a count (docs/operator-guide.md, "The audit log").
-        await audit.recordRepeated({
-          type: 'client.authentication_failed',
-          actor: `ip:${input.ip ?? 'unknown'}`,
-          subject: error.claimedClientId ?? null,
-          outcome: 'failure',
-          details: { method: error.attemptedMethod, reason: error.description },
-          requestId: input.correlationId,
-        });
-      }
+      if (error instanceof InvalidClient) await auditAuthFailure(error, input);
       throw error;
     }
   };
@@ -170,6 +163,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     },
     pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
     pinAttempts: limits.pinAttempts,
+    journeyStarts: limits.journeyStarts,
     otpEntries: limits.otpEntries,
     resetSends: limits.resetSends,
     resetOtpEntries: limits.resetOtpEntries,

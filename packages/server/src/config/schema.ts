@@ -126,6 +126,14 @@ export interface Config {
    */
   readonly pinLimitPerAddress: number;
   /**
+   * `CONNECT_JOURNEY_LIMIT_PER_ADDRESS`: sign-ins (journeys) started from one
+   * client address per hour, each a row written for an anonymous `GET
+   * /authorize`; default 300 in production, 10000 in the sandbox (a
+   * consumer's test suite). Past it `/authorize` answers a 429 page with
+   * `Retry-After`. Counted across every instance (docs/lifetimes.md, "Journeys").
+   */
+  readonly journeyLimitPerAddress: number;
+  /**
    * `CONNECT_AUDIT_RETENTION_DAYS`: audit events older than this many whole
    * days are deleted by the purge (`connect-auth purge` and the server's
    * hourly one); default 365, at least 1.
@@ -171,6 +179,7 @@ export const DEFAULTS = {
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
   smsLimitGlobal: { production: 10_000, sandbox: undefined },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },
+  journeyLimitPerAddress: { production: 300, sandbox: 10_000 },
   scopesSupported: Object.freeze([]) as readonly string[],
   logLevel: 'info',
   databasePoolSize: 10,

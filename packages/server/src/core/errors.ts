@@ -90,14 +90,17 @@ export class InvalidClient extends OAuthError {
   readonly attemptedMethod: ClientAuthMethod;
   /** The client ID the request claimed, when it named one (for the audit log). */
   readonly claimedClientId: string | undefined;
+  /** Whether the claimed client exists here (a wrong secret, a disabled client), not an ID made up (for the audit log). */
+  readonly claimedClientKnown: boolean;
   constructor(
     description: string,
     attemptedMethod: ClientAuthMethod,
-    options: { detail?: string; cause?: unknown; claimedClientId?: string | undefined } = {},
+    options: { detail?: string; cause?: unknown; claimedClientId?: string | undefined; claimedClientKnown?: boolean } = {},
   ) {
     super(description, options);
     this.attemptedMethod = attemptedMethod;
     this.claimedClientId = options.claimedClientId;
+    this.claimedClientKnown = options.claimedClientKnown ?? false;
   }
 }
 
@@ -129,10 +132,34 @@ export class InvalidScope extends OAuthError {
   readonly status = 400;
 }
 
-/** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
+/**
+ * RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked.
+ *
+ * `credentialsMissing` marks a request that presented no token at all (no
+ * `Authorization` header, a scheme other than Bearer or DPoP, or the scheme
+ * without a token): RFC 6750 §3.1 answers it with a challenge that carries
+ * no error code (`Bearer realm="connect"`), while the JSON body still says
+ * `invalid_token` (docs/resource-servers.md, docs/consumer-guide.md).
+ */
 export class InvalidToken extends OAuthError {
   readonly error = 'invalid_token';
   readonly status = 401;
+  /** Whether the request presented no token at all (then the challenge has no error code). */
+  readonly credentialsMissing: boolean;
+  constructor(description: string, options: { detail?: string; cause?: unknown; credentialsMissing?: boolean } = {}) {
+    super(description, options);
+    this.credentialsMissing = options.credentialsMissing ?? false;
+  }
+}
+
+/**
+ * Whether an `Authorization` header presents a token: the Bearer (RFC 6750
+ * §2.1) or DPoP (RFC 9449 §7.1) scheme, case-insensitive, followed by
+ * something. Without one, a protected resource's 401 carries no error code
+ * (RFC 6750 §3.1).
+ */
+export function presentsToken(authorization: string | undefined): boolean {
+  return authorization !== undefined && /^(?:Bearer|DPoP) +\S/i.test(authorization);
 }
 
 /**
@@ -148,6 +175,23 @@ export class InsufficientScope extends OAuthError {
   constructor(description: string, scope: string, options: { detail?: string; cause?: unknown } = {}) {
     super(description, options);
     this.scope = scope;
+  }
+}
+
+/**
+ * Too many requests from one client address: a per-address budget of
+ * Connect's is spent (RFC 6585 §4). Answered with 429 and `Retry-After`;
+ * on the hosted pages with a page saying when to try again
+ * (docs/lifetimes.md, "Journeys").
+ */
+export class TooManyRequests extends OAuthError {
+  readonly error = 'too_many_requests';
+  readonly status = 429;
+  /** Seconds until the budget has room again (`Retry-After`). */
+  readonly retryAfterSeconds: number;
+  constructor(description: string, retryAfterSeconds: number, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
 }
 

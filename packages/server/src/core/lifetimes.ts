@@ -67,6 +67,8 @@ export const SMS_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 export const SMS_GLOBAL_WINDOW_SECONDS = 60 * 60;
 /** The window of the per-address budget of failed PIN checks (`CONNECT_PIN_LIMIT_PER_ADDRESS`). */
 export const PIN_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
+/** The window of `CONNECT_JOURNEY_LIMIT_PER_ADDRESS`: journeys started from one client address per hour. */
+export const JOURNEY_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 /**
  * Wrong one-time-PIN entries one mobile number may get per window, over all
  * its challenges: each new code brings 5 entries of its own, so without
@@ -167,3 +169,15 @@ export const PURGE_INTERVAL_SECONDS = 3600;
 export const PURGE_FIRST_RUN_SECONDS = 60;
 /** Rows one purge statement deletes at most, so none holds its locks long. */
 export const PURGE_BATCH_SIZE = 1000;
+/**
+ * The server deletes expired journeys this often, apart from the hourly
+ * purge, so that a flood of `/authorize` requests does not keep its rows
+ * for an hour: a journey is gone at most this long after it expired
+ * (docs/lifetimes.md, "Journeys").
+ */
+export const JOURNEY_PURGE_INTERVAL_SECONDS = 60;
+/**
+ * Statements of `PURGE_BATCH_SIZE` rows one journey sweep runs at most, so
+ * that a sweep stays short; what is left waits for the next one.
+ */
+export const JOURNEY_PURGE_MAX_BATCHES = 50;

@@ -8,6 +8,7 @@ import { SANDBOX_CALLBACK_PATH, seedDemo, type DemoCredentials } from '../demo/s
 import { openRuntime } from '../compose/runtime.js';
 import { composeServices, type Services } from '../compose/services.js';
 import { startHourlyPurge, type HourlyPurge } from '../compose/hourly-purge.js';
+import { startJourneyPurge, type JourneyPurge } from '../compose/journey-purge.js';
 import { buildApp } from './app.js';
 import { serveMetrics } from './metrics-server.js';
 import { createLogger } from './logger.js';
@@ -58,6 +59,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let app: FastifyInstance | undefined;
   let metricsServer: FastifyInstance | undefined;
   let purge: HourlyPurge | undefined;
+  let journeyPurge: JourneyPurge | undefined;
   try {
     services = await composeServices(runtime, { log: logger });
     const { urls } = services;
@@ -89,6 +91,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       sessionIdleSeconds: config.lifetimes.sessionIdleSeconds,
       auditRetentionDays: config.auditRetentionDays,
     });
+    journeyPurge = startJourneyPurge({ storage, clock, log: logger });
     if (demo) print(demoBanner(demo, urls.authUrl));
 
     const running = app;
@@ -100,6 +103,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       demo,
       async close() {
         await purge?.stop();
+        await journeyPurge?.stop();
         await running.close();
         await metricsServer?.close();
         await services?.close();
@@ -110,6 +114,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await app?.close().catch(() => {});
     await metricsServer?.close();
     await purge?.stop();
+    await journeyPurge?.stop();
     await services?.close();
     await storage.close().catch(() => {});
     throw error;

@@ -5,12 +5,13 @@ import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate
 import {
   OTP_WRONG_ENTRIES_PER_MOBILE,
   OTP_WRONG_ENTRIES_WINDOW_SECONDS,
+  JOURNEY_PER_ADDRESS_WINDOW_SECONDS,
   PIN_PER_ADDRESS_WINDOW_SECONDS,
   SMS_GLOBAL_WINDOW_SECONDS,
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
-import type { AttemptLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
+import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
@@ -26,6 +27,8 @@ export interface LimitBudgets {
   readonly smsLimitGlobal?: number | undefined;
   /** Failed PIN checks from one client address per hour. */
   readonly pinLimitPerAddress: number;
+  /** Journeys started from one client address per hour; `undefined`: no such budget. */
+  readonly journeyLimitPerAddress?: number | undefined;
 }
 
 /** Where the counters live, and the budgets. */
@@ -46,6 +49,8 @@ export interface Limits {
   readonly sends: SendLimiter;
   /** Failed PIN checks per client address. */
   readonly pinAttempts: AttemptLimiter;
+  /** Journeys started per client address. */
+  readonly journeyStarts: StartLimiter;
   /** Wrong one-time-PIN entries per mobile number. */
   readonly otpEntries: WrongEntryCounter;
   /**
@@ -64,6 +69,7 @@ export const LIMIT_KEY_PREFIXES = {
   smsPerAddress: 'connect:sms:address',
   smsGlobal: 'connect:sms:global',
   pinPerAddress: 'connect:pin:address',
+  journeyPerAddress: 'connect:journey:address',
   otpPerMobile: 'connect:otp:mobile',
   resetSmsPerMobile: 'connect:reset-sms:mobile',
   resetOtpPerMobile: 'connect:reset-otp:mobile',
@@ -123,6 +129,10 @@ export function createLimits(options: LimitsOptions): Limits {
   const smsPerAddress = limiter(LIMIT_KEY_PREFIXES.smsPerAddress, budgets.smsLimitPerAddress, SMS_PER_ADDRESS_WINDOW_SECONDS);
   const smsGlobal = budgets.smsLimitGlobal === undefined ? undefined : limiter(LIMIT_KEY_PREFIXES.smsGlobal, budgets.smsLimitGlobal, SMS_GLOBAL_WINDOW_SECONDS);
   const pinPerAddress = limiter(LIMIT_KEY_PREFIXES.pinPerAddress, budgets.pinLimitPerAddress, PIN_PER_ADDRESS_WINDOW_SECONDS);
+  const journeyPerAddress =
+    budgets.journeyLimitPerAddress === undefined
+      ? undefined
+      : limiter(LIMIT_KEY_PREFIXES.journeyPerAddress, budgets.journeyLimitPerAddress, JOURNEY_PER_ADDRESS_WINDOW_SECONDS);
   const otpPerMobile = limiter(LIMIT_KEY_PREFIXES.otpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   const resetSmsPerMobile = limiter(LIMIT_KEY_PREFIXES.resetSmsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
@@ -176,6 +186,9 @@ export function createLimits(options: LimitsOptions): Limits {
     pinAttempts: {
       take: (address) => take(pinPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(pinPerAddress, addressKey(address)),
+    },
+    journeyStarts: {
+      take: async (address) => (journeyPerAddress ? take(journeyPerAddress, addressKey(address)) : undefined),
     },
     otpEntries: wrongEntryCounter(otpPerMobile),
     resetSends: sendLimiter(resetSmsPerMobile),

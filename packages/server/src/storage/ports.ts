@@ -25,8 +25,8 @@ import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
 
-/** Work that only one instance does at a time. */
-export type ExclusiveWork = 'purge';
+/** Work that only one instance does at a time: the hourly purge, and the sweep of expired journeys. */
+export type ExclusiveWork = 'purge' | 'journey-purge';
 
 /** The stores that can take part in one transaction. */
 export interface Stores {

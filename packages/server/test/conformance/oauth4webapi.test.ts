@@ -197,6 +197,25 @@ describe('oauth4webapi', () => {
     expect({ status, cause }).toEqual({ status: 403, cause: [{ scheme: 'bearer', parameters: { error: 'insufficient_scope', scope: 'payments:read' } }] });
   });
 
+  it('GET /customer/profile: a bad token gets a Bearer invalid_token challenge the library parses; no token, a challenge without an error code (RFC 6750 §3.1)', async () => {
+    const url = new URL(`${connect().issuer}/customer/profile`);
+    const error = await oauth.protectedResourceRequest('not-a-token', 'GET', url, new Headers(), null, HTTP).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+    const { status, cause } = error as oauth.WWWAuthenticateChallengeError;
+    expect({ status, cause }).toEqual({
+      status: 401,
+      cause: [{ scheme: 'bearer', parameters: { error: 'invalid_token', error_description: 'the access token is invalid or expired' } }],
+    });
+    for (const headers of [{}, { authorization: 'Basic Zm9vOmJhcg==' }] as Record<string, string>[]) {
+      const missing = await fetch(url, { headers });
+      expect({ status: missing.status, challenge: missing.headers.get('www-authenticate'), body: await missing.json() }).toMatchObject({
+        status: 401,
+        challenge: 'Bearer realm="connect"',
+        body: { error: 'invalid_token' },
+      });
+    }
+  });
+
   it('errors: invalid_grant as a ResponseBodyError; a wrong secret as a parsed Basic challenge', async () => {
     const side = await clientSide(connect());
     const refreshed = await oauth.refreshTokenGrantRequest(side.as, side.client, side.auth, 'not-a-refresh-token', HTTP);

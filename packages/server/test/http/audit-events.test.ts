@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/core/audit/audit-log.js';
+import { AUTH_FAILURE_GROUPS_PER_MINUTE, MANY_ADDRESSES_ACTOR } from '../../src/core/audit/client-auth-failures.js';
 import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
@@ -101,11 +102,19 @@ describe('failed client authentication', () => {
     await expectNoSecretsRecorded(t, [client.secret, tried]);
   });
 
-  it('an unknown client is recorded under the ID it claimed', async () => {
+  it('an ID that names no client is not recorded: the failure counts for its address as an unknown client', async () => {
     const t = await build();
     const res = await postToken(t.app, { authorization: basicAuth('cid_sandbox_nobody', 'guess-guess-guess'), body: clientCredentialsBody() });
     expectOAuthError(res, { status: 401, error: 'invalid_client' });
-    expect(await events(t)).toEqual([expect.objectContaining({ type: 'client.authentication_failed', subject: 'cid_sandbox_nobody' })]);
+    expect(await events(t)).toEqual([
+      expect.objectContaining({
+        type: 'client.authentication_failed',
+        actor: `ip:${IP}`,
+        subject: null,
+        details: { method: 'client_secret_basic', reason: 'client authentication failed', client: 'unknown', count: 1 },
+      }),
+    ]);
+    expect(JSON.stringify(await events(t))).not.toContain('cid_sandbox_nobody');
     await expectNoSecretsRecorded(t, ['guess-guess-guess']);
   });
 
@@ -117,8 +126,8 @@ describe('failed client authentication', () => {
     expect(await events(t)).toEqual([
       expect.objectContaining({
         type: 'client.authentication_failed',
-        subject: `cid_production_${'A'.repeat(22)}`,
-        details: { method: 'client_secret_basic', reason: expect.stringMatching(/production credentials/), count: 1 },
+        subject: null,
+        details: { method: 'client_secret_basic', reason: expect.stringMatching(/production credentials/), client: 'unknown', count: 1 },
       }),
     ]);
     await expectNoSecretsRecorded(t, [secret]);
@@ -163,6 +172,43 @@ describe('failed client authentication', () => {
       await postToken(t.app, { authorization: basicAuth(client.id, `wrong-${i}-secret`), body: clientCredentialsBody() });
     }
     expect(await events(t, 'client.authentication_failed')).toHaveLength(3);
+  });
+});
+
+describe('a flood of made-up client credentials writes a bounded number of audit rows per instance', () => {
+  const N = 400;
+  const tokenFrom = (t: TestApp, address: string, id: string, secret: string) =>
+    t.app.inject({ method: 'POST', url: '/token', remoteAddress: address, headers: { authorization: basicAuth(id, secret), 'content-type': 'application/x-www-form-urlencoded' }, payload: clientCredentialsBody() });
+
+  it(`${N} made-up client IDs from one address in a minute: one row with count ${N}; a real client's failure keeps its ID`, async () => {
+    const t = await build({ clock: fixedClock(T0 - (T0 % 60)) });
+    const client = await t.createClient();
+    for (let i = 0; i < N; i++) expect((await tokenFrom(t, '203.0.113.50', `cid_sandbox_madeup${i}`, 'guess-guess-guess')).statusCode).toBe(401);
+    expect((await tokenFrom(t, '203.0.113.50', client.id, 'wrong-secret-value')).statusCode).toBe(401);
+    const written = await events(t, 'client.authentication_failed');
+    expect(written.map((e) => [e.actor, e.subject, e.details?.['count']])).toHaveLength(2);
+    expect(written.map((e) => [e.actor, e.subject, e.details?.['count']])).toEqual(
+      expect.arrayContaining([
+        ['ip:203.0.113.50', client.id, 1],
+        ['ip:203.0.113.50', null, N],
+      ]),
+    );
+  });
+
+  it(`${N} made-up client IDs from ${N} addresses in a minute: at most ${AUTH_FAILURE_GROUPS_PER_MINUTE} rows plus one, every failure counted; a real client's failure keeps its ID`, async () => {
+    const t = await build({ clock: fixedClock(T0 - (T0 % 60)) });
+    const client = await t.createClient();
+    for (let i = 0; i < N; i++) expect((await tokenFrom(t, `10.${i >> 8}.${i & 255}.1`, `cid_sandbox_madeup${i}`, 'guess-guess-guess')).statusCode).toBe(401);
+    expect((await tokenFrom(t, '203.0.113.51', client.id, 'wrong-secret-value')).statusCode).toBe(401);
+    const written = await events(t, 'client.authentication_failed');
+    const madeUp = written.filter((e) => e.subject === null);
+    expect(madeUp.length).toBeLessThanOrEqual(AUTH_FAILURE_GROUPS_PER_MINUTE + 1);
+    expect(madeUp.reduce((sum, e) => sum + Number(e.details?.['count']), 0)).toBe(N);
+    expect(JSON.stringify(written)).not.toContain('madeup');
+    // Past the bound, the real client's failure from a new address is counted under its ID (the address folded).
+    expect(written.filter((e) => e.subject === client.id)).toEqual([
+      expect.objectContaining({ actor: MANY_ADDRESSES_ACTOR, details: { method: 'client_secret_basic', reason: 'client authentication failed', count: 1 } }),
+    ]);
   });
 });
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { basicAuth, T0 } from '../helpers/build.js';
 import { MASKED_MOBILE } from './customer-flow.js';
-import { expectInvalidToken, expectNoLeak, getProfile, lifecycle, type Lifecycle } from './token-session.js';
+import { expectInvalidToken, expectMissingToken, expectNoLeak, getProfile, lifecycle, type Lifecycle } from './token-session.js';
 import { obtainToken } from './wire.js';
 
 const INVALID = 'the access token is invalid or expired';
+const REQUIRED = 'an access token is required: Authorization: Bearer <access_token>';
 
 describe('GET /customer/profile', () => {
   it('a valid customer access token: 200 with profileId, masked userId, clientId and the token expiry; never cached', async () => {
@@ -36,7 +37,6 @@ describe('GET /customer/profile', () => {
   it.each<[string, (s: Lifecycle) => Promise<string | undefined> | string | undefined, string]>([
     ['a client access token', (s) => obtainToken(s.t, s.client), INVALID],
     ['a refresh token', (s) => s.tokens.refreshToken, INVALID],
-    ['no token', () => undefined, INVALID],
     ['garbage', () => 'not-a-token', INVALID],
     ['the access token truncated', (s) => s.tokens.accessToken.slice(0, -3), INVALID],
     ['an 8 KB token', () => 'A'.repeat(8192), INVALID],
@@ -47,13 +47,26 @@ describe('GET /customer/profile', () => {
     expectNoLeak(res);
   });
 
-  it.each<[string, (s: Lifecycle) => string]>([
+  it.each<[string, (s: Lifecycle) => string | undefined]>([
+    ['no Authorization header', () => undefined],
     ['Authorization: Bearer (no token)', () => 'Bearer'],
+    ['Authorization: Bearer and spaces', () => 'Bearer   '],
     ['HTTP Basic credentials', (s) => basicAuth(s.client.id, s.client.secret)],
     ['the token without a scheme', (s) => s.tokens.accessToken],
-    ['two tokens', (s) => `Bearer ${s.tokens.accessToken} ${s.tokens.accessToken}`],
+    ['another scheme (Token)', (s) => `Token ${s.tokens.accessToken}`],
     ['an empty header', () => ''],
-  ])('%s → 401 invalid_token', async (_name, authorization) => {
+  ])('%s: no token presented → 401 invalid_token, challenge Bearer realm="connect" without an error code (RFC 6750 §3.1)', async (_name, authorization) => {
+    const s = await lifecycle();
+    const res = await getProfile(s.t.app, undefined, authorization(s));
+    expectMissingToken(res, REQUIRED);
+    expect(res.headers['www-authenticate']).not.toMatch(/error/);
+  });
+
+  it.each<[string, (s: Lifecycle) => string]>([
+    ['two tokens', (s) => `Bearer ${s.tokens.accessToken} ${s.tokens.accessToken}`],
+    ['a DPoP-scheme token (not taken here)', (s) => `DPoP ${s.tokens.accessToken}`],
+    ['a bearer token of bad characters', () => 'Bearer $$$'],
+  ])('%s: a bad token presented → 401 with error="invalid_token"', async (_name, authorization) => {
     const s = await lifecycle();
     const res = await getProfile(s.t.app, undefined, authorization(s));
     expectInvalidToken(res, INVALID);

@@ -12,6 +12,7 @@ import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../
 import {
   accessClaims,
   expectInvalidToken,
+  expectMissingToken,
   expectRefreshed,
   expectRevoked,
   expectTokensBody,
@@ -114,6 +115,8 @@ interface ErrorCase {
   readonly request: (s: Endpoint) => TokensRequest | Promise<TokensRequest>;
   /** Whether the session's access token is still the login's afterwards (default: yes). */
   readonly untouched?: boolean;
+  /** The request presented no token: its challenge carries no error code (RFC 6750 §3.1). */
+  readonly noToken?: boolean;
 }
 
 const REQUIRED = 'a client access token is required: Authorization: Bearer <access_token>';
@@ -125,10 +128,12 @@ const INVALID_GRANT = 'refresh token is invalid or expired';
 
 const ERRORS: readonly ErrorCase[] = [
   // 401 invalid_token: the bearer token.
-  { name: 'no Authorization header', status: 401, error: 'invalid_token', description: REQUIRED, request: () => ({ authorization: null }) },
-  { name: 'Authorization: Bearer (no token)', status: 401, error: 'invalid_token', description: REQUIRED, request: () => ({ authorization: 'Bearer' }) },
+  { name: 'no Authorization header', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: () => ({ authorization: null }) },
+  { name: 'Authorization: Bearer (no token)', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: () => ({ authorization: 'Bearer' }) },
   { name: 'Authorization: Bearer with two tokens', status: 401, error: 'invalid_token', description: REQUIRED, request: (s) => ({ authorization: `Bearer ${s.bearer} ${s.bearer}` }) },
-  { name: 'HTTP Basic client credentials', status: 401, error: 'invalid_token', description: REQUIRED, request: (s) => ({ authorization: `Basic ${Buffer.from(`${s.client.id}:${s.client.secret}`).toString('base64')}` }) },
+  { name: 'HTTP Basic client credentials', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: (s) => ({ authorization: `Basic ${Buffer.from(`${s.client.id}:${s.client.secret}`).toString('base64')}` }) },
+  { name: 'another scheme (Token)', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: (s) => ({ authorization: `Token ${s.bearer}` }) },
+  { name: 'a DPoP-scheme token (not taken here): a bad token, not a missing one', status: 401, error: 'invalid_token', description: REQUIRED, request: (s) => ({ authorization: `DPoP ${s.bearer}` }) },
   { name: 'a malformed bearer token', status: 401, error: 'invalid_token', description: INVALID_BEARER, request: () => ({ bearer: 'not-a-token' }) },
   { name: 'the bearer token truncated', status: 401, error: 'invalid_token', description: INVALID_BEARER, request: (s) => ({ bearer: s.bearer.slice(0, -2) }) },
   {
@@ -250,7 +255,8 @@ describe('POST /tokens errors: exact status, body and headers; the reference alw
     const reference = request.reference === undefined ? randomUUID() : request.reference;
     const res = await s.post({ ...request, reference });
     expectError(res, c.status, c.error, c.description, reference ?? undefined);
-    if (c.status === 401) expectInvalidToken(res, c.description);
+    if (c.noToken) expectMissingToken(res, c.description);
+    else if (c.status === 401) expectInvalidToken(res, c.description);
     else expect(res.headers['www-authenticate']).toBeUndefined();
     if (c.untouched !== false) {
       expect(await currentAccessJti(s)).toBe((await accessClaims(s.t, s.tokens.accessToken)).jti);

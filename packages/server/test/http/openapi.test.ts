@@ -258,6 +258,15 @@ describe('real responses match the description', () => {
     expect((await other.get(authorizeUrl(authorizeParams({ id: 'cid_sandbox_unknown' })))).statusCode).toBe(400);
   });
 
+  it('GET /authorize past the journey budget of the address: the 429 page with Retry-After', async () => {
+    const limited = await build({ env: { CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '1' } });
+    const checkedApp = openapi.checked(limited.app);
+    const shop = await limited.createClient();
+    expect((await new Browser(checkedApp).get(authorizeUrl(authorizeParams(shop)))).statusCode).toBe(303);
+    const refused = await new Browser(checkedApp).get(authorizeUrl(authorizeParams(shop)));
+    expect([refused.statusCode, refused.headers['retry-after']]).toEqual([429, '3600']);
+  });
+
   it('the hosted pages: each page, each form outcome', async () => {
     const someone = new Browser(app);
     // A journey at the login page: the other pages send the browser there.

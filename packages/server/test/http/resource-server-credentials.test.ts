@@ -8,6 +8,7 @@ import {
   expectInactive,
   expectIntrospection,
   expectInvalidToken,
+  expectMissingToken,
   getProfile,
   introspect,
   lifecycle,
@@ -136,7 +137,7 @@ describe("a resource server's credentials obtain no token", () => {
   it('at POST /tokens: its secret is no bearer token', async () => {
     const s = await setup();
     const body = { refreshToken: s.tokens.refreshToken };
-    expectInvalidToken(await postTokens(s.t.app, { authorization: basicAuth(s.api.id, s.api.secret), body }));
+    expectMissingToken(await postTokens(s.t.app, { authorization: basicAuth(s.api.id, s.api.secret), body }));
     expectInvalidToken(await postTokens(s.t.app, { bearer: s.api.secret, body }));
   });
 

@@ -57,6 +57,8 @@ describe('openCustomerAccessCheck', () => {
 
     await expect(check.verify(tokens.refresh_token)).rejects.toBeInstanceOf(InvalidToken);
     await expect(check.verify(undefined)).rejects.toBeInstanceOf(InvalidToken);
+    await expect(check.verify(undefined)).rejects.toMatchObject({ credentialsMissing: true });
+    await expect(check.verify(tokens.refresh_token)).rejects.toMatchObject({ credentialsMissing: false });
 
     const refreshed = await postToken(server.app, {
       authorization: basicAuth(client.id, client.secret),

@@ -172,6 +172,16 @@ export function getProfile(app: FastifyInstance, token: string | undefined, auth
   return app.inject({ method: 'GET', url: '/customer/profile', headers: header === undefined ? {} : { authorization: header } });
 }
 
+/**
+ * RFC 6750 §3.1: a request that presented no token gets 401 `invalid_token`
+ * in the body (CONTRACT.md section 7) and a challenge without an error code.
+ */
+export function expectMissingToken(res: Response, description?: string | RegExp): string {
+  const text = expectOAuthError(res, { status: 401, error: 'invalid_token', ...(description === undefined ? {} : { description }) });
+  expect(res.headers['www-authenticate']).toBe('Bearer realm="connect"');
+  return text;
+}
+
 /** RFC 6750 §3: 401 `invalid_token` with its `WWW-Authenticate: Bearer` challenge. */
 export function expectInvalidToken(res: Response, description?: string | RegExp): string {
   const text = expectOAuthError(res, { status: 401, error: 'invalid_token', ...(description === undefined ? {} : { description }) });

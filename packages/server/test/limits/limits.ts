@@ -6,7 +6,15 @@ import { hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets, type Limits } from
  * Budgets for the tests: not the defaults, so a test passes only when the
  * limits take their budgets from the configuration.
  */
-export const BUDGETS: LimitBudgets = { smsLimitPerMobile: 5, smsLimitPerAddress: 12, pinLimitPerAddress: 5 };
+export const BUDGETS: LimitBudgets = { smsLimitPerMobile: 5, smsLimitPerAddress: 12, pinLimitPerAddress: 5, journeyLimitPerAddress: 7 };
+
+/** The journey budget of {@link BUDGETS}. */
+const JOURNEYS = BUDGETS.journeyLimitPerAddress ?? 0;
+
+/** Takes `times` journey starts, each expected to go ahead. */
+export async function startTimes(limits: Limits, times: number, address: string): Promise<void> {
+  for (let i = 1; i <= times; i++) expect(await limits.journeyStarts.take(address), `journey #${i}`).toBeUndefined();
+}
 
 /** One test's view of where the counters live. */
 export interface LimitsFixture {
@@ -228,8 +236,54 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
       });
     });
 
+    describe('journey starts (CONNECT_JOURNEY_LIMIT_PER_ADDRESS)', () => {
+      it('lets the budget through, the last one included, and refuses the next within an hour; another address has its own', async () => {
+        const address = freshAddress();
+        await startTimes(limits, JOURNEYS - 1, address);
+        expect(await limits.journeyStarts.take(address), 'the last of the budget').toBeUndefined();
+        const refused = await limits.journeyStarts.take(address);
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
+        expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(3600);
+        expect(await limits.journeyStarts.take(address)).toBeDefined();
+        await startTimes(limits, JOURNEYS, freshAddress());
+      });
+
+      it('refused starts take nothing; the PIN and SMS budgets of the address are untouched', async () => {
+        const address = freshAddress();
+        await startTimes(limits, JOURNEYS, address);
+        for (let i = 0; i < 10; i++) expect(await limits.journeyStarts.take(address)).toBeDefined();
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.journeyPerAddress}:${hashLimitKey(address)}`)).toBe(JOURNEYS);
+        await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+        await sendTimes(limits, 1, freshMobile, () => address);
+      });
+
+      it('one budget for two servers on the same counters, when starts arrive at once', async () => {
+        const other = await fixture.instance();
+        const address = freshAddress();
+        const results = await concurrently(40, (i) => (i % 2 ? other : limits).journeyStarts.take(address));
+        expect(results.filter((r) => r === undefined)).toHaveLength(JOURNEYS);
+        expect(await other.journeyStarts.take(freshAddress())).toBeUndefined();
+      });
+
+      it('without a journey budget there is none', async () => {
+        const unlimited = await fixture.instance({ ...BUDGETS, journeyLimitPerAddress: undefined });
+        await startTimes(unlimited, 3 * JOURNEYS, freshAddress());
+      });
+    });
+
     // Redis keeps its own clock; the database counters run on the limiter's.
     describe.runIf(options.databaseClock)('windows', () => {
+      it('the journey budget: refused at one millisecond before the hour ends, open again at the hour', async () => {
+        if (!fixture.advanceMs) throw new Error('the fixture has no clock');
+        const address = freshAddress();
+        await startTimes(limits, JOURNEYS, address);
+        fixture.advanceMs(60 * 60_000 - 1);
+        expect(await limits.journeyStarts.take(address)).toEqual({ retryAfterSeconds: 1 });
+        fixture.advanceMs(1);
+        await startTimes(limits, JOURNEYS, address);
+        expect(await limits.journeyStarts.take(address)).toBeDefined();
+      });
+
       it('opens a new window once the old one has ended', async () => {
         const advanceMs = (ms: number) => {
           if (!fixture.advanceMs) throw new Error('the fixture has no clock');

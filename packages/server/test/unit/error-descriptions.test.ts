@@ -204,16 +204,21 @@ describe('error descriptions', () => {
     app.get('/token', async () => {
       throw new InvalidToken(hostile);
     });
+    app.get('/no-token', async () => {
+      throw new InvalidToken(hostile, { credentialsMissing: true });
+    });
     app.get('/scope', async () => {
       throw new InsufficientScope(hostile, 'payments:write profile');
     });
     try {
-      for (const url of ['/request', '/client', '/token', '/scope']) {
+      for (const url of ['/request', '/client', '/token', '/no-token', '/scope']) {
         const res = await app.inject({ method: 'GET', url });
         const description = res.json<{ error_description: string }>().error_description;
         expect(description).toBe("bad 'value' / caf?");
         if (url === '/client') expect(res.headers['www-authenticate']).toBe('Basic realm="connect"');
         if (url === '/token') expect(res.headers['www-authenticate']).toBe(`Bearer error="invalid_token", error_description="${description}"`);
+        // RFC 6750 §3.1: no token presented, no error code in the challenge (the body keeps invalid_token).
+        if (url === '/no-token') expect({ challenge: res.headers['www-authenticate'], status: res.statusCode, error: res.json().error }).toEqual({ challenge: 'Bearer realm="connect"', status: 401, error: 'invalid_token' });
         if (url === '/scope') {
           // RFC 6750 §3.1: 403, and the challenge names the scopes the request needs.
           expect(res.statusCode).toBe(403);

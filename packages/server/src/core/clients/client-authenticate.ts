@@ -47,7 +47,7 @@ const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
 export async function authenticateClient(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
   const { clientId, clientSecret, method } = readCredentials(input);
   const claimedClientId = clientId.slice(0, 100);
-  const failed = () => new InvalidClient('client authentication failed', method, { claimedClientId });
+  const failed = (claimedClientKnown = false) => new InvalidClient('client authentication failed', method, { claimedClientId, claimedClientKnown });
   if (clientId.length > MAX_CREDENTIAL_LENGTH || clientSecret.length > MAX_CREDENTIAL_LENGTH) throw failed();
 
   const foreign = foreignEnvironment(clientId, clientSecret, deps.environment);
@@ -65,8 +65,8 @@ export async function authenticateClient(input: ClientAuthInput, deps: ClientAut
       client.previousSecretExpiresAt !== null &&
       client.previousSecretExpiresAt > deps.clock.nowSeconds() &&
       deps.secrets.verify(clientSecret, client.previousSecretHash));
-  if (!client || !secretMatches) throw failed();
-  if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId });
+  if (!client || !secretMatches) throw failed(client !== undefined);
+  if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId, claimedClientKnown: true });
   return client;
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { PinCheckQueue } from '../customers/pin.js';
 import type { CustomerStore } from '../customers/customer-store.js';
 import type { Lifetimes } from '../lifetimes.js';
-import type { AttemptLimiter, WrongEntryCounter } from '../limits/attempt-limiter.js';
+import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../limits/attempt-limiter.js';
 import type { SendLimiter } from '../limits/send-limiter.js';
 import type { OtpHasher } from '../login/one-time-pin.js';
 import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
@@ -44,6 +44,8 @@ export interface JourneyDeps {
   readonly pinChecks: PinCheckQueue;
   /** Failed PIN checks per client address. */
   readonly pinAttempts: AttemptLimiter;
+  /** Journeys started per client address (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`). */
+  readonly journeyStarts: StartLimiter;
   /** Wrong one-time-PIN entries per mobile number. */
   readonly otpEntries: WrongEntryCounter;
   /** One-time PINs sent per mobile and per client address. */

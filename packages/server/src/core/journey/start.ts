@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
+import { TooManyRequests } from '../errors.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../lifetimes.js';
 import { errorRedirect, issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
@@ -8,12 +9,14 @@ import type { StepResult } from './outcomes.js';
 import { endSession, hashCookieValue, useSession } from './session.js';
 import type { JourneyState } from './states.js';
 
-/** The browser's cookies, as far as they matter at `/authorize`. */
+/** The browser's cookies, as far as they matter at `/authorize`, and where the request came from. */
 export interface BrowserCookies {
   /** The browser-binding cookie (always present: the route sets one when missing). */
   readonly browserId: string;
   /** The customer-session cookie, if any. */
   readonly sessionId: string | undefined;
+  /** The client address, whose budget of journeys a new journey spends. */
+  readonly address: string;
 }
 
 /** What `GET /authorize` answers: a step result, or an error page when the client or its redirect URI cannot be trusted. */
@@ -27,6 +30,11 @@ export type StartResult = StepResult | PageError;
  *   asks for consent otherwise (`prompt=none`: `consent_required`);
  * - without such a session, `prompt=none` returns `login_required`;
  * - otherwise a journey starts `pending`, bound to this browser, on the login page.
+ *
+ * Every journey stored spends one of its client address's budget
+ * (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`); past it the request is refused
+ * with `TooManyRequests` (429) and nothing is written. A code returned at
+ * once, or an error sent back, stores no journey and spends nothing.
  *
  * A journey keeps the language `ui_locales` chose for all its pages
  * (docs/hosted-login.md, "Languages").
@@ -65,6 +73,10 @@ async function begin(
   deps: JourneyDeps,
 ): Promise<StepResult> {
   const { status, profileId } = start;
+  // The budget is taken before the row is written; a spent one (or counters
+  // that cannot be reached: StorageUnavailable) writes nothing.
+  const limited = await deps.journeyStarts.take(browser.address);
+  if (limited) throw new TooManyRequests('too many sign-ins were started from this address; try again later', limited.retryAfterSeconds);
   const requestId = randomBytes(32).toString('base64url');
   const now = deps.clock.nowSeconds();
   await deps.db.authorizationRequests.insertAuthorizationRequest({

@@ -21,6 +21,23 @@ export interface AttemptLimiter {
 }
 
 /**
+ * Counts journeys started from one client address, across every instance,
+ * so that anonymous `GET /authorize` requests cannot write journey rows
+ * without bound (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`, docs/lifetimes.md).
+ * Every journey stored counts; none is given back. Implemented in `src/limits/`.
+ */
+export interface StartLimiter {
+  /**
+   * Takes one start from `address`'s budget, before the journey is
+   * stored. Resolves with `retryAfterSeconds` when the budget is spent
+   * (nothing is taken then), `undefined` when the journey may start.
+   * Throws `StorageUnavailable` when the counters cannot be reached: no
+   * journey starts then (the limit fails closed).
+   */
+  take(address: string): Promise<{ retryAfterSeconds: number } | undefined>;
+}
+
+/**
  * Counts wrong one-time-PIN entries per mobile number, over all its
  * challenges, across every instance (docs/journey.md, "The one-time PIN").
  * Each challenge's own 5 entries are the hard bound, counted atomically;

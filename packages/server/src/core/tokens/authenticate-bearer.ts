@@ -1,5 +1,5 @@
 import type { Client } from '../clients/client.js';
-import { InvalidToken } from '../errors.js';
+import { InvalidToken, presentsToken } from '../errors.js';
 import { verifyClientAccessToken, type TokenVerifyDeps } from './verify-tokens.js';
 import type { RevokedTokenStore } from './token-session-store.js';
 
@@ -14,11 +14,14 @@ export interface BearerDeps extends TokenVerifyDeps {
  * token must be a valid, unexpired, unrevoked client-credentials access token
  * of an enabled client, issued after the client's tokens were last ended
  * (`clients disable`; docs/operator-guide.md, "Disabling a client").
- * Anything else is `invalid_token` (401).
+ * Anything else is `invalid_token` (401); a request that presents no token
+ * at all is marked `credentialsMissing` (RFC 6750 §3.1).
  */
 export async function authenticateBearer(authorization: string | undefined, deps: BearerDeps): Promise<Client> {
   const match = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
-  if (!match?.[1]) throw new InvalidToken('a client access token is required: Authorization: Bearer <access_token>');
+  if (!match?.[1]) {
+    throw new InvalidToken('a client access token is required: Authorization: Bearer <access_token>', { credentialsMissing: !presentsToken(authorization) });
+  }
   const claims = await verifyClientAccessToken(match[1], deps);
   if (!claims) throw new InvalidToken('the access token is invalid or expired');
   if (await deps.revokedTokens.isTokenRevoked(claims.jti)) throw new InvalidToken('the access token has been revoked');

@@ -99,10 +99,13 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
   return {
     /**
      * Checks a customer access token; throws `InvalidToken` when it is not
-     * acceptable, `InsufficientScope` when it lacks a required scope.
+     * acceptable (with `credentialsMissing` when `token` is `undefined` or
+     * empty), `InsufficientScope` when it lacks a required scope.
      */
     async verify(token: string | undefined, requirements: CustomerAccessRequirements = {}): Promise<CustomerAccess> {
-      const claims: CustomerTokenClaims | undefined = token ? await decryptCustomerAccessToken(token, deps) : undefined;
+      // RFC 6750 §3.1: no token at all is answered without an error code.
+      if (!token) throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>', { credentialsMissing: true });
+      const claims: CustomerTokenClaims | undefined = await decryptCustomerAccessToken(token, deps);
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
       let held = await sessions.get(claims.sid, read(claims.sid));
       // A live session naming another access token is read again when the

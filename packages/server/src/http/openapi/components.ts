@@ -56,9 +56,9 @@ export const HEADERS = {
     schema: { type: 'string', const: 'Basic realm="connect"' },
   },
   BearerChallenge: {
-    description: 'RFC 6750 §3: the bearer token was refused.',
+    description: 'RFC 6750 §3.1: `Bearer realm="connect"`, without an error code, when the request presented no token (no `Authorization`, or a scheme other than Bearer or DPoP); `Bearer error="invalid_token", error_description="…"` when the token was refused.',
     required: true,
-    schema: { type: 'string', pattern: '^Bearer error="invalid_token"(, error_description="[^"\\\\]*")?$' },
+    schema: { type: 'string', pattern: '^Bearer (realm="connect"|error="invalid_token"(, error_description="[^"\\\\]*")?)$' },
   },
   InsufficientScopeChallenge: {
     description: 'RFC 6750 §3.1: the scopes the request needs.',

@@ -263,6 +263,9 @@ export const PATHS: Record<string, PathItem> = {
             'else with `error` (`invalid_request`, `unsupported_response_type`, `unauthorized_client`, `login_required`, `consent_required`, …), `error_description`, `state` and `iss`.',
         ),
         400: page('An error page: the client is unknown or disabled, or `redirect_uri` is missing or not the registered one (never a redirect to an address not verified); or a parameter holds a control character.'),
+        429: page('Too many sign-ins were started from this client address within the hour (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`): a page saying in how many minutes to try again; nothing was written.', {
+          'Retry-After': header('RetryAfter'),
+        }),
         503: shared('UnavailablePage'),
       },
     },

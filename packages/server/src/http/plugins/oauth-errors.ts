@@ -8,11 +8,13 @@ import {
   OAuthError,
   ServerError,
   TemporarilyUnavailable,
+  TooManyRequests,
 } from '../../core/errors.js';
 import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, requestLanguage, sendErrorPage, type PageLanguage } from './hosted-pages.js';
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 import { RequestTimedOut } from './request-deadline.js';
+import { minutesToWait } from '../views/messages/index.js';
 
 /**
  * THE mapping from errors to HTTP responses, for every route.
@@ -30,9 +32,12 @@ import { RequestTimedOut } from './request-deadline.js';
  * Every error response carries `Cache-Control: no-store`; every 401
  * carries a `WWW-Authenticate` challenge (RFC 9110 §15.5.2): `Basic
  * realm="connect"` for `invalid_client`, whatever method the client tried
- * or if it tried none, `Bearer` for `invalid_token`; a 403
- * `insufficient_scope` carries `Bearer` with the scopes needed; 503s carry
- * `Retry-After` (RFC 9110 §10.2.3). Every `error_description` is written in
+ * or if it tried none; `Bearer realm="connect"` for a request to a protected
+ * resource that presented no token, `Bearer error="invalid_token"` for a
+ * bad one (RFC 6750 §3.1); a 403
+ * `insufficient_scope` carries `Bearer` with the scopes needed; 503s and
+ * 429s (`TooManyRequests`, a spent per-address budget) carry `Retry-After`
+ * (RFC 9110 §10.2.3, RFC 6585 §4). Every `error_description` is written in
  * the characters RFC 6749 §5.2 allows (`conformantDescription`).
  */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -47,6 +52,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (isHtmlRoute(request)) {
       if (oauthError instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      if (oauthError instanceof TooManyRequests) reply.header('retry-after', String(oauthError.retryAfterSeconds));
       const language = requestLanguage(request);
       return sendErrorPage(reply, oauthError.status, { language, ...pageMessage(error, oauthError, language) });
     }
@@ -62,6 +68,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 }
 
+/** The challenge of a protected resource to a request without a token (RFC 6750 §3). */
+const BEARER_CHALLENGE = 'Bearer realm="connect"';
+
 /** Writes an OAuth error response (RFC 6749 §5.2, RFC 6750 §3). */
 export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
   const description = conformantDescription(error.description);
@@ -69,8 +78,10 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   // RFC 6749 §5.2 asks for the challenge when the client used Basic; RFC 9110 §15.5.2 for every 401.
   if (error instanceof InvalidClient) reply.header('www-authenticate', 'Basic realm="connect"');
   if (error instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds));
+  // RFC 6750 §3.1: a request that presented no token gets a challenge without an error code.
   if (error instanceof InvalidToken) {
-    reply.header('www-authenticate', `Bearer error="invalid_token", error_description="${description}"`);
+    reply.header('www-authenticate', error.credentialsMissing ? BEARER_CHALLENGE : `Bearer error="invalid_token", error_description="${description}"`);
   }
   // RFC 6750 §3.1: the scopes the request needs, in the challenge (scope tokens hold no `"` or `\`).
   if (error instanceof InsufficientScope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${error.scope}"`);
@@ -85,6 +96,7 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
 function pageMessage(error: FastifyError, oauthError: OAuthError, { text }: PageLanguage): { title: string; message: string; details?: string } {
   if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') return text.failures.formExpired;
   if (oauthError instanceof TemporarilyUnavailable) return text.failures.unavailable;
+  if (oauthError instanceof TooManyRequests) return text.failures.tooManyStarts(minutesToWait(oauthError.retryAfterSeconds));
   if (oauthError.status >= 500) return text.failures.serverError;
   return { ...text.failures.badRequest, details: oauthError.description };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { CustomerAccessCheck } from '../../core/tokens/customer-access-check.js';
 import { parseMobile } from '../../core/customers/mobile.js';
-import { InvalidToken } from '../../core/errors.js';
+import { InvalidToken, presentsToken } from '../../core/errors.js';
 import type { CustomerStore } from '../../core/customers/customer-store.js';
 
 /**
@@ -15,7 +15,10 @@ export async function customerProfileRoutes(
   deps: { check: CustomerAccessCheck; customers: Pick<CustomerStore, 'findCustomer'> },
 ): Promise<void> {
   app.get('/customer/profile', async (request, reply) => {
-    const match = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '');
+    const authorization = request.headers.authorization;
+    const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
+    // A Bearer or DPoP header that is not one well-formed Bearer token is a bad token, not a missing one.
+    if (!match?.[1] && presentsToken(authorization)) throw new InvalidToken('the access token is invalid or expired');
     const access = await deps.check.verify(match?.[1]);
     const customer = await deps.customers.findCustomer(access.profileId);
     if (!customer) throw new InvalidToken('the customer of this token no longer exists');

@@ -196,7 +196,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
       browserId = randomBytes(32).toString('base64url');
       reply.setCookie(names.browser, browserId, attributes);
     }
-    const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session] }, deps.journey);
+    const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session], address: request.ip }, deps.journey);
     if (result.kind === 'page_error') {
       const language = requestLanguage(request);
       const message = fill(language.text.linkErrors[result.reason], { client: result.clientName ?? '' });

@@ -25,7 +25,7 @@ import { createTokenSessionStore } from './stores/token-sessions.js';
 export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
 /** PostgreSQL advisory lock keys of the work only one instance does at a time. */
-const ADVISORY_LOCKS: Record<ExclusiveWork, number> = { purge: 0x636f_0001 };
+const ADVISORY_LOCKS: Record<ExclusiveWork, number> = { purge: 0x636f_0001, 'journey-purge': 0x636f_0002 };
 
 function storesFor(db: Kysely<Database>): Stores {
   return {

@@ -64,6 +64,7 @@ describe('loadConfig: defaults', () => {
       smsLimitPerMobile: 5,
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
+      journeyLimitPerAddress: 10_000,
       scopesSupported: [],
       auditRetentionDays: 365,
       logLevel: 'info',
@@ -75,8 +76,10 @@ describe('loadConfig: defaults', () => {
   });
 
   it('keeps the sandbox per-address limits high for test suites, and production ones low', () => {
-    expect(loadConfig(PRODUCTION, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 20, pinLimitPerAddress: 50 });
-    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000 });
+    expect(loadConfig(PRODUCTION, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 20, pinLimitPerAddress: 50, journeyLimitPerAddress: 300 });
+    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000, journeyLimitPerAddress: 10_000 });
+    expect(loadConfig({ CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '25' }, CWD).journeyLimitPerAddress).toBe(25);
+    expect(() => loadConfig({ CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '0' }, CWD)).toThrow(/CONNECT_JOURNEY_LIMIT_PER_ADDRESS/);
   });
 
   it('returns a frozen configuration', () => {

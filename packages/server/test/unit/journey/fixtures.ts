@@ -79,7 +79,7 @@ export interface JourneyTest {
   readonly sms: RecordingSender;
   readonly deps: JourneyDeps;
   /** `GET /authorize` with {@link QUERY} and `query` on top, from {@link BROWSER}. */
-  start(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string }): Promise<StartResult>;
+  start(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string; address?: string }): Promise<StartResult>;
   /** {@link start}, which must open a journey (`goto`). */
   begin(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string }): Promise<Started>;
   /** A customer with {@link PIN}, created now. */
@@ -116,6 +116,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     issuer: ISSUER,
     pinChecks: options.pinChecks ?? createPinCheckQueue(),
     pinAttempts: options.pinAttempts ?? limits.pinAttempts,
+    journeyStarts: limits.journeyStarts,
     otpEntries: limits.otpEntries,
     resetSends: limits.resetSends,
     resetOtpEntries: limits.resetOtpEntries,
@@ -125,8 +126,8 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     audit: createAuditLog(storage.audit, clock),
   };
 
-  const start = (query: Record<string, string> = {}, browser: { browserId?: string; sessionId?: string } = {}) =>
-    startJourney({ ...QUERY, ...query }, { browserId: browser.browserId ?? BROWSER, sessionId: browser.sessionId }, deps);
+  const start = (query: Record<string, string> = {}, browser: { browserId?: string; sessionId?: string; address?: string } = {}) =>
+    startJourney({ ...QUERY, ...query }, { browserId: browser.browserId ?? BROWSER, sessionId: browser.sessionId, address: browser.address ?? ADDRESS }, deps);
 
   const test: JourneyTest = {
     storage,

@@ -55,7 +55,7 @@ describe('startJourney: requests that cannot be trusted', () => {
 
   it('a repeated client_id: an error page', async () => {
     const t = await journeySetup();
-    const result = await startJourney({ response_type: 'code', client_id: [ACME.id, ACME.id], redirect_uri: REDIRECT }, { browserId: BROWSER, sessionId: undefined }, t.deps);
+    const result = await startJourney({ response_type: 'code', client_id: [ACME.id, ACME.id], redirect_uri: REDIRECT }, { browserId: BROWSER, sessionId: undefined, address: '203.0.113.9' }, t.deps);
     expect(result.kind).toBe('page_error');
   });
 });

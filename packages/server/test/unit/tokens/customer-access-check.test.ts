@@ -184,9 +184,18 @@ describe('createCustomerAccessCheck', () => {
     expect(s.reads).toHaveLength(1);
   });
 
+  it.each<[string, string | undefined]>([
+    ['no token', undefined],
+    ['an empty token', ''],
+  ])('%s → invalid_token marked credentialsMissing (RFC 6750 §3.1: no error code in the challenge), without reading the database', async (_name, token) => {
+    const s = await setup();
+    const error = await rejectionOf(s.check.verify(token));
+    expect(error).toBeInstanceOf(InvalidToken);
+    expect(error).toMatchObject({ error: 'invalid_token', status: 401, credentialsMissing: true });
+    expect(s.reads).toEqual([]);
+  });
+
   it.each<[string, (s: Awaited<ReturnType<typeof setup>>) => Promise<string | undefined>]>([
-    ['no token', async () => undefined],
-    ['an empty token', async () => ''],
     ['garbage', async () => 'not-a-token'],
     ['five empty segments', async () => '....'],
     ['a refresh token', async (s) => (await s.openSession()).refreshToken],
@@ -196,6 +205,7 @@ describe('createCustomerAccessCheck', () => {
     const s = await setup();
     const presented = await token(s);
     await refused(s.check.verify(presented), INVALID);
+    await expect(s.check.verify(presented)).rejects.toMatchObject({ credentialsMissing: false });
     expect(s.reads).toEqual([]);
   });
 

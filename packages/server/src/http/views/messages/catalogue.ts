@@ -146,5 +146,7 @@ export interface Catalogue {
     readonly serverError: Notice;
     /** A request the server refused (4xx), with technical details below. */
     readonly badRequest: Notice;
+    /** Too many sign-ins started from one address (429): try again in this many minutes. */
+    readonly tooManyStarts: (minutes: number) => Notice;
   };
 }
