@@ -207,7 +207,7 @@ export async function main(options: StartOptions): Promise<void> {
 
 /** Stops listening and closes everything; whatever is still open when the grace is nearly over is closed. Exits the process. */
 function closeWithinGrace(server: RunningServer, graceMs: number): void {
-  server.app.log.info('no longer accepting connections; answering those accepted');
+  server.app.log.info('closing the listener; answering every connection accepted');
   // Leaves a little of the grace for closing the database and exiting.
   const cutOff = setTimeout(() => {
     server.app.log.warn('shutdown grace ran out; closing the connections still open');
