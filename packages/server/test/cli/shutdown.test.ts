@@ -163,6 +163,24 @@ function suite(engine: 'sqlite' | 'postgres') {
 suite('sqlite');
 suite('postgres');
 
+describe('a connection that sends nothing', () => {
+  it('is closed about 2 seconds after the listener, so it does not hold the shutdown for the whole grace', { timeout: 60_000 }, async () => {
+    const s = await setting('sqlite');
+    await createClient(s);
+    const server = await startServe(s, { CONNECT_SHUTDOWN_GRACE: '60' });
+    const silent = await RawConnection.open(server.address);
+    await delay(200);
+    const signalled = performance.now();
+    server.signal('SIGTERM');
+    await refusesConnections(server.address, 10_000);
+    await silent.closed;
+    const closedAfter = performance.now() - signalled;
+    expect(closedAfter).toBeGreaterThanOrEqual(1900);
+    expect(closedAfter).toBeLessThan(15_000);
+    expect(await exitWithin(server, 15_000)).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('CONNECT_SHUTDOWN_DELAY', () => {
   it('after SIGTERM, /readyz answers 503 while new connections are still accepted and served; the listener closes once the delay is over', { timeout: 60_000 }, async () => {
     const s = await setting('sqlite');
