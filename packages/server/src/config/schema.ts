@@ -80,9 +80,18 @@ export interface Config {
    */
   readonly secretRotationGraceSeconds: number;
   /**
-   * `CONNECT_SHUTDOWN_GRACE`: after `SIGTERM` (or `SIGINT`) requests in
-   * flight may finish for at most this many seconds before the process
-   * exits; default 10, 1 to 3600 (docs/operator-guide.md, "Readiness and shutdown").
+   * `CONNECT_SHUTDOWN_DELAY`: after `SIGTERM` the server goes on accepting
+   * connections and serving requests this many seconds while `/readyz`
+   * answers 503, so that load balancers stop sending it traffic before it
+   * stops listening; default 5 in production, 0 in the sandbox; 0 to 3600.
+   * `SIGINT` (Ctrl-C) skips it (docs/operator-guide.md, "Readiness and shutdown").
+   */
+  readonly shutdownDelaySeconds: number;
+  /**
+   * `CONNECT_SHUTDOWN_GRACE`: once the server stopped listening (after
+   * `SIGTERM` and `CONNECT_SHUTDOWN_DELAY`, or `SIGINT`) requests in flight
+   * may finish for at most this many seconds before the process exits;
+   * default 10, 1 to 3600 (docs/operator-guide.md, "Readiness and shutdown").
    */
   readonly shutdownGraceSeconds: number;
   /**
@@ -174,6 +183,7 @@ export const DEFAULTS = {
   host: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
+  shutdownDelaySeconds: { production: 5, sandbox: 0 },
   shutdownGraceSeconds: 10,
   smsLimitPerMobile: 5,
   smsLimitPerAddress: { production: 20, sandbox: 1000 },

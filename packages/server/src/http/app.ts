@@ -27,6 +27,12 @@ export interface AppDeps {
   readonly services: Services;
   /** A pino logger, or `false` for none. */
   readonly logger: FastifyBaseLogger | false;
+  /**
+   * True once the server was told to stop but still serves
+   * (`CONNECT_SHUTDOWN_DELAY`): `/readyz` answers 503 and every response
+   * closes its connection, as once the app closes. Default: never.
+   */
+  readonly draining?: () => boolean;
 }
 
 /**
@@ -57,7 +63,7 @@ export function requestIdOf(request: IncomingMessage): string {
  * plugins, wired to the composed services. It never listens: the caller
  * (`server.ts`, or a test through `inject()`) decides.
  */
-export async function buildApp({ services, logger }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ services, logger, draining = () => false }: AppDeps): Promise<FastifyInstance> {
   const { config, storage, csrfKey } = services.runtime;
   const app = Fastify({
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
@@ -73,16 +79,19 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     genReqId: requestIdOf,
   });
 
-  // From the moment the app starts closing, every response (of a request in
-  // flight too) ends its connection, so that no keep-alive connection holds
-  // the shutdown open (docs/operator-guide.md, "Readiness and shutdown").
-  let closing = false;
+  // From the moment the server is told to stop (while it still serves, then
+  // as the app closes), every response (of a request in flight too) ends its
+  // connection: a client opens its next one where the load balancer sends
+  // it, and no keep-alive connection holds the shutdown open
+  // (docs/operator-guide.md, "Readiness and shutdown").
+  let appClosing = false;
+  const closing = () => appClosing || draining();
   app.addHook('preClose', (done) => {
-    closing = true;
+    appClosing = true;
     done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+    if (closing()) reply.header('connection', 'close');
     done(null, payload);
   });
 
@@ -128,7 +137,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
     jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
     scopesSupported: services.runtime.config.scopesSupported,
   });
-  await app.register(healthRoutes, { checks: services.readiness, closing: () => closing });
+  await app.register(healthRoutes, { checks: services.readiness, closing });
   await app.register(openApiRoutes, { urls: services.urls, environment: config.environment });
   return app;
 }

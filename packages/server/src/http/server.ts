@@ -10,6 +10,7 @@ import { composeServices, type Services } from '../compose/services.js';
 import { startHourlyPurge, type HourlyPurge } from '../compose/hourly-purge.js';
 import { startJourneyPurge, type JourneyPurge } from '../compose/journey-purge.js';
 import { buildApp } from './app.js';
+import { acceptQueuedConnections, drainConnections } from './drain-connections.js';
 import { serveMetrics } from './metrics-server.js';
 import { createLogger } from './logger.js';
 import type { DestinationStream } from 'pino';
@@ -37,7 +38,13 @@ export interface RunningServer {
   /** The address actually bound, e.g. `http://127.0.0.1:3000`. */
   readonly address: string;
   readonly demo: DemoCredentials | undefined;
-  /** Stops accepting requests, finishes those in flight, closes the database. */
+  /**
+   * Starts to stop while still serving: from now on `/readyz` answers 503
+   * and every response closes its connection; new connections are still
+   * accepted and served until {@link RunningServer.close}.
+   */
+  drain(): void;
+  /** Stops listening, finishes the requests in flight and those already sent, closes the database. */
   close(): Promise<void>;
 }
 
@@ -63,7 +70,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     services = await composeServices(runtime, { log: logger });
     const { urls } = services;
-    app = await buildApp({ services, logger });
+    let draining = false;
+    app = await buildApp({ services, logger, draining: () => draining });
+    drainConnections(app.server);
 
     // Before the public listener: a metrics port in use stops start-up before any request is taken.
     if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.host, config.metricsPort);
@@ -101,9 +110,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       urls,
       address,
       demo,
+      drain() {
+        draining = true;
+      },
       async close() {
         await purge?.stop();
         await journeyPurge?.stop();
+        await acceptQueuedConnections(running.server);
         await running.close();
         await metricsServer?.close();
         await services?.close();
@@ -156,38 +169,62 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
 }
 
 /**
- * Runs the server until SIGINT or SIGTERM, then shuts down gracefully
+ * Runs the server until SIGTERM or SIGINT, then shuts down gracefully
  * (docs/operator-guide.md, "Readiness and shutdown"): `/readyz` answers 503
- * at once, the listening socket closes (new connections are refused), idle
- * keep-alive connections are closed, requests in flight finish and their
- * connections close after their response; then the database closes and the
- * process exits 0. Whatever is still open when `CONNECT_SHUTDOWN_GRACE`
- * runs out is closed, and the process exits 0 all the same, within the grace.
+ * at once, and every response closes its connection; the server goes on
+ * accepting and serving for `CONNECT_SHUTDOWN_DELAY` seconds (none after
+ * SIGINT, and a SIGINT during the delay ends it), so that load balancers
+ * stop sending it requests; then the listening socket closes. Requests in
+ * flight, and those already sent on a connection it accepted, are answered;
+ * connections with nothing to answer are closed; then the database closes
+ * and the process exits 0. Whatever is still open when
+ * `CONNECT_SHUTDOWN_GRACE` (counted from the end of the delay) runs out is
+ * closed, and the process exits 0 all the same, within the grace.
  */
 export async function main(options: StartOptions): Promise<void> {
   const server = await startServer(options);
-  const graceMs = server.config.shutdownGraceSeconds * 1000;
+  const { shutdownDelaySeconds, shutdownGraceSeconds } = server.config;
+  const log = server.app.log;
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  let endDelay: (() => void) | undefined;
+  const stop = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stopping) {
+      if (signal === 'SIGINT') endDelay?.();
+      return;
+    }
     stopping = true;
-    server.app.log.info({ signal, graceSeconds: server.config.shutdownGraceSeconds }, 'shutting down');
-    // Leaves a little of the grace for closing the database and exiting.
-    const cutOff = setTimeout(() => {
-      server.app.log.warn('shutdown grace ran out; closing the connections still open');
-      server.app.server.closeAllConnections();
-      setTimeout(() => process.exit(0), Math.min(250, graceMs / 4)).unref();
-    }, graceMs - Math.min(500, graceMs / 4));
-    cutOff.unref();
-    server.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        server.app.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    server.drain();
+    const delaySeconds = signal === 'SIGINT' ? 0 : shutdownDelaySeconds;
+    log.info({ signal, delaySeconds, graceSeconds: shutdownGraceSeconds }, 'shutting down');
+    const delayed = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delaySeconds * 1000);
+      endDelay = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    void delayed.then(() => closeWithinGrace(server, shutdownGraceSeconds * 1000));
   };
   // `on`, not `once`: a second signal must not end the process by default mid-shutdown.
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Stops listening and closes everything; whatever is still open when the grace is nearly over is closed. Exits the process. */
+function closeWithinGrace(server: RunningServer, graceMs: number): void {
+  server.app.log.info('closing the listener; answering every connection accepted');
+  // Leaves a little of the grace for closing the database and exiting.
+  const cutOff = setTimeout(() => {
+    server.app.log.warn('shutdown grace ran out; closing the connections still open');
+    server.app.server.closeAllConnections();
+    setTimeout(() => process.exit(0), Math.min(250, graceMs / 4)).unref();
+  }, graceMs - Math.min(500, graceMs / 4));
+  cutOff.unref();
+  server.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      server.app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }

@@ -7,12 +7,11 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
-import { once } from 'node:events';
-import { connect as netConnect, type Socket } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startServer } from '../../src/http/server.js';
 import { basicAuth, form } from '../helpers/build.js';
+import { RawConnection, refusesConnections } from '../helpers/raw-http.js';
 
 const BIN = fileURLToPath(new URL('../../bin/connect-auth.js', import.meta.url));
 const BUILT_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -158,73 +157,6 @@ async function stopCleanly(server: Spawned): Promise<void> {
   server.child.kill('SIGTERM');
   const exit = await waitForExit(server);
   expect(exit).toEqual({ code: 0, signal: null });
-}
-
-/** A raw HTTP/1.1 connection, so a test can hold a request half sent. */
-class RawConnection {
-  #received = '';
-  #closed = false;
-  readonly closed: Promise<void>;
-
-  private constructor(readonly socket: Socket) {
-    socket.setEncoding('latin1').on('data', (chunk: string) => (this.#received += chunk));
-    socket.on('error', () => {});
-    this.closed = new Promise<void>((resolve) => socket.once('close', () => resolve())).then(() => void (this.#closed = true));
-  }
-
-  static async open(url: string): Promise<RawConnection> {
-    const { hostname, port } = new URL(url);
-    const socket = netConnect(Number(port), hostname);
-    await once(socket, 'connect');
-    return new RawConnection(socket);
-  }
-
-  get isClosed(): boolean {
-    return this.#closed;
-  }
-
-  write(text: string): void {
-    this.socket.write(text);
-  }
-
-  /** Waits for the next whole response (by `Content-Length`) and returns its status, headers and body. */
-  async response(timeoutMs = 10_000): Promise<{ status: number; headers: string; body: string }> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const end = this.#received.indexOf('\r\n\r\n');
-      if (end !== -1) {
-        const headers = this.#received.slice(0, end);
-        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(headers)?.[1] ?? NaN);
-        if (this.#received.length >= end + 4 + length) {
-          const body = this.#received.slice(end + 4, end + 4 + length);
-          this.#received = this.#received.slice(end + 4 + length);
-          return { status: Number(headers.split(' ')[1]), headers: headers.toLowerCase(), body };
-        }
-      }
-      if (this.#closed) throw new Error(`the connection closed before a whole response; received: ${JSON.stringify(this.#received)}`);
-      if (Date.now() > deadline) throw new Error(`no whole response within ${timeoutMs} ms; received: ${JSON.stringify(this.#received)}`);
-      await delay(10);
-    }
-  }
-}
-
-/** Resolves once a new connection to `url` is refused. */
-async function refusesConnections(url: string, timeoutMs = 2000): Promise<void> {
-  const { hostname, port } = new URL(url);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const outcome = await new Promise<string>((resolve) => {
-      const socket = netConnect(Number(port), hostname);
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve('connected');
-      });
-      socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
-    });
-    if (outcome === 'ECONNREFUSED') return;
-    if (Date.now() > deadline) throw new Error(`new connections still ${outcome} after ${timeoutMs} ms`);
-    await delay(10);
-  }
 }
 
 describe('connect-auth serve: SIGTERM', () => {

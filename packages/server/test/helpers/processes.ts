@@ -57,7 +57,13 @@ export async function serve(setting: ProcessSetting, extraEnv: Record<string, st
 /** A running `connect-auth serve`: its address, what it printed so far, and a way to stop it. */
 export interface ServeProcess {
   readonly address: string;
+  readonly pid: number;
   stdout(): string;
+  stderr(): string;
+  /** Sends the process a signal. */
+  signal(name: NodeJS.Signals): void;
+  /** Resolves when the process has exited and its output is closed. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Stops it with SIGTERM and waits for it to exit. */
   stop(): Promise<void>;
 }
@@ -74,7 +80,7 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
   let exited = false;
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => void (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   void closed.then(() => (exited = true));
   onTestFinished(async () => {
     if (!exited) {
@@ -88,7 +94,11 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
     if (address) {
       return {
         address,
+        pid: child.pid as number,
         stdout: () => stdout,
+        stderr: () => stderr,
+        signal: (name) => void (exited || child.kill(name)),
+        exited: closed,
         async stop() {
           if (!exited) child.kill('SIGTERM');
           await closed;
@@ -110,10 +120,16 @@ export class HttpBrowser {
     readonly forwardedFor: string,
   ) {}
 
-  async request(method: 'GET' | 'POST', path: string, body?: Record<string, string>) {
+  /** The headers it sends with every request: its address and its cookies. */
+  headers(): Record<string, string> {
     const headers: Record<string, string> = { 'x-forwarded-for': this.forwardedFor };
     const cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     if (cookie) headers.cookie = cookie;
+    return headers;
+  }
+
+  async request(method: 'GET' | 'POST', path: string, body?: Record<string, string>) {
+    const headers = this.headers();
     if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
     const res = await fetch(new URL(path, this.base), {
       method,
@@ -134,14 +150,20 @@ export class HttpBrowser {
     return { status: res.status, location: res.headers.get('location') ?? '', body: await res.text() };
   }
 
-  /** Submits the page's form with its `csrf_token`, `fields` and the button that goes on (not cancel, not resend). */
-  submit(page: string, fields: Record<string, string>) {
+  /** What submitting the page's form sends: its action, and its `csrf_token`, `fields` and the button that goes on (not cancel, not resend). */
+  formSubmission(page: string, fields: Record<string, string>): { path: string; body: Record<string, string> } {
     const button = (page.match(/<button\b[^>]*>/g) ?? []).find((tag) => {
       const value = attribute(tag, 'value');
       return attribute(tag, 'name') !== undefined && value !== 'cancel' && value !== 'resend';
     });
     const pressed = button ? { [attribute(button, 'name') as string]: attribute(button, 'value') ?? '' } : {};
-    return this.request('POST', formAction(page), { csrf_token: csrfToken(page), ...fields, ...pressed });
+    return { path: formAction(page), body: { csrf_token: csrfToken(page), ...fields, ...pressed } };
+  }
+
+  /** Submits the page's form (see {@link HttpBrowser.formSubmission}). */
+  submit(page: string, fields: Record<string, string>) {
+    const { path, body } = this.formSubmission(page, fields);
+    return this.request('POST', path, body);
   }
 }
 

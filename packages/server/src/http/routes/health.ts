@@ -13,7 +13,7 @@ export async function healthRoutes(
   app: FastifyInstance,
   deps: {
     checks: ReadinessChecks;
-    /** True from the moment the app starts closing, before requests in flight finish. */
+    /** True from the moment the server is told to stop (`SIGTERM`), while it still serves. */
     closing: () => boolean;
   },
 ): Promise<void> {

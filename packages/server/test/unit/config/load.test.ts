@@ -60,6 +60,7 @@ describe('loadConfig: defaults', () => {
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
+      shutdownDelaySeconds: 0,
       shutdownGraceSeconds: 10,
       smsLimitPerMobile: 5,
       smsLimitPerAddress: 1000,
@@ -334,6 +335,17 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     expectRefused({ CONNECT_ACCESS_TOKEN_TTL: '0' }, 'CONNECT_ACCESS_TOKEN_TTL', /between 1 and/);
     expectRefused({ CONNECT_SMS_LIMIT_PER_MOBILE: 'none' }, 'CONNECT_SMS_LIMIT_PER_MOBILE', /whole number/);
     expectRefused({ CONNECT_PIN_LIMIT_PER_ADDRESS: '0' }, 'CONNECT_PIN_LIMIT_PER_ADDRESS', /between 1 and 1000000, not 0/);
+  });
+
+  it('CONNECT_SHUTDOWN_DELAY: 5 in production, 0 in the sandbox, unless set; whole seconds from 0 to 3600', () => {
+    expect(loadConfig(PRODUCTION, CWD).shutdownDelaySeconds).toBe(5);
+    expect(loadConfig({}, CWD).shutdownDelaySeconds).toBe(0);
+    expect(loadConfig({ ...PRODUCTION, CONNECT_SHUTDOWN_DELAY: '0' }, CWD).shutdownDelaySeconds).toBe(0);
+    expect(loadConfig({ CONNECT_SHUTDOWN_DELAY: '3600' }, CWD).shutdownDelaySeconds).toBe(3600);
+    expectRefused({ CONNECT_SHUTDOWN_DELAY: '3601' }, 'CONNECT_SHUTDOWN_DELAY', /between 0 and 3600, not 3601/);
+    expectRefused({ CONNECT_SHUTDOWN_DELAY: '-1' }, 'CONNECT_SHUTDOWN_DELAY', /whole number/);
+    expectRefused({ CONNECT_SHUTDOWN_DELAY: '0.5' }, 'CONNECT_SHUTDOWN_DELAY', /whole number/);
+    expectRefused({ CONNECT_SHUTDOWN_DELAY: '5s' }, 'CONNECT_SHUTDOWN_DELAY', /whole number/);
   });
 
   it('CONNECT_SHUTDOWN_GRACE: whole seconds from 1 to 3600', () => {
