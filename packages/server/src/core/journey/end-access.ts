@@ -43,9 +43,10 @@ export interface EndedAccess {
  * the order `clients disable` takes them, so the two take turns on shared rows.
  */
 export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number, except?: string): Promise<EndedAccess> {
-  // The journeys first: they are found by their challenges, which then end.
-  const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, except);
+  // The challenges before their journeys, in the order an entry of a code takes them, so the two
+  // never wait on each other (a journey is found by any challenge of the customer, ended or not).
   await stores.otpChallenges.endOtpChallengesOf(profileId, now);
+  const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, except);
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
   const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
   const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
