@@ -77,6 +77,24 @@ export const JOURNEY_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 export const OTP_WRONG_ENTRIES_PER_MOBILE = 10;
 /** The window of {@link OTP_WRONG_ENTRIES_PER_MOBILE}. */
 export const OTP_WRONG_ENTRIES_WINDOW_SECONDS = 60 * 60;
+/**
+ * PIN-reset codes one client address may have sent to one mobile number
+ * per {@link RESET_SMS_PER_REQUESTER_WINDOW_SECONDS} (first codes and new
+ * codes alike): what a stranger on one network can send a customer
+ * unasked, while the owner, on another network, keeps a budget of their own
+ * (docs/journey.md, "A stranger cannot lock the owner out").
+ */
+export const RESET_SMS_PER_REQUESTER = 3;
+/** The window of {@link RESET_SMS_PER_REQUESTER}. */
+export const RESET_SMS_PER_REQUESTER_WINDOW_SECONDS = 60 * 60;
+/**
+ * Wrong PIN-reset codes one client address may enter per window, over
+ * every mobile: counted against the requester, never against the mobile,
+ * so that a stranger's wrong codes never refuse the owner's right one.
+ */
+export const RESET_OTP_WRONG_ENTRIES_PER_ADDRESS = 10;
+/** The window of {@link RESET_OTP_WRONG_ENTRIES_PER_ADDRESS}. */
+export const RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS = 60 * 60;
 
 /** How long a `POST /tokens` `Request-Reference-No` is remembered per client. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;

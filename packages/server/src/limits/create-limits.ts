@@ -7,6 +7,10 @@ import {
   OTP_WRONG_ENTRIES_WINDOW_SECONDS,
   JOURNEY_PER_ADDRESS_WINDOW_SECONDS,
   PIN_PER_ADDRESS_WINDOW_SECONDS,
+  RESET_OTP_WRONG_ENTRIES_PER_ADDRESS,
+  RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS,
+  RESET_SMS_PER_REQUESTER,
+  RESET_SMS_PER_REQUESTER_WINDOW_SECONDS,
   SMS_GLOBAL_WINDOW_SECONDS,
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
@@ -54,12 +58,15 @@ export interface Limits {
   /** Wrong one-time-PIN entries per mobile number. */
   readonly otpEntries: WrongEntryCounter;
   /**
-   * The forgot-PIN flow's own budgets per mobile (its codes sent, its wrong
-   * entries), beside the same per-address and global SMS budgets: anyone
-   * may ask for a reset of any mobile, so spending its budgets must never
-   * refuse the customer's logins (docs/hosted-login.md, "Forgot PIN").
+   * The forgot-PIN flow's own budgets (docs/journey.md, "A stranger cannot
+   * lock the owner out"): its codes sent per mobile and client address
+   * ({@link RESET_SMS_PER_REQUESTER}) and per mobile, beside the same
+   * per-address and global SMS budgets. Anyone may ask for a reset of any
+   * mobile, so what they spend must never refuse the customer's logins,
+   * nor the owner's reset from another network.
    */
   readonly resetSends: SendLimiter;
+  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
   readonly resetOtpEntries: WrongEntryCounter;
 }
 
@@ -72,7 +79,8 @@ export const LIMIT_KEY_PREFIXES = {
   journeyPerAddress: 'connect:journey:address',
   otpPerMobile: 'connect:otp:mobile',
   resetSmsPerMobile: 'connect:reset-sms:mobile',
-  resetOtpPerMobile: 'connect:reset-otp:mobile',
+  resetSmsPerRequester: 'connect:reset-sms:requester',
+  resetOtpPerAddress: 'connect:reset-otp:address',
 } as const;
 
 /**
@@ -136,15 +144,23 @@ export function createLimits(options: LimitsOptions): Limits {
   const otpPerMobile = limiter(LIMIT_KEY_PREFIXES.otpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   const resetSmsPerMobile = limiter(LIMIT_KEY_PREFIXES.resetSmsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
-  const resetOtpPerMobile = limiter(LIMIT_KEY_PREFIXES.resetOtpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
+  const resetSmsPerRequester = limiter(LIMIT_KEY_PREFIXES.resetSmsPerRequester, RESET_SMS_PER_REQUESTER, RESET_SMS_PER_REQUESTER_WINDOW_SECONDS);
+  const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
-  const sendLimiter = (perMobile: RateLimiterAbstract): SendLimiter => ({
-    async take(mobile, ip) {
+  const sendLimiter = (perMobile: RateLimiterAbstract, perRequester?: RateLimiterAbstract): SendLimiter => ({
+    async take(mobile, ip, options) {
+      // A request that sends nothing only checks the global budget: it never spends it.
+      if (options?.sendsNothing && smsGlobal) {
+        const spent = await isSpent(smsGlobal, key(GLOBAL_KEY));
+        if (spent) return { budget: 'global', retryAfterSeconds: spent.retryAfterSeconds };
+      }
       // Each budget in turn; a spent one gives back what the ones before took.
+      // The requester's own budget first: a stranger refused there never touches the mobile's.
       const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
+        ['requester', perRequester, key(`${mobile} ${addressBucket(ip)}`)],
         ['mobile', perMobile, key(mobile)],
         ['address', smsPerAddress, addressKey(ip)],
-        ['global', smsGlobal, key(GLOBAL_KEY)],
+        ['global', options?.sendsNothing ? undefined : smsGlobal, key(GLOBAL_KEY)],
       ];
       const taken: [RateLimiterAbstract, string][] = [];
       for (const [budget, counter, counterKey] of budgets) {
@@ -162,19 +178,11 @@ export function createLimits(options: LimitsOptions): Limits {
       return undefined;
     },
   });
-  const wrongEntryCounter = (perMobile: RateLimiterAbstract): WrongEntryCounter => ({
-    async spent(mobile) {
-      let state: RateLimiterRes | null;
+  const wrongEntryCounter = (counter: RateLimiterAbstract, keyOf: (value: string) => string): WrongEntryCounter => ({
+    spent: (value) => isSpent(counter, keyOf(value)),
+    async count(value) {
       try {
-        state = await perMobile.get(key(mobile));
-      } catch (error) {
-        throw unavailable(error);
-      }
-      return state && state.consumedPoints >= OTP_WRONG_ENTRIES_PER_MOBILE ? { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) } : undefined;
-    },
-    async count(mobile) {
-      try {
-        await perMobile.penalty(key(mobile), 1);
+        await counter.penalty(keyOf(value), 1);
       } catch (error) {
         throw unavailable(error);
       }
@@ -190,9 +198,9 @@ export function createLimits(options: LimitsOptions): Limits {
     journeyStarts: {
       take: async (address) => (journeyPerAddress ? take(journeyPerAddress, addressKey(address)) : undefined),
     },
-    otpEntries: wrongEntryCounter(otpPerMobile),
-    resetSends: sendLimiter(resetSmsPerMobile),
-    resetOtpEntries: wrongEntryCounter(resetOtpPerMobile),
+    otpEntries: wrongEntryCounter(otpPerMobile, key),
+    resetSends: sendLimiter(resetSmsPerMobile, resetSmsPerRequester),
+    resetOtpEntries: wrongEntryCounter(resetOtpPerAddress, addressKey),
   };
 }
 
@@ -213,6 +221,17 @@ async function take(limiter: RateLimiterAbstract, key: string): Promise<{ retryA
     await giveBack(limiter, key);
     return { retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
   }
+}
+
+/** Whether `key`'s budget is spent (nothing taken): then how long until a point comes back. */
+async function isSpent(limiter: RateLimiterAbstract, key: string): Promise<{ retryAfterSeconds: number } | undefined> {
+  let state: RateLimiterRes | null;
+  try {
+    state = await limiter.get(key);
+  } catch (error) {
+    throw unavailable(error);
+  }
+  return state && state.consumedPoints >= limiter.points ? { retryAfterSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)) } : undefined;
 }
 
 async function giveBack(limiter: RateLimiterAbstract, key: string): Promise<void> {

@@ -175,6 +175,52 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
       it('without a global budget there is none', async () => {
         await sendTimes(await fixture.instance(BUDGETS, secret), 40, freshMobile, freshAddress);
       });
+
+      it('a request that sends nothing never spends it, but is refused alike once sends spent it', async () => {
+        const global = await fixture.instance(GLOBAL, secret);
+        // Far more than the whole budget of requests that send nothing, each from its own address.
+        for (let i = 0; i < 3 * GLOBAL.smsLimitGlobal; i++) expect(await global.resetSends.take(freshMobile(), freshAddress(), { sendsNothing: true })).toBeUndefined();
+        // Every send of the budget still goes.
+        await sendTimes(global, GLOBAL.smsLimitGlobal, freshMobile, freshAddress);
+        expect(await global.sends.take(freshMobile(), freshAddress())).toMatchObject({ budget: 'global' });
+        expect(await global.resetSends.take(freshMobile(), freshAddress(), { sendsNothing: true })).toMatchObject({ budget: 'global' });
+      });
+    });
+
+    describe('PIN reset sends and wrong reset codes', () => {
+      it('3 reset codes per mobile from one address; the same mobile from another address has its own 3', async () => {
+        const mobile = freshMobile();
+        const stranger = freshAddress();
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, stranger), `reset #${i + 1}`).toBeUndefined();
+        const refused = await limits.resetSends.take(mobile, stranger);
+        expect(refused?.budget).toBe('requester');
+        expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
+        // The same address may still reach other mobiles, and the owner's address reaches this one.
+        expect(await limits.resetSends.take(freshMobile(), stranger)).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress())).toBeUndefined();
+      });
+
+      it("the requester's refusals take nothing from the mobile's reset budget", async () => {
+        const mobile = freshMobile();
+        const stranger = freshAddress();
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, stranger)).toBeUndefined();
+        for (let i = 0; i < 20; i++) expect(await limits.resetSends.take(mobile, stranger)).toMatchObject({ budget: 'requester' });
+        // The mobile's reset budget (CONNECT_SMS_LIMIT_PER_MOBILE, 5) has the 2 the stranger did not spend.
+        await sendTimes({ ...limits, sends: limits.resetSends }, 2, () => mobile, freshAddress);
+        expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'mobile' });
+      });
+
+      it('wrong reset codes count per address, never per mobile: another address has its own 10', async () => {
+        const stranger = freshAddress();
+        for (let i = 0; i < 10; i++) {
+          expect(await limits.resetOtpEntries.spent(stranger)).toBeUndefined();
+          await limits.resetOtpEntries.count(stranger);
+        }
+        expect((await limits.resetOtpEntries.spent(stranger))?.retryAfterSeconds).toBeGreaterThan(3590);
+        expect(await limits.resetOtpEntries.spent(freshAddress())).toBeUndefined();
+        // The login's wrong entries per mobile are another budget.
+        expect(await limits.otpEntries.spent(stranger)).toBeUndefined();
+      });
     });
 
     describe('PIN attempts', () => {

@@ -531,6 +531,36 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 899)).toMatchObject({ status: 'cancelled' });
       });
 
+      it("ends every journey of one customer past its first page, bound to them or holding their challenge: no one else's, no pending, final or expired one, not the one spared", async () => {
+        const PROFILE = '123456789012';
+        const requests = storage.authorizationRequests;
+        const journeys: Array<[string, Partial<AuthorizationRequestRecord>, string | null, boolean]> = [
+          // [id, fields, the profile of its challenge (none: null), ended]
+          ['bound-otp', { status: 'otp_sent', profileId: PROFILE }, PROFILE, true],
+          ['bound-consent', { status: 'consent_required', profileId: PROFILE }, null, true],
+          ['reset-code', { status: 'reset_otp_sent', profileId: null }, PROFILE, true],
+          ['reset-verified', { status: 'reset_verified', profileId: PROFILE }, PROFILE, true],
+          ['spared', { status: 'reset_verified', profileId: PROFILE }, PROFILE, false],
+          ['pending', { status: 'pending', profileId: null }, PROFILE, false],
+          ['issued', { status: 'code_issued', profileId: PROFILE, completedAt: T + 1 }, PROFILE, false],
+          ['expired', { status: 'otp_sent', profileId: PROFILE, expiresAt: T + 5 }, PROFILE, false],
+          ['other', { status: 'otp_sent', profileId: '999999999999' }, '999999999999', false],
+          ['unknown-mobile', { status: 'reset_otp_sent', profileId: null }, null, false],
+        ];
+        for (const [id, fields, profileId] of journeys) {
+          await requests.insertAuthorizationRequest(authorizationRequest({ idHash: id, ...fields }));
+          await storage.otpChallenges.insertOtpChallenge(challenge({ id: `challenge-${id}`, requestHash: id, profileId }));
+        }
+        expect(await requests.endJourneysOf(PROFILE, T + 10, 'spared')).toBe(4);
+        for (const [id, fields, , ended] of journeys) {
+          const after = await requests.findAuthorizationRequest(id);
+          if (ended) expect(after, id).toMatchObject({ status: 'cancelled', completedAt: T + 10 });
+          else expect(after, id).toEqual(authorizationRequest({ idHash: id, ...fields }));
+        }
+        expect(await requests.endJourneysOf(PROFILE, T + 11)).toBe(1);
+        expect(await requests.findAuthorizationRequest('spared')).toMatchObject({ status: 'cancelled', completedAt: T + 11 });
+      });
+
       it('moves a journey for exactly one of 10 concurrent calls', async () => {
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent' }));
         const results = await concurrently(10, (i) => storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.otpVerified, T + i));

@@ -51,11 +51,14 @@ export interface JourneyDeps {
   /** One-time PINs sent per mobile and per client address. */
   readonly sends: SendLimiter;
   /**
-   * The forgot-PIN flow's codes sent and wrong entries: a per-mobile budget
-   * of their own, so that a reset anyone may ask for never spends the
-   * customer's login budgets (the per-address and global SMS budgets are shared).
+   * The forgot-PIN flow's codes sent: budgets of their own per mobile and
+   * per mobile and client address, so that a reset anyone may ask for never
+   * spends the customer's login budgets nor the owner's own reset budget
+   * (the per-address and global SMS budgets are shared; docs/journey.md,
+   * "A stranger cannot lock the owner out").
    */
   readonly resetSends: SendLimiter;
+  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
   readonly resetOtpEntries: WrongEntryCounter;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;

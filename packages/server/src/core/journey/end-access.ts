@@ -1,9 +1,10 @@
 import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
-import type { AuthorizationCodeStore, CustomerSessionStore } from './stores.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from './stores.js';
 
 /** The stores {@link endCustomerAccess} writes, all of the caller's transaction. */
 export interface CustomerAccessStores {
+  readonly authorizationRequests: Pick<AuthorizationRequestStore, 'endJourneysOf'>;
   readonly customerSessions: Pick<CustomerSessionStore, 'endCustomerSessionsOf'>;
   readonly codes: Pick<AuthorizationCodeStore, 'endAuthorizationCodesOf'>;
   readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
@@ -12,6 +13,8 @@ export interface CustomerAccessStores {
 
 /** What {@link endCustomerAccess} ended, by kind. */
 export interface EndedAccess {
+  /** Journeys that had not reached their code, now `cancelled`. */
+  readonly journeys: number;
   /** The customer's login sessions at Connect. */
   readonly sessions: number;
   /** Unredeemed authorization codes. */
@@ -22,7 +25,9 @@ export interface EndedAccess {
 
 /**
  * Ends everything that lets anyone act for a customer, in the caller's
- * transaction: their one-time PINs not yet answered (a sign-in begun with
+ * transaction: their journeys that have not reached their code (`cancelled`:
+ * no page of them goes on, "Send a new code" sends nothing; `except`, the
+ * journey of a PIN reset, is spared), their one-time PINs not yet answered (a sign-in begun with
  * the old PIN cannot finish), their login sessions at Connect, their
  * unredeemed codes (an exchange then gets `invalid_grant`) and their token sessions (refresh and
  * access tokens: introspection says inactive, refreshes and the
@@ -37,10 +42,13 @@ export interface EndedAccess {
  * what it created is ended here, or waits. Codes before token sessions, in
  * the order `clients disable` takes them, so the two take turns on shared rows.
  */
-export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number): Promise<EndedAccess> {
+export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number, except?: string): Promise<EndedAccess> {
+  // The challenges before their journeys, in the order an entry of a code takes them, so the two
+  // never wait on each other (a journey is found by any challenge of the customer, ended or not).
   await stores.otpChallenges.endOtpChallengesOf(profileId, now);
+  const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, except);
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
   const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
   const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);
-  return { sessions, codes, tokenSessions };
+  return { journeys, sessions, codes, tokenSessions };
 }

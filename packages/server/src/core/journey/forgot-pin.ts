@@ -79,7 +79,9 @@ export async function showResetOtp(context: StepContext, deps: JourneyDeps): Pro
  * entry is counted, compared and (when right) moves the journey to
  * `reset_verified` in ONE atomic step (`SignInStore.enterResetOtp`), with
  * the limits of a login's code: valid 5 minutes, single use, 5 entries per
- * challenge, and the mobile's budget of wrong entries over all its codes.
+ * challenge; and the requester's address's budget of wrong entries over all
+ * its codes (never the mobile's: docs/journey.md, "A stranger cannot lock
+ * the owner out").
  */
 export async function submitResetOtp(context: StepContext, form: OtpForm, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -92,12 +94,14 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
 
   const code = (form.otp ?? '').trim();
   if (!/^\d{6}$/.test(code)) return resetOtpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
-  const spent = await deps.resetOtpEntries.spent(challenge.mobile);
-  if (spent) return resetOtpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  // Wrong codes count against the challenge (5) and the requester's address, never the mobile:
+  // what a stranger enters never refuses the owner's right code (docs/journey.md).
+  const spent = await deps.resetOtpEntries.spent(context.address);
+  if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
   const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
     deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
   const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
-  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.resetOtpEntries.count(challenge.mobile);
+  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.resetOtpEntries.count(context.address);
   if (result.ok) {
     // `lost`: another tab moved the journey on (or it expired) in the meantime.
     return result.done === 'verified' ? { kind: 'goto', page: 'new_pin', requestId: journey.requestId } : whereItStandsNow(journey, deps);
@@ -111,17 +115,20 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
  * A new reset code (the first, or one after the last has ended): a new
  * challenge stored with the journey's move to `reset_otp_sent` in one
  * atomic step (`SignInStore.startChallenge`), within the send budgets,
- * which every mobile spends alike. Returns `lost` when the journey could
+ * which every mobile spends alike but for the whole deployment's, which
+ * only a code sent spends (it is checked for every mobile, so that the
+ * answers stay alike). Returns `lost` when the journey could
  * not move (another tab finished or cancelled it, or it expired).
  */
 async function sendResetCode(journey: OpenJourney, mobile: string, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal | 'lost'> {
-  // A request already answered takes nothing from the budgets.
-  context.signal?.throwIfAborted();
-  const limited = await deps.resetSends.take(mobile, context.address);
-  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
   const customer = await deps.db.customers.findCustomerByMobile(mobile);
   // Only an active account may reset its PIN; an operator's lock is lifted by an operator only.
   const profileId = customer?.status === 'active' ? customer.profileId : null;
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
+  // Every mobile spends the same budgets, but the global one only a code that is sent.
+  const limited = await deps.resetSends.take(mobile, context.address, { sendsNothing: profileId === null });
+  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
     { hasher: deps.otpHasher, clock: deps.clock },
@@ -155,7 +162,8 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
         sms: deps.sms,
         audit: deps.audit,
         log: deps.log,
-        sends: deps.resetSends,
+        // Nothing is sent for a mobile without an account: the global budget is not spent.
+        sends: { take: (to, address) => deps.resetSends.take(to, address, { sendsNothing: challenge.profileId === null }) },
         clock: deps.clock,
         deliver: async (to, code, sent) => {
           if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);

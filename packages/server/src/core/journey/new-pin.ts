@@ -92,13 +92,13 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       answeredAfter: now - PIN_RESET_WINDOW_SECONDS,
     });
     if (!spent) return rollback({ kind: 'lost' });
-    const ended = await endCustomerAccess(profileId, tx, now);
+    const ended = await endCustomerAccess(profileId, tx, now, journey.record.idHash);
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
       actor: `ip:${context.address}`,
       subject: profileId,
       outcome: 'success',
-      details: { client_id: journey.client.id, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },
+      details: { client_id: journey.client.id, journeys_ended: ended.journeys, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },
       requestId: context.correlationId,
     });
     return { kind: 'done', ended };

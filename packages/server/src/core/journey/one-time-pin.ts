@@ -186,10 +186,15 @@ function newAccount(challenge: OtpChallengeRecord, now: number): Customer | unde
 /**
  * "Send a new code". A live challenge gets a new code (30 s apart, 3 times
  * at most); one that ended (used up, expired, or never delivered) is
- * replaced by a new challenge. Both within the send limits.
+ * replaced by a new challenge. Both within the send limits, and only for a
+ * customer who is still active: a locked account gets no code
+ * (docs/journey.md, "When a sign-in ends").
  */
 async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
+  if (challenge.profileId !== null && (await deps.db.customers.findCustomer(challenge.profileId))?.status !== 'active') {
+    return deadEnd('account_unavailable', journey.record);
+  }
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await replaceChallenge(journey, challenge, context, deps)
@@ -202,13 +207,25 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
         sends: deps.sends,
         clock: deps.clock,
       });
+  // The journey ended meanwhile (cancelled here or in another tab, by a lock or a PIN reset): no code.
+  if (outcome === 'lost') return whereItStandsNow(journey, deps);
   const latest = (await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash)) ?? challenge;
   if ('reason' in outcome) return otpPage(journey, latest, deps, refusalProblem(outcome));
   return { kind: 'otp', journey: journey.view, otp: otpView(latest, now), notice: 'code_sent' };
 }
 
-/** A new challenge for the same sign-in, when the last one can no longer be answered. */
-async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal> {
+/**
+ * A new challenge for the same sign-in, when the last one can no longer be
+ * answered: stored with the journey's move along `codeResent`, in one
+ * atomic step (`SignInStore.startChallenge`), so a journey that ended
+ * meanwhile gets no challenge and no SMS (`lost`).
+ */
+async function replaceChallenge(
+  journey: OpenJourney,
+  old: OtpChallengeRecord,
+  context: StepContext,
+  deps: JourneyDeps,
+): Promise<{ sent: true } | SendRefusal | 'lost'> {
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.sends.take(old.mobile, context.address);
@@ -217,7 +234,14 @@ async function replaceChallenge(journey: OpenJourney, old: OtpChallengeRecord, c
     { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
     { hasher: deps.otpHasher, clock: deps.clock },
   );
-  await deps.db.otpChallenges.insertOtpChallenge(record);
+  const moved = await deps.db.signIns.startChallenge({
+    idHash: journey.record.idHash,
+    now: record.createdAt,
+    profileId: journey.record.profileId,
+    challenge: record,
+    transition: TRANSITIONS.codeResent,
+  });
+  if (!moved) return 'lost';
   if (await deliverPin(old.mobile, code, sendContext(journey, old, context), deps)) return { sent: true };
   await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
   return { reason: 'sms_unavailable' };

@@ -49,6 +49,13 @@ export const TRANSITIONS = {
    * move, its code then handed to the SMS gateway.
    */
   codeSent: { name: 'code_sent', from: OPEN_FOR_LOGIN, to: 'otp_sent' },
+  /**
+   * "Send a new code" after the last code ended: a new challenge is stored
+   * with the move, only while the journey still waits for its code (one
+   * that was cancelled, by the customer, an operator's lock or a PIN reset,
+   * gets none).
+   */
+  codeResent: { name: 'code_resent', from: ['otp_sent'], to: 'otp_sent' },
   /** The one-time PIN was right: session, approval and code, all at once. */
   otpVerified: { name: 'otp_verified', from: ['otp_sent'], to: 'code_issued' },
   /** The customer approved the client on the consent page. */

@@ -33,6 +33,16 @@ export interface AuthorizationRequestStore {
     now: number,
     profileId?: string | null,
   ): Promise<AuthorizationRequestRecord | undefined>;
+  /**
+   * Ends every journey of a customer that has not reached its code, in one
+   * statement: each unexpired journey at `now` past its first page (`otp_sent`,
+   * `reset_otp_sent`, `reset_verified`, `consent_required`) that is bound to
+   * `profileId` or holds a one-time-PIN challenge of that customer becomes
+   * `cancelled` (`completedAt` = `now`), but for the journey `except` (the
+   * PIN reset's own). Run by `customers lock` and a PIN reset in their
+   * transaction (docs/journey.md, "When a sign-in ends"). Returns how many.
+   */
+  endJourneysOf(profileId: string, now: number, except?: string): Promise<number>;
   /** Deletes at most `limit` journeys expired by `now` (`expiresAt <= now`); returns how many. */
   deleteExpiredAuthorizationRequests(now: number, limit: number): Promise<number>;
 }
@@ -50,8 +60,12 @@ export interface JourneyRecord {
 export interface ChallengeStart {
   readonly idHash: string;
   readonly now: number;
-  /** The move: `codeSent` (a login or a registration; the default) or `resetCodeSent` ("Forgot PIN?"). */
-  readonly transition?: typeof TRANSITIONS.codeSent | typeof TRANSITIONS.resetCodeSent;
+  /**
+   * The move: `codeSent` (a login or a registration; the default),
+   * `codeResent` (a new challenge for a journey waiting for its code) or
+   * `resetCodeSent` ("Forgot PIN?").
+   */
+  readonly transition?: typeof TRANSITIONS.codeSent | typeof TRANSITIONS.codeResent | typeof TRANSITIONS.resetCodeSent;
   /** The customer logging in; `null` for a registration. */
   readonly profileId: string | null;
   /** The new challenge (its `requestHash` is `idHash`). */

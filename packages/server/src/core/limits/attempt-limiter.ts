@@ -38,20 +38,22 @@ export interface StartLimiter {
 }
 
 /**
- * Counts wrong one-time-PIN entries per mobile number, over all its
- * challenges, across every instance (docs/journey.md, "The one-time PIN").
- * Each challenge's own 5 entries are the hard bound, counted atomically;
- * this one bounds how many challenges' worth a mobile may spend per window,
- * so that the SMS budget is not the only bound on guessing. Implemented in
- * `src/limits/`.
+ * Counts wrong one-time-PIN entries per key, over all the challenges of
+ * that key, across every instance (docs/journey.md, "The one-time PIN"):
+ * a login's codes per mobile number, a PIN reset's codes per client
+ * address (the requester's, never the mobile's: a stranger's wrong reset
+ * codes must not refuse the owner's right one). Each challenge's own 5
+ * entries are the hard bound, counted atomically; this one bounds how many
+ * challenges' worth a key may spend per window, so that the SMS budget is
+ * not the only bound on guessing. Implemented in `src/limits/`.
  */
 export interface WrongEntryCounter {
   /**
-   * Whether `mobile`'s budget of wrong entries is spent: then
+   * Whether `key`'s budget of wrong entries is spent: then
    * `retryAfterSeconds`, else `undefined`. Throws `StorageUnavailable` when
    * the counters cannot be reached: no entry is checked then.
    */
-  spent(mobile: string): Promise<{ retryAfterSeconds: number } | undefined>;
-  /** Counts one wrong entry for `mobile`. Throws `StorageUnavailable` when the counters cannot be reached. */
-  count(mobile: string): Promise<void>;
+  spent(key: string): Promise<{ retryAfterSeconds: number } | undefined>;
+  /** Counts one wrong entry for `key`. Throws `StorageUnavailable` when the counters cannot be reached. */
+  count(key: string): Promise<void>;
 }

@@ -14,12 +14,19 @@ export interface SendLimiter {
    * one is spent (nothing is taken then from any), `undefined` when the
    * send may go ahead. Throws `StorageUnavailable` when the counters cannot
    * be reached: no send then.
+   *
+   * `sendsNothing`: the request sends no SMS (a PIN reset for a mobile
+   * without an account that may reset its PIN): the whole deployment's
+   * budget is then only checked, never taken, so that such requests cannot
+   * spend it, while their answer stays the one a send would get
+   * (docs/operator-guide.md, "SMS budgets").
    */
-  take(mobile: string, ip: string): Promise<SendRefused | undefined>;
+  take(mobile: string, ip: string, options?: { readonly sendsNothing?: boolean }): Promise<SendRefused | undefined>;
 }
 
 /** A send refused by a spent budget. */
 export interface SendRefused {
-  readonly budget: 'mobile' | 'address' | 'global';
+  /** `requester`: a PIN reset's budget of one mobile from one client address. */
+  readonly budget: 'requester' | 'mobile' | 'address' | 'global';
   readonly retryAfterSeconds: number;
 }

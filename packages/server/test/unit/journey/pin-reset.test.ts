@@ -371,7 +371,7 @@ describe('showNewPin and submitNewPin', () => {
         outcome: 'success',
         at: T0 + 10,
         requestId: 'req-1',
-        details: { client_id: ACME.id, sessions_ended: 2, codes_ended: 1, token_sessions_revoked: 1 },
+        details: { client_id: ACME.id, journeys_ended: 0, sessions_ended: 2, codes_ended: 1, token_sessions_revoked: 1 },
       }),
     ]);
     expect(JSON.stringify(events)).not.toContain(NEW_PIN);

@@ -15,6 +15,7 @@ type TransitionName = keyof typeof TRANSITIONS;
  */
 const EXPECTED: Record<TransitionName, { from: readonly JourneyState[]; to: JourneyState }> = {
   codeSent: { from: SIGNING_IN, to: 'otp_sent' },
+  codeResent: { from: ['otp_sent'], to: 'otp_sent' },
   otpVerified: { from: ['otp_sent'], to: 'code_issued' },
   resetCodeSent: { from: SIGNING_IN, to: 'reset_otp_sent' },
   resetVerified: { from: ['reset_otp_sent'], to: 'reset_verified' },
@@ -62,6 +63,7 @@ describe('TRANSITIONS', () => {
     expect(TRANSITIONS.resetCodeSent.name).toBe('reset_code_sent');
     expect(TRANSITIONS.resetVerified.name).toBe('reset_verified');
     expect(TRANSITIONS.pinReset.name).toBe('pin_reset');
+    expect(TRANSITIONS.codeResent.name).toBe('code_resent');
   });
 
   it('never leave a final state', () => {

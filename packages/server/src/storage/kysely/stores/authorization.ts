@@ -10,6 +10,9 @@ import { insertOrConflict } from './insert-or-conflict.js';
 
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
 
+/** The states of a journey that belongs to a customer and has not reached its code ({@link AuthorizationRequestStore.endJourneysOf}). */
+const JOURNEYS_OF_A_CUSTOMER: readonly JourneyState[] = ['otp_sent', 'reset_otp_sent', 'reset_verified', 'consent_required'];
+
 /** The Kysely {@link AuthorizationRequestStore}. */
 export function createAuthorizationRequestStore(db: Kysely<Database>): AuthorizationRequestStore {
   return {
@@ -56,6 +59,29 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
         .returningAll()
         .executeTakeFirst();
       return row && toRequest(row);
+    },
+
+    async endJourneysOf(profileId, now, except) {
+      const result = await db
+        .updateTable('authorization_requests')
+        .set({ status: 'cancelled', completed_at: now })
+        .where('status', 'in', [...JOURNEYS_OF_A_CUSTOMER])
+        .where('expires_at', '>', now)
+        .where((eb) =>
+          eb.or([
+            eb('profile_id', '=', profileId),
+            eb.exists(
+              eb
+                .selectFrom('otp_challenges')
+                .select(sql`1`.as('one'))
+                .whereRef('otp_challenges.request_hash', '=', 'authorization_requests.id_hash')
+                .where('otp_challenges.profile_id', '=', profileId),
+            ),
+          ]),
+        )
+        .$if(except !== undefined, (query) => query.where('id_hash', '<>', except ?? ''))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
 
     async deleteExpiredAuthorizationRequests(now, limit) {

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { hashCookieValue } from '../../src/core/journey/session.js';
+import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
+import {
+  addCustomer,
+  authorizeParams,
+  Browser,
+  expectPage,
+  expectSeeOther,
+  latestOtp,
+  MOBILE,
+  outbox,
+  pageText,
+  PIN,
+  startLogin,
+  submitCredentials,
+  type Response,
+} from '../http/customer-flow.js';
+import { operatorBench, type OperatorBench } from './operator-bench.js';
+
+noticePostgresSkipped('an ended sign-in stays ended, on PostgreSQL');
+
+/**
+ * An ended sign-in stays ended (docs/journey.md, "When a sign-in ends"):
+ * `customers lock` and a PIN reset cancel every journey of the customer
+ * that has not reached its code, in the same transaction as the rest of
+ * what they end; "Send a new code" then sends nothing, and neither the old
+ * code nor a new one completes the sign-in, even after an unlock.
+ */
+
+const NEW_PIN = '590316';
+const FINISHED = 'This sign-in has already finished. Go back to the app to continue.';
+
+interface AtOtpPage {
+  readonly browser: Browser;
+  readonly page: Response;
+  readonly requestId: string;
+  readonly code: string;
+  readonly profileId: string;
+}
+
+/** A customer who typed the right PIN: on the one-time-PIN page, its code sent. */
+async function atOtpPage(b: OperatorBench): Promise<AtOtpPage> {
+  const { profileId } = await addCustomer(b.t);
+  const client = await b.t.createClient();
+  const browser = new Browser(b.t.app);
+  const { page: login, requestId } = await startLogin(browser, authorizeParams(client));
+  const page = await submitCredentials(browser, login, MOBILE, PIN);
+  return { browser, page, requestId, code: await latestOtp(b.t.app, MOBILE), profileId };
+}
+
+/** The journey's status as stored. */
+async function status(b: OperatorBench, requestId: string): Promise<string | undefined> {
+  return (await b.t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId)))?.status;
+}
+
+/** Neither "Send a new code" nor the old code goes anywhere: a clear page, no SMS, no redirect to the client. */
+async function expectEnded(b: OperatorBench, s: AtOtpPage, smsBefore: number): Promise<void> {
+  b.clock.advance(30);
+  const resent = await s.browser.submit(s.page, { action: 'resend' });
+  expectPage(resent, 400);
+  expect(pageText(resent.body)).toContain(FINISHED);
+  const entered = await s.browser.submit(s.page, { otp: s.code, action: 'verify' });
+  expectPage(entered, 400);
+  expect(pageText(entered.body)).toContain(FINISHED);
+  expect(await outbox(b.t.app, MOBILE)).toHaveLength(smsBefore);
+  expect(await status(b, s.requestId)).toBe('cancelled');
+  // No session, no code: nothing of the sign-in exists.
+  expect(await b.t.storage.customerSessions.endCustomerSessionsOf(s.profileId, b.clock.nowSeconds())).toBe(0);
+}
+
+function endedTests(open: () => Promise<OperatorBench>): void {
+  it('customers lock at the one-time-PIN page: "Send a new code" sends nothing; after unlock neither the old code nor a new one signs in', async () => {
+    const b = await open();
+    const s = await atOtpPage(b);
+    b.clock.advance(1);
+    await b.w.cliJson(['customers', 'lock', s.profileId]);
+    expect(await status(b, s.requestId)).toBe('cancelled');
+    await expectEnded(b, s, 1);
+    b.clock.advance(1);
+    await b.w.cliJson(['customers', 'unlock', s.profileId]);
+    await expectEnded(b, s, 1);
+  });
+
+  it('customers lock once the code expired (the next "Send a new code" would start a new challenge): no SMS, before or after unlock', async () => {
+    const b = await open();
+    const s = await atOtpPage(b);
+    b.clock.advance(301);
+    await b.w.cliJson(['customers', 'lock', s.profileId]);
+    await expectEnded(b, s, 1);
+    await b.w.cliJson(['customers', 'unlock', s.profileId]);
+    await expectEnded(b, s, 1);
+  });
+
+  it('a PIN reset in another browser ends the sign-in begun with the old PIN: no new code, the old one signs in no more', async () => {
+    const b = await open();
+    const s = await atOtpPage(b);
+    b.clock.advance(301);
+    // The customer resets the PIN elsewhere.
+    const other = new Browser(b.t.app);
+    const { requestId } = await startLogin(other, authorizeParams(await b.t.createClient()));
+    const resetPage = await other.open(`/login/reset?request=${requestId}`);
+    const codePage = await other.follow(await other.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+    await b.t.services.afterAnswer.idle();
+    const verified = await other.submit(codePage, { otp: await latestOtp(b.t.app, MOBILE), action: 'verify' });
+    const pinPage = await other.follow(verified);
+    expectSeeOther(await other.submit(pinPage, { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' }), /^\/login\?request=/);
+    // The resetting journey itself goes on, at its login page.
+    expect(await status(b, requestId)).toBe('pending');
+    expect(await status(b, s.requestId)).toBe('cancelled');
+    const [event] = await b.audit('customer.pin_reset');
+    expect(event?.details).toMatchObject({ journeys_ended: 1 });
+    await expectEnded(b, s, 2);
+  });
+
+  it('an account locked without its journeys ended (as by a lock in the same instant): "Send a new code" sends nothing', async () => {
+    const b = await open();
+    const s = await atOtpPage(b);
+    b.clock.advance(301);
+    // Only the customer's row: the journey is still `otp_sent`.
+    await b.t.storage.customers.lockCustomer(s.profileId, b.clock.nowSeconds());
+    const resent = await s.browser.submit(s.page, { action: 'resend' });
+    expectPage(resent, 400);
+    expect(pageText(resent.body)).toContain('This account cannot sign in right now.');
+    expect(await outbox(b.t.app, MOBILE)).toHaveLength(1);
+    expect(await status(b, s.requestId)).toBe('otp_sent');
+  });
+
+  it('only the journeys of that customer end: another customer at the one-time-PIN page goes on', async () => {
+    const b = await open();
+    const s = await atOtpPage(b);
+    const other = await addCustomer(b.t, '+639181234321');
+    const browser = new Browser(b.t.app);
+    const { page: login, requestId } = await startLogin(browser, authorizeParams(await b.t.createClient()));
+    await submitCredentials(browser, login, '+639181234321', PIN);
+    await b.w.cliJson(['customers', 'lock', s.profileId]);
+    expect(await status(b, s.requestId)).toBe('cancelled');
+    expect(await status(b, requestId)).toBe('otp_sent');
+    expect(other.status).toBe('active');
+  });
+}
+
+describe('an ended sign-in stays ended, on SQLite', () => {
+  endedTests(() => operatorBench());
+});
+
+describe.skipIf(!postgresAdminUrl)('an ended sign-in stays ended, on PostgreSQL', () => {
+  const pg = usePostgresStorage();
+  endedTests(() => operatorBench({ url: pg.databaseUrl(), open: pg.open }));
+});
