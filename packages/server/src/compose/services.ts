@@ -126,7 +126,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
   const refresh: RefreshDeps = { ...tokens, tokenSessions, audit };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokens),
-    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, tokenSessions, transaction: (work) => storage.transaction(work) }),
+    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refresh),
   ]);
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);

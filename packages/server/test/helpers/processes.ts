@@ -60,6 +60,8 @@ export interface ServeProcess {
   stdout(): string;
   /** Stops it with SIGTERM and waits for it to exit. */
   stop(): Promise<void>;
+  /** Kills it with SIGKILL (`kill -9`: no shutdown at all, as in a crash) and waits for it to exit. */
+  kill(): Promise<void>;
 }
 
 /** Starts `connect-auth serve ...args` on the data folder; resolves once it listens. Killed when the test ends. */
@@ -91,6 +93,10 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
         stdout: () => stdout,
         async stop() {
           if (!exited) child.kill('SIGTERM');
+          await closed;
+        },
+        async kill() {
+          if (!exited) child.kill('SIGKILL');
           await closed;
         },
       };

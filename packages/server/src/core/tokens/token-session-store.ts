@@ -12,17 +12,6 @@ export type TokenHolder = { readonly profileId: string; readonly clientId?: neve
 /** Token sessions (`sid`): what refresh, introspection and revocation check. */
 export interface TokenSessionStore {
   insertTokenSession(session: TokenSessionRecord): Promise<void>;
-  /**
-   * Adds the token session of a redeemed code, in one statement, only while
-   * everything it stands on still holds at `now`: its code redeemed and not
-   * ended since (a replay ends it), its customer active and not locked out,
-   * its client active. On PostgreSQL it takes those three rows in share
-   * mode (the customer's first), so that a `customers lock`, a `clients
-   * disable` or a replay meeting it either waits for it and then revokes
-   * the session, or goes first and the session is not added. Returns
-   * whether it was added.
-   */
-  insertTokenSessionOfCode(session: TokenSessionRecord & { readonly codeHash: string }, now: number): Promise<boolean>;
   findTokenSession(sid: string): Promise<TokenSessionRecord | undefined>;
   /** Revokes every session created from a code (a code replay); returns how many. */
   revokeTokenSessionsByCode(codeHash: string, now: number): Promise<number>;

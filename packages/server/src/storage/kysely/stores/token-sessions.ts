@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { TokenSessionStore } from '../../../core/tokens/token-session-store.js';
@@ -7,7 +7,6 @@ import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link TokenSessionStore}. */
 export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async insertTokenSession(s) {
       await insertOrConflict(
@@ -25,21 +24,6 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
         }),
         'token session exists',
       );
-    },
-
-    async insertTokenSessionOfCode(s, now) {
-      // Row locks in share mode on PostgreSQL; SQLite runs one statement at a time anyway.
-      const share = postgres ? sql` for share` : sql``;
-      const result = await sql`
-        insert into token_sessions (sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at)
-        select ${s.sid}, ${s.clientId}, ${s.profileId}, ${s.codeHash}, ${s.refreshJti}, ${s.accessJti},
-          cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null
-        where exists (select 1 from customers where profile_id = ${s.profileId} and status = 'active'
-                        and (locked_until is null or locked_until <= ${now})${share})
-          and exists (select 1 from clients where id = ${s.clientId} and status = 'active'${share})
-          and exists (select 1 from authorization_codes where code_hash = ${s.codeHash} and client_id = ${s.clientId}
-                        and consumed_at is not null and expires_at > 0${share})`.execute(db);
-      return Number(result.numAffectedRows ?? 0) === 1;
     },
 
     async findTokenSession(sid) {
