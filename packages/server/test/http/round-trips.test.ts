@@ -59,18 +59,30 @@ function roundTrips(engine: string, open: (options: StorageOptions) => Storage) 
     const bearer = await obtainToken(t, client);
     const post = () => postTokens(t.app, { bearer, body: { refreshToken: exchange.value.refreshToken }, reference: randomUUID() });
     // The first use of a client token reads whether it was revoked; later uses know it from the change signal.
-    t.clock.advance(5);
+    // Each refresh comes after the reuse interval (10 s) of the one before: it mints.
+    t.clock.advance(10);
     const first = await counted.sentDuring(post);
     expectTokensBody(first.value);
     expect(first.sent).toHaveLength(3);
     expect(first.sent[0]).toMatch(/from "revoked_tokens"/);
-    t.clock.advance(5);
+    t.clock.advance(10);
     const tokens = await counted.sentDuring(post);
     expectTokensBody(tokens.value);
     // The reference claimed with the sealed answer in it, then the refresh.
     expect(tokens.sent).toHaveLength(2);
     expect(tokens.sent[0]).toMatch(/^insert into "idempotent_requests"/);
     expect(tokens.sent[1]).toMatch(/^update "token_sessions"/);
+
+    // Within the reuse interval: the grant still sends 1 statement (it decides to reuse); POST /tokens
+    // one more, for the stored answer, which now holds the reused token.
+    t.clock.advance(5);
+    const reused = await counted.sentDuring(() => refreshAtToken(t.app, client, exchange.value.refreshToken));
+    expect(expectRefreshed(reused.value, 3595).access_token).toBe(expectTokensBody(tokens.value).accessToken);
+    expect(reused.sent).toHaveLength(1);
+    const reusedPost = await counted.sentDuring(post);
+    expect(expectTokensBody(reusedPost.value).accessToken).toBe(expectTokensBody(tokens.value).accessToken);
+    expect(reusedPost.sent).toHaveLength(3);
+    expect(reusedPost.sent[2]).toMatch(/^update "idempotent_requests"/);
   });
 }
 

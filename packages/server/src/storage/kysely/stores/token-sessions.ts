@@ -41,17 +41,35 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       return Number(result.numUpdatedRows);
     },
 
-    async replaceAccessToken(sid, update) {
-      const result = await db
+    async replaceAccessToken(sid, u) {
+      // One statement decides "reuse or replace": concurrent refreshes of the
+      // session run it one after another (its row), each seeing the last.
+      const reuse = u.reuse
+        ? sql<boolean>`(refreshed_at > ${u.reuse.since} and refreshed_scope = ${u.reuse.scope} and refreshed_access is not null
+            and access_jti <> '' and access_expires_at > ${u.now})`
+        : sql<boolean>`(1 = 0)`;
+      const keep = <T>(column: string, value: unknown) => sql<T>`case when ${reuse} then ${sql.ref(column)} else ${value} end`;
+      const row = await db
         .updateTable('token_sessions')
-        .set({ access_jti: update.accessJti, access_expires_at: update.accessExpiresAt })
+        .set({
+          access_jti: keep('access_jti', u.accessJti),
+          access_expires_at: keep('access_expires_at', sql`cast(${u.accessExpiresAt} as bigint)`),
+          refreshed_at: keep('refreshed_at', sql`cast(${u.now} as bigint)`),
+          refreshed_scope: keep('refreshed_scope', u.reuse?.scope ?? null),
+          refreshed_access: keep('refreshed_access', u.reuse?.sealedAccess ?? null),
+        })
         .where('sid', '=', sid)
-        .where('refresh_jti', '=', update.refreshJti)
-        .where('client_id', '=', update.clientId)
+        .where('refresh_jti', '=', u.refreshJti)
+        .where('client_id', '=', u.clientId)
         .where('revoked_at', 'is', null)
-        .where('refresh_expires_at', '>', update.now)
+        .where('refresh_expires_at', '>', u.now)
+        .returning(['access_jti', 'access_expires_at', 'refreshed_access'])
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (!row) return undefined;
+      if (row.access_jti === u.accessJti) return { reused: false };
+      // Kept only with its sealed copy (the condition above): never hand out a token that is not the session's.
+      if (row.refreshed_access === null) throw new Error(`token session ${sid} kept an access token it has no copy of`);
+      return { reused: true, accessJti: row.access_jti, accessExpiresAt: Number(row.access_expires_at), sealedAccess: row.refreshed_access };
     },
 
     async revokeTokenSessionsOf(holder, now) {
@@ -79,7 +97,7 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       // An empty jti matches no token: the session keeps its refresh token but has no valid access token.
       const result = await db
         .updateTable('token_sessions')
-        .set({ access_jti: '' })
+        .set({ access_jti: '', refreshed_access: null })
         .where('sid', '=', sid)
         .where('access_jti', '=', accessJti)
         .executeTakeFirst();
