@@ -12,7 +12,10 @@
 //   2. POST /token grant_type=authorization_code: each code is used once,
 //      autocannon (load.js, on another core) sends exactly N exchanges;
 //   3. POST /token grant_type=refresh_token with one refresh token (a
-//      refresh token stays valid until it expires, so it repeats);
+//      refresh token stays valid until it expires, so it repeats); every
+//      refresh mints (CONNECT_REFRESH_REUSE_SECONDS=0), as one refresh per
+//      session at a time does, rather than handing out the token of the
+//      refresh a moment before;
 //   4. POST /tokens: the client's own access token as Bearer, JSON body
 //      {refreshToken}, a fresh UUIDv4 Request-Reference-No per request;
 //   5. the resource-server check (openCustomerAccessCheck from the built
@@ -237,6 +240,8 @@ async function benchEngine(engine, databaseUrl) {
     DATABASE_URL: databaseUrl ?? `sqlite:${join(workDir, 'connect.db')}`,
     CONNECT_LOG_LEVEL: 'info',
     CONNECT_AUTH_URL: base,
+    // One refresh token repeated: measure minting, not reuse (docs/tokens.md, "Concurrent refreshes").
+    CONNECT_REFRESH_REUSE_SECONDS: '0',
     HOST,
     PORT: String(port),
   };

@@ -22,6 +22,8 @@ export interface Runtime {
   readonly csrfKey: Uint8Array;
   /** Seals the responses kept for idempotent `POST /tokens` retries. */
   readonly idempotencyKey: Uint8Array;
+  /** Seals the access token a refresh minted, kept for the refreshes of its reuse interval. */
+  readonly refreshReuseKey: Uint8Array;
   /** Keys the hashed mobiles and addresses in rate-limit counters. */
   readonly limitKey: Uint8Array;
   /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
@@ -54,6 +56,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
     csrfKey: deriveKey(masterKey, 'csrf'),
     idempotencyKey: deriveKey(masterKey, 'idempotency'),
+    refreshReuseKey: deriveKey(masterKey, 'refresh-reuse'),
     limitKey: deriveKey(masterKey, 'rate-limit-keys'),
     demoKey: deriveKey(masterKey, 'sandbox-demo'),
   };

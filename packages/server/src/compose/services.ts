@@ -124,10 +124,10 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     metrics,
   );
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
-  const refresh: RefreshDeps = { ...tokens, tokenSessions, audit };
+  const refresh: RefreshDeps = { ...tokens, tokenSessions, audit, reuse: { seconds: config.lifetimes.refreshReuseSeconds, sealKey: runtime.refreshReuseKey } };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokens),
-    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, tokenSessions, transaction: (work) => storage.transaction(work) }),
+    bindGrant(authorizationCodeGrant, { ...tokens, audit, codes: storage.codes, transaction: (work) => storage.transaction(work) }),
     bindGrant(refreshTokenGrant, refresh),
   ]);
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
@@ -223,7 +223,12 @@ function announcingLocally(store: TokenSessionStore, changes: ChangeFeed): Token
   };
   return {
     ...store,
-    replaceAccessToken: async (sid, update) => told(sid, await store.replaceAccessToken(sid, update)),
+    replaceAccessToken: async (sid, update) => {
+      const replaced = await store.replaceAccessToken(sid, update);
+      // A reused token changed nothing.
+      told(sid, replaced?.reused === false);
+      return replaced;
+    },
     revokeTokenSession: async (sid, now) => told(sid, await store.revokeTokenSession(sid, now)),
     revokeAccessToken: async (sid, accessJti) => told(sid, await store.revokeAccessToken(sid, accessJti)),
   };

@@ -5,7 +5,7 @@ import { isSmsCountry } from '../core/customers/mobile.js';
 import { ENVIRONMENTS } from '../core/environment.js';
 import { MAX_SCOPE_LENGTH, SCOPE_TOKEN_PATTERN, splitScope } from '../core/scopes.js';
 import { MASTER_KEY_BYTES } from '../core/keys/master-key.js';
-import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS } from '../core/lifetimes.js';
+import { AUDIT_RETENTION_DAYS_DEFAULT, DEFAULT_LIFETIMES, JWKS_MAX_AGE_LIMIT_SECONDS, REFRESH_REUSE_LIMIT_SECONDS } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
@@ -146,6 +146,7 @@ const VARIABLES = {
   CONNECT_CODE_TTL: wholeNumber(1),
   CONNECT_ACCESS_TOKEN_TTL: wholeNumber(1),
   CONNECT_REFRESH_TOKEN_TTL: wholeNumber(1),
+  CONNECT_REFRESH_REUSE_SECONDS: wholeNumber(0, REFRESH_REUSE_LIMIT_SECONDS),
   CONNECT_SESSION_IDLE_TTL: wholeNumber(1),
   CONNECT_SESSION_TTL: wholeNumber(1),
   CONNECT_SECRET_ROTATION_GRACE: wholeNumber(0),
@@ -298,6 +299,7 @@ function toConfig(values: Parsed, cwd: string): Config {
       codeSeconds: values.CONNECT_CODE_TTL ?? DEFAULT_LIFETIMES.codeSeconds,
       accessTokenSeconds: values.CONNECT_ACCESS_TOKEN_TTL ?? DEFAULT_LIFETIMES.accessTokenSeconds,
       refreshTokenSeconds: values.CONNECT_REFRESH_TOKEN_TTL ?? DEFAULT_LIFETIMES.refreshTokenSeconds,
+      refreshReuseSeconds: values.CONNECT_REFRESH_REUSE_SECONDS ?? DEFAULT_LIFETIMES.refreshReuseSeconds,
       sessionIdleSeconds: values.CONNECT_SESSION_IDLE_TTL ?? DEFAULT_LIFETIMES.sessionIdleSeconds,
       sessionSeconds: values.CONNECT_SESSION_TTL ?? DEFAULT_LIFETIMES.sessionSeconds,
       jwksMaxAgeSeconds: values.CONNECT_JWKS_MAX_AGE ?? DEFAULT_LIFETIMES.jwksMaxAgeSeconds,

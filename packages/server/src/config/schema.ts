@@ -51,7 +51,10 @@ export interface Config {
    * default in `core/lifetimes.ts`: `CONNECT_CODE_TTL`,
    * `CONNECT_ACCESS_TOKEN_TTL`, `CONNECT_REFRESH_TOKEN_TTL`,
    * `CONNECT_SESSION_IDLE_TTL`, `CONNECT_SESSION_TTL` (whole seconds, 1 up),
-   * and `CONNECT_JWKS_MAX_AGE` (the JWKS document's `max-age`, which a key
+   * `CONNECT_REFRESH_REUSE_SECONDS` (refreshes of one token session within
+   * this long of the refresh that minted its access token get that token
+   * again: whole seconds, 0 to 60, default 10; 0 turns reuse off) and
+   * `CONNECT_JWKS_MAX_AGE` (the JWKS document's `max-age`, which a key
    * rotation waits out: whole seconds, 1 to 86400, default 300).
    */
   readonly lifetimes: Lifetimes;

@@ -14,6 +14,13 @@ export interface Lifetimes {
   readonly accessTokenSeconds: number;
   /** `CONNECT_REFRESH_TOKEN_TTL`: customer refresh tokens. */
   readonly refreshTokenSeconds: number;
+  /**
+   * `CONNECT_REFRESH_REUSE_SECONDS`: refreshes of one token session within
+   * this long of the refresh that minted its access token get that token
+   * again, instead of minting one that the next refresh would end at once
+   * (docs/tokens.md, "Concurrent refreshes"); 0: every refresh mints.
+   */
+  readonly refreshReuseSeconds: number;
   /** `CONNECT_SESSION_IDLE_TTL`: a customer's session at Connect unused this long ends. */
   readonly sessionIdleSeconds: number;
   /** `CONNECT_SESSION_TTL`: a customer's session at Connect ends this long after login, used or not. */
@@ -32,10 +39,14 @@ export const DEFAULT_LIFETIMES: Lifetimes = Object.freeze({
   codeSeconds: 300,
   accessTokenSeconds: 3600,
   refreshTokenSeconds: 604_800,
+  refreshReuseSeconds: 10,
   sessionIdleSeconds: 1800,
   sessionSeconds: 43_200,
   jwksMaxAgeSeconds: 300,
 });
+
+/** The longest `CONNECT_REFRESH_REUSE_SECONDS` allowed: a minute, so a reused token is never much older than a new one would be. */
+export const REFRESH_REUSE_LIMIT_SECONDS = 60;
 
 /** The longest `CONNECT_JWKS_MAX_AGE` allowed: a day, so a rotation never waits longer than that. */
 export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;

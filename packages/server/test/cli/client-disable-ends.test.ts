@@ -222,7 +222,7 @@ describe('clients disable and enable, on SQLite', () => {
 });
 
 /** What an exchange whose code was ended between its two steps is told. */
-const ENDED = 'the authorization code was ended: the customer or the client can no longer sign in with it';
+const ENDED = 'authorization code has expired or was ended';
 
 describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', () => {
   const pg = usePostgresStorage();
@@ -237,9 +237,9 @@ describe.skipIf(!postgresAdminUrl)('clients disable and enable, on PostgreSQL', 
     gate.on = true;
     const exchanging = exchangeCode(b.t.app, s.client, { code, redirect_uri: REDIRECT_URI });
     await gate.reached;
-    // The code is consumed already: the disable has only the login's token session to end, and does not wait.
+    // The tokens are minted but the code is not consumed yet: the disable ends it with the login's token session.
     const disabled = await b.w.cliJson<StatusView>(['clients', 'disable', s.client.id]);
-    expect(disabled.ended).toEqual({ tokenSessions: 1, codes: 0 });
+    expect(disabled.ended).toEqual({ tokenSessions: 1, codes: 1 });
     // Enabled again before the exchange goes on: what the disable ended stays ended.
     b.clock.advance(3);
     expect((await b.w.cliJson<StatusView>(['clients', 'enable', s.client.id])).status).toBe('active');

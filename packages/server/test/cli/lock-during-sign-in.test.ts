@@ -86,16 +86,12 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a code exchange, on Po
     await gate.reached;
     const out: string[] = [];
     expect(await runCli(['customers', 'lock', s.profileId, '--json'], { env, clock, stdout: (text) => void out.push(text), stderr: (text) => void out.push(text) })).toBe(0);
-    // Only the login's token session: the exchange had not added one.
-    expect((JSON.parse(out.join('')) as { ended: { tokenSessions: number } }).ended.tokenSessions).toBe(1);
+    // Only the login's token session (the exchange had not added one), and the code, not consumed yet.
+    expect((JSON.parse(out.join('')) as { ended: { tokenSessions: number; codes: number } }).ended).toMatchObject({ tokenSessions: 1, codes: 1 });
     // Unlocked again before the exchange goes on: what the lock ended stays ended.
     expect(await runCli(['customers', 'unlock', s.profileId, '--json'], { env, clock, stdout: () => {}, stderr: (text) => void out.push(text) })).toBe(0);
     gate.open();
-    expectOAuthError(await exchanging, {
-      status: 400,
-      error: 'invalid_grant',
-      description: 'the authorization code was ended: the customer or the client can no longer sign in with it',
-    });
+    expectOAuthError(await exchanging, { status: 400, error: 'invalid_grant', description: 'authorization code has expired or was ended' });
     gate.on = false;
     expect(await t.storage.tokenSessions.revokeTokenSessionsByCode(hashCode(code), T0)).toBe(0);
   });

@@ -102,8 +102,8 @@ export async function untilLockWaiters(url: string, count: number): Promise<bool
 
 /**
  * A storage whose code exchanges, while `gate.on`, stop between their two
- * steps (after the code is consumed, before the token session is added)
- * until `gate.open()`.
+ * steps (after the code is read and the tokens are minted, before the code
+ * is consumed with its token session) until `gate.open()`.
  */
 export function pausingBetweenRedeemSteps(inner: Storage) {
   let reached!: () => void;
@@ -116,13 +116,12 @@ export function pausingBetweenRedeemSteps(inner: Storage) {
   };
   const codes: Storage['codes'] = {
     ...inner.codes,
-    async consumeAuthorizationCode(...args) {
-      const record = await inner.codes.consumeAuthorizationCode(...args);
+    async redeemAuthorizationCode(...args) {
       if (gate.on) {
         reached();
         await gate.opened;
       }
-      return record;
+      return inner.codes.redeemAuthorizationCode(...args);
     },
   };
   return { storage: { ...inner, codes } satisfies Storage, gate };

@@ -101,6 +101,17 @@ async function introspect(base: string, client: { id: string; secret: string }, 
   return ((await res.json()) as { active: boolean }).active;
 }
 
+/** `POST /tokens` with a client access token and a new reference: its status and the access token it gave. */
+async function refreshAtTokens(base: string, bearer: string, refreshToken: string): Promise<{ status: number; accessToken?: string }> {
+  const res = await fetch(new URL('/tokens', base), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json', 'request-reference-no': crypto.randomUUID() },
+    body: JSON.stringify({ refreshToken }),
+  });
+  const body = (await res.json()) as { accessToken?: string };
+  return { status: res.status, ...(body.accessToken ? { accessToken: body.accessToken } : {}) };
+}
+
 /** `POST /tokens` with a client access token: the consumer's refresh endpoint. */
 async function tokensStatus(base: string, bearer: string, refreshToken: string): Promise<number> {
   const res = await fetch(new URL('/tokens', base), {
@@ -115,7 +126,7 @@ async function tokensStatus(base: string, bearer: string, refreshToken: string):
 function suite(engine: 'sqlite' | 'postgres') {
   describe(`two servers on one ${engine === 'sqlite' ? 'SQLite file' : 'PostgreSQL database'}`, () => {
     /** Two servers, a client with every grant, a customer logged in through server A. */
-    async function twoServers() {
+    async function twoServers(extraEnv: Record<string, string> = {}) {
       const s = await setting(engine);
       await cli(s, ['migrate']);
       const created = await cli<{ clientId: string; clientSecret: string }>(s, [
@@ -123,7 +134,7 @@ function suite(engine: 'sqlite' | 'postgres') {
       ]);
       const client = { id: created.clientId, secret: created.clientSecret };
       await cli(s, ['customers', 'create', '--mobile', MOBILE, '--pin', PIN]);
-      const [a, b] = await Promise.all([serve(s), serve(s)]);
+      const [a, b] = await Promise.all([serve(s, extraEnv), serve(s, extraEnv)]);
       const tokens = await logIn(a, '10.0.0.1', client, { mobile: MOBILE, pin: PIN, redirectUri: REDIRECT_URI });
       // Both servers have read (and hold) the client and the session.
       for (const base of [a, b]) {
@@ -198,6 +209,27 @@ function suite(engine: 'sqlite' | 'postgres') {
         return !jwks.keys.some((k) => k.kid === oldKid);
       });
       await onEveryServerWithin(servers, "the old key's client token refused", async (base) => (await tokensStatus(base, oldBearer, tokens.refreshToken as string)) === 401);
+    });
+
+    it('10 simultaneous refreshes over both servers, at /token and at POST /tokens: every returned access token is accepted on both', { timeout: 60_000 }, async () => {
+      // The longest reuse interval, so that a slow machine still sends all 20 within it.
+      const { servers, client, tokens } = await twoServers({ CONNECT_REFRESH_REUSE_SECONDS: '60' });
+      const bearers = await Promise.all(servers.map(async (base) => (await clientToken(base, client)).token as string));
+      const refreshToken = tokens.refreshToken as string;
+      const viaGrant = await Promise.all(Array.from({ length: 10 }, (_, i) => refresh(servers[i % 2] as string, client, refreshToken)));
+      const viaTokens = await Promise.all(Array.from({ length: 10 }, (_, i) => refreshAtTokens(servers[i % 2] as string, bearers[i % 2] as string, refreshToken)));
+      const returned = [...viaGrant.map((r) => r.accessToken), ...viaTokens.map((r) => r.accessToken)];
+      expect([...viaGrant, ...viaTokens].map((r) => r.status)).toEqual(returned.map(() => 200));
+      // Within the reuse interval of the refresh that minted it: one token for all.
+      expect(new Set(returned).size).toBe(1);
+      for (const base of servers) {
+        for (const token of returned) {
+          expect(await profileStatus(base, token as string)).toBe(200);
+          expect(await introspect(base, client, token as string)).toBe(true);
+        }
+        // The access token from before the refreshes is retired.
+        expect(await profileStatus(base, tokens.accessToken)).toBe(401);
+      }
     });
   });
 }

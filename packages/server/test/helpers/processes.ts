@@ -66,6 +66,8 @@ export interface ServeProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Stops it with SIGTERM and waits for it to exit. */
   stop(): Promise<void>;
+  /** Kills it with SIGKILL (`kill -9`: no shutdown at all, as in a crash) and waits for it to exit. */
+  kill(): Promise<void>;
 }
 
 /** Starts `connect-auth serve ...args` on the data folder; resolves once it listens. Killed when the test ends. */
@@ -101,6 +103,10 @@ export async function startServe(setting: ProcessSetting, extraEnv: Record<strin
         exited: closed,
         async stop() {
           if (!exited) child.kill('SIGTERM');
+          await closed;
+        },
+        async kill() {
+          if (!exited) child.kill('SIGKILL');
           await closed;
         },
       };

@@ -36,7 +36,7 @@ async function obtainCode(t: TestApp): Promise<{ client: Credentials; code: stri
 /**
  * Redeems `code` `EXCHANGES` times at once, spread over `apps`: one exchange
  * redeems it and every other one is a replay, answered `invalid_grant`. At
- * most one gets tokens (none when a replay came between its two steps;
+ * most one gets tokens (none when a replay came first;
  * docs/journey.md, "The code"), and the replays revoked them.
  */
 async function expectOneRedemption(apps: readonly FastifyInstance[], t: TestApp, client: Credentials, code: string): Promise<void> {

@@ -98,8 +98,11 @@ describe('POST /tokens', () => {
 
   it('a refresh token used at /tokens can be used again at /token and at /tokens; each refresh retires the access token before it', async () => {
     const s = await endpoint();
+    // Each after the reuse interval of the one before (CONNECT_REFRESH_REUSE_SECONDS, 10): each mints.
     const first = expectTokensBody(await s.post());
+    s.t.clock.advance(10);
     const second = expectRefreshed(await refreshAtToken(s.t.app, s.client, s.tokens.refreshToken));
+    s.t.clock.advance(10);
     const third = expectTokensBody(await s.post());
     expect(await isActive(s.t.app, s.client, first.accessToken)).toBe(false);
     expect(await isActive(s.t.app, s.client, second.access_token)).toBe(false);
@@ -334,9 +337,9 @@ describe('POST /tokens idempotent retries (Request-Reference-No)', () => {
     const s = await endpoint();
     const reference = randomUUID();
     const first = expectTokensBody(await s.post({ reference }));
-    // A second later: a plainly later token (within the same second, a retry is told 409 for a minute;
-    // docs/consumer-guide.md, "Refreshing a customer's access token").
-    s.t.clock.advance(1);
+    // Past the reuse interval: a plainly later token (within the same second, a retry is told 409 for a
+    // minute; docs/consumer-guide.md, "Refreshing a customer's access token").
+    s.t.clock.advance(10);
     const second = expectTokensBody(await s.post());
     expect(second.accessToken).not.toBe(first.accessToken);
     const replay = await s.post({ reference });
@@ -519,7 +522,8 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     const other = await s.newSession();
     const replaced = randomUUID();
     const second = expectTokensBody(await s.post({ reference: replaced, body: { refreshToken: other.refreshToken } }));
-    s.t.clock.advance(1);
+    // Past the reuse interval: the next refresh replaces the token.
+    s.t.clock.advance(10);
     expectTokensBody(await s.post({ body: { refreshToken: other.refreshToken } }));
     expectRevoked(await revoke(s.t.app, s.client, s.tokens.refreshToken));
 
@@ -568,6 +572,26 @@ describe.skipIf(!postgresAdminUrl)('POST /tokens on PostgreSQL', () => {
     expect(expectTokensBody(await postTokens(b.app, { bearer: s.bearer, reference, body: { refreshToken: s.tokens.refreshToken } }))).toEqual(
       winner.json(),
     );
+  });
+
+  it('10 simultaneous refreshes with their own references over two instances: every one gets the one access token, and a replay of each gives it again', async () => {
+    const masterKey = randomBytes(32);
+    const a = await build({ storage: open(), masterKey });
+    const b = await build({ storage: open(), masterKey, clock: a.clock });
+    const s = await endpoint({ t: a });
+    const apps: FastifyInstance[] = [a.app, b.app];
+    const references = Array.from({ length: 10 }, () => randomUUID());
+    const post = (i: number) =>
+      postTokens(apps[i % 2] as FastifyInstance, { bearer: s.bearer, reference: references[i] as string, body: { refreshToken: s.tokens.refreshToken } });
+    const answers = (await Promise.all(references.map((_, i) => post(i)))).map((res, i) => expectTokensBody(res, references[i]));
+    expect(new Set(answers.map((answer) => answer.accessToken)).size).toBe(1);
+    expect(new Set(answers.map((answer) => answer.expiresAt)).size).toBe(1);
+    for (const app of apps) {
+      for (const answer of answers) expect(await isActive(app, s.client, answer.accessToken)).toBe(true);
+      expect(await isActive(app, s.client, s.tokens.accessToken)).toBe(false);
+    }
+    // Each stored answer holds the token it gave: a retry gets it again.
+    for (const [i, answer] of answers.entries()) expect(expectTokensBody(await post(i), references[i])).toEqual(answer);
   });
 
   it('the stored response is sealed', async () => {

@@ -32,7 +32,7 @@ function recorder() {
 }
 
 function roundTrips(engine: string, open: (options: StorageOptions) => Storage) {
-  it(`${engine}: a code exchange sends 2 statements, a refresh 1, POST /tokens 2 (a client token in use)`, async () => {
+  it(`${engine}: a code exchange sends ${engine === 'PostgreSQL' ? 2 : '1 + a transaction of 2'} statements, a refresh 1, POST /tokens 2 (a client token in use)`, async () => {
     const counted = recorder();
     const t = await build({ storage: open({ onStatement: counted.onStatement }) });
     const client = await t.createClient({ grants: REFRESH_GRANTS });
@@ -40,10 +40,15 @@ function roundTrips(engine: string, open: (options: StorageOptions) => Storage) 
     const params = await logIn(new Browser(t.app), authorizeParams(client));
 
     const exchange = await counted.sentDuring(() => redeem(t.app, client, params.get('code') ?? ''));
-    // The code consumed with its binding checked, then the token session added while all it stands on holds.
-    expect(exchange.sent).toHaveLength(2);
-    expect(exchange.sent[0]).toMatch(/^update "authorization_codes"/);
-    expect(exchange.sent[1]).toMatch(/^insert into token_sessions/);
+    // The code read (its tokens are minted for its customer and scopes), then consumed with its token session
+    // in one atomic step: one statement on PostgreSQL, one transaction on SQLite (calls within the process).
+    expect(exchange.sent[0]).toMatch(/^select \* from "authorization_codes"/);
+    if (engine === 'PostgreSQL') {
+      expect(exchange.sent).toHaveLength(2);
+      expect(exchange.sent[1]).toMatch(/^with customer as .*consumed as \(update authorization_codes .*added as \(insert into token_sessions/s);
+    } else {
+      expect(exchange.sent.slice(1).map((text) => text.split(/\s/)[0]?.toLowerCase())).toEqual(['begin', 'update', 'insert', 'commit']);
+    }
 
     t.clock.advance(5);
     const refresh = await counted.sentDuring(() => refreshAtToken(t.app, client, exchange.value.refreshToken));
@@ -54,18 +59,30 @@ function roundTrips(engine: string, open: (options: StorageOptions) => Storage) 
     const bearer = await obtainToken(t, client);
     const post = () => postTokens(t.app, { bearer, body: { refreshToken: exchange.value.refreshToken }, reference: randomUUID() });
     // The first use of a client token reads whether it was revoked; later uses know it from the change signal.
-    t.clock.advance(5);
+    // Each refresh comes after the reuse interval (10 s) of the one before: it mints.
+    t.clock.advance(10);
     const first = await counted.sentDuring(post);
     expectTokensBody(first.value);
     expect(first.sent).toHaveLength(3);
     expect(first.sent[0]).toMatch(/from "revoked_tokens"/);
-    t.clock.advance(5);
+    t.clock.advance(10);
     const tokens = await counted.sentDuring(post);
     expectTokensBody(tokens.value);
     // The reference claimed with the sealed answer in it, then the refresh.
     expect(tokens.sent).toHaveLength(2);
     expect(tokens.sent[0]).toMatch(/^insert into "idempotent_requests"/);
     expect(tokens.sent[1]).toMatch(/^update "token_sessions"/);
+
+    // Within the reuse interval: the grant still sends 1 statement (it decides to reuse); POST /tokens
+    // one more, for the stored answer, which now holds the reused token.
+    t.clock.advance(5);
+    const reused = await counted.sentDuring(() => refreshAtToken(t.app, client, exchange.value.refreshToken));
+    expect(expectRefreshed(reused.value, 3595).access_token).toBe(expectTokensBody(tokens.value).accessToken);
+    expect(reused.sent).toHaveLength(1);
+    const reusedPost = await counted.sentDuring(post);
+    expect(expectTokensBody(reusedPost.value).accessToken).toBe(expectTokensBody(tokens.value).accessToken);
+    expect(reusedPost.sent).toHaveLength(3);
+    expect(reusedPost.sent[2]).toMatch(/^update "idempotent_requests"/);
   });
 }
 

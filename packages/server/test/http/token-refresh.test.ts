@@ -122,10 +122,36 @@ describe('POST /token grant_type=refresh_token', () => {
     expect((await getProfile(t.app, second.accessToken)).statusCode).toBe(200);
   });
 
-  it('simultaneous refreshes with one refresh token all succeed, and exactly one of their access tokens stays active', async () => {
+  it('simultaneous refreshes with one refresh token all succeed with one access token, which stays active (CONNECT_REFRESH_REUSE_SECONDS)', async () => {
     const { t, client, tokens } = await lifecycle();
+    const responses = await Promise.all(Array.from({ length: 10 }, () => refreshAtToken(t.app, client, tokens.refreshToken)));
+    const minted = responses.map((res) => expectRefreshed(res).access_token);
+    expect(new Set(minted).size).toBe(1);
+    for (const token of minted) expect((await getProfile(t.app, token)).statusCode).toBe(200);
+    const active = await Promise.all([tokens.accessToken, ...minted].map((token) => isActive(t.app, client, token)));
+    // The access token from before the refreshes is retired all the same.
+    expect(active).toEqual([false, ...minted.map(() => true)]);
+  });
+
+  it('refreshes within CONNECT_REFRESH_REUSE_SECONDS of the one that minted get its token again; at the end of the interval a new one', async () => {
+    const { t, client, tokens } = await lifecycle({ env: { CONNECT_REFRESH_REUSE_SECONDS: '5' } });
+    const first = expectRefreshed(await refreshAtToken(t.app, client, tokens.refreshToken));
+    t.clock.advance(4);
+    const reused = expectRefreshed(await refreshAtToken(t.app, client, tokens.refreshToken), 3596);
+    expect(reused.access_token).toBe(first.access_token);
+    t.clock.advance(1);
+    const fresh = expectRefreshed(await refreshAtToken(t.app, client, tokens.refreshToken));
+    expect(fresh.access_token).not.toBe(first.access_token);
+    expect(await isActive(t.app, client, first.access_token)).toBe(false);
+    expect(await isActive(t.app, client, fresh.access_token)).toBe(true);
+    expect(await isActive(t.app, client, tokens.accessToken)).toBe(false);
+  });
+
+  it('CONNECT_REFRESH_REUSE_SECONDS=0: simultaneous refreshes all succeed, and exactly one of their access tokens stays active', async () => {
+    const { t, client, tokens } = await lifecycle({ env: { CONNECT_REFRESH_REUSE_SECONDS: '0' } });
     const responses = await Promise.all(Array.from({ length: 5 }, () => refreshAtToken(t.app, client, tokens.refreshToken)));
     const minted = responses.map((res) => expectRefreshed(res).access_token);
+    expect(new Set(minted).size).toBe(5);
     const active = await Promise.all([tokens.accessToken, ...minted].map((token) => isActive(t.app, client, token)));
     expect(active.filter(Boolean)).toHaveLength(1);
     expect(active[0]).toBe(false);
@@ -328,16 +354,18 @@ describe.skipIf(!postgresAdminUrl)('refresh grant on PostgreSQL', () => {
     expectInvalidGrant(await refreshAtToken(s.t.app, s.client, s.tokens.refreshToken), 'refresh token has been revoked');
   });
 
-  it('simultaneous refreshes over two instances sharing the database: exactly one access token stays active', async () => {
+  it('10 simultaneous refreshes over two instances sharing the database: every one gets the one access token, active on both', async () => {
     const masterKey = randomBytes(32);
     const a = await build({ storage: open(), masterKey });
     const b = await build({ storage: open(), masterKey, clock: a.clock });
     const { client, tokens } = await lifecycle({ t: a });
     const apps = [a.app, b.app];
-    const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => refreshAtToken(apps[i % 2] as FastifyInstance, client, tokens.refreshToken)));
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => refreshAtToken(apps[i % 2] as FastifyInstance, client, tokens.refreshToken)));
     const minted = responses.map((res) => expectRefreshed(res).access_token);
-    const active = await Promise.all([tokens.accessToken, ...minted].map((token) => isActive(a.app, client, token)));
-    expect(active.filter(Boolean)).toHaveLength(1);
-    expect(active[0]).toBe(false);
+    expect(new Set(minted).size).toBe(1);
+    for (const app of apps) {
+      const active = await Promise.all([tokens.accessToken, ...minted].map((token) => isActive(app, client, token)));
+      expect(active).toEqual([false, ...minted.map(() => true)]);
+    }
   });
 });

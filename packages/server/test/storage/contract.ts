@@ -5,7 +5,7 @@ import type { Customer } from '../../src/core/customers/customer.js';
 import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
-import { REPLAYED_CODE_EXPIRY, type OtpEntry, type PinResetUse, type ResetOtpEntry } from '../../src/core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type CodeBinding, type OtpEntry, type PinResetUse, type ResetOtpEntry } from '../../src/core/journey/stores.js';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
@@ -1043,6 +1043,33 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
     describe('authorization codes', () => {
       const codes = () => storage.codes;
+      let sessions = 0;
+      /** The token session an exchange of `codeHash` adds. */
+      const sessionOf = (codeHash: string, clientId: string, profileId = '123456789012') => ({
+        ...tokenSession({ sid: `sid-${++sessions}`, clientId, profileId, codeHash }),
+        codeHash,
+      });
+      /** Redeems `codeHash` for `clientId` at `now`; the code's customer is 123456789012 unless said otherwise. */
+      const redeem = (codeHash: string, clientId: string, now: number, binding: CodeBinding = BINDING, profileId?: string) =>
+        codes().redeemAuthorizationCode(sessionOf(codeHash, clientId, profileId), now, binding);
+      /** The token sessions added for a code. */
+      const sessionsOf = async (codeHash: string) => {
+        const found: TokenSessionRecord[] = [];
+        for (let i = 1; i <= sessions; i++) {
+          const session = await storage.tokenSessions.findTokenSession(`sid-${i}`);
+          if (session?.codeHash === codeHash) found.push(session);
+        }
+        return found;
+      };
+
+      beforeEach(async () => {
+        sessions = 0;
+        await storage.clients.insertClient(client());
+        await storage.clients.insertClient(client({ id: 'cid_sandbox_other' }));
+        await storage.customers.insertCustomer(customer());
+        await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639171234568' }));
+        await storage.customers.insertCustomer(customer({ profileId: '323456789012', mobile: '+639171234569' }));
+      });
 
       it('stores and finds a code with every field intact', async () => {
         const withPkce = authorizationCode({ codeHash: 'code-2', codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' });
@@ -1054,59 +1081,93 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await expect(codes().insertAuthorizationCode(authorizationCode())).rejects.toBeInstanceOf(Conflict);
       });
 
-      it('redeems a code once and returns its record', async () => {
+      it('redeems a code once, adding its token session with it', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 10, BINDING)).toMatchObject({
-          codeHash: 'code-1',
-          clientId: 'cid_sandbox_contract',
-          redirectUri: 'https://acme.example/callback',
-          profileId: '123456789012',
-          codeChallenge: null,
-        });
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 11, BINDING)).toBeUndefined();
+        const session = sessionOf('code-1', 'cid_sandbox_contract');
+        expect(await codes().redeemAuthorizationCode(session, T + 10, BINDING)).toBe('redeemed');
+        expect(await storage.tokenSessions.findTokenSession(session.sid)).toEqual(session);
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 11)).toBe('refused');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBe(T + 10);
+        expect(await sessionsOf('code-1')).toEqual([session]);
       });
 
-      it('redeems a code for exactly one of 20 concurrent calls', async () => {
+      it('redeems a code for exactly one of 20 concurrent calls, which alone adds a token session', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        const results = await concurrently(20, () => codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING));
-        expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+        const results = await concurrently(20, () => redeem('code-1', 'cid_sandbox_contract', T + 1));
+        expect(results.filter((r) => r === 'redeemed')).toHaveLength(1);
+        expect(results.filter((r) => r === 'refused')).toHaveLength(19);
+        expect(await sessionsOf('code-1')).toHaveLength(1);
       });
 
-      it('refuses to redeem a code for another client, leaving it to its own', async () => {
+      it("refuses to redeem a code for another client or another customer, leaving it to its own", async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_other', T + 1, BINDING)).toBeUndefined();
+        expect(await redeem('code-1', 'cid_sandbox_other', T + 1)).toBe('refused');
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 1, BINDING, '223456789012')).toBe('refused');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
+        expect(await sessionsOf('code-1')).toEqual([]);
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 1)).toBe('redeemed');
       });
 
       it('redeems a code until expiresAt - 1, not at or after expiresAt', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 300, BINDING)).toBeUndefined();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 301, BINDING)).toBeUndefined();
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 300)).toBe('refused');
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 301)).toBe('refused');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 299, BINDING)).toBeDefined();
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 299)).toBe('redeemed');
       });
 
       it('redeems a code only for the redirect URI and PKCE challenge it was issued for, leaving it unused otherwise', async () => {
         await codes().insertAuthorizationCode(authorizationCode({ codeChallenge: 'challenge-1' }));
         const id = ['code-1', 'cid_sandbox_contract', T + 1] as const;
-        expect(await codes().consumeAuthorizationCode(...id, BINDING)).toBeUndefined();
-        expect(await codes().consumeAuthorizationCode(...id, { ...BINDING, codeChallenge: 'challenge-2' })).toBeUndefined();
-        expect(await codes().consumeAuthorizationCode(...id, { redirectUri: 'https://acme.example/other', codeChallenge: 'challenge-1' })).toBeUndefined();
+        expect(await redeem(...id, BINDING)).toBe('refused');
+        expect(await redeem(...id, { ...BINDING, codeChallenge: 'challenge-2' })).toBe('refused');
+        expect(await redeem(...id, { redirectUri: 'https://acme.example/other', codeChallenge: 'challenge-1' })).toBe('refused');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await codes().consumeAuthorizationCode(...id, { ...BINDING, codeChallenge: 'challenge-1' })).toMatchObject({ codeHash: 'code-1' });
+        expect(await sessionsOf('code-1')).toEqual([]);
+        expect(await redeem(...id, { ...BINDING, codeChallenge: 'challenge-1' })).toBe('redeemed');
 
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'code-2' }));
-        expect(await codes().consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 1, { ...BINDING, codeChallenge: 'challenge-1' })).toBeUndefined();
-        expect(await codes().consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
+        expect(await redeem('code-2', 'cid_sandbox_contract', T + 1, { ...BINDING, codeChallenge: 'challenge-1' })).toBe('refused');
+        expect(await redeem('code-2', 'cid_sandbox_contract', T + 1, BINDING)).toBe('redeemed');
+      });
+
+      it('consumes the code of a customer or client who can no longer sign in, adding no token session', async () => {
+        for (const codeHash of ['locked-out', 'after-lockout', 'disabled', 'enabled', 'customer-locked']) {
+          await codes().insertAuthorizationCode(authorizationCode({ codeHash, expiresAt: T + 900 }));
+        }
+        // A customer locked out for failed PINs, until the lockout ends.
+        await storage.customers.updateCustomer('123456789012', { lockedUntil: T + 100 }, T + 1);
+        expect(await redeem('locked-out', 'cid_sandbox_contract', T + 99)).toBe('ended');
+        expect(await redeem('after-lockout', 'cid_sandbox_contract', T + 100)).toBe('redeemed');
+        // A disabled client.
+        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 101 }, T + 101);
+        expect(await redeem('disabled', 'cid_sandbox_contract', T + 101)).toBe('ended');
+        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 101 }, T + 102);
+        expect(await redeem('enabled', 'cid_sandbox_contract', T + 102)).toBe('redeemed');
+        // A locked customer.
+        await storage.customers.lockCustomer('123456789012', T + 104);
+        expect(await redeem('customer-locked', 'cid_sandbox_contract', T + 104)).toBe('ended');
+        for (const codeHash of ['locked-out', 'disabled', 'customer-locked']) {
+          expect((await codes().findAuthorizationCode(codeHash))?.consumedAt).not.toBeNull();
+          expect(await sessionsOf(codeHash)).toEqual([]);
+        }
+      });
+
+      it('leaves the code unused when adding its token session fails', async () => {
+        await codes().insertAuthorizationCode(authorizationCode());
+        // The session's sid is taken: the insert fails after the code's update.
+        const taken = sessionOf('code-1', 'cid_sandbox_contract');
+        await storage.tokenSessions.insertTokenSession({ ...taken, codeHash: null });
+        await expect(codes().redeemAuthorizationCode(taken, T + 1, BINDING)).rejects.toBeInstanceOf(Conflict);
+        expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
+        expect(await redeem('code-1', 'cid_sandbox_contract', T + 1)).toBe('redeemed');
       });
 
       it('ends a replayed code only once it was redeemed', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
         expect(await codes().endReplayedAuthorizationCode('code-1')).toBe(false);
         expect((await codes().findAuthorizationCode('code-1'))?.expiresAt).toBe(T + 300);
-        await codes().consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING);
+        await redeem('code-1', 'cid_sandbox_contract', T + 1);
         expect(await codes().endReplayedAuthorizationCode('code-1')).toBe(true);
         expect(await codes().findAuthorizationCode('code-1')).toMatchObject({ consumedAt: T + 1, expiresAt: REPLAYED_CODE_EXPIRY });
         // An operator's end of the holder's codes leaves the replay's mark.
@@ -1116,7 +1177,8 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       });
 
       it('refuses an unknown code', async () => {
-        expect(await codes().consumeAuthorizationCode('code-unknown', 'cid_sandbox_contract', T, BINDING)).toBeUndefined();
+        expect(await redeem('code-unknown', 'cid_sandbox_contract', T)).toBe('refused');
+        expect(await sessionsOf('code-unknown')).toEqual([]);
       });
 
       it('ends the unexpired and the redeemed codes of a customer or a client, and only those; counts the unredeemed', async () => {
@@ -1127,10 +1189,10 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await codes().insertAuthorizationCode(authorizationCode({ codeHash: 'other-client', clientId: 'cid_sandbox_other', profileId: '323456789012' }));
         expect(await codes().endAuthorizationCodesOf({ profileId: '123456789012' }, T + 10)).toBe(1);
         expect(await codes().findAuthorizationCode('live')).toEqual(authorizationCode({ codeHash: 'live', expiresAt: 0 }));
-        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 10, BINDING)).toBeUndefined();
+        expect(await redeem('live', 'cid_sandbox_contract', T + 10)).toBe('refused');
         // Ended whatever the clock of the exchange: one a second behind the lock's finds it ended too.
-        expect(await codes().consumeAuthorizationCode('live', 'cid_sandbox_contract', T + 9, BINDING)).toBeUndefined();
-        // A redeemed code ends too (no token session may be added for it any more), without being counted.
+        expect(await redeem('live', 'cid_sandbox_contract', T + 9)).toBe('refused');
+        // A redeemed code ends too, without being counted.
         expect((await codes().findAuthorizationCode('redeemed'))?.expiresAt).toBe(0);
         expect((await codes().findAuthorizationCode('expired'))?.expiresAt).toBe(T + 5);
         expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(T + 300);
@@ -1139,20 +1201,19 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await codes().endAuthorizationCodesOf({ clientId: 'cid_sandbox_contract' }, T + 20)).toBe(1);
         expect((await codes().findAuthorizationCode('other-customer'))?.expiresAt).toBe(0);
         expect((await codes().findAuthorizationCode('other-client'))?.expiresAt).toBe(T + 300);
-        expect(await codes().consumeAuthorizationCode('other-client', 'cid_sandbox_other', T + 20, BINDING)).toBeDefined();
+        expect(await redeem('other-client', 'cid_sandbox_other', T + 20, BINDING, '323456789012')).toBe('redeemed');
       });
 
-      it('gives the code back when the transaction that redeemed it rolls back', async () => {
+      it('gives the code back, with its token session, when the transaction that redeemed it rolls back', async () => {
         await codes().insertAuthorizationCode(authorizationCode());
         await expect(
           storage.transaction(async (tx) => {
-            expect(await tx.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING)).toBeDefined();
-            await tx.tokenSessions.insertTokenSession(tokenSession());
+            expect(await tx.codes.redeemAuthorizationCode(sessionOf('code-1', 'cid_sandbox_contract'), T + 1, BINDING)).toBe('redeemed');
             throw new Error('binding mismatch');
           }),
         ).rejects.toThrow('binding mismatch');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBeNull();
-        expect(await storage.tokenSessions.findTokenSession('sid-1')).toBeUndefined();
+        expect(await sessionsOf('code-1')).toEqual([]);
       });
     });
 
@@ -1169,39 +1230,38 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await expect(tokens().insertTokenSession(tokenSession())).rejects.toBeInstanceOf(Conflict);
       });
 
-      it("adds a code's token session only while its code, customer and client still stand", async () => {
-        await storage.clients.insertClient(client());
-        await storage.customers.insertCustomer(customer());
-        await storage.codes.insertAuthorizationCode(authorizationCode());
-        const session = (sid: string) => ({ ...tokenSession({ sid }), codeHash: 'code-1' });
-        // Not redeemed yet.
-        expect(await tokens().insertTokenSessionOfCode(session('unredeemed'), T + 1)).toBe(false);
-        await storage.codes.consumeAuthorizationCode('code-1', 'cid_sandbox_contract', T + 1, BINDING);
-        expect(await tokens().insertTokenSessionOfCode(session('sid-1'), T + 1)).toBe(true);
-        expect(await tokens().findTokenSession('sid-1')).toEqual(session('sid-1'));
-        // Another client's session for this code, or another customer's.
-        expect(await tokens().insertTokenSessionOfCode({ ...session('other-client'), clientId: 'cid_sandbox_other' }, T + 1)).toBe(false);
-        expect(await tokens().insertTokenSessionOfCode({ ...session('other-customer'), profileId: '223456789012' }, T + 1)).toBe(false);
-        // A customer locked out for failed PINs, until the lockout ends.
-        await storage.customers.updateCustomer('123456789012', { lockedUntil: T + 100 }, T + 1);
-        expect(await tokens().insertTokenSessionOfCode(session('locked-out'), T + 99)).toBe(false);
-        expect(await tokens().insertTokenSessionOfCode(session('after-lockout'), T + 100)).toBe(true);
-        // A disabled client.
-        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 101 }, T + 101);
-        expect(await tokens().insertTokenSessionOfCode(session('disabled'), T + 101)).toBe(false);
-        await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 101 }, T + 102);
-        expect(await tokens().insertTokenSessionOfCode(session('enabled'), T + 102)).toBe(true);
-        // A replayed code.
-        await storage.codes.endReplayedAuthorizationCode('code-1');
-        expect(await tokens().insertTokenSessionOfCode(session('replayed'), T + 103)).toBe(false);
-        // A locked customer.
-        await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'code-2' }));
-        await storage.codes.consumeAuthorizationCode('code-2', 'cid_sandbox_contract', T + 104, BINDING);
-        await storage.customers.lockCustomer('123456789012', T + 104);
-        expect(await tokens().insertTokenSessionOfCode({ ...session('customer-locked'), codeHash: 'code-2' }, T + 104)).toBe(false);
-        for (const sid of ['unredeemed', 'other-client', 'other-customer', 'locked-out', 'disabled', 'replayed', 'customer-locked']) {
-          expect(await tokens().findTokenSession(sid)).toBeUndefined();
+      it('decides "reuse or replace" in one statement: of 20 concurrent refreshes with reuse, one replaces and 19 get its token', async () => {
+        await tokens().insertTokenSession(tokenSession());
+        const update = (i: number) => ({
+          clientId: 'cid_sandbox_contract',
+          refreshJti: 'refresh-jti-1',
+          accessJti: `new-${i}`,
+          accessExpiresAt: T + 3700 + i,
+          now: T + 100,
+          reuse: { since: T + 90, scope: 'profile', sealedAccess: `sealed-${i}` },
+        });
+        const results = await concurrently(20, (i) => tokens().replaceAccessToken('sid-1', update(i)));
+        const replaced = results.filter((r) => r?.reused === false);
+        expect(replaced).toHaveLength(1);
+        const kept = (await tokens().findTokenSession('sid-1')) as TokenSessionRecord;
+        const winner = Number(kept.accessJti.slice('new-'.length));
+        expect(kept.accessExpiresAt).toBe(T + 3700 + winner);
+        for (const r of results.filter((r) => r?.reused === true)) {
+          expect(r).toEqual({ reused: true, accessJti: `new-${winner}`, accessExpiresAt: T + 3700 + winner, sealedAccess: `sealed-${winner}` });
         }
+        // A refresh after the interval, another scope, or one without reuse: replaced.
+        expect(await tokens().replaceAccessToken('sid-1', { ...update(31), now: T + 101, reuse: { ...update(31).reuse, since: T + 100 } })).toEqual({ reused: false });
+        expect(await tokens().replaceAccessToken('sid-1', { ...update(30), reuse: { ...update(30).reuse, scope: '' } })).toEqual({ reused: false });
+        const { reuse: _none, ...plain } = update(32);
+        expect(await tokens().replaceAccessToken('sid-1', plain)).toEqual({ reused: false });
+        // Without reuse nothing is kept to reuse: the next refresh within the interval replaces too.
+        expect(await tokens().replaceAccessToken('sid-1', update(33))).toEqual({ reused: false });
+        // An access token revoked on its own is never reused.
+        expect(await tokens().revokeAccessToken('sid-1', 'new-33')).toBe(true);
+        expect(await tokens().replaceAccessToken('sid-1', update(34))).toEqual({ reused: false });
+        // A revoked session refuses either way.
+        await tokens().revokeTokenSession('sid-1', T + 100);
+        expect(await tokens().replaceAccessToken('sid-1', update(35))).toBeUndefined();
       });
 
       it('revokes every session of a code, and only those', async () => {
@@ -1236,17 +1296,17 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await tokens().findTokenSession('other-customer'))?.revokedAt).toBe(T + 70);
         expect((await tokens().findTokenSession('other-both'))?.revokedAt).toBeNull();
         // A revoked session's tokens cannot be replaced.
-        expect(await tokens().replaceAccessToken('a', { clientId: 'cid_sandbox_contract', refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 80 })).toBe(false);
+        expect(await tokens().replaceAccessToken('a', { clientId: 'cid_sandbox_contract', refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 80 })).toBeUndefined();
       });
 
       it("replaces a session's access token only for its client and its refresh token, until that expires", async () => {
         await tokens().insertTokenSession(tokenSession());
         const update = { clientId: 'cid_sandbox_contract', refreshJti: 'refresh-jti-1', accessJti: 'new', accessExpiresAt: T + 4000, now: T + 10 };
-        expect(await tokens().replaceAccessToken('sid-1', { ...update, clientId: 'cid_sandbox_other' })).toBe(false);
-        expect(await tokens().replaceAccessToken('sid-1', { ...update, refreshJti: 'refresh-jti-2' })).toBe(false);
-        expect(await tokens().replaceAccessToken('sid-1', { ...update, now: T + 604_800 })).toBe(false);
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, clientId: 'cid_sandbox_other' })).toBeUndefined();
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, refreshJti: 'refresh-jti-2' })).toBeUndefined();
+        expect(await tokens().replaceAccessToken('sid-1', { ...update, now: T + 604_800 })).toBeUndefined();
         expect((await tokens().findTokenSession('sid-1'))?.accessJti).toBe('access-jti-1');
-        expect(await tokens().replaceAccessToken('sid-1', update)).toBe(true);
+        expect(await tokens().replaceAccessToken('sid-1', update)).toEqual({ reused: false });
         expect(await tokens().findTokenSession('sid-1')).toMatchObject({ accessJti: 'new', accessExpiresAt: T + 4000 });
       });
     });
@@ -1391,14 +1451,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       it('deletes codes at their expiry, not a second before, redeemed or not, in batches', async () => {
         await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'live', expiresAt: T + 301 }));
         for (const n of [1, 2, 3, 4, 5]) await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: `old-${n}` }));
-        await storage.codes.consumeAuthorizationCode('old-1', 'cid_sandbox_contract', T, BINDING);
+        await storage.codes.insertAuthorizationCode(authorizationCode({ codeHash: 'old-6', consumedAt: T }));
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 299, 10)).toBe(0);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(2);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(2);
-        expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(1);
+        expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(2);
         expect(await storage.codes.deleteExpiredAuthorizationCodes(T + 300, 2)).toBe(0);
         expect(await storage.codes.findAuthorizationCode('live')).toBeDefined();
-        expect(await storage.codes.findAuthorizationCode('old-1')).toBeUndefined();
+        expect(await storage.codes.findAuthorizationCode('old-6')).toBeUndefined();
       });
 
       it('deletes journeys at their expiry, not a second before', async () => {

@@ -16,10 +16,15 @@ export interface IdempotencyDeps {
 /** The answer to a retry while the first request with its `Request-Reference-No` may still run (409). */
 export const STILL_RUNNING = 'a request with this Request-Reference-No is still being processed';
 
-/** The work of an idempotent request, ready but not yet done: its response is known, `apply()` does it. */
+/**
+ * The work of an idempotent request, ready but not yet done: its response
+ * is known, `apply()` does it. `apply()` may answer otherwise than
+ * prepared (a refresh within its reuse interval gives the token another
+ * refresh minted): it returns that response, which is then stored instead.
+ */
 export interface PreparedWork<T> {
   readonly response: T;
-  apply(): Promise<void>;
+  apply(): Promise<T | void>;
 }
 
 /**
@@ -35,8 +40,9 @@ export interface PreparedWork<T> {
  * One statement besides the work's own (docs/operator-guide.md, "Database
  * round trips"): `prepare` makes the response without touching the
  * database (it mints the tokens), the reference is claimed with the sealed
- * response already in it, and only then does `apply` do the work. A
- * failure of `apply` releases the reference. A retry that finds the
+ * response already in it, and only then does `apply` do the work (one more
+ * statement when `apply` answers otherwise than prepared: the stored
+ * response is replaced). A failure of `apply` releases the reference. A retry that finds the
  * reference claimed hands the stored response out only after `recheck`
  * passes; `recheck` is told whether the first request may still be
  * running (it began less than `IDEMPOTENCY_CLAIM_SECONDS` ago), and
@@ -78,13 +84,19 @@ export async function runIdempotently<T>(
     await recheck(stored, existing.createdAt + IDEMPOTENCY_CLAIM_SECONDS > now);
     return { response: stored, replayed: true };
   }
+  let applied: T | void;
   try {
-    await prepared.apply();
+    applied = await prepared.apply();
   } catch (error) {
     await deps.idempotentRequests.releaseIdempotentRequest(claim);
     throw error;
   }
-  return { response: prepared.response, replayed: false };
+  if (applied === undefined || applied === prepared.response) return { response: prepared.response, replayed: false };
+  // The work answered otherwise than prepared: a retry must get what this request got. Until this
+  // statement the stored answer is one whose token never became the session's, which a retry's
+  // `recheck` refuses (409 while the first request may run).
+  await deps.idempotentRequests.replaceIdempotentResponse(claim, await seal(deps.sealKey, label, JSON.stringify(applied)));
+  return { response: applied, replayed: false };
 }
 
 function differentRequest(): InvalidRequest {

@@ -34,6 +34,12 @@ export interface IdempotentRequestStore {
    * (never another request's claim of the same reference).
    */
   releaseIdempotentRequest(record: Pick<IdempotentRequestRecord, 'clientId' | 'reference' | 'sealedResponse'>): Promise<void>;
+  /**
+   * Replaces the response of the record this call claimed with
+   * `sealedResponse`: only while it still holds the response it was claimed
+   * with (never another request's claim of the same reference).
+   */
+  replaceIdempotentResponse(record: Pick<IdempotentRequestRecord, 'clientId' | 'reference' | 'sealedResponse'>, sealedResponse: string): Promise<void>;
   /** Forgets records expired by `now` (at most `limit` of them when given); returns how many. */
   deleteExpiredIdempotentRequests(now: number, limit?: number): Promise<number>;
 }

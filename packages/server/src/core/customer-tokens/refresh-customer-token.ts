@@ -2,17 +2,31 @@ import { decodeProtectedHeader } from 'jose';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
-import { grantScope, keepScopes } from '../scopes.js';
+import { seal, unseal } from '../keys/master-key.js';
+import { formatScope, grantScope, keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import { STILL_RUNNING } from './idempotent-refresh.js';
+
+/**
+ * The reuse interval of refreshes (`CONNECT_REFRESH_REUSE_SECONDS`;
+ * docs/tokens.md, "Concurrent refreshes").
+ */
+export interface RefreshReuse {
+  /** Refreshes within this long of the refresh that minted the session's access token get it again; 0: never. */
+  readonly seconds: number;
+  /** Seals the access token a refresh minted, for the refreshes after it (a key derived from the master key). */
+  readonly sealKey: Uint8Array;
+}
 
 /** What a refresh needs. */
 export interface RefreshDeps extends Omit<CustomerTokenDeps, 'keys'>, Omit<TokenVerifyDeps, 'keys'> {
   readonly keys: CustomerTokenDeps['keys'] & TokenVerifyDeps['keys'];
   readonly tokenSessions: Pick<TokenSessionStore, 'findTokenSession' | 'replaceAccessToken'>;
   readonly audit: AuditLog;
+  /** Absent: every refresh mints a new access token (as `CONNECT_REFRESH_REUSE_SECONDS=0`). */
+  readonly reuse?: RefreshReuse | undefined;
 }
 
 /** A refreshed customer access token. */
@@ -43,10 +57,13 @@ export interface PreparedRefresh {
   readonly refreshed: RefreshedTokens;
   /**
    * Makes the new access token the session's only valid one, with one
-   * conditional update; throws `InvalidGrant` (and audits the use of a
-   * revoked refresh token) when the session is unknown, revoked or expired.
+   * conditional update, and returns `refreshed`; or, within the reuse
+   * interval of the refresh that minted the session's current access token,
+   * keeps that one and returns it instead (same token, same expiry). Throws
+   * `InvalidGrant` (and audits the use of a revoked refresh token) when
+   * the session is unknown, revoked or expired.
    */
-  apply(): Promise<void>;
+  apply(): Promise<RefreshedTokens>;
 }
 
 /**
@@ -56,8 +73,11 @@ export interface PreparedRefresh {
  * stays valid until its own expiry. Expired, revoked, unknown or another client's refresh tokens get
  * `invalid_grant`. The new access token has the session's scopes, less any
  * the client is no longer registered for, or the narrower `scope` asked
- * for (a scope beyond the session's: `invalid_scope`). One statement when
- * it succeeds (docs/operator-guide.md, "Database round trips").
+ * for (a scope beyond the session's: `invalid_scope`). Refreshes within
+ * `deps.reuse.seconds` of the refresh that minted the session's access
+ * token, for the same scope, get that token again (docs/tokens.md,
+ * "Concurrent refreshes"). One statement when it succeeds
+ * (docs/operator-guide.md, "Database round trips").
  */
 export async function refreshCustomerToken(
   refreshToken: string | undefined,
@@ -66,8 +86,12 @@ export async function refreshCustomerToken(
   options: RefreshOptions = {},
 ): Promise<RefreshedTokens> {
   const prepared = await prepareRefresh(refreshToken, client, deps, options);
-  await prepared.apply();
-  return prepared.refreshed;
+  return prepared.apply();
+}
+
+/** The label a session's sealed access token is bound to, so it cannot be moved onto another session. */
+function reuseLabel(sid: string): string {
+  return `refreshed-access:${sid}`;
 }
 
 /**
@@ -94,16 +118,20 @@ export async function prepareRefresh(
   const now = deps.clock.nowSeconds();
   // A refresh token's subject and session are those of its token session, minted together.
   const access = await mintCustomerAccessToken({ profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes }, deps);
+  const refreshed: RefreshedTokens = {
+    accessToken: access.token,
+    refreshToken,
+    expiresIn: deps.lifetimes.accessTokenSeconds,
+    expiresAt: access.expiresAt,
+    sid: claims.sid,
+    accessJti: access.jti,
+    scopes,
+  };
+  const reuse = deps.reuse !== undefined && deps.reuse.seconds > 0 ? deps.reuse : undefined;
+  // Kept sealed (never in the clear) for the refreshes of its reuse interval.
+  const sealedAccess = reuse ? await seal(reuse.sealKey, reuseLabel(claims.sid), access.token) : undefined;
   return {
-    refreshed: {
-      accessToken: access.token,
-      refreshToken,
-      expiresIn: deps.lifetimes.accessTokenSeconds,
-      expiresAt: access.expiresAt,
-      sid: claims.sid,
-      accessJti: access.jti,
-      scopes,
-    },
+    refreshed,
     async apply() {
       const replaced = await deps.tokenSessions.replaceAccessToken(claims.sid, {
         clientId: client.id,
@@ -111,8 +139,18 @@ export async function prepareRefresh(
         accessJti: access.jti,
         accessExpiresAt: access.expiresAt,
         now,
+        ...(reuse && sealedAccess ? { reuse: { since: now - reuse.seconds, scope: formatScope(scopes), sealedAccess } } : {}),
       });
       if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);
+      if (!replaced.reused || !reuse) return refreshed;
+      // Another refresh of this session minted its access token moments ago: that one, as it is.
+      return {
+        ...refreshed,
+        accessToken: await unseal(reuse.sealKey, reuseLabel(claims.sid), replaced.sealedAccess),
+        accessJti: replaced.accessJti,
+        expiresAt: replaced.accessExpiresAt,
+        expiresIn: Math.max(0, replaced.accessExpiresAt - now),
+      };
     },
   };
 }

@@ -15,7 +15,7 @@ import { NO_REFRESH_TOKEN } from '../tokens/records.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeRecord } from './records.js';
 import { codeState } from './states.js';
-import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore } from './stores.js';
+import type { AuthorizationCodeStore } from './stores.js';
 
 /** The stored form of an authorization code: its SHA-256 (the code carries 256 random bits, so no slow hash is needed). */
 export const hashCode = sha256;
@@ -99,8 +99,7 @@ export interface RedeemStores {
 
 /** What redeeming a code needs. */
 export interface RedeemCodeDeps extends CustomerTokenDeps {
-  readonly codes: Pick<AuthorizationCodeStore, 'consumeAuthorizationCode' | 'findAuthorizationCode'>;
-  readonly tokenSessions: Pick<TokenSessionStore, 'insertTokenSessionOfCode'>;
+  readonly codes: Pick<AuthorizationCodeStore, 'findAuthorizationCode' | 'redeemAuthorizationCode'>;
   /** Runs `work` in one database transaction (only a refused redemption needs one). */
   transaction<T>(work: (tx: RedeemStores) => Promise<T>): Promise<T>;
   readonly clock: Clock;
@@ -125,16 +124,18 @@ export interface RedeemedCode {
  * at `/authorize`, less any the client has lost since (docs/tokens.md, "Scopes").
  *
  * Two statements when it succeeds (docs/operator-guide.md, "Database round
- * trips"), each atomic on its own:
- * 1. the code is consumed with one conditional update that also checks it
- *    was issued for this redirect URI and PKCE challenge, so of any number
- *    of concurrent exchanges, on any number of instances, exactly one
- *    succeeds, and a wrong `redirect_uri` or verifier leaves it unused;
- * 2. the tokens are minted, and their token session is added only while the
- *    code, its customer and its client all still stand. A `customers lock`,
- *    `clients disable` or replay that comes between the two either makes
- *    the second add nothing (no tokens) or, on PostgreSQL, waits for it and
- *    then revokes the session it added.
+ * trips"):
+ * 1. the code is read, so that its tokens can be minted for its customer
+ *    and scopes, and a wrong `redirect_uri` or verifier is told apart
+ *    (the code stays unused);
+ * 2. the code is consumed and its token session added in one atomic step
+ *    (`redeemAuthorizationCode`), which checks again everything the read
+ *    saw: of any number of concurrent exchanges, on any number of
+ *    instances, at most one consumes it, and a crash at any instant leaves
+ *    either an unused code or a consumed code with its complete session.
+ *    A `customers lock`, `clients disable` or replay meeting it either
+ *    waits for it and then revokes the session, or goes first and no
+ *    tokens are issued.
  *
  * A second exchange of a used code fails, ends it and revokes every token
  * issued from it (RFC 6749 §4.1.2). A customer locked since the code was
@@ -153,8 +154,10 @@ export async function redeemCode(
   const now = deps.clock.nowSeconds();
   const binding = { redirectUri: input.redirectUri, codeChallenge: input.verifier === undefined ? null : s256Challenge(input.verifier) };
 
-  const record = await deps.codes.consumeAuthorizationCode(codeHash, client.id, now, binding);
-  if (!record) throw await whyNotRedeemed(codeHash, input, client, now, deps);
+  const record = await deps.codes.findAuthorizationCode(codeHash);
+  if (!record || record.clientId !== client.id || codeState(record, now) !== 'issued') throw await refused(codeHash, input, client, now, deps);
+  const mismatch = bindingMismatch(record, input.redirectUri, input.verifier);
+  if (mismatch) throw mismatch;
 
   const sid = randomBytes(16).toString('base64url');
   const scopes = keepScopes(record.scopes, client.scopes);
@@ -162,7 +165,7 @@ export async function redeemCode(
   // A refresh token is issued only to a client that may use it.
   const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
   const access = await mintCustomerAccessToken(subject, deps);
-  const added = await deps.tokenSessions.insertTokenSessionOfCode(
+  const redeemed = await deps.codes.redeemAuthorizationCode(
     {
       sid,
       clientId: client.id,
@@ -177,33 +180,26 @@ export async function redeemCode(
       revokedAt: null,
     },
     now,
+    binding,
   );
-  // Replayed, locked or disabled meanwhile: the code stays consumed, and the tokens are never handed out.
-  if (!added) {
-    const replayed = (await deps.codes.findAuthorizationCode(codeHash))?.expiresAt === REPLAYED_CODE_EXPIRY;
-    throw new InvalidGrant(replayed ? ALREADY_USED : 'the authorization code was ended: the customer or the client can no longer sign in with it');
-  }
+  // Redeemed, ended or replayed since the read: it matched then, so another exchange or an operator came first.
+  if (redeemed === 'refused') throw await refused(codeHash, input, client, now, deps);
+  // Locked or disabled meanwhile: the code is consumed, and the tokens are never handed out.
+  if (redeemed === 'ended') throw new InvalidGrant('the authorization code was ended: the customer or the client can no longer sign in with it');
   return refresh ? { accessToken: access, refreshToken: refresh, scopes } : { accessToken: access, scopes };
 }
 
 /**
- * Why a code was not redeemed, read after the conditional update refused
- * it: a binding that does not match leaves it unused; a replay of a
- * redeemed code ends it and revokes its tokens (and is audited).
+ * Why a code was not redeemed: a replay of a redeemed code ends it and
+ * revokes its tokens (and is audited); anything else leaves it as it is.
  */
-async function whyNotRedeemed(
+async function refused(
   codeHash: string,
-  input: { redirectUri: string; verifier: string | undefined; correlationId?: string | undefined },
+  input: { correlationId?: string | undefined },
   client: Client,
   now: number,
   deps: RedeemCodeDeps,
 ): Promise<InvalidGrant> {
-  const found = await deps.codes.findAuthorizationCode(codeHash);
-  if (found && found.clientId === client.id && codeState(found, now) === 'issued') {
-    const mismatch = bindingMismatch(found, input.redirectUri, input.verifier);
-    if (mismatch) return mismatch;
-    // It matched, so another exchange redeemed it meanwhile: a replay.
-  }
   const outcome = await deps.transaction((tx) => refusal(tx, codeHash, client.id, now));
   if (outcome.replayed) {
     await deps.audit.record({
@@ -228,8 +224,8 @@ async function refusal(
   const existing = await tx.codes.findAuthorizationCode(codeHash);
   if (!existing || existing.clientId !== clientId) return { error: new InvalidGrant('authorization code is invalid') };
   if (codeState(existing, now) === 'redeemed') {
-    // Ended first: an exchange still between its two steps then adds no
-    // session, or (PostgreSQL) has added it before the revocation below reads.
+    // Ended first: an exchange that redeemed it has added its session in
+    // the same step, so the revocation below finds it.
     await tx.codes.endReplayedAuthorizationCode(codeHash);
     const revoked = await tx.tokenSessions.revokeTokenSessionsByCode(codeHash, now);
     return {

@@ -11,6 +11,7 @@ import type { JourneyTransition, TRANSITIONS } from './states.js';
 import type { Customer } from '../customers/customer.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { MadeEntry } from '../login/verify-pin.js';
+import type { TokenSessionRecord } from '../tokens/records.js';
 import type { TokenHolder } from '../tokens/token-session-store.js';
 
 /** Journeys (validated `/authorize` requests), looked up by the hash of their ID. */
@@ -237,8 +238,8 @@ export interface ConsentStore {
 
 /**
  * The `expiresAt` of a code ended because it was replayed: below 0, so it
- * is ended like any other code (`expiresAt` 0), yet tells an exchange
- * still between its two steps that a replay ended it.
+ * is ended like any other code (`expiresAt` 0), yet tells it apart from a
+ * code an operator ended.
  */
 export const REPLAYED_CODE_EXPIRY = -1;
 
@@ -255,13 +256,34 @@ export interface AuthorizationCodeStore {
   insertAuthorizationCode(code: AuthorizationCodeRecord): Promise<void>;
   findAuthorizationCode(codeHash: string): Promise<AuthorizationCodeRecord | undefined>;
   /**
-   * Redeems a code with one conditional update: only when it exists, belongs
-   * to `clientId`, is unconsumed, `expiresAt > now`, and was issued for
-   * `binding`: the same redirect URI and the same PKCE challenge (`null`:
-   * none). Returns the record for the single caller that redeemed it,
-   * `undefined` for every other.
+   * Redeems a code and adds its token session, as one atomic step (one
+   * statement on PostgreSQL, one transaction on SQLite): a crash at any
+   * instant leaves either the code unused or the code consumed with its
+   * session (docs/journey.md, "The code").
+   *
+   * The code is consumed only when it exists, belongs to the session's
+   * client and customer, is unconsumed, `expiresAt > now`, and was issued
+   * for `binding` (the same redirect URI and PKCE challenge; `null`: none);
+   * of any number of concurrent calls, on any number of instances, at most
+   * one consumes it. The session (`session.codeHash` is the code) is added
+   * with it only while its customer is active and not locked out at `now`
+   * and its client is active; otherwise the code is consumed all the same
+   * and no session is added. On PostgreSQL the customer's and the client's
+   * rows are taken in share mode before the code's, the order a `customers
+   * lock` or `clients disable` takes them in, so that one meeting the
+   * redemption either waits for it and then revokes the session, or goes
+   * first and the code is not redeemed.
+   *
+   * @returns `redeemed` (consumed, session added), `refused` (not consumed
+   *   by this call: unknown, another's, bound otherwise, expired, ended, or
+   *   consumed already) or `ended` (consumed, but its customer or client can
+   *   no longer sign in: no session).
    */
-  consumeAuthorizationCode(codeHash: string, clientId: string, now: number, binding: CodeBinding): Promise<AuthorizationCodeRecord | undefined>;
+  redeemAuthorizationCode(
+    session: TokenSessionRecord & { readonly codeHash: string },
+    now: number,
+    binding: CodeBinding,
+  ): Promise<'redeemed' | 'refused' | 'ended'>;
   /**
    * Ends a redeemed code that was replayed (its `expiresAt` becomes
    * {@link REPLAYED_CODE_EXPIRY}), so that no token session can be added
@@ -272,9 +294,7 @@ export interface AuthorizationCodeStore {
    * Ends every code of a customer or of a client that has not ended yet, in
    * one statement: its `expiresAt` becomes 0, so it can no longer be
    * redeemed whatever the clock of the exchange says (an exchange then gets
-   * `invalid_grant`), and a code already consumed by an exchange still
-   * between its two steps gives no token session, even after an unlock or
-   * an enable. Returns how many were unredeemed.
+   * `invalid_grant`). Returns how many were unredeemed.
    */
   endAuthorizationCodesOf(holder: TokenHolder, now: number): Promise<number>;
   /** Deletes at most `limit` codes expired by `now` (`expiresAt <= now`, redeemed or not); returns how many. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
-import { checkReplayedTokens, prepareRefresh, type RefreshDeps } from '../../core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens, prepareRefresh, type RefreshDeps, type RefreshedTokens } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
 import { formatScope } from '../../core/scopes.js';
 import { hasControlCharacter } from '../plugins/control-characters.js';
@@ -63,10 +63,15 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
       { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
       async () => {
         const { refreshed, apply } = await prepareRefresh(refreshTokenOf(body), client, deps.refresh, { correlationId: request.id });
-        // Stored with the answer (sealed), never sent: what a replay re-checks.
-        const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
-        const scope = refreshed.scopes.length > 0 ? { scope: formatScope(refreshed.scopes) } : {};
-        return { response: { accessToken, refreshToken, expiresAt, ...scope, sid, accessJti }, apply };
+        const response = answerOf(refreshed);
+        return {
+          response,
+          async apply() {
+            const applied = await apply();
+            // Within the reuse interval: the token another refresh minted (docs/tokens.md, "Concurrent refreshes").
+            return applied === refreshed ? response : answerOf(applied);
+          },
+        };
       },
       deps.idempotency,
       // A replay hands out the stored tokens only while they still stand.
@@ -76,6 +81,13 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
     // The scope of the new access token, when it has one (docs/consumer-guide.md, "Refreshing a customer's access token").
     return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt, ...(scope === undefined ? {} : { scope }) });
   });
+}
+
+/** The answer to a refresh, with what a replay re-checks (stored sealed, never sent): its session and access token's `jti`. */
+function answerOf(refreshed: RefreshedTokens) {
+  const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
+  const scope = refreshed.scopes.length > 0 ? { scope: formatScope(refreshed.scopes) } : {};
+  return { accessToken, refreshToken, expiresAt, ...scope, sid, accessJti };
 }
 
 function parseBody(raw: string | undefined): RawJson {

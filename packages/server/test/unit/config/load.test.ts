@@ -56,7 +56,7 @@ describe('loadConfig: defaults', () => {
       masterKey: undefined,
       smsWebhookUrl: undefined,
       smsWebhookSecret: undefined,
-      lifetimes: { codeSeconds: 300, accessTokenSeconds: 3600, refreshTokenSeconds: 604_800, sessionIdleSeconds: 1800, sessionSeconds: 43_200, jwksMaxAgeSeconds: 300 },
+      lifetimes: { codeSeconds: 300, accessTokenSeconds: 3600, refreshTokenSeconds: 604_800, refreshReuseSeconds: 10, sessionIdleSeconds: 1800, sessionSeconds: 43_200, jwksMaxAgeSeconds: 300 },
       smsSender: 'outbox',
       trustProxy: false,
       secretRotationGraceSeconds: 86_400,
@@ -212,6 +212,12 @@ describe('loadConfig: accepted values', () => {
     expect(loadConfig({ [variable]: '86400' }, CWD).lifetimes[key]).toBe(86_400);
   });
 
+  it('CONNECT_REFRESH_REUSE_SECONDS: whole seconds from 0 (off) to 60, default 10', () => {
+    expect(loadConfig({}, CWD).lifetimes.refreshReuseSeconds).toBe(10);
+    expect(loadConfig({ CONNECT_REFRESH_REUSE_SECONDS: '0' }, CWD).lifetimes.refreshReuseSeconds).toBe(0);
+    expect(loadConfig({ CONNECT_REFRESH_REUSE_SECONDS: '60' }, CWD).lifetimes.refreshReuseSeconds).toBe(60);
+  });
+
   it('CONNECT_SMS_LIMIT_GLOBAL: 10000 in production, unlimited in the sandbox, unless set', () => {
     expect(loadConfig({}, CWD).smsLimitGlobal).toBeUndefined();
     expect(loadConfig(PRODUCTION, CWD).smsLimitGlobal).toBe(10_000);
@@ -293,6 +299,10 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     ['CONNECT_REFRESH_TOKEN_TTL', '1.5'],
     ['CONNECT_REFRESH_TOKEN_TTL', 'ten'],
     ['CONNECT_REFRESH_TOKEN_TTL', '99999999999999999999'],
+    ['CONNECT_REFRESH_REUSE_SECONDS', '61'],
+    ['CONNECT_REFRESH_REUSE_SECONDS', '-1'],
+    ['CONNECT_REFRESH_REUSE_SECONDS', '2.5'],
+    ['CONNECT_REFRESH_REUSE_SECONDS', '10s'],
     ['CONNECT_JWKS_MAX_AGE', '0'],
     ['CONNECT_JWKS_MAX_AGE', '86401'],
     ['CONNECT_JWKS_MAX_AGE', '5m'],

@@ -71,7 +71,7 @@ const CASES: readonly RefusalCase[] = [
   {
     description: 'a session revoked between the read and the update',
     setup: async (s) => ({
-      deps: { ...s.deps, tokenSessions: { findTokenSession: (sid) => s.storage.tokenSessions.findTokenSession(sid), replaceAccessToken: async () => false } },
+      deps: { ...s.deps, tokenSessions: { findTokenSession: (sid) => s.storage.tokenSessions.findTokenSession(sid), replaceAccessToken: async () => undefined } },
     }),
     error: InvalidGrant,
     message: 'refresh token has been revoked',

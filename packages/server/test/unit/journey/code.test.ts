@@ -104,7 +104,6 @@ async function withCode(options: { codeChallenge?: string } = {}) {
     urls: URLS,
     lifetimes: { accessTokenSeconds: 3600, refreshTokenSeconds: 86_400 },
     codes: storage.codes,
-    tokenSessions: storage.tokenSessions,
     transaction: (work) => storage.transaction(work),
     audit: createAuditLog(storage.audit, clock),
   };

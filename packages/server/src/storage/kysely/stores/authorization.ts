@@ -1,12 +1,14 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
 import { isUiLocale } from '../../../core/authorize/ui-locales.js';
 import { formatScope, splitScope } from '../../../core/scopes.js';
-import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type CodeBinding, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
+import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
-import { insertOrConflict } from './insert-or-conflict.js';
+import { insertOrConflict, isUniqueViolation } from './insert-or-conflict.js';
+import { Conflict } from '../../../core/storage-errors.js';
 
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
 
@@ -217,6 +219,7 @@ function toConsent(row: Selectable<ConsentsTable>): ConsentRecord {
 
 /** The Kysely {@link AuthorizationCodeStore}. */
 export function createAuthorizationCodeStore(db: Kysely<Database>): AuthorizationCodeStore {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async insertAuthorizationCode(c) {
       await insertOrConflict(
@@ -240,21 +243,13 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
       return row && toCode(row);
     },
 
-    async consumeAuthorizationCode(codeHash, clientId, now, binding) {
-      // One conditional update: of any number of concurrent redemptions, on any
-      // number of servers, exactly one matches the row while consumed_at is null.
-      const row = await db
-        .updateTable('authorization_codes')
-        .set({ consumed_at: now })
-        .where('code_hash', '=', codeHash)
-        .where('client_id', '=', clientId)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
-        .where('redirect_uri', '=', binding.redirectUri)
-        .where('code_challenge', binding.codeChallenge === null ? 'is' : '=', binding.codeChallenge)
-        .returningAll()
-        .executeTakeFirst();
-      return row && toCode(row);
+    async redeemAuthorizationCode(session, now, binding) {
+      try {
+        return await (postgres && !db.isTransaction ? redeemInOneStatement(db, session, now, binding) : redeemInTransaction(db, session, now, binding));
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new Conflict('token session exists', { cause: error });
+        throw error;
+      }
     },
 
     async endReplayedAuthorizationCode(codeHash) {
@@ -274,7 +269,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
         // 0, not now: an exchange whose clock is a second behind still finds it ended.
         .set({ expires_at: 0 })
         .where(byHolder[0], '=', byHolder[1])
-        // Consumed ones too: an exchange between its two steps must add no token session.
+        // Consumed ones too: no token session may be added for them any more.
         .where('expires_at', '>', 0)
         .where((eb) => eb.or([eb('consumed_at', 'is not', null), eb('expires_at', '>', now)]))
         .returning('consumed_at')
@@ -300,4 +295,65 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     consumedAt: num(row.consumed_at),
     scopes: splitScope(row.scope),
   };
+}
+
+type CodeSession = TokenSessionRecord & { readonly codeHash: string };
+type Redemption = 'redeemed' | 'refused' | 'ended';
+
+/** The code of `s`, still redeemable at `now` for `binding`: the conditions of its consuming update. */
+function redeemable(s: CodeSession, now: number, binding: CodeBinding) {
+  const challenge = binding.codeChallenge === null ? sql`code_challenge is null` : sql`code_challenge = ${binding.codeChallenge}`;
+  return sql`code_hash = ${s.codeHash} and client_id = ${s.clientId} and profile_id = ${s.profileId}
+    and consumed_at is null and expires_at > ${now} and redirect_uri = ${binding.redirectUri} and ${challenge}`;
+}
+
+/** The token session row of `s`, as the values of an `insert ... select`. */
+function sessionValues(s: CodeSession) {
+  return sql`${s.sid}, ${s.clientId}, ${s.profileId}, ${s.codeHash}, ${s.refreshJti}, ${s.accessJti},
+    cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null`;
+}
+
+const SESSION_COLUMNS = sql`sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at`;
+
+/**
+ * PostgreSQL: the code consumed and its session added in one statement,
+ * so nothing can come between them, not even a crash (a statement commits
+ * whole or not at all). The customer's and the client's rows are taken in
+ * share mode first (`held`: their newest versions, read under the lock),
+ * then the code's row by the update.
+ */
+async function redeemInOneStatement(db: Kysely<Database>, s: CodeSession, now: number, binding: CodeBinding): Promise<Redemption> {
+  const { rows } = await sql<{ consumed: number | string; added: number | string }>`
+    with customer as (select status, locked_until from customers where profile_id = ${s.profileId} for share),
+    client as (select status from clients where id = ${s.clientId} for share),
+    consumed as (update authorization_codes set consumed_at = ${now}
+                 where ${redeemable(s, now, binding)} and exists (select 1 from customer) and exists (select 1 from client)
+                 returning code_hash),
+    added as (insert into token_sessions (${SESSION_COLUMNS})
+              select ${sessionValues(s)} from consumed
+              where exists (select 1 from customer where status = 'active' and (locked_until is null or locked_until <= ${now}))
+                and exists (select 1 from client where status = 'active')
+              returning sid)
+    select (select count(*) from consumed) as consumed, (select count(*) from added) as added`.execute(db);
+  return outcome(Number(rows[0]?.consumed ?? 0) === 1, Number(rows[0]?.added ?? 0) === 1);
+}
+
+/** SQLite (or inside a caller's transaction): the same two writes in one transaction, which commits both or neither. */
+async function redeemInTransaction(db: Kysely<Database>, s: CodeSession, now: number, binding: CodeBinding): Promise<Redemption> {
+  const work = async (trx: Kysely<Database>): Promise<Redemption> => {
+    const { rows } = await sql`update authorization_codes set consumed_at = ${now} where ${redeemable(s, now, binding)} returning code_hash`.execute(trx);
+    if (rows.length === 0) return 'refused';
+    const added = await sql`
+      insert into token_sessions (${SESSION_COLUMNS})
+      select ${sessionValues(s)}
+      where exists (select 1 from customers where profile_id = ${s.profileId} and status = 'active' and (locked_until is null or locked_until <= ${now}))
+        and exists (select 1 from clients where id = ${s.clientId} and status = 'active')`.execute(trx);
+    return outcome(true, Number(added.numAffectedRows ?? 0) === 1);
+  };
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+function outcome(consumed: boolean, added: boolean): Redemption {
+  if (!consumed) return 'refused';
+  return added ? 'redeemed' : 'ended';
 }

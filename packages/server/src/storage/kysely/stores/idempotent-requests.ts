@@ -66,6 +66,16 @@ export function createIdempotentRequestStore(db: Kysely<Database>): IdempotentRe
         .execute();
     },
 
+    async replaceIdempotentResponse(record, sealedResponse) {
+      await db
+        .updateTable('idempotent_requests')
+        .set({ sealed_response: sealedResponse })
+        .where('client_id', '=', record.clientId)
+        .where('reference', '=', record.reference)
+        .where('sealed_response', record.sealedResponse === null ? 'is' : '=', record.sealedResponse)
+        .execute();
+    },
+
     async deleteExpiredIdempotentRequests(now, limit) {
       return deleteBatch(db, 'idempotent_requests', ['client_id', 'reference'], sql`expires_at <= ${now}`, limit);
     },

@@ -2,7 +2,7 @@
  * The database as Kysely sees it. Table names are plural snake_case;
  * timestamps are integer epoch seconds on both engines; booleans are 0/1.
  */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 
 export interface ClientsTable {
@@ -124,6 +124,12 @@ export interface TokenSessionsTable {
   refresh_expires_at: number;
   access_expires_at: number;
   revoked_at: number | null;
+  /** When a refresh minted the current access token; `null` when none did. */
+  refreshed_at: ColumnType<number | null, number | null | undefined>;
+  /** The scope of that refresh's access token (space-separated). */
+  refreshed_scope: ColumnType<string | null, string | null | undefined>;
+  /** That access token, sealed (`seal()` under the refresh-reuse key, labelled with the session). */
+  refreshed_access: ColumnType<string | null, string | null | undefined>;
 }
 
 export interface SmsOutboxTable {

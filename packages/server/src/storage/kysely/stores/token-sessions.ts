@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { TokenSessionStore } from '../../../core/tokens/token-session-store.js';
@@ -7,7 +7,6 @@ import { insertOrConflict } from './insert-or-conflict.js';
 
 /** The Kysely {@link TokenSessionStore}. */
 export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async insertTokenSession(s) {
       await insertOrConflict(
@@ -27,21 +26,6 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       );
     },
 
-    async insertTokenSessionOfCode(s, now) {
-      // Row locks in share mode on PostgreSQL; SQLite runs one statement at a time anyway.
-      const share = postgres ? sql` for share` : sql``;
-      const result = await sql`
-        insert into token_sessions (sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at)
-        select ${s.sid}, ${s.clientId}, ${s.profileId}, ${s.codeHash}, ${s.refreshJti}, ${s.accessJti},
-          cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null
-        where exists (select 1 from customers where profile_id = ${s.profileId} and status = 'active'
-                        and (locked_until is null or locked_until <= ${now})${share})
-          and exists (select 1 from clients where id = ${s.clientId} and status = 'active'${share})
-          and exists (select 1 from authorization_codes where code_hash = ${s.codeHash} and client_id = ${s.clientId}
-                        and consumed_at is not null and expires_at > 0${share})`.execute(db);
-      return Number(result.numAffectedRows ?? 0) === 1;
-    },
-
     async findTokenSession(sid) {
       const row = await db.selectFrom('token_sessions').selectAll().where('sid', '=', sid).executeTakeFirst();
       return row && toTokenSession(row);
@@ -57,17 +41,35 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       return Number(result.numUpdatedRows);
     },
 
-    async replaceAccessToken(sid, update) {
-      const result = await db
+    async replaceAccessToken(sid, u) {
+      // One statement decides "reuse or replace": concurrent refreshes of the
+      // session run it one after another (its row), each seeing the last.
+      const reuse = u.reuse
+        ? sql<boolean>`(refreshed_at > ${u.reuse.since} and refreshed_scope = ${u.reuse.scope} and refreshed_access is not null
+            and access_jti <> '' and access_expires_at > ${u.now})`
+        : sql<boolean>`(1 = 0)`;
+      const keep = <T>(column: string, value: unknown) => sql<T>`case when ${reuse} then ${sql.ref(column)} else ${value} end`;
+      const row = await db
         .updateTable('token_sessions')
-        .set({ access_jti: update.accessJti, access_expires_at: update.accessExpiresAt })
+        .set({
+          access_jti: keep('access_jti', u.accessJti),
+          access_expires_at: keep('access_expires_at', sql`cast(${u.accessExpiresAt} as bigint)`),
+          refreshed_at: keep('refreshed_at', sql`cast(${u.now} as bigint)`),
+          refreshed_scope: keep('refreshed_scope', u.reuse?.scope ?? null),
+          refreshed_access: keep('refreshed_access', u.reuse?.sealedAccess ?? null),
+        })
         .where('sid', '=', sid)
-        .where('refresh_jti', '=', update.refreshJti)
-        .where('client_id', '=', update.clientId)
+        .where('refresh_jti', '=', u.refreshJti)
+        .where('client_id', '=', u.clientId)
         .where('revoked_at', 'is', null)
-        .where('refresh_expires_at', '>', update.now)
+        .where('refresh_expires_at', '>', u.now)
+        .returning(['access_jti', 'access_expires_at', 'refreshed_access'])
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (!row) return undefined;
+      if (row.access_jti === u.accessJti) return { reused: false };
+      // Kept only with its sealed copy (the condition above): never hand out a token that is not the session's.
+      if (row.refreshed_access === null) throw new Error(`token session ${sid} kept an access token it has no copy of`);
+      return { reused: true, accessJti: row.access_jti, accessExpiresAt: Number(row.access_expires_at), sealedAccess: row.refreshed_access };
     },
 
     async revokeTokenSessionsOf(holder, now) {
@@ -95,7 +97,7 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
       // An empty jti matches no token: the session keeps its refresh token but has no valid access token.
       const result = await db
         .updateTable('token_sessions')
-        .set({ access_jti: '' })
+        .set({ access_jti: '', refreshed_access: null })
         .where('sid', '=', sid)
         .where('access_jti', '=', accessJti)
         .executeTakeFirst();
