@@ -1,5 +1,4 @@
 import { createHash, createHmac } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import {
@@ -10,6 +9,7 @@ import {
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
+import type { ClientAddress } from '../core/client-address.js';
 import type { AttemptLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
@@ -80,28 +80,6 @@ export function hashLimitKey(value: string, secret?: Uint8Array): string {
 }
 
 /**
- * The part of a client address a per-address budget counts: an IPv4
- * address whole (an IPv4-mapped IPv6 address as its IPv4 address), an IPv6
- * address by its /64 network, since one connection commonly holds a whole
- * /64 and could otherwise spend a fresh budget per address.
- */
-export function addressBucket(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped?.[1] && isIPv4(mapped[1])) return mapped[1];
-  if (!isIPv6(address)) return address;
-  const [head = '', tail] = address.toLowerCase().split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':'));
-  const left = groups(head);
-  // An embedded IPv4 address sits in the last 32 bits, never in the first 64.
-  const right = tail === undefined ? [] : groups(tail);
-  const full = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${full
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
-
-/**
  * Builds every limit on rate-limiter-flexible: in Redis when a client is
  * given, otherwise in the database, so that all instances count against
  * the same budgets; never in the memory of one process. The limits fail
@@ -118,7 +96,8 @@ export function createLimits(options: LimitsOptions): Limits {
       : new RateLimiterDatabase({ counters: options.counters, keyPrefix, points, duration, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
   const { budgets } = options;
   const key = (value: string) => hashLimitKey(value, options.keySecret);
-  const addressKey = (address: string) => key(addressBucket(address));
+  // Every per-address budget counts the address's bucket (core/client-address.ts), never a raw string.
+  const addressKey = (address: ClientAddress) => key(address.bucket);
   const smsPerMobile = limiter(LIMIT_KEY_PREFIXES.smsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const smsPerAddress = limiter(LIMIT_KEY_PREFIXES.smsPerAddress, budgets.smsLimitPerAddress, SMS_PER_ADDRESS_WINDOW_SECONDS);
   const smsGlobal = budgets.smsLimitGlobal === undefined ? undefined : limiter(LIMIT_KEY_PREFIXES.smsGlobal, budgets.smsLimitGlobal, SMS_GLOBAL_WINDOW_SECONDS);
@@ -129,11 +108,11 @@ export function createLimits(options: LimitsOptions): Limits {
   const resetOtpPerMobile = limiter(LIMIT_KEY_PREFIXES.resetOtpPerMobile, OTP_WRONG_ENTRIES_PER_MOBILE, OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   const sendLimiter = (perMobile: RateLimiterAbstract): SendLimiter => ({
-    async take(mobile, ip) {
+    async take(mobile, address) {
       // Each budget in turn; a spent one gives back what the ones before took.
       const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
         ['mobile', perMobile, key(mobile)],
-        ['address', smsPerAddress, addressKey(ip)],
+        ['address', smsPerAddress, addressKey(address)],
         ['global', smsGlobal, key(GLOBAL_KEY)],
       ];
       const taken: [RateLimiterAbstract, string][] = [];

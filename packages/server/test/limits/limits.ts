@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { parseClientAddress, type ClientAddress } from '../../src/core/client-address.js';
 import { hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets, type Limits } from '../../src/limits/create-limits.js';
 
 /**
@@ -24,16 +25,21 @@ const used = (value: string) => (usedKeys.add(value), value);
 
 /** A mobile number no earlier run used, so a shared Redis holds no budget spent on it. */
 export const freshMobile = (): string => used(`+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`);
-/** A client address no earlier run used. */
-export const freshAddress = (): string => used(`198.51.${randomInt(0, 256)}.${randomInt(0, 256)}-${randomBytes(4).toString('hex')}`);
+/** A client address no earlier run used: one of 2^32 /64 networks of the documentation prefix, parsed as the edge parses it. */
+export const freshAddress = (): ClientAddress => {
+  const address = parseClientAddress(`2001:db8:${randomBytes(4).toString('hex').replace(/(....)(....)/, '$1:$2')}::1`);
+  if (!address) throw new Error('freshAddress: not an address');
+  used(address.bucket);
+  return address;
+};
 
 /** Takes `times` sends, each expected to go ahead. */
-export async function sendTimes(limits: Limits, times: number, mobile: () => string, address: () => string): Promise<void> {
+export async function sendTimes(limits: Limits, times: number, mobile: () => string, address: () => ClientAddress): Promise<void> {
   for (let i = 1; i <= times; i++) expect(await limits.sends.take(mobile(), address()), `send #${i}`).toBeUndefined();
 }
 
 /** Takes `times` PIN attempts, each expected to go ahead. */
-export async function attemptTimes(limits: Limits, times: number, address: string): Promise<void> {
+export async function attemptTimes(limits: Limits, times: number, address: ClientAddress): Promise<void> {
   for (let i = 1; i <= times; i++) expect(await limits.pinAttempts.take(address), `attempt #${i}`).toBeUndefined();
 }
 
@@ -112,7 +118,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         const address = freshAddress();
         await sendTimes(limits, 2, () => mobile, () => address);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${hashLimitKey(mobile)}`)).toBe(2);
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${hashLimitKey(address)}`)).toBe(2);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(2);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${mobile}`)).toBeUndefined();
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${address}`)).toBeUndefined();
         expect(hashLimitKey(mobile)).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -193,7 +199,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
           expect(await limits.pinAttempts.take(address), `check #${i + 1}`).toBeUndefined();
           await limits.pinAttempts.giveBack(address);
         }
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(0);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(0);
       });
 
       it('takes nothing for a refused attempt', async () => {
@@ -223,7 +229,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
       it('stores the address only hashed', async () => {
         const address = freshAddress();
         await attemptTimes(limits, 1, address);
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(1);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(1);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${address}`)).toBeUndefined();
       });
     });
