@@ -5,17 +5,6 @@ import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 export { hasControlCharacter };
 
 /**
- * The request headers Connect reads a value from (besides `X-Request-Id`,
- * which is replaced when malformed, and `X-Forwarded-For`, whose hops are
- * parsed as addresses): with their names as error messages give them.
- */
-const READ_HEADERS: ReadonlyArray<readonly [string, string]> = [
-  ['authorization', 'the Authorization header'],
-  ['accept-language', 'the Accept-Language header'],
-  ['request-reference-no', 'the Request-Reference-No header'],
-];
-
-/**
  * THE rule for control characters (`core/control-characters.ts`): a query
  * parameter or a form field (name or value, once percent-decoded), or a
  * header Connect reads, holding one is refused with `400 invalid_request`
@@ -37,13 +26,19 @@ export function refuseControlCharacters(app: FastifyInstance): void {
 
 /** What holds a control character, as an error message names it, if anything does. */
 function controlCharacterIn(request: FastifyRequest): string | undefined {
+  // The request headers Connect reads a value from (besides `X-Request-Id`,
+  // which is replaced when malformed, and `X-Forwarded-For`, whose hops are
+  // parsed as addresses), each looked up by name: this runs on every request.
   const headers = request.headers;
-  for (const [name, label] of READ_HEADERS) {
-    const value = headers[name];
-    if (typeof value === 'string' && hasControlCharacter(value)) return label;
-  }
+  if (holdsControlCharacter(headers.authorization)) return 'the Authorization header';
+  if (holdsControlCharacter(headers['accept-language'])) return 'the Accept-Language header';
+  if (holdsControlCharacter(headers['request-reference-no'])) return 'the Request-Reference-No header';
   const where = offending(request.query) ?? offending(request.body);
   return where === undefined ? undefined : parameterLabel(where);
+}
+
+function holdsControlCharacter(value: string | string[] | undefined): boolean {
+  return typeof value === 'string' && hasControlCharacter(value);
 }
 
 /** The name of the first parameter whose name or value holds a control character. */
