@@ -14,7 +14,7 @@ import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
-import { clientAddressOf } from '../client-address.js';
+import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { clientAddressFrom, type ClientAddress } from '../core/client-address.js';
+import { clientAddressFrom, type ClientAddress } from '../../core/client-address.js';
 
 /**
  * The request's client address, parsed (`core/client-address.ts`): under
