@@ -114,8 +114,12 @@ async function connectLogging() {
 }
 const app = Fastify({ ...(withParts.includes('log') ? await connectLogging() : { logger: false }), bodyLimit: 16 * 1024 });
 if (withParts.includes('headers')) {
-  const { registerSecurityHeaders } = await import(new URL('plugins/security-headers.js', connectDist).href);
-  registerSecurityHeaders(app, { hsts: false });
+  const { securityHeaders } = await import(new URL('plugins/security-headers.js', connectDist).href);
+  const headers = securityHeaders({ hsts: false });
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers);
+    done();
+  });
 }
 app.removeAllContentTypeParsers();
 app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {

@@ -7,9 +7,9 @@ import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { refuseControlCharacters } from './plugins/control-characters.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
-import { limitRequestTime } from './plugins/request-deadline.js';
-import { countRequests, stepOutcome } from './plugins/request-metrics.js';
-import { registerSecurityHeaders } from './plugins/security-headers.js';
+import { requestDeadlines } from './plugins/request-deadline.js';
+import { requestCounter, stepOutcome } from './plugins/request-metrics.js';
+import { securityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
 import { customerProfileRoutes } from './routes/customer-profile.js';
 import { customerTokenRoutes } from './routes/customer-tokens.js';
@@ -79,32 +79,45 @@ export async function buildApp({ services, logger, draining = () => false }: App
     genReqId: requestIdOf,
   });
 
+  const headers = securityHeaders({ hsts: config.environment === 'production' });
+  const deadlines = requestDeadlines(config.requestTimeoutMs);
+  const count = requestCounter(services.metrics);
+
   // From the moment the server is told to stop (while it still serves, then
-  // as the app closes), every response (of a request in flight too) ends its
-  // connection: a client opens its next one where the load balancer sends
-  // it, and no keep-alive connection holds the shutdown open
-  // (docs/operator-guide.md, "Readiness and shutdown").
+  // as the app closes), every response ends its connection: a client opens
+  // its next one where the load balancer sends it, and no keep-alive
+  // connection holds the shutdown open (docs/operator-guide.md, "Readiness
+  // and shutdown"). Requests in flight when the app closes get it too.
   let appClosing = false;
   const closing = () => appClosing || draining();
   app.addHook('preClose', (done) => {
     appClosing = true;
+    deadlines.forEachUnsent((reply) => reply.header('connection', 'close'));
     done();
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing()) reply.header('connection', 'close');
-    done(null, payload);
+  app.addHook('onClose', (_instance, done) => {
+    deadlines.close();
+    done();
   });
 
-  // Every response carries the request's ID, errors and 404s included.
+  // The work every request needs, in one hook of each kind: each hook
+  // Fastify runs costs every request, so there is one where there could
+  // be four (bench/README.md, "Side by side on one core").
   app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(headers);
+    // Every response carries the request's ID, errors and 404s included.
     reply.header('x-request-id', request.id);
+    if (closing()) reply.header('connection', 'close');
+    deadlines.start(request, reply);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    deadlines.finish(request);
+    count(request, reply);
     done();
   });
 
-  registerSecurityHeaders(app, { hsts: config.environment === 'production' });
   registerErrorHandling(app);
-  limitRequestTime(app, config.requestTimeoutMs);
-  countRequests(app, services.metrics);
   refuseControlCharacters(app);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });

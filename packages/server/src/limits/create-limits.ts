@@ -1,5 +1,4 @@
 import { createHash, createHmac } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import {
@@ -15,6 +14,7 @@ import {
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
+import type { ClientAddress } from '../core/client-address.js';
 import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
@@ -67,7 +67,7 @@ export interface Limits {
    */
   readonly resetSends: SendLimiter;
   /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter;
+  readonly resetOtpEntries: WrongEntryCounter<ClientAddress>;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -94,28 +94,6 @@ export function hashLimitKey(value: string, secret?: Uint8Array): string {
 }
 
 /**
- * The part of a client address a per-address budget counts: an IPv4
- * address whole (an IPv4-mapped IPv6 address as its IPv4 address), an IPv6
- * address by its /64 network, since one connection commonly holds a whole
- * /64 and could otherwise spend a fresh budget per address.
- */
-export function addressBucket(address: string): string {
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  if (mapped?.[1] && isIPv4(mapped[1])) return mapped[1];
-  if (!isIPv6(address)) return address;
-  const [head = '', tail] = address.toLowerCase().split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':'));
-  const left = groups(head);
-  // An embedded IPv4 address sits in the last 32 bits, never in the first 64.
-  const right = tail === undefined ? [] : groups(tail);
-  const full = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${full
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
-
-/**
  * Builds every limit on rate-limiter-flexible: in Redis when a client is
  * given, otherwise in the database, so that all instances count against
  * the same budgets; never in the memory of one process. The limits fail
@@ -132,7 +110,8 @@ export function createLimits(options: LimitsOptions): Limits {
       : new RateLimiterDatabase({ counters: options.counters, keyPrefix, points, duration, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
   const { budgets } = options;
   const key = (value: string) => hashLimitKey(value, options.keySecret);
-  const addressKey = (address: string) => key(addressBucket(address));
+  // Every per-address budget counts the address's bucket (core/client-address.ts), never a raw string.
+  const addressKey = (address: ClientAddress) => key(address.bucket);
   const smsPerMobile = limiter(LIMIT_KEY_PREFIXES.smsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const smsPerAddress = limiter(LIMIT_KEY_PREFIXES.smsPerAddress, budgets.smsLimitPerAddress, SMS_PER_ADDRESS_WINDOW_SECONDS);
   const smsGlobal = budgets.smsLimitGlobal === undefined ? undefined : limiter(LIMIT_KEY_PREFIXES.smsGlobal, budgets.smsLimitGlobal, SMS_GLOBAL_WINDOW_SECONDS);
@@ -148,7 +127,7 @@ export function createLimits(options: LimitsOptions): Limits {
   const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   const sendLimiter = (perMobile: RateLimiterAbstract, perRequester?: RateLimiterAbstract): SendLimiter => ({
-    async take(mobile, ip, options) {
+    async take(mobile, address, options) {
       // A request that sends nothing only checks the global budget: it never spends it.
       if (options?.sendsNothing && smsGlobal) {
         const spent = await isSpent(smsGlobal, key(GLOBAL_KEY));
@@ -157,9 +136,9 @@ export function createLimits(options: LimitsOptions): Limits {
       // Each budget in turn; a spent one gives back what the ones before took.
       // The requester's own budget first: a stranger refused there never touches the mobile's.
       const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
-        ['requester', perRequester, key(`${mobile} ${addressBucket(ip)}`)],
+        ['requester', perRequester, key(`${mobile} ${address.bucket}`)],
         ['mobile', perMobile, key(mobile)],
-        ['address', smsPerAddress, addressKey(ip)],
+        ['address', smsPerAddress, addressKey(address)],
         ['global', options?.sendsNothing ? undefined : smsGlobal, key(GLOBAL_KEY)],
       ];
       const taken: [RateLimiterAbstract, string][] = [];
@@ -178,7 +157,7 @@ export function createLimits(options: LimitsOptions): Limits {
       return undefined;
     },
   });
-  const wrongEntryCounter = (counter: RateLimiterAbstract, keyOf: (value: string) => string): WrongEntryCounter => ({
+  const wrongEntryCounter = <Key>(counter: RateLimiterAbstract, keyOf: (value: Key) => string): WrongEntryCounter<Key> => ({
     spent: (value) => isSpent(counter, keyOf(value)),
     async count(value) {
       try {

@@ -302,3 +302,47 @@ describe('audit: the request that caused an event', () => {
     expect((await w.cli(['audit'])).stdout).toContain('request=lb-7f3a:42');
   });
 });
+
+describe('stored values on the operator terminal', () => {
+  const HOSTILE = 'evil\u001b[2J\u001b[31m\n2026-01-01T00:00:00Z  client.secret_rotated         success cli:root  acme\u2028\u0007';
+  const ESCAPED = 'evil\\x1b[2J\\x1b[31m\\x0a2026-01-01T00:00:00Z  client.secret_rotated         success cli:root  acme\\u2028\\x07';
+
+  /** No control character (nor line separator) left in `text` but the newline at the end of each line. */
+  const expectPrintable = (text: string) => expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
+
+  it('audit prints a claimed client ID holding escape sequences and newlines as visible escapes, on its own line', async () => {
+    const w = cliWorkspace();
+    const storage = await w.storage();
+    await storage.audit.insertAuditEvent({
+      id: 'hostile-event',
+      at: T0,
+      type: 'client.authentication_failed',
+      actor: 'ip:203.0.113.7',
+      subject: HOSTILE,
+      outcome: 'failure',
+      details: { method: 'client_secret_basic', reason: `bad\u001b[0m\r` },
+    });
+    const run = await w.cli(['audit']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expectPrintable(run.stdout);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`ip:203.0.113.7  ${ESCAPED}  method=client_secret_basic reason=bad\\x1b[0m\\x0d`);
+    // JSON output keeps the value itself (JSON escapes it).
+    expect((await audit(w))[0]?.subject).toBe(HOSTILE);
+  });
+
+  it('clients list and clients show print a stored name holding them as visible escapes', async () => {
+    const w = cliWorkspace();
+    const created = await w.cliJson<{ clientId: string }>(['clients', 'create', '--name', 'Acme', '--redirect-uri', REDIRECT_URI]);
+    const storage = await w.storage();
+    await storage.clients.updateClient(created.clientId, { name: HOSTILE }, T0 + 1);
+    for (const argv of [['clients', 'list'], ['clients', 'show', created.clientId]]) {
+      const run = await w.cli(argv);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expectPrintable(run.stdout);
+      expect(run.stdout).toContain(ESCAPED);
+    }
+    expect((await w.cliJson<{ name: string }>(['clients', 'show', created.clientId])).name).toBe(HOSTILE);
+  });
+});

@@ -82,6 +82,44 @@ function describeOn(engine: string, storage: () => Storage | undefined): void {
       expect(await t.storage.audit.listAuditEvents({ type: 'client.authentication_failed', limit: 10 })).toEqual([]);
     });
 
+    it('HTTP Basic credentials holding one (percent-encoded or raw, once decoded): 400 invalid_request at /token, /introspect and /revoke, nothing audited', async () => {
+      const { t, client } = await setup();
+      const raw = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+      const endpoints = [
+        ['/token', form({ grant_type: 'client_credentials' })],
+        ['/introspect', form({ token: 'some-token' })],
+        ['/revoke', form({ token: 'some-token' })],
+      ] as const;
+      for (const [url, payload] of endpoints) {
+        for (const [name, bad] of [...HOSTILE, ['a forged audit line', `x\n2026-01-01T00:00:00Z client.secret_rotated cli:root\u001b[2J`]] as const) {
+          const forms = [
+            ['client_id, encoded', basicAuth(`${client.id}${bad}`, client.secret)],
+            ['client_id, raw', raw(`${client.id}${bad}`, client.secret)],
+            ['client secret, encoded', basicAuth(client.id, `${client.secret}${bad}`)],
+          ] as const;
+          for (const [which, authorization] of forms) {
+            const res = await t.app.inject({ method: 'POST', url, headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, payload });
+            const label = `${url}, ${which} with ${name}`;
+            expect({ label, status: res.statusCode }).toEqual({ label, status: 400 });
+            expect(res.json(), label).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('control character') });
+            expect(res.headers['cache-control'], label).toBe('no-store');
+          }
+        }
+      }
+      // Refused before any lookup: no failed authentication was recorded for them.
+      expect(await t.storage.audit.listAuditEvents({ type: 'client.authentication_failed', limit: 10 })).toEqual([]);
+    });
+
+    it('a header Connect reads holding a C1 control (as a Latin-1 byte on the wire): 400 invalid_request', async () => {
+      const { t, client } = await setup();
+      const token = await postToken(t.app, { authorization: `${basicAuth(client.id, client.secret)}\u0085`, body: form({ grant_type: 'client_credentials' }) });
+      expect(token.statusCode).toBe(400);
+      expect(token.json()).toMatchObject({ error: 'invalid_request', error_description: 'the Authorization header contains a control character' });
+      const page = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client)), headers: { 'accept-language': 'en\u0085' } });
+      expect(page.statusCode).toBe(400);
+      expect(pageText(page.body)).toContain('control character');
+    });
+
     it('every /authorize parameter holding one: a 400 error page', async () => {
       const { t, client } = await setup();
       for (const param of AUTHORIZE_PARAMS) {

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { parseClientAddress, type ClientAddress } from '../../src/core/client-address.js';
 import { hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets, type Limits } from '../../src/limits/create-limits.js';
 
 /**
@@ -12,7 +13,7 @@ export const BUDGETS: LimitBudgets = { smsLimitPerMobile: 5, smsLimitPerAddress:
 const JOURNEYS = BUDGETS.journeyLimitPerAddress ?? 0;
 
 /** Takes `times` journey starts, each expected to go ahead. */
-export async function startTimes(limits: Limits, times: number, address: string): Promise<void> {
+export async function startTimes(limits: Limits, times: number, address: ClientAddress): Promise<void> {
   for (let i = 1; i <= times; i++) expect(await limits.journeyStarts.take(address), `journey #${i}`).toBeUndefined();
 }
 
@@ -32,16 +33,21 @@ const used = (value: string) => (usedKeys.add(value), value);
 
 /** A mobile number no earlier run used, so a shared Redis holds no budget spent on it. */
 export const freshMobile = (): string => used(`+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`);
-/** A client address no earlier run used. */
-export const freshAddress = (): string => used(`198.51.${randomInt(0, 256)}.${randomInt(0, 256)}-${randomBytes(4).toString('hex')}`);
+/** A client address no earlier run used: one of 2^32 /64 networks of the documentation prefix, parsed as the edge parses it. */
+export const freshAddress = (): ClientAddress => {
+  const address = parseClientAddress(`2001:db8:${randomBytes(4).toString('hex').replace(/(....)(....)/, '$1:$2')}::1`);
+  if (!address) throw new Error('freshAddress: not an address');
+  used(address.bucket);
+  return address;
+};
 
 /** Takes `times` sends, each expected to go ahead. */
-export async function sendTimes(limits: Limits, times: number, mobile: () => string, address: () => string): Promise<void> {
+export async function sendTimes(limits: Limits, times: number, mobile: () => string, address: () => ClientAddress): Promise<void> {
   for (let i = 1; i <= times; i++) expect(await limits.sends.take(mobile(), address()), `send #${i}`).toBeUndefined();
 }
 
 /** Takes `times` PIN attempts, each expected to go ahead. */
-export async function attemptTimes(limits: Limits, times: number, address: string): Promise<void> {
+export async function attemptTimes(limits: Limits, times: number, address: ClientAddress): Promise<void> {
   for (let i = 1; i <= times; i++) expect(await limits.pinAttempts.take(address), `attempt #${i}`).toBeUndefined();
 }
 
@@ -120,7 +126,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         const address = freshAddress();
         await sendTimes(limits, 2, () => mobile, () => address);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${hashLimitKey(mobile)}`)).toBe(2);
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${hashLimitKey(address)}`)).toBe(2);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(2);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerMobile}:${mobile}`)).toBeUndefined();
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.smsPerAddress}:${address}`)).toBeUndefined();
         expect(hashLimitKey(mobile)).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -219,7 +225,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         expect((await limits.resetOtpEntries.spent(stranger))?.retryAfterSeconds).toBeGreaterThan(3590);
         expect(await limits.resetOtpEntries.spent(freshAddress())).toBeUndefined();
         // The login's wrong entries per mobile are another budget.
-        expect(await limits.otpEntries.spent(stranger)).toBeUndefined();
+        expect(await limits.otpEntries.spent(stranger.bucket)).toBeUndefined();
       });
     });
 
@@ -247,7 +253,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
           expect(await limits.pinAttempts.take(address), `check #${i + 1}`).toBeUndefined();
           await limits.pinAttempts.giveBack(address);
         }
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(0);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(0);
       });
 
       it('takes nothing for a refused attempt', async () => {
@@ -277,7 +283,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
       it('stores the address only hashed', async () => {
         const address = freshAddress();
         await attemptTimes(limits, 1, address);
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`)).toBe(1);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(1);
         expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.pinPerAddress}:${address}`)).toBeUndefined();
       });
     });
@@ -298,7 +304,7 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         const address = freshAddress();
         await startTimes(limits, JOURNEYS, address);
         for (let i = 0; i < 10; i++) expect(await limits.journeyStarts.take(address)).toBeDefined();
-        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.journeyPerAddress}:${hashLimitKey(address)}`)).toBe(JOURNEYS);
+        expect(await fixture.storedCount(`${LIMIT_KEY_PREFIXES.journeyPerAddress}:${hashLimitKey(address.bucket)}`)).toBe(JOURNEYS);
         await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
         await sendTimes(limits, 1, freshMobile, () => address);
       });

@@ -83,7 +83,7 @@ describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
       await proxy.restore();
       expect(await limits.pinAttempts.take(address)).toBeUndefined();
       // The attempts refused while out of reach were never counted.
-      const key = `${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`;
+      const key = `${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`;
       expect((await direct.rateLimitCounters.findRateLimitCounter(key, Date.now()))?.points).toBe(1);
     });
 

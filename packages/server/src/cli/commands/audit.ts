@@ -1,6 +1,6 @@
 import { AUDIT_EVENT_TYPES, type AuditEventType } from '../../core/audit/audit-log.js';
 import type { Runtime } from '../../compose/runtime.js';
-import { isoTime, UsageError, type CommandResult } from './output.js';
+import { isoTime, printable, UsageError, type CommandResult } from './output.js';
 
 /**
  * `audit [--since WHEN] [--type TYPE] [--limit N]`: the audit log, oldest
@@ -38,7 +38,7 @@ export async function auditCommand(
       : json
           .map((e) => {
             const details = Object.entries(e.details).map(([k, v]) => `${k}=${String(v)}`).join(' ');
-            return `${e.at}  ${e.type.padEnd(29)} ${e.outcome.padEnd(7)} ${e.actor}  ${e.subject ?? '-'}${details ? `  ${details}` : ''}${e.requestId ? `  request=${e.requestId}` : ''}`;
+            return printable(`${e.at}  ${e.type.padEnd(29)} ${e.outcome.padEnd(7)} ${e.actor}  ${e.subject ?? '-'}${details ? `  ${details}` : ''}${e.requestId ? `  request=${e.requestId}` : ''}`);
           })
           .join('\n') + '\n';
   return { json, text };

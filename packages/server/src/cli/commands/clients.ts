@@ -16,7 +16,7 @@ import {
   type DeliveryTarget,
 } from '../../delivery/credentials-file.js';
 import { recordAdminAction } from './audit-actor.js';
-import { clientView, isoTime, table, UsageError, type CommandResult } from './output.js';
+import { clientView, isoTime, printable, table, UsageError, type CommandResult } from './output.js';
 
 /** Options of the `clients` subcommands, as parsed (`--redirect-uri` is `redirectUri`). */
 export interface ClientsOptions {
@@ -175,7 +175,7 @@ export async function listClients(runtime: Runtime): Promise<CommandResult> {
     clients.length === 0
       ? `no clients in the ${runtime.config.environment} environment\n`
       : clients
-          .map((c) => `${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`)
+          .map((c) => printable(`${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`))
           .join('\n') + '\n';
   return { json: clients, text };
 }

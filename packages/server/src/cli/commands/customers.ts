@@ -5,7 +5,7 @@ import { parseMobile } from '../../core/customers/mobile.js';
 import type { Runtime } from '../../compose/runtime.js';
 import { NotFound } from '../../core/storage-errors.js';
 import { recordAdminAction } from './audit-actor.js';
-import { isoTime, table, UsageError, type CommandResult } from './output.js';
+import { isoTime, printable, table, UsageError, type CommandResult } from './output.js';
 
 /** The public view of a customer: never the PIN hash. */
 function customerView(customer: Customer, now: number) {
@@ -88,7 +88,7 @@ export async function listCustomersCommand(runtime: Runtime): Promise<CommandRes
   const text =
     customers.length === 0
       ? `no customers in the ${runtime.config.environment} environment\n`
-      : customers.map((c) => `${c.profileId}  ${c.mobile}  ${c.status.padEnd(6)}  ${c.name ?? ''}`.trimEnd()).join('\n') + '\n';
+      : customers.map((c) => printable(`${c.profileId}  ${c.mobile}  ${c.status.padEnd(6)}  ${c.name ?? ''}`.trimEnd())).join('\n') + '\n';
   return { json: customers, text };
 }
 

@@ -3,7 +3,7 @@ import { displayStatus, type KeyDisplayStatus, type SigningKeyRecord } from '../
 import { keyPublicationDelaySeconds } from '../../core/lifetimes.js';
 import { maxTokenTtlSeconds, type Runtime } from '../../compose/runtime.js';
 import { recordAdminAction } from './audit-actor.js';
-import { isoTime, UsageError, type CommandResult } from './output.js';
+import { isoTime, printable, UsageError, type CommandResult } from './output.js';
 
 /** How one key is shown by `keys list` and `keys rotate`. */
 function keyView(key: SigningKeyRecord, status: KeyDisplayStatus) {
@@ -37,7 +37,7 @@ export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> 
           .map((k) => {
             const when = k.status === 'next' ? `  activates ${k.activatesAt}` : '';
             const until = k.verifyUntil && k.status !== 'expired' ? `  verifies until ${k.verifyUntil}` : '';
-            return `${k.kid}  ${k.alg}  ${k.use}  ${k.status.padEnd(7)}  created ${k.createdAt}${when}${until}`;
+            return printable(`${k.kid}  ${k.alg}  ${k.use}  ${k.status.padEnd(7)}  created ${k.createdAt}${when}${until}`);
           })
           .join('\n') + '\n';
   return { json: keys, text };

@@ -1,4 +1,5 @@
 import type { Client } from '../../core/clients/client.js';
+import { escapeControlCharacters } from '../../core/control-characters.js';
 import type { Environment } from '../../core/environment.js';
 
 /** What a command produced: a JSON document for `--json`, and text for people. */
@@ -53,8 +54,20 @@ export function clientView(client: Client, environment: Environment) {
   };
 }
 
-/** Renders `label: value` lines with the values aligned. */
+/**
+ * One line of human output holding stored values, as it may be printed on
+ * a terminal: every control character (and U+2028, U+2029) in it written
+ * as a visible escape (`\x1b`, `\x0a`), so that a value stored by anyone
+ * (a client name, an ID a failed authentication claimed) can neither
+ * colour, clear or move the operator's screen nor start a line of its own.
+ * `--json` output needs none of this: JSON escapes them already.
+ */
+export function printable(line: string): string {
+  return escapeControlCharacters(line);
+}
+
+/** Renders `label: value` lines with the values aligned, each line {@link printable}. */
 export function table(rows: ReadonlyArray<readonly [string, string]>): string {
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
-  return rows.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}${value}`).join('\n') + '\n';
+  return rows.map(([label, value]) => printable(`${`${label}:`.padEnd(width + 1)}${value}`)).join('\n') + '\n';
 }

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
+import { hasControlCharacter } from '../control-characters.js';
 import { ENVIRONMENTS } from '../environment.js';
 import { InvalidClient, InvalidRequest, type ClientAuthMethod } from '../errors.js';
 import { clientIdPrefix, clientSecretPrefix, type Client } from './client.js';
@@ -42,7 +43,8 @@ const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
  * client is named as such only after its secret verified.
  *
  * @throws InvalidClient when authentication fails; InvalidRequest when the
- *   request mixes methods or names two different clients.
+ *   request mixes methods, names two different clients, or its HTTP Basic
+ *   credentials hold a control character (once decoded).
  */
 export async function authenticateClient(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
   const { clientId, clientSecret, method } = readCredentials(input);
@@ -103,6 +105,10 @@ function parseBasic(header: string): { clientId: string; clientSecret: string; m
   const clientId = formDecode(decoded.slice(0, colon));
   const clientSecret = formDecode(decoded.slice(colon + 1));
   if (clientId === undefined || clientSecret === undefined || clientSecret === '') throw malformed();
+  // The control-character rule of every other input (http/plugins/control-characters.ts),
+  // once decoded: such an ID is never looked up, stored or audited.
+  if (hasControlCharacter(clientId)) throw new InvalidRequest('the client ID of the HTTP Basic credentials contains a control character');
+  if (hasControlCharacter(clientSecret)) throw new InvalidRequest('the client secret of the HTTP Basic credentials contains a control character');
   return { clientId, clientSecret, method: 'client_secret_basic' };
 }
 

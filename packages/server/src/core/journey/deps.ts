@@ -1,3 +1,4 @@
+import type { ClientAddress } from '../client-address.js';
 import type { AuditLog, AuditStore } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
@@ -59,7 +60,7 @@ export interface JourneyDeps {
    */
   readonly resetSends: SendLimiter;
   /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter;
+  readonly resetOtpEntries: WrongEntryCounter<ClientAddress>;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
   readonly audit: AuditLog;

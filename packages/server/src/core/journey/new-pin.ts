@@ -95,7 +95,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
     const ended = await endCustomerAccess(profileId, tx, now, journey.record.idHash);
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
-      actor: `ip:${context.address}`,
+      actor: `ip:${context.address.ip}`,
       subject: profileId,
       outcome: 'success',
       details: { client_id: journey.client.id, journeys_ended: ended.journeys, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },

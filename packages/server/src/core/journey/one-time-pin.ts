@@ -162,7 +162,7 @@ export async function refusalOf(
       if (result.justNow) {
         await deps.audit.record({
           type: 'otp.exhausted',
-          actor: `ip:${context.address}`,
+          actor: `ip:${context.address.ip}`,
           // The profile ID, as for every customer event; a registration has none yet.
           subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
           outcome: 'failure',

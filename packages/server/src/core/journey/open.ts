@@ -1,3 +1,4 @@
+import type { ClientAddress } from '../client-address.js';
 import type { Client } from '../clients/client.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { JourneyDeps } from './deps.js';
@@ -26,8 +27,8 @@ export interface StepContext {
   readonly browserId: string | undefined;
   /** The customer-session cookie. */
   readonly sessionId?: string | undefined;
-  /** The client address (for the per-address limits and the audit log). */
-  readonly address: string;
+  /** The client address, parsed at the edge (for the per-address limits and the audit log). */
+  readonly address: ClientAddress;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
   readonly correlationId?: string | undefined;
   /**

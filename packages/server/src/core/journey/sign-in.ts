@@ -87,7 +87,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
     if (result.justLocked) {
       await deps.audit.record({
         type: 'customer.pin_lockout',
-        actor: `ip:${context.address}`,
+        actor: `ip:${context.address.ip}`,
         subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
         outcome: 'failure',
         details: { client_id: journey.client.id, locked_until: result.until },

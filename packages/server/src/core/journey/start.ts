@@ -1,3 +1,4 @@
+import type { ClientAddress } from '../client-address.js';
 import { randomBytes } from 'node:crypto';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
@@ -16,7 +17,7 @@ export interface BrowserCookies {
   /** The customer-session cookie, if any. */
   readonly sessionId: string | undefined;
   /** The client address, whose budget of journeys a new journey spends. */
-  readonly address: string;
+  readonly address: ClientAddress;
 }
 
 /** What `GET /authorize` answers: a step result, or an error page when the client or its redirect URI cannot be trusted. */

@@ -1,3 +1,5 @@
+import type { ClientAddress } from '../client-address.js';
+
 /**
  * Counts failed PIN checks per client address, across every instance, so
  * that no address can guess PINs (or spend the PIN hash's CPU) without
@@ -7,17 +9,17 @@
  */
 export interface AttemptLimiter {
   /**
-   * Takes one attempt from `key`'s budget, before the attempt is checked.
+   * Takes one attempt from `address`'s budget (its `bucket`), before the attempt is checked.
    * Resolves with `retryAfterSeconds` when the budget is spent (nothing is
    * taken then), `undefined` when the check may go ahead. Throws
    * `StorageUnavailable` when the counters cannot be reached: no check then.
    */
-  take(key: string): Promise<{ retryAfterSeconds: number } | undefined>;
+  take(address: ClientAddress): Promise<{ retryAfterSeconds: number } | undefined>;
   /**
    * The attempt succeeded, or was not checked: it does not count. Throws
    * `StorageUnavailable` when the counters cannot be reached.
    */
-  giveBack(key: string): Promise<void>;
+  giveBack(address: ClientAddress): Promise<void>;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface StartLimiter {
    * Throws `StorageUnavailable` when the counters cannot be reached: no
    * journey starts then (the limit fails closed).
    */
-  take(address: string): Promise<{ retryAfterSeconds: number } | undefined>;
+  take(address: ClientAddress): Promise<{ retryAfterSeconds: number } | undefined>;
 }
 
 /**
@@ -47,13 +49,13 @@ export interface StartLimiter {
  * challenges' worth a key may spend per window, so that the SMS budget is
  * not the only bound on guessing. Implemented in `src/limits/`.
  */
-export interface WrongEntryCounter {
+export interface WrongEntryCounter<Key = string> {
   /**
    * Whether `key`'s budget of wrong entries is spent: then
    * `retryAfterSeconds`, else `undefined`. Throws `StorageUnavailable` when
    * the counters cannot be reached: no entry is checked then.
    */
-  spent(key: string): Promise<{ retryAfterSeconds: number } | undefined>;
+  spent(key: Key): Promise<{ retryAfterSeconds: number } | undefined>;
   /** Counts one wrong entry for `key`. Throws `StorageUnavailable` when the counters cannot be reached. */
-  count(key: string): Promise<void>;
+  count(key: Key): Promise<void>;
 }

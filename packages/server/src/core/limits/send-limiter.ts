@@ -1,3 +1,5 @@
+import type { ClientAddress } from '../client-address.js';
+
 /**
  * Counts one-time-PIN sends so the service cannot be used to flood a phone
  * or to send SMS in bulk. Budgets come from the configuration
@@ -9,7 +11,7 @@
  */
 export interface SendLimiter {
   /**
-   * Takes one send from the budgets of `mobile`, of `ip` and of the whole
+   * Takes one send from the budgets of `mobile`, of `address` (its `bucket`) and of the whole
    * deployment. Resolves with the spent budget and `retryAfterSeconds` when
    * one is spent (nothing is taken then from any), `undefined` when the
    * send may go ahead. Throws `StorageUnavailable` when the counters cannot
@@ -21,7 +23,7 @@ export interface SendLimiter {
    * spend it, while their answer stays the one a send would get
    * (docs/operator-guide.md, "SMS budgets").
    */
-  take(mobile: string, ip: string, options?: { readonly sendsNothing?: boolean }): Promise<SendRefused | undefined>;
+  take(mobile: string, address: ClientAddress, options?: { readonly sendsNothing?: boolean }): Promise<SendRefused | undefined>;
 }
 
 /** A send refused by a spent budget. */

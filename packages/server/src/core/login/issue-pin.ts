@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ClientAddress } from '../client-address.js';
 import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
 import type { AuditLog } from '../audit/audit-log.js';
@@ -64,7 +65,7 @@ export interface PinSendContext {
   readonly clientId: string;
   readonly clientName: string;
   /** The client address of the request. */
-  readonly address: string;
+  readonly address: ClientAddress;
   /** The customer's profile ID; a registration has none yet. */
   readonly profileId: string | null;
   /**
@@ -104,7 +105,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
     deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway did not take it');
     await deps.audit.record({
       type: 'sms.send_failed',
-      actor: `ip:${context.address}`,
+      actor: `ip:${context.address.ip}`,
       subject: context.profileId ?? mobile,
       outcome: 'failure',
       details: { client_id: context.clientId, reason },
@@ -125,7 +126,7 @@ export async function noteRefusedSend(refused: SendRefused, context: PinSendCont
   deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
   await deps.audit.record({
     type: 'sms.budget_spent',
-    actor: `ip:${context.address}`,
+    actor: `ip:${context.address.ip}`,
     subject: null,
     outcome: 'failure',
     details: { client_id: context.clientId, budget: 'global', retry_after: refused.retryAfterSeconds },

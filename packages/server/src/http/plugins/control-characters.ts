@@ -1,38 +1,59 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { hasControlCharacter } from '../../core/control-characters.js';
 import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 
-/** C0 controls (NUL, TAB, CR, LF, ESC…), DEL and the C1 controls: none belongs in any parameter Connect takes. */
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
-
-/** Whether `value` holds a control character (see {@link refuseControlCharacters}). */
-export function hasControlCharacter(value: string): boolean {
-  return CONTROL_CHARACTER.test(value);
-}
+export { hasControlCharacter };
 
 /**
- * THE rule for control characters in parameters: a query parameter or a
- * form field (name or value, once percent-decoded) holding one is refused
- * with `400 invalid_request` (an error page on the hosted pages) before
- * any route sees it, on every route registered after this. No identifier,
- * code, URL, mobile number or PIN contains one, and PostgreSQL refuses a
- * NUL in text outright; refused here, such input never reaches a store.
- * JSON bodies are checked where their values are read (`POST /tokens`)
- * with {@link hasControlCharacter}.
+ * THE rule for control characters (`core/control-characters.ts`): a query
+ * parameter or a form field (name or value, once percent-decoded), or a
+ * header Connect reads, holding one is refused with `400 invalid_request`
+ * (an error page on the hosted pages) before any route sees it, on every
+ * route registered after this. No identifier, code, URL, mobile number or
+ * PIN contains one, and PostgreSQL refuses a NUL in text outright; refused
+ * here, such input never reaches a store. HTTP Basic credentials are
+ * checked once decoded (`core/clients/client-authenticate.ts`), and JSON
+ * bodies where their values are read (`POST /tokens`), with
+ * {@link hasControlCharacter}.
  */
 export function refuseControlCharacters(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    const where = offending(request.query) ?? (typeof request.body === 'object' ? offending(request.body) : undefined);
-    if (where !== undefined) throw new InvalidRequest(`${parameterLabel(where)} contains a control character`);
+  // A callback hook, not an async one: no promise per request for synchronous work.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const problem = controlCharacterIn(request);
+    done(problem === undefined ? undefined : new InvalidRequest(`${problem} contains a control character`));
   });
+}
+
+/** What holds a control character, as an error message names it, if anything does. */
+function controlCharacterIn(request: FastifyRequest): string | undefined {
+  // The request headers Connect reads a value from (besides `X-Request-Id`,
+  // which is replaced when malformed, and `X-Forwarded-For`, whose hops are
+  // parsed as addresses), each looked up by name: this runs on every request.
+  const headers = request.headers;
+  if (holdsControlCharacter(headers.authorization)) return 'the Authorization header';
+  if (holdsControlCharacter(headers['accept-language'])) return 'the Accept-Language header';
+  if (holdsControlCharacter(headers['request-reference-no'])) return 'the Request-Reference-No header';
+  const where = offending(request.query) ?? offending(request.body);
+  return where === undefined ? undefined : parameterLabel(where);
+}
+
+function holdsControlCharacter(value: string | string[] | undefined): boolean {
+  return typeof value === 'string' && hasControlCharacter(value);
 }
 
 /** The name of the first parameter whose name or value holds a control character. */
 function offending(params: unknown): string | undefined {
   if (params === null || typeof params !== 'object') return undefined;
-  for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
+  const record = params as Record<string, unknown>;
+  for (const name in record) {
+    if (!Object.hasOwn(record, name)) continue;
     if (hasControlCharacter(name)) return name;
-    const values = Array.isArray(value) ? value : [value];
-    if (values.some((one) => typeof one === 'string' && hasControlCharacter(one))) return name;
+    const value = record[name];
+    if (typeof value === 'string') {
+      if (hasControlCharacter(value)) return name;
+    } else if (Array.isArray(value) && value.some((one) => typeof one === 'string' && hasControlCharacter(one))) {
+      return name;
+    }
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** A request was not answered within `CONNECT_REQUEST_TIMEOUT_MS`: answered `503` (`oauth-errors.ts`). */
 export class RequestTimedOut extends Error {
@@ -58,6 +58,18 @@ function end(entry: InFlight, why: Error): void {
   entry.controller?.abort(why);
 }
 
+/** The deadlines of the requests in flight (see {@link requestDeadlines}). */
+export interface RequestDeadlines {
+  /** Starts a request's deadline: called once per request, when it arrives. */
+  start(request: FastifyRequest, reply: FastifyReply): void;
+  /** The request was answered. */
+  finish(request: FastifyRequest): void;
+  /** Calls `visit` with the reply of every request in flight that has not been sent yet. */
+  forEachUnsent(visit: (reply: FastifyReply) => void): void;
+  /** Stops the sweep. */
+  close(): void;
+}
+
 /**
  * Gives every request a deadline (docs/operator-guide.md, "Timeouts"): a
  * request not answered within `timeoutMs` gets `503 temporarily_unavailable`
@@ -69,12 +81,14 @@ function end(entry: InFlight, why: Error): void {
  * order they arrived, which is the order of their deadlines, and a sweep
  * every quarter of the timeout (at most 250 ms) answers those past theirs.
  * A request costs a set entry, not a timer and listeners of its own, and
- * its signal is made only when some work asks for it.
+ * its signal is made only when some work asks for it. The app calls
+ * `start` and `finish` from its own request hooks (`app.ts`), one hook of
+ * each kind for all the per-request work.
  * Fastify's own `handlerTimeout` cannot serve: its signal also aborts when
  * Node closes the request stream after reading a form body, long before
  * the answer.
  */
-export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void {
+export function requestDeadlines(timeoutMs: number): RequestDeadlines {
   const inFlight = new Set<InFlight>();
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
   let sweeper: NodeJS.Timeout | undefined;
@@ -96,27 +110,29 @@ export function limitRequestTime(app: FastifyInstance, timeoutMs: number): void 
     }
   };
 
-  app.addHook('onRequest', (request, reply, done) => {
-    const entry: InFlight = { reply, deadline: performance.now() + timeoutMs };
-    (request as Tracked)[IN_FLIGHT] = entry;
-    inFlight.add(entry);
-    // The process may exit with requests in flight: the sweep keeps nothing alive.
-    sweeper ??= setInterval(sweep, sweepMs).unref();
-    done();
-  });
-  // Answered. (A client that went away before its answer is let go at its
-  // deadline: a hook on every request's abort would cost more than it saves.)
-  app.addHook('onResponse', (request, _reply, done) => {
-    const entry = (request as Tracked)[IN_FLIGHT];
-    if (entry) {
-      inFlight.delete(entry);
-      end(entry, ANSWERED);
-    }
-    done();
-  });
-  app.addHook('onClose', (_instance, done) => {
-    if (sweeper) clearInterval(sweeper);
-    sweeper = undefined;
-    done();
-  });
+  return {
+    start(request, reply) {
+      const entry: InFlight = { reply, deadline: performance.now() + timeoutMs };
+      (request as Tracked)[IN_FLIGHT] = entry;
+      inFlight.add(entry);
+      // The process may exit with requests in flight: the sweep keeps nothing alive.
+      sweeper ??= setInterval(sweep, sweepMs).unref();
+    },
+    // Answered. (A client that went away before its answer is let go at its
+    // deadline: a hook on every request's abort would cost more than it saves.)
+    finish(request) {
+      const entry = (request as Tracked)[IN_FLIGHT];
+      if (entry) {
+        inFlight.delete(entry);
+        end(entry, ANSWERED);
+      }
+    },
+    forEachUnsent(visit) {
+      for (const entry of inFlight) if (!entry.reply.sent && !entry.reply.raw.headersSent) visit(entry.reply);
+    },
+    close() {
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
+    },
+  };
 }

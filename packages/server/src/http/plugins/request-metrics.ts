@@ -1,16 +1,17 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StepResult } from '../../core/journey/outcomes.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
 const GRANTS = new Set(['client_credentials', 'authorization_code', 'refresh_token']);
 
 /**
- * Counts every answered request by its route pattern (never the URL as
+ * Counts an answered request by its route pattern (never the URL as
  * requested: it may hold a code or a mobile number), method and status,
  * with its latency, and every token issued at `/token` and `/tokens`.
+ * Called from the app's one `onResponse` hook (`app.ts`).
  */
-export function countRequests(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', (request, reply, done) => {
+export function requestCounter(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (reply.statusCode === 200 && request.method === 'POST') {
@@ -21,8 +22,7 @@ export function countRequests(app: FastifyInstance, metrics: Metrics): void {
         metrics.tokenIssued('/tokens', 'refresh_token');
       }
     }
-    done();
-  });
+  };
 }
 
 /**

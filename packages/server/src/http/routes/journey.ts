@@ -14,6 +14,7 @@ import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
+import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
@@ -75,7 +76,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     requestId: typeof request.query.request === 'string' ? request.query.request : undefined,
     browserId: request.cookies[names.browser],
     sessionId: request.cookies[names.session],
-    address: request.ip,
+    address: clientAddressOf(request),
     correlationId: request.id,
     signal: requestSignal(request),
   });
@@ -196,7 +197,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
       browserId = randomBytes(32).toString('base64url');
       reply.setCookie(names.browser, browserId, attributes);
     }
-    const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session], address: request.ip }, deps.journey);
+    const result = await startJourney(request.query, { browserId, sessionId: request.cookies[names.session], address: clientAddressOf(request) }, deps.journey);
     if (result.kind === 'page_error') {
       const language = requestLanguage(request);
       const message = fill(language.text.linkErrors[result.reason], { client: result.clientName ?? '' });

@@ -1,3 +1,5 @@
+import { testAddress } from '../../helpers/addresses.js';
+import type { ClientAddress } from '../../../src/core/client-address.js';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { createAuditLog, type AuditEventType, type AuditRecord } from '../../../src/core/audit/audit-log.js';
@@ -38,8 +40,8 @@ export const MASKED = '+63******4567';
 export const OTHER_MOBILE = '+639179876543';
 export const PIN = '7391';
 export const WRONG_PIN = '7392';
-export const ADDRESS = '203.0.113.7';
-export const OTHER_ADDRESS = '198.51.100.9';
+export const ADDRESS = testAddress('203.0.113.7');
+export const OTHER_ADDRESS = testAddress('198.51.100.9');
 export const BROWSER = 'browser-cookie-1';
 
 /** A valid `/authorize` query of Acme, with `state=xyz`. */
@@ -79,7 +81,7 @@ export interface JourneyTest {
   readonly sms: RecordingSender;
   readonly deps: JourneyDeps;
   /** `GET /authorize` with {@link QUERY} and `query` on top, from {@link BROWSER}. */
-  start(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string; address?: string }): Promise<StartResult>;
+  start(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string; address?: ClientAddress }): Promise<StartResult>;
   /** {@link start}, which must open a journey (`goto`). */
   begin(query?: Record<string, string>, browser?: { browserId?: string; sessionId?: string }): Promise<Started>;
   /** A customer with {@link PIN}, created now. */
@@ -93,7 +95,7 @@ export interface JourneyTest {
   /** The audit events of `type`, oldest first. */
   audits(type: AuditEventType): Promise<AuditRecord[]>;
   /** The points counted against `address`'s failed-PIN budget now (0 when none). */
-  pinPointsOf(address: string): Promise<number>;
+  pinPointsOf(address: ClientAddress): Promise<number>;
 }
 
 /**
@@ -126,7 +128,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     audit: createAuditLog(storage.audit, clock),
   };
 
-  const start = (query: Record<string, string> = {}, browser: { browserId?: string; sessionId?: string; address?: string } = {}) =>
+  const start = (query: Record<string, string> = {}, browser: { browserId?: string; sessionId?: string; address?: ClientAddress } = {}) =>
     startJourney({ ...QUERY, ...query }, { browserId: browser.browserId ?? BROWSER, sessionId: browser.sessionId, address: browser.address ?? ADDRESS }, deps);
 
   const test: JourneyTest = {
@@ -173,7 +175,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     audits: (type) => storage.audit.listAuditEvents({ type, limit: 100 }),
     async pinPointsOf(address) {
       const counter = await storage.rateLimitCounters.findRateLimitCounter(
-        `${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address)}`,
+        `${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`,
         clock.nowSeconds() * 1000,
       );
       return counter?.points ?? 0;

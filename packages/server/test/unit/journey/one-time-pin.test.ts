@@ -232,7 +232,7 @@ describe('submitOtp: wrong, malformed and expired codes', () => {
     expect(await t.enter(t.code)).toMatchObject({ kind: 'otp', problem: { code: 'otp_exhausted', field: 'otp' } });
     const audits = await t.audits('otp.exhausted');
     expect(audits).toHaveLength(1);
-    expect(audits[0]).toMatchObject({ actor: `ip:${ADDRESS}`, subject: t.customer.profileId, outcome: 'failure', details: { client_id: ACME.id, purpose: 'login' } });
+    expect(audits[0]).toMatchObject({ actor: `ip:${ADDRESS.ip}`, subject: t.customer.profileId, outcome: 'failure', details: { client_id: ACME.id, purpose: 'login' } });
     await expectNotCompleted(t, t.journey, 'otp_sent', t.customer.profileId);
   });
 

@@ -1,3 +1,4 @@
+import type { ClientAddress } from '../../../src/core/client-address.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 import * as pin from '../../../src/core/customers/pin.js';
@@ -211,7 +212,7 @@ describe('submitLogin', () => {
     const lockouts = await t.audits('customer.pin_lockout');
     expect(lockouts).toHaveLength(1);
     expect(lockouts[0]).toMatchObject({
-      actor: `ip:${ADDRESS}`,
+      actor: `ip:${ADDRESS.ip}`,
       subject: t.account?.profileId,
       outcome: 'failure',
       details: { client_id: ACME.id, locked_until: T0 + 910 },
@@ -381,7 +382,7 @@ describe('submitLogin and submitRegistration: send limits', () => {
   });
 
   it('asks the limiter for the mobile and the address; a refusal of registration shows the registration page', async () => {
-    const calls: Array<[string, string]> = [];
+    const calls: Array<[string, ClientAddress]> = [];
     const sends: SendLimiter = {
       take: async (mobile, ip) => {
         calls.push([mobile, ip]);

@@ -6,6 +6,7 @@ import { startJourney } from '../../../src/core/journey/start.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 import {
   ACME,
+  ADDRESS,
   BROWSER,
   DISABLED_CLIENT,
   expectKind,
@@ -55,7 +56,7 @@ describe('startJourney: requests that cannot be trusted', () => {
 
   it('a repeated client_id: an error page', async () => {
     const t = await journeySetup();
-    const result = await startJourney({ response_type: 'code', client_id: [ACME.id, ACME.id], redirect_uri: REDIRECT }, { browserId: BROWSER, sessionId: undefined, address: '203.0.113.9' }, t.deps);
+    const result = await startJourney({ response_type: 'code', client_id: [ACME.id, ACME.id], redirect_uri: REDIRECT }, { browserId: BROWSER, sessionId: undefined, address: ADDRESS }, t.deps);
     expect(result.kind).toBe('page_error');
   });
 });

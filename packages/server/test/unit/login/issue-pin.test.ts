@@ -97,7 +97,7 @@ describe('deliverPin', () => {
     expect(line).not.toContain(LOGIN.mobile);
     expect(deps.lines[0]).toMatchObject({ details: { mobile: '+63******4567', clientId: 'acme', reason: 'gateway timed out' } });
     expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toMatchObject([
-      { actor: `ip:${CONTEXT.address}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
+      { actor: `ip:${CONTEXT.address.ip}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
     ]);
   });
 

@@ -1,3 +1,5 @@
+import { testAddress } from '../../helpers/addresses.js';
+import type { ClientAddress } from '../../../src/core/client-address.js';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach } from 'vitest';
@@ -43,8 +45,8 @@ export function recordingSender(): RecordingSender {
 }
 
 /** A limiter that never refuses, and remembers what it was asked. */
-export function openLimiter(): SendLimiter & { calls: Array<[string, string]> } {
-  const calls: Array<[string, string]> = [];
+export function openLimiter(): SendLimiter & { calls: Array<[string, ClientAddress]> } {
+  const calls: Array<[string, ClientAddress]> = [];
   return {
     calls,
     async take(mobile, ip) {
@@ -95,7 +97,7 @@ export const LOGIN = {
 } as const;
 
 /** Who asks for the codes of {@link LOGIN}: the client's name and the customer's address. */
-export const CONTEXT = { clientId: 'acme', clientName: 'Acme Shop', address: '203.0.113.7', profileId: '123456789012' } as const;
+export const CONTEXT = { clientId: 'acme', clientName: 'Acme Shop', address: testAddress('203.0.113.7'), profileId: '123456789012' } as const;
 
 /**
  * Issues a challenge as the journey does: made, stored, then its code sent
