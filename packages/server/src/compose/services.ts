@@ -253,15 +253,29 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
   };
 }
 
+/** Initial delay of TCP keep-alive probes on the Redis connection, ms. */
+const REDIS_KEEP_ALIVE_MS = 10_000;
+
 /**
  * Connects to Redis and asks it once: an unreachable Redis at start-up stops
  * start-up with a message naming `REDIS_URL` (never its password). Every
  * command afterwards is bounded by `timeoutMs` (`CONNECT_REDIS_TIMEOUT_MS`):
  * past it the limit throws and the request gets a 503; the client
- * reconnects by itself.
+ * reconnects by itself, a silent connection included.
  */
 async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: timeoutMs, connectTimeout: timeoutMs });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    // A connection that owes an answer and receives nothing for this long is
+    // silent (a partition): it is closed and a new one opened, so that the
+    // instance works again as soon as the network does.
+    socketTimeout: timeoutMs,
+    keepAlive: REDIS_KEEP_ALIVE_MS,
+  });
   let cause: Error | undefined;
   const firstError = (error: Error) => {
     cause ??= error;

@@ -53,7 +53,7 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(await outbox(t.app, mobile)).toHaveLength(1);
   });
 
-  it('a Redis that holds its answers (a partition): the 503 page within CONNECT_REDIS_TIMEOUT_MS plus a second, nothing checked or sent', async () => {
+  it('a Redis that holds its answers (a partition): the 503 page within CONNECT_REDIS_TIMEOUT_MS plus a second, nothing checked or sent; working again within 5 s of the healing', async () => {
     const target = new URL(redisUrl ?? '');
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     const t = await build({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, CONNECT_REDIS_TIMEOUT_MS: '300' } });
@@ -72,6 +72,23 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(took).toBeLessThan(300 + 1000);
     expect(await t.storage.customers.findCustomerByMobile(mobile)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
     expect(await outbox(t.app, mobile)).toEqual([]);
+
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ failed: ['redis'] });
+
+    // The partition heals, but the connection open across it stays silent for
+    // good: Connect must notice and open a new one, within 5 seconds, without a restart.
+    await proxy.restore({ abandon: true });
+    const healed = performance.now();
+    let res: Response = refused;
+    while (res.statusCode !== 303 && performance.now() - healed < 5000) {
+      await sleep(50);
+      res = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+    }
+    expectSeeOther(res, /^\/login\/otp\?request=/);
+    expect(performance.now() - healed).toBeLessThan(5000);
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
   });
 
   it('a Redis that cannot be reached at start-up stops start-up with a message naming REDIS_URL, never its password', async () => {
