@@ -18,6 +18,7 @@ import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.j
 import type { JourneyDeps } from '../core/journey/deps.js';
 import { KeyRing } from '../core/keys/key-ring.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
+import { StorageUnavailable } from '../core/storage-errors.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
@@ -26,6 +27,7 @@ import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import { createAfterAnswer, type AfterAnswer } from './after-answer.js';
+import { createOutageLog, describeCause, type OutageLog } from './outage-log.js';
 import type { Runtime } from './runtime.js';
 
 /** Where composed services report what they cannot throw (a failed audit write, a Redis error). */
@@ -44,6 +46,8 @@ export interface ServiceOverrides {
   readonly changes?: ChangeFeed;
   /** The metrics to count into; by default a registry of the services' own. */
   readonly metrics?: Metrics;
+  /** The log of outages; by default one writing to `log` on the process's clock. */
+  readonly outages?: OutageLog;
 }
 
 /** Everything the HTTP app is built from, composed once. */
@@ -60,6 +64,8 @@ export interface Services {
   readonly changes: ChangeFeed;
   /** What the instance counts for Prometheus (`CONNECT_METRICS_PORT`). */
   readonly metrics: Metrics;
+  /** Where failures of the database, Redis and the SMS gateway are counted and logged once per outage. */
+  readonly outages: OutageLog;
   findClient(id: string): Promise<Client | undefined>;
   /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
   authenticate(input: ClientAuthInput): Promise<Client>;
@@ -91,7 +97,7 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     overrides.changes ??
     storage.openChangeFeed({
       onState: (state, error) => {
-        if (state === 'lost' && !signalLost) log.warn({ err: error }, 'change signal lost; caches read the database until it is back');
+        if (state === 'lost' && !signalLost) log.warn({ cause: describeCause(error) }, 'change signal lost; caches read the database until it is back');
         else if (state === 'listening' && signalLost) log.warn({}, 'change signal back');
         signalLost = state === 'lost';
       },
@@ -108,18 +114,45 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
 /** {@link composeServices} once the change signal is open. */
 async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, log: ServiceLog, changes: ChangeFeed): Promise<Services> {
   const { config, clock, storage } = runtime;
+  const outages = overrides.outages ?? createOutageLog(log);
+  const stopObserving = storage.observeAvailability({
+    unavailable: (error) => outages.failed('database', error),
+    available: () => outages.succeeded('database'),
+  });
+  try {
+    return await assembleObservedServices(runtime, overrides, log, changes, outages, stopObserving);
+  } catch (error) {
+    stopObserving();
+    throw error;
+  }
+}
+
+/** {@link assembleServices} once the storage's availability is observed. */
+async function assembleObservedServices(
+  runtime: Runtime,
+  overrides: ServiceOverrides,
+  log: ServiceLog,
+  changes: ChangeFeed,
+  outages: OutageLog,
+  stopObserving: () => void,
+): Promise<Services> {
+  const { config, clock, storage } = runtime;
+  /** Logs `error` as `message`, unless it is an unavailable dependency, which the log of outages counts instead. */
+  const logFailure = (message: string) => (error: unknown) => {
+    if (!(error instanceof StorageUnavailable)) log.error({ err: error }, message);
+  };
   const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock, changes });
   // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
   const stopKeyReloads = changes.onChange((heard) => {
-    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged((error) => log.error({ err: error }, 'reading the keys failed; trying again in a second'));
+    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged(logFailure('reading the keys failed; trying again in a second'));
   });
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
-  const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, log) : undefined;
+  const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, outages) : undefined;
 
   const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats() });
   const audit = countedAudit(
-    createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed')),
+    createAuditLog(storage.audit, clock, logFailure('writing the audit log failed')),
     metrics,
   );
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
@@ -158,8 +191,9 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       budgets: config,
       keySecret: runtime.limitKey,
       nowMs: () => clock.nowSeconds() * 1000,
+      redisAvailability: { unavailable: (error) => outages.failed('redis', error), available: () => outages.succeeded('redis') },
     });
-  const afterAnswer = createAfterAnswer(log);
+  const afterAnswer = createAfterAnswer(logFailure('work after the answer failed'));
   const journey: JourneyDeps = {
     db: storage,
     findClient,
@@ -174,7 +208,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     resetSends: limits.resetSends,
     resetOtpEntries: limits.resetOtpEntries,
     sends: limits.sends,
-    sms: overrides.sms ?? createSmsSender(config, storage, clock),
+    sms: observedSms(overrides.sms ?? createSmsSender(config, storage, clock), outages),
     otpHasher: runtime.otpHasher,
     audit,
     log,
@@ -191,6 +225,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     audit,
     changes,
     metrics,
+    outages,
     findClient,
     authenticate,
     grants,
@@ -201,7 +236,10 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     afterAnswer,
-    readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
+    readiness: {
+      database: () => storage.ping(),
+      ...(redis ? { redis: () => redis.ping().then(() => outages.succeeded('redis'), (error: unknown) => { outages.failed('redis', error); throw error; }) } : {}),
+    },
     async close() {
       // An SMS still being handed to the gateway goes out before the storage closes.
       await afterAnswer.idle();
@@ -212,6 +250,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       customerAccess.close();
       if (!overrides.changes) await changes.close();
       redis?.disconnect();
+      stopObserving();
     },
   };
 }
@@ -253,6 +292,25 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
   };
 }
 
+/**
+ * The SMS sender, telling the log of outages how each send to the gateway
+ * ends. A send cut off because its request was already answered says
+ * nothing about the gateway.
+ */
+function observedSms(sender: SmsSender, outages: OutageLog): SmsSender {
+  return {
+    async send(message, options) {
+      try {
+        await sender.send(message, options);
+      } catch (error) {
+        if (!options?.signal?.aborted) outages.failed('sms_gateway', error);
+        throw error;
+      }
+      outages.succeeded('sms_gateway');
+    },
+  };
+}
+
 /** Initial delay of TCP keep-alive probes on the Redis connection, ms. */
 const REDIS_KEEP_ALIVE_MS = 10_000;
 
@@ -263,7 +321,7 @@ const REDIS_KEEP_ALIVE_MS = 10_000;
  * past it the limit throws and the request gets a 503; the client
  * reconnects by itself, a silent connection included.
  */
-async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Promise<Redis> {
+async function connectRedis(url: string, timeoutMs: number, outages: OutageLog): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -290,7 +348,9 @@ async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Pr
     throw new ConfigError(`REDIS_URL: cannot reach Redis at ${hostname}:${port || 6379} (${oneLineMessage(cause ?? error)})`);
   }
   redis.off('error', firstError);
-  redis.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
+  // Each failed reconnection says so: counted in the outage, not logged one by one.
+  redis.on('error', (error: Error) => outages.failed('redis', error));
+  redis.on('ready', () => outages.succeeded('redis'));
   return redis;
 }
 

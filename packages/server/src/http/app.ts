@@ -93,7 +93,7 @@ export async function buildApp({ services, logger }: AppDeps): Promise<FastifyIn
   });
 
   registerSecurityHeaders(app, { hsts: config.environment === 'production' });
-  registerErrorHandling(app);
+  registerErrorHandling(app, services.outages);
   limitRequestTime(app, config.requestTimeoutMs);
   countRequests(app, services.metrics);
   refuseControlCharacters(app);
