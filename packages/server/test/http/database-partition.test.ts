@@ -3,8 +3,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, pageText, PIN, MOBILE, startLogin } from './customer-flow.js';
-import { expectRefreshed, lifecycle, refreshAtToken, type Lifecycle } from './token-session.js';
-import { expectOAuthError } from './wire.js';
+import { expectRefreshed, introspect, lifecycle, postTokens, refreshAtToken, revoke, type Lifecycle } from './token-session.js';
+import { authorizeUrl } from './customer-flow.js';
+import { expectOAuthError, obtainToken } from './wire.js';
 
 noticePostgresSkipped('requests during a database partition');
 
@@ -112,6 +113,30 @@ describe.skipIf(!postgresAdminUrl)('a PostgreSQL partition (the network holds th
 
     await proxy.restore();
     await recovery(async () => (await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200);
+  });
+
+  it('every other endpoint that needs the database: /introspect, /revoke, /tokens (503 JSON) and a hosted page (503 page), each within the timeout plus a second', async () => {
+    const { t, client, tokens, proxy } = await setUp();
+    const bearer = await obtainToken(t, client);
+    proxy.silence();
+
+    const api = {
+      '/introspect': () => introspect(t.app, client, tokens.accessToken),
+      '/revoke': () => revoke(t.app, client, tokens.refreshToken),
+      '/tokens': () => postTokens(t.app, { bearer, body: { refreshToken: tokens.refreshToken } }),
+    };
+    for (const [name, request] of Object.entries(api)) {
+      const { res, took } = await timed(request);
+      expect({ name, status: res.statusCode }).toEqual({ name, status: 503 });
+      expect(res.json()).toMatchObject({ error: 'temporarily_unavailable' });
+      expect(res.headers['retry-after']).toBe('5');
+      expect({ name, fast: took < ANSWER_WITHIN_MS }).toEqual({ name, fast: true });
+    }
+    const { res, took } = await timed(() => t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client)) }));
+    expectPage(res, 503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(took).toBeLessThan(ANSWER_WITHIN_MS);
+    await proxy.restore();
   });
 
   it('connections that hung are closed, not handed to the next request: the pool refills with working ones', async () => {

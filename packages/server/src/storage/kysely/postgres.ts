@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
-import { PostgresDialect, type Dialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
+import { PostgresDialect, type Dialect, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 
 const INT8_OID = 20;
 
@@ -119,15 +119,20 @@ class BoundedClient implements PostgresPoolClient {
     readonly timeoutMs: number,
   ) {}
 
-  // Kysely calls only the (sql, parameters) form: no cursor is configured.
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-  query(): never;
-  async query<R>(sql?: string, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(sql: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only to stream, which is not configured.
+    if (typeof sql !== 'string') throw new Error('the database driver does not support cursors');
+    return this.#query<R>(sql, parameters ?? []);
+  }
+
+  async #query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (this.#broken) throw this.#broken;
-    if (sql !== undefined && BEGINS.test(sql)) this.#startTransactionBound();
+    if (BEGINS.test(sql)) this.#startTransactionBound();
     try {
-      const result = await this.client.query(sql as string, parameters as unknown[]);
-      if (sql !== undefined && ENDS.test(sql)) this.#endTransactionBound();
+      const result = await this.client.query(sql, [...parameters]);
+      if (ENDS.test(sql)) this.#endTransactionBound();
       return result as unknown as PostgresQueryResult<R>;
     } catch (error) {
       if (error instanceof Error && error.message === 'Query read timeout') {
