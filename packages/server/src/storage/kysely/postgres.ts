@@ -80,10 +80,26 @@ export class DatabaseTimeout extends Error {
 const BEGINS = /^(begin|start transaction)\b/i;
 const ENDS = /^(commit|rollback)$/i;
 
-/** The pool as Kysely sees it: every client it hands out is a {@link BoundedClient}. */
+/**
+ * How many bounds were passed so far in one pool: each is a sign that the
+ * network may have gone silent, for every connection opened before it.
+ */
+interface Silences {
+  count: number;
+}
+
+/**
+ * The pool as Kysely sees it: every client it hands out is a
+ * {@link BoundedClient}. After a connection passed a bound, an idle one that
+ * has not answered since is not trusted either: it is closed at its next
+ * checkout and another taken (a new one if need be), so that once a
+ * partition heals no request waits out the bound on a connection the
+ * network lost meanwhile.
+ */
 class BoundedPool implements PostgresPool {
   /** One wrapper per pg client: Kysely keeps its connection per client object. */
   readonly #clients = new WeakMap<pg.PoolClient, BoundedClient>();
+  readonly #silences: Silences = { count: 0 };
 
   constructor(
     readonly pool: pg.Pool,
@@ -91,13 +107,18 @@ class BoundedPool implements PostgresPool {
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
-    const client = await this.pool.connect();
-    let bounded = this.#clients.get(client);
-    if (!bounded) {
-      bounded = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS);
-      this.#clients.set(client, bounded);
+    for (;;) {
+      const client = await this.pool.connect();
+      const bounded = this.#clients.get(client);
+      if (!bounded) {
+        const opened = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS, this.#silences);
+        this.#clients.set(client, opened);
+        return opened;
+      }
+      if (bounded.trusted()) return bounded;
+      // Closed, not pooled again; the loop ends at the latest with a new connection.
+      client.release(new DatabaseTimeout('an idle connection was not trusted after a silence'));
     }
-    return bounded;
   }
 
   end(): Promise<void> {
@@ -113,11 +134,21 @@ class BoundedPool implements PostgresPool {
 class BoundedClient implements PostgresPoolClient {
   #broken: DatabaseTimeout | undefined;
   #transaction: NodeJS.Timeout | undefined;
+  /** The pool's count of silences when this connection last answered (or opened). */
+  #answeredAt: number;
 
   constructor(
     readonly client: pg.PoolClient,
     readonly timeoutMs: number,
-  ) {}
+    readonly silences: Silences,
+  ) {
+    this.#answeredAt = silences.count;
+  }
+
+  /** Whether the connection answered since the last silence in its pool. */
+  trusted(): boolean {
+    return this.#answeredAt === this.silences.count;
+  }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
@@ -132,6 +163,7 @@ class BoundedClient implements PostgresPoolClient {
     if (BEGINS.test(sql)) this.#startTransactionBound();
     try {
       const result = await this.client.query(sql, [...parameters]);
+      this.#answeredAt = this.silences.count;
       if (ENDS.test(sql)) this.#endTransactionBound();
       return result as unknown as PostgresQueryResult<R>;
     } catch (error) {
@@ -166,6 +198,7 @@ class BoundedClient implements PostgresPoolClient {
 
   #break(reason: DatabaseTimeout): void {
     this.#broken ??= reason;
+    this.silences.count++;
     this.#endTransactionBound();
     // What is in flight fails now ("Connection terminated"), with no answer
     // left owed on the socket. pg-pool's own connect timeout does the same.
