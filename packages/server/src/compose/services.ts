@@ -27,10 +27,10 @@ import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import { createAfterAnswer, type AfterAnswer } from './after-answer.js';
-import { createOutageLog, describeCause, type OutageLog } from './outage-log.js';
+import { createOutageLog, describeCause, type Dependency, type OutageLog } from './outage-log.js';
 import type { Runtime } from './runtime.js';
 
-/** Where composed services report what they cannot throw (a failed audit write, a Redis error). */
+/** Where composed services report what they cannot throw (an unexpected failure of background work, an outage: `outage-log.ts`). */
 export interface ServiceLog {
   error(details: object, message: string): void;
   warn(details: object, message: string): void;
@@ -238,7 +238,7 @@ async function assembleObservedServices(
     afterAnswer,
     readiness: {
       database: () => storage.ping(),
-      ...(redis ? { redis: () => redis.ping().then(() => outages.succeeded('redis'), (error: unknown) => { outages.failed('redis', error); throw error; }) } : {}),
+      ...(redis ? { redis: () => observed(redis.ping(), 'redis', outages) } : {}),
     },
     async close() {
       // An SMS still being handed to the gateway goes out before the storage closes.
@@ -290,6 +290,18 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
       return log.recordIn(store, event);
     },
   };
+}
+
+/** `operation`, its end told to the log of outages as `dependency`'s. */
+async function observed<T>(operation: Promise<T>, dependency: Dependency, outages: OutageLog): Promise<T> {
+  try {
+    const result = await operation;
+    outages.succeeded(dependency);
+    return result;
+  } catch (error) {
+    outages.failed(dependency, error);
+    throw error;
+  }
 }
 
 /**
