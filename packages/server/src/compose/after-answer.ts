@@ -10,17 +10,17 @@ export interface AfterAnswer {
  * Runs work after the answer, as a PIN reset's SMS is sent
  * (docs/hosted-login.md, "Forgot PIN"): the answer does not wait for the
  * SMS gateway, so how long it takes tells nothing. Each work is started on
- * the next turn of the event loop; what it throws is logged (a gateway's
- * refusal is reported by the work itself). The services wait for the work
+ * the next turn of the event loop; what it throws goes to `report` (a
+ * gateway's refusal is reported by the work itself). The services wait for the work
  * still running when they close.
  */
-export function createAfterAnswer(log: { error(details: object, message: string): void }): AfterAnswer {
+export function createAfterAnswer(report: (error: unknown) => void): AfterAnswer {
   const running = new Set<Promise<void>>();
   return {
     run(work) {
       const started: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
         .then(work)
-        .catch((error: unknown) => log.error({ err: error }, 'work after the answer failed'))
+        .catch(report)
         .finally(() => running.delete(started));
       running.add(started);
     },

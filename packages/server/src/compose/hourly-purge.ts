@@ -2,6 +2,8 @@
  * The server's own purge: the one `connect-auth purge` runs, every hour, on
  * one instance at a time (docs/operator-guide.md, "Retention").
  */
+import { StorageUnavailable } from '../core/storage-errors.js';
+import { describeCause } from './outage-log.js';
 import type { Clock } from '../core/clock.js';
 import { PURGE_FIRST_RUN_SECONDS, PURGE_INTERVAL_SECONDS } from '../core/lifetimes.js';
 import { purgeExpired, type PurgeCounts, type PurgeKind } from '../core/retention/purge.js';
@@ -67,7 +69,8 @@ export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
       log.info({ deleted: outcome.value }, 'purge done');
       return { ran: true, deleted: outcome.value };
     } catch (error) {
-      log.error({ err: error }, 'purge failed; trying again at the next hour');
+      // An unavailable database is expected now and then: its cause, without a stack.
+      log.error(error instanceof StorageUnavailable ? { cause: describeCause(error) } : { err: error }, 'purge failed; trying again at the next hour');
       return { ran: false, reason: 'failed' };
     }
   };

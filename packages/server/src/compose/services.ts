@@ -19,6 +19,7 @@ import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.j
 import type { JourneyDeps } from '../core/journey/deps.js';
 import { KeyRing } from '../core/keys/key-ring.js';
 import type { SmsSender } from '../core/sms/sms-sender.js';
+import { StorageUnavailable } from '../core/storage-errors.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
@@ -27,9 +28,10 @@ import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
 import { createAfterAnswer, type AfterAnswer } from './after-answer.js';
+import { createOutageLog, describeCause, type Dependency, type OutageLog } from './outage-log.js';
 import type { Runtime } from './runtime.js';
 
-/** Where composed services report what they cannot throw (a failed audit write, a Redis error). */
+/** Where composed services report what they cannot throw (an unexpected failure of background work, an outage: `outage-log.ts`). */
 export interface ServiceLog {
   error(details: object, message: string): void;
   warn(details: object, message: string): void;
@@ -45,6 +47,8 @@ export interface ServiceOverrides {
   readonly changes?: ChangeFeed;
   /** The metrics to count into; by default a registry of the services' own. */
   readonly metrics?: Metrics;
+  /** The log of outages; by default one writing to `log` on the process's clock. */
+  readonly outages?: OutageLog;
 }
 
 /** Everything the HTTP app is built from, composed once. */
@@ -61,6 +65,8 @@ export interface Services {
   readonly changes: ChangeFeed;
   /** What the instance counts for Prometheus (`CONNECT_METRICS_PORT`). */
   readonly metrics: Metrics;
+  /** Where failures of the database, Redis and the SMS gateway are counted and logged once per outage. */
+  readonly outages: OutageLog;
   findClient(id: string): Promise<Client | undefined>;
   /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
   authenticate(input: ClientAuthInput): Promise<Client>;
@@ -92,7 +98,7 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
     overrides.changes ??
     storage.openChangeFeed({
       onState: (state, error) => {
-        if (state === 'lost' && !signalLost) log.warn({ err: error }, 'change signal lost; caches read the database until it is back');
+        if (state === 'lost' && !signalLost) log.warn({ cause: describeCause(error) }, 'change signal lost; caches read the database until it is back');
         else if (state === 'listening' && signalLost) log.warn({}, 'change signal back');
         signalLost = state === 'lost';
       },
@@ -109,18 +115,45 @@ export async function composeServices(runtime: Runtime, overrides: ServiceOverri
 /** {@link composeServices} once the change signal is open. */
 async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, log: ServiceLog, changes: ChangeFeed): Promise<Services> {
   const { config, clock, storage } = runtime;
+  const outages = overrides.outages ?? createOutageLog(log);
+  const stopObserving = storage.observeAvailability({
+    unavailable: (error) => outages.failed('database', error),
+    available: () => outages.succeeded('database'),
+  });
+  try {
+    return await assembleObservedServices(runtime, overrides, log, changes, outages, stopObserving);
+  } catch (error) {
+    stopObserving();
+    throw error;
+  }
+}
+
+/** {@link assembleServices} once the storage's availability is observed. */
+async function assembleObservedServices(
+  runtime: Runtime,
+  overrides: ServiceOverrides,
+  log: ServiceLog,
+  changes: ChangeFeed,
+  outages: OutageLog,
+  stopObserving: () => void,
+): Promise<Services> {
+  const { config, clock, storage } = runtime;
+  /** Logs `error` as `message`, unless it is an unavailable dependency, which the log of outages counts instead. */
+  const logFailure = (message: string) => (error: unknown) => {
+    if (!(error instanceof StorageUnavailable)) log.error({ err: error }, message);
+  };
   const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock, changes });
   // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
   const stopKeyReloads = changes.onChange((heard) => {
-    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged((error) => log.error({ err: error }, 'reading the keys failed; trying again in a second'));
+    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged(logFailure('reading the keys failed; trying again in a second'));
   });
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
-  const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, log) : undefined;
+  const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, outages) : undefined;
 
   const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats() });
   const audit = countedAudit(
-    createAuditLog(storage.audit, clock, (error) => log.error({ err: error }, 'writing the audit log failed')),
+    createAuditLog(storage.audit, clock, logFailure('writing the audit log failed')),
     metrics,
   );
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
@@ -151,8 +184,9 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       budgets: config,
       keySecret: runtime.limitKey,
       nowMs: () => clock.nowSeconds() * 1000,
+      redisAvailability: { unavailable: (error) => outages.failed('redis', error), available: () => outages.succeeded('redis') },
     });
-  const afterAnswer = createAfterAnswer(log);
+  const afterAnswer = createAfterAnswer(logFailure('work after the answer failed'));
   const journey: JourneyDeps = {
     db: storage,
     findClient,
@@ -168,7 +202,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     resetSends: limits.resetSends,
     resetOtpEntries: limits.resetOtpEntries,
     sends: limits.sends,
-    sms: overrides.sms ?? createSmsSender(config, storage, clock),
+    sms: observedSms(overrides.sms ?? createSmsSender(config, storage, clock), outages),
     otpHasher: runtime.otpHasher,
     audit,
     log,
@@ -185,6 +219,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     audit,
     changes,
     metrics,
+    outages,
     findClient,
     authenticate,
     grants,
@@ -195,7 +230,10 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },
     afterAnswer,
-    readiness: { database: () => storage.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
+    readiness: {
+      database: () => storage.ping(),
+      ...(redis ? { redis: () => observed(redis.ping(), 'redis', outages) } : {}),
+    },
     async close() {
       // An SMS still being handed to the gateway goes out before the storage closes.
       await afterAnswer.idle();
@@ -206,6 +244,7 @@ async function assembleServices(runtime: Runtime, overrides: ServiceOverrides, l
       customerAccess.close();
       if (!overrides.changes) await changes.close();
       redis?.disconnect();
+      stopObserving();
     },
   };
 }
@@ -252,15 +291,60 @@ function countedAudit(log: AuditLog, metrics: Metrics): AuditLog {
   };
 }
 
+/** `operation`, its end told to the log of outages as `dependency`'s. */
+async function observed<T>(operation: Promise<T>, dependency: Dependency, outages: OutageLog): Promise<T> {
+  try {
+    const result = await operation;
+    outages.succeeded(dependency);
+    return result;
+  } catch (error) {
+    outages.failed(dependency, error);
+    throw error;
+  }
+}
+
+/**
+ * The SMS sender, telling the log of outages how each send to the gateway
+ * ends. A send cut off because its request was already answered says
+ * nothing about the gateway.
+ */
+function observedSms(sender: SmsSender, outages: OutageLog): SmsSender {
+  return {
+    async send(message, options) {
+      try {
+        await sender.send(message, options);
+      } catch (error) {
+        if (!options?.signal?.aborted) outages.failed('sms_gateway', error);
+        throw error;
+      }
+      outages.succeeded('sms_gateway');
+    },
+  };
+}
+
+/** Initial delay of TCP keep-alive probes on the Redis connection, ms. */
+const REDIS_KEEP_ALIVE_MS = 10_000;
+
 /**
  * Connects to Redis and asks it once: an unreachable Redis at start-up stops
  * start-up with a message naming `REDIS_URL` (never its password). Every
  * command afterwards is bounded by `timeoutMs` (`CONNECT_REDIS_TIMEOUT_MS`):
  * past it the limit throws and the request gets a 503; the client
- * reconnects by itself.
+ * reconnects by itself, a silent connection included.
  */
-async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: timeoutMs, connectTimeout: timeoutMs });
+async function connectRedis(url: string, timeoutMs: number, outages: OutageLog): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    // A connection that owes an answer and receives nothing for this long is
+    // silent (a partition): it is closed and a new one opened, so that the
+    // instance works again as soon as the network does.
+    socketTimeout: timeoutMs,
+    keepAlive: REDIS_KEEP_ALIVE_MS,
+  });
   let cause: Error | undefined;
   const firstError = (error: Error) => {
     cause ??= error;
@@ -275,7 +359,9 @@ async function connectRedis(url: string, timeoutMs: number, log: ServiceLog): Pr
     throw new ConfigError(`REDIS_URL: cannot reach Redis at ${hostname}:${port || 6379} (${oneLineMessage(cause ?? error)})`);
   }
   redis.off('error', firstError);
-  redis.on('error', (error: Error) => log.warn({ err: error }, 'redis error'));
+  // Each failed reconnection says so: counted in the outage, not logged one by one.
+  redis.on('error', (error: Error) => outages.failed('redis', error));
+  redis.on('ready', () => outages.succeeded('redis'));
   return redis;
 }
 

@@ -158,8 +158,9 @@ export interface Config {
   /** `CONNECT_DB_POOL_SIZE`: PostgreSQL connections per instance (1 to 1000); default 10. */
   readonly databasePoolSize: number;
   /**
-   * `CONNECT_DB_TIMEOUT_MS`: the bound on a PostgreSQL connect, pool wait,
-   * row-lock wait and statement, and on SQLite's wait for another process's
+   * `CONNECT_DB_TIMEOUT_MS`: the bound, measured by Connect itself, on a
+   * PostgreSQL connect, pool wait, row-lock wait, statement and transaction
+   * (a silent network included), and on SQLite's wait for another process's
    * write lock (100 to 600000 ms); default 5000. Past it the request gets `503`.
    */
   readonly databaseTimeoutMs: number;

@@ -170,7 +170,8 @@ export const STATUS_REACHES_SERVERS_SECONDS = 1;
  * The longest any database operation may wait by default, in milliseconds
  * (`CONNECT_DB_TIMEOUT_MS`): SQLite's wait for another process's write lock;
  * PostgreSQL's connect, wait for a pooled connection, wait for a row lock,
- * and statement. Past it the operation fails and the request gets 503.
+ * statement and transaction, measured by Connect itself. Past it the
+ * operation fails and the request gets 503.
  */
 export const DATABASE_TIMEOUT_MS = 5000;
 /** The longest one Redis command (or connecting to Redis) may take by default, ms (`CONNECT_REDIS_TIMEOUT_MS`); past it the request gets a 503. */

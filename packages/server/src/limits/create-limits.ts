@@ -19,6 +19,7 @@ import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../core/li
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
+import type { AvailabilityObserver } from '../storage/ports.js';
 import { RateLimiterDatabase } from './rate-limiter-database.js';
 
 /** The budgets, as the configuration names them (`config/schema.ts`). */
@@ -46,6 +47,8 @@ export interface LimitsOptions {
   readonly keySecret?: Uint8Array;
   /** The clock of the database counters, epoch milliseconds; default the system time (Redis keeps its own). */
   readonly nowMs?: () => number;
+  /** Told how each Redis command of the counters ends, for the log of outages (the database's are told by the storage). */
+  readonly redisAvailability?: AvailabilityObserver;
 }
 
 /** Every limit of the server. */
@@ -106,7 +109,10 @@ export function hashLimitKey(value: string, secret?: Uint8Array): string {
 export function createLimits(options: LimitsOptions): Limits {
   const limiter = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
     options.redis
-      ? new RateLimiterRedis({ storeClient: options.redis, keyPrefix, points, duration, useRedisPackage: false, rejectIfRedisNotReady: true })
+      ? observed(
+          new RateLimiterRedis({ storeClient: options.redis, keyPrefix, points, duration, useRedisPackage: false, rejectIfRedisNotReady: true }),
+          options.redisAvailability,
+        )
       : new RateLimiterDatabase({ counters: options.counters, keyPrefix, points, duration, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
   const { budgets } = options;
   const key = (value: string) => hashLimitKey(value, options.keySecret);
@@ -183,6 +189,33 @@ export function createLimits(options: LimitsOptions): Limits {
   };
 }
 
+/**
+ * `limiter`, telling `observer` how each of the calls the limits make
+ * ends: a refusal (`RateLimiterRes`) is an answer of Redis; any other
+ * error means it could not be reached.
+ */
+function observed(limiter: RateLimiterAbstract, observer: AvailabilityObserver | undefined): RateLimiterAbstract {
+  if (!observer) return limiter;
+  const watch =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        const result = await call.apply(limiter, args);
+        observer.available();
+        return result;
+      } catch (error) {
+        if (error instanceof RateLimiterRes) observer.available();
+        else observer.unavailable(unavailable(error));
+        throw error;
+      }
+    };
+  limiter.consume = watch(limiter.consume);
+  limiter.reward = watch(limiter.reward);
+  limiter.penalty = watch(limiter.penalty);
+  limiter.get = watch(limiter.get);
+  return limiter;
+}
+
 /** The one key of the whole deployment's budget (hashed as the others are: deployments sharing a Redis keep their own). */
 const GLOBAL_KEY = 'all';
 
@@ -222,5 +255,6 @@ async function giveBack(limiter: RateLimiterAbstract, key: string): Promise<void
 }
 
 function unavailable(cause: unknown): StorageUnavailable {
-  return cause instanceof StorageUnavailable ? cause : new StorageUnavailable('the rate-limit counters cannot be reached', { cause });
+  // Not one already: Redis's (the database's counters throw StorageUnavailable themselves).
+  return cause instanceof StorageUnavailable ? cause : new StorageUnavailable('the rate-limit counters cannot be reached', { cause, dependency: 'redis' });
 }

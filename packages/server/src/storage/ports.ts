@@ -14,6 +14,7 @@
  *   (`core/storage-errors.ts`).
  */
 import type { ChangeFeed } from '../core/changes/change-feed.js';
+import type { StorageUnavailable } from '../core/storage-errors.js';
 import type { AuditStore } from '../core/audit/audit-log.js';
 import type { ClientStore } from '../core/clients/client-store.js';
 import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-request-store.js';
@@ -24,6 +25,17 @@ import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-st
 import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
+
+/**
+ * Told how the database's operations end, for the log of outages
+ * (docs/operator-guide.md, "When a dependency fails").
+ */
+export interface AvailabilityObserver {
+  /** An operation failed with `StorageUnavailable`: `error`. */
+  unavailable(error: StorageUnavailable): void;
+  /** An operation succeeded (called on every success: keep it cheap). */
+  available(): void;
+}
 
 /** Work that only one instance does at a time: the hourly purge, and the sweep of expired journeys. */
 export type ExclusiveWork = 'purge' | 'journey-purge';
@@ -78,6 +90,12 @@ export interface Storage extends Stores {
   runExclusively<T>(name: ExclusiveWork, work: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
+  /**
+   * Tells `observer` how every later database operation ends (not those
+   * refused because the storage was closed). Returns the function that
+   * stops it.
+   */
+  observeAvailability(observer: AvailabilityObserver): () => void;
   /** Closes every connection; any operation after it throws `StorageUnavailable`. */
   close(): Promise<void>;
 }

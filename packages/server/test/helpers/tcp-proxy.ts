@@ -21,8 +21,11 @@ export interface TcpProxy {
    * Accepts and forwards connections on the same port again, as when a
    * partition heals: connections held by {@link stall} or {@link silence}
    * (and still open) go through now, with what was sent on them meanwhile.
+   * With `abandon`, they stay silent for good, as when the partition
+   * outlasted what the network keeps of a connection: only new connections
+   * go through.
    */
-  restore(): Promise<void>;
+  restore(options?: { abandon?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,8 +97,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         upstream.pause();
       }
     },
-    async restore() {
+    async restore(options = {}) {
       stalled = false;
+      if (options.abandon) {
+        // Left open, paused and unpiped: nothing more goes through them.
+        for (const pair of pairs) pairs.delete(pair);
+        held.clear();
+      }
       for (const [client, upstream] of pairs) {
         client.pipe(upstream);
         upstream.pipe(client);

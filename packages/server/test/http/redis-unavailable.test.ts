@@ -53,10 +53,10 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(await outbox(t.app, mobile)).toHaveLength(1);
   });
 
-  it('a Redis that holds its answers (a partition): the 503 page within CONNECT_REDIS_TIMEOUT_MS plus a second, nothing checked or sent', async () => {
+  it('a Redis that holds its answers (a partition): the 503 page within CONNECT_REDIS_TIMEOUT_MS plus a second, nothing checked or sent; working again within 5 s of the healing', async () => {
     const target = new URL(redisUrl ?? '');
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const t = await build({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, CONNECT_REDIS_TIMEOUT_MS: '300' } });
+    const t = await build({ env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, CONNECT_REDIS_TIMEOUT_MS: '300' }, captureLogs: true });
     const client = await t.createClient();
     const mobile = `+63917${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
     await addCustomer(t, mobile, PIN);
@@ -72,6 +72,33 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(took).toBeLessThan(300 + 1000);
     expect(await t.storage.customers.findCustomerByMobile(mobile)).toMatchObject({ pinAttempts: 0, lockedUntil: null });
     expect(await outbox(t.app, mobile)).toEqual([]);
+
+    const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ failed: ['redis'] });
+
+    // The partition heals, but the connection open across it stays silent for
+    // good: Connect must notice and open a new one, within 5 seconds, without a restart.
+    await proxy.restore({ abandon: true });
+    const healed = performance.now();
+    let res: Response = refused;
+    while (res.statusCode !== 303 && performance.now() - healed < 5000) {
+      await sleep(50);
+      res = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+    }
+    expectSeeOther(res, /^\/login\/otp\?request=/);
+    expect(performance.now() - healed).toBeLessThan(5000);
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+
+    // The outage is logged once, with its cause; each request keeps one line; no stack anywhere.
+    const lines = t.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const outageStarted = lines.filter((line) => line.outage === 'started');
+    expect(outageStarted).toMatchObject([{ level: 50, dependency: 'redis', msg: 'Redis unreachable' }]);
+    expect(outageStarted[0]?.cause).toEqual(expect.stringMatching(/\S/));
+    const refusedLines = lines.filter((line) => line.statusCode === 503 && line.path === '/login');
+    expect(refusedLines.length).toBeGreaterThan(0);
+    for (const line of refusedLines) expect(line.unavailable).toBe('redis');
+    expect(t.logs.join('\n')).not.toMatch(/"stack"|\bat \S+ \(/);
   });
 
   it('a Redis that cannot be reached at start-up stops start-up with a message naming REDIS_URL, never its password', async () => {

@@ -71,7 +71,7 @@ describe('SQLite: another process holds the write lock past the busy timeout', (
     };
   }
 
-  it('an API route answers 503 temporarily_unavailable with Retry-After, logs the cause, and works again once the lock is free', async () => {
+  it('an API route answers 503 temporarily_unavailable with Retry-After, logs the outage once with its cause, and works again once the lock is free', async () => {
     const { t, lock, unlock } = await setUp();
     const client = await t.createClient();
     const issued = await clientCredentials(t, client);
@@ -82,11 +82,15 @@ describe('SQLite: another process holds the write lock past the busy timeout', (
     const refused = await revoke(t, client, token);
     expectTemporarilyUnavailable(refused);
 
-    const failures = t.logs.map((line) => JSON.parse(line) as Record<string, any>).filter((entry) => entry.level === 50);
+    // One line for the outage, with its cause; the request's own line names the database; no stack.
+    const entries = t.logs.map((line) => JSON.parse(line) as Record<string, any>);
+    const failures = entries.filter((entry) => entry.level === 50);
     expect(failures).toHaveLength(1);
-    expect(failures[0]?.failure?.type).toBe('StorageUnavailable');
-    expect(failures[0]?.failure?.cause?.code).toBe('SQLITE_BUSY');
+    expect(failures[0]).toMatchObject({ msg: 'database unreachable', dependency: 'database', outage: 'started' });
+    expect(failures[0]?.cause).toContain('SQLITE_BUSY');
+    expect(entries.filter((entry) => entry.statusCode === 503)).toMatchObject([{ path: '/revoke', unavailable: 'database' }]);
     const logged = t.logs.join('\n');
+    expect(logged).not.toMatch(/"stack"|\bat \S+ \(/);
     expect(logged).not.toContain(client.secret);
     expect(logged).not.toContain(token);
 

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
+import { DatabaseTimeout } from '../../src/storage/kysely/postgres.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { clientRecord } from '../helpers/client-record.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
@@ -127,16 +128,48 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
       expect(await storage.clients.findClient('cid_sandbox_acme')).toBeUndefined();
     });
 
+    it('a database that hears nothing (a silent network): a query fails after the timeout, measured by Connect, and its connection is closed', async () => {
+      const storage = await throughBreakableProxy(300);
+      await storage.clients.insertClient(clientRecord());
+      proxy.silence();
+      const started = performance.now();
+      const error = await storage.clients.findClient('cid_sandbox_acme').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect((error as StorageUnavailable).cause).toBeInstanceOf(DatabaseTimeout);
+      // Not a measure of speed: a bound that tells "gave up" from "waited for an answer that never comes".
+      expect(performance.now() - started).toBeLessThan(300 + 1000);
+      expect(storage.poolStats()?.total).toBe(0);
+
+      await proxy.restore();
+      expect((await storage.clients.findClient('cid_sandbox_acme'))?.id).toBe('cid_sandbox_acme');
+    });
+
+    it('a transaction is bounded as a whole: one still open after the timeout fails, writes nothing, and its connection is closed', async () => {
+      const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 300, maxConnections: 1 });
+      onTestFinished(() => storage.close());
+      const error = await storage
+        .transaction(async (tx) => {
+          await tx.clients.insertClient(clientRecord());
+          // Each statement is quick; the transaction as a whole is not.
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          await tx.clients.insertClient(clientRecord({ id: 'cid_sandbox_second' }));
+        })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect((error as StorageUnavailable).cause).toBeInstanceOf(DatabaseTimeout);
+      expect(await direct.clients.listClients()).toEqual([]);
+      // The one connection of the pool was closed, not returned mid-transaction: the next operation gets a fresh one.
+      await storage.clients.insertClient(clientRecord());
+      expect((await direct.clients.findClient('cid_sandbox_acme'))?.id).toBe('cid_sandbox_acme');
+    });
+
     it('the pool holds CONNECT_DB_POOL_SIZE connections: one more request waits for a free one at most the timeout, then fails', async () => {
       await direct.clients.insertClient(clientRecord());
-      const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 300, maxConnections: 2 });
+      const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 300, maxConnections: 1 });
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
-      // Two transactions hold both connections.
-      const holders = [0, 1].map(() => storage.transaction(async (tx) => {
-        await tx.clients.findClient('cid_sandbox_acme');
-        await held;
-      }));
+      // The advisory lock's connection, held as long as its work runs, is the pool's only one.
+      const holders = [storage.runExclusively('purge', () => held)];
       await new Promise((resolve) => setTimeout(resolve, 50));
       const started = performance.now();
       const error = await storage.clients.findClient('cid_sandbox_acme').catch((e: unknown) => e);
@@ -163,7 +196,7 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
         const started = performance.now();
         const error = await storage.clients.updateClient('cid_sandbox_acme', { name: 'Renamed' }, 1).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(StorageUnavailable);
-        // lock_timeout or statement_timeout, whichever PostgreSQL notices first.
+        // lock_timeout or statement_timeout, whichever PostgreSQL notices first (before Connect's own bound).
         expect(['55P03', '57014']).toContain((error as { cause?: { code?: string } }).cause?.code);
         // Not a measure of speed: a bound that tells "gave up" from "waited for the holder".
         expect(performance.now() - started).toBeLessThan(4000);

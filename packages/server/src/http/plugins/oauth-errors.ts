@@ -15,16 +15,18 @@ import { isHtmlRoute, requestLanguage, sendErrorPage, type PageLanguage } from '
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 import { RequestTimedOut } from './request-deadline.js';
 import { minutesToWait } from '../views/messages/index.js';
+import { markUnavailable } from './request-log.js';
+import { dependencyOf, type OutageLog } from '../../compose/outage-log.js';
 
 /**
  * THE mapping from errors to HTTP responses, for every route.
  *
  * - `OAuthError`: its status and `{ error, error_description }`.
- * - `StorageUnavailable` (the database failed or did not answer in time),
- *   and `RequestTimedOut` (the request was not answered within
+ * - `StorageUnavailable` (the database or Redis failed or did not answer in
+ *   time), and `RequestTimedOut` (the request was not answered within
  *   `CONNECT_REQUEST_TIMEOUT_MS`): `503 temporarily_unavailable`, and on the
  *   hosted pages a page asking the customer to try again shortly
- *   (docs/operator-guide.md).
+ *   (docs/operator-guide.md). Counted in `outages`, never logged one by one.
  * - Fastify's own request errors (bad content type, body too large, bad
  *   JSON): `invalid_request` with a fixed, client-safe description.
  * - Anything else: a generic `server_error`, logged in full.
@@ -40,11 +42,16 @@ import { minutesToWait } from '../views/messages/index.js';
  * (RFC 9110 §10.2.3, RFC 6585 §4). Every `error_description` is written in
  * the characters RFC 6749 §5.2 allows (`conformantDescription`).
  */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, outages?: OutageLog): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const oauthError = toOAuthError(error);
     if (oauthError instanceof TemporarilyUnavailable) {
-      request.log.error({ failure: loggable(oauthError.cause ?? error) }, 'request failed: a dependency is unavailable');
+      // Expected while a dependency is down: counted in its outage, which is
+      // logged once (docs/operator-guide.md, "When a dependency fails"); the
+      // request's own line names what failed, without a stack.
+      const dependency = dependencyOf(error);
+      markUnavailable(request, dependency ?? 'request_deadline');
+      if (dependency) outages?.requestFailed(dependency, error);
     } else if (oauthError.status >= 500) {
       request.log.error({ err: oauthError instanceof ServerError ? error : (oauthError.cause ?? error) }, 'request failed');
     } else {
@@ -129,23 +136,4 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
     return new InvalidRequest('malformed request', { status, cause: error });
   }
   return new ServerError('the server could not complete the request', { cause: error });
-}
-
-/**
- * What the logs keep of an unavailable dependency's error: the chain of
- * causes by type, code and message (and the stack), never the driver's
- * other fields, which may quote the row it refused (PostgreSQL's `detail`).
- * Logged as `failure`: under `err`, pino's error serializer would take this
- * plain object for an error and lose its type.
- */
-function loggable(error: unknown, depth = 0): unknown {
-  if (!(error instanceof Error)) return error;
-  const code = (error as { code?: unknown }).code;
-  return {
-    type: error.name,
-    message: error.message,
-    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
-    stack: error.stack,
-    ...(error.cause !== undefined && depth < 3 ? { cause: loggable(error.cause, depth + 1) } : {}),
-  };
 }

@@ -31,6 +31,7 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const unavailable = (request as unknown as Record<symbol, string | undefined>)[UNAVAILABLE];
     const line = {
       reqId: request.id,
       method: request.method,
@@ -39,10 +40,23 @@ export class RequestLogController extends LogController {
       statusCode: reply.statusCode,
       // Milliseconds, to the microsecond (Fastify measures it to the nanosecond).
       responseTime: Math.round(reply.elapsedTime * 1000) / 1000,
+      ...(unavailable ? { unavailable } : {}),
     };
     if (error) this.#log.error({ ...line, err: error }, 'request errored');
     else this.#log.info(line, 'request completed');
   }
+}
+
+/** Where a request answered `503` keeps what failed, for its request line. */
+const UNAVAILABLE = Symbol('unavailable');
+
+/**
+ * Notes on `request` the dependency whose failure made it a `503`
+ * (`database`, `redis`, or `request_deadline`): its request line then says
+ * `"unavailable":"database"`, and no other line is written for it.
+ */
+export function markUnavailable(request: FastifyRequest, what: string): void {
+  (request as unknown as Record<symbol, string>)[UNAVAILABLE] = what;
 }
 
 function pathOf(url: string): string {

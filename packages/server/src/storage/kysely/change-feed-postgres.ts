@@ -13,7 +13,7 @@ export interface ChangeFeedOptions {
   readonly trustMs?: number;
   /** How often the signal is confirmed, ms (default `CHANGE_SIGNAL_PING_MS`). */
   readonly pingMs?: number;
-  /** Bound on connecting, ms. */
+  /** Bound on connecting and on each query of the feed's connection, ms. */
   readonly connectTimeoutMs?: number;
   /** Told when the feed loses or regains its connection. */
   readonly onState?: (state: 'lost' | 'listening', error?: Error) => void;
@@ -79,6 +79,8 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
     emit('all');
     broken.removeAllListeners('notification');
     broken.on('error', () => {});
+    // A silent connection would never answer the goodbye `end()` sends: its socket goes at once.
+    broken.connection.stream.destroy();
     void broken.end().catch(() => {});
     if (wasListening) options.onState?.('lost', error);
     schedule();
@@ -95,7 +97,9 @@ export function openPostgresChangeFeed(connectionString: string, options: Change
   };
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000, keepAlive: true });
+    const timeoutMs = options.connectTimeoutMs ?? 5000;
+    // `query_timeout`: a `LISTEN` or a ping the network swallowed fails, and the connection is replaced.
+    const next = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, keepAlive: true });
     next.on('error', (error: Error) => drop(next, error));
     next.on('end', () => drop(next));
     next.on('notification', (message) => {

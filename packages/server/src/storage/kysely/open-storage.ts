@@ -120,6 +120,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     async ping() {
       await sql`select 1`.execute(db);
     },
+    observeAvailability: (observer) => dialect.observeAvailability(observer),
     close: () => dialect.close(),
   };
 }

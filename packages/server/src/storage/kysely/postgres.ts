@@ -1,16 +1,27 @@
 import pg from 'pg';
 import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
-import { PostgresDialect, type Dialect } from 'kysely';
+import { PostgresDialect, type Dialect, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 
 const INT8_OID = 20;
 
 /**
  * The production engine: PostgreSQL through a `pg` pool. `bigint` columns
  * (epoch seconds) come back as numbers, as they do from SQLite.
- * `timeoutMs` bounds a new connection, the wait for a free one in the
- * pool, a wait for a row lock and a statement (default
- * `DATABASE_TIMEOUT_MS`): past it PostgreSQL cancels the statement and the
- * operation fails (`StorageUnavailable`, a 503), rather than hanging.
+ *
+ * `timeoutMs` (default `DATABASE_TIMEOUT_MS`) bounds, each measured by
+ * Connect itself, so that a database that never hears the query (a silent
+ * network) fails as fast as one that refuses it (docs/operator-guide.md,
+ * "Timeouts"):
+ * - the wait for a pooled connection together with opening a new one
+ *   (`connectionTimeoutMillis`);
+ * - each statement (pg's own `query_timeout`);
+ * - a transaction as a whole, from `begin` to `commit` or `rollback`.
+ * Past a bound the operation fails (`StorageUnavailable`, a 503) and the
+ * connection is closed, never handed to the next request with an answer
+ * still owed on it. PostgreSQL's own `statement_timeout` and `lock_timeout`
+ * stay, at `timeoutMs`: a database that hears the query cancels it itself
+ * and keeps the connection usable; Connect's bounds, {@link SERVER_FIRST_MS}
+ * later, end the wait when it does not.
  */
 export function createPostgresDialect(
   connectionString: string,
@@ -21,8 +32,12 @@ export function createPostgresDialect(
     connectionString,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs + SERVER_FIRST_MS,
     statement_timeout: timeoutMs,
     lock_timeout: timeoutMs,
+    // An idle pooled connection whose peer vanished is found by TCP itself.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_DELAY_MS,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
@@ -39,7 +54,154 @@ export function createPostgresDialect(
     client.on('error', () => {});
   });
   return {
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeoutMs) }),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
+}
+
+/**
+ * How much longer than the database's own timeouts Connect waits for a
+ * statement or a transaction, ms: long enough for the database's answer
+ * to a timeout it enforced to arrive, so that a slow database costs no
+ * connection.
+ */
+export const SERVER_FIRST_MS = 250;
+
+/** Initial delay of TCP keep-alive probes on pooled connections, ms. */
+const KEEP_ALIVE_DELAY_MS = 10_000;
+
+/** A statement or transaction that got no answer within the bound; the `cause` of a `StorageUnavailable`. */
+export class DatabaseTimeout extends Error {
+  override readonly name = 'DatabaseTimeout';
+  readonly code = 'ETIMEDOUT';
+}
+
+/** How Kysely's driver opens a transaction and ends one (`PostgresDriver`). */
+const BEGINS = /^(begin|start transaction)\b/i;
+const ENDS = /^(commit|rollback)$/i;
+
+/**
+ * How many bounds were passed so far in one pool: each is a sign that the
+ * network may have gone silent, for every connection opened before it.
+ */
+interface Silences {
+  count: number;
+}
+
+/**
+ * The pool as Kysely sees it: every client it hands out is a
+ * {@link BoundedClient}. After a connection passed a bound, an idle one that
+ * has not answered since is not trusted either: it is closed at its next
+ * checkout and another taken (a new one if need be), so that once a
+ * partition heals no request waits out the bound on a connection the
+ * network lost meanwhile.
+ */
+class BoundedPool implements PostgresPool {
+  /** One wrapper per pg client: Kysely keeps its connection per client object. */
+  readonly #clients = new WeakMap<pg.PoolClient, BoundedClient>();
+  readonly #silences: Silences = { count: 0 };
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly timeoutMs: number,
+  ) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    for (;;) {
+      const client = await this.pool.connect();
+      const bounded = this.#clients.get(client);
+      if (!bounded) {
+        const opened = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS, this.#silences);
+        this.#clients.set(client, opened);
+        return opened;
+      }
+      if (bounded.trusted()) return bounded;
+      // Closed, not pooled again; the loop ends at the latest with a new connection.
+      client.release(new DatabaseTimeout('an idle connection was not trusted after a silence'));
+    }
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+/**
+ * A pooled pg client whose statements and transactions are bounded. Once a
+ * bound is passed the client is broken: its socket is destroyed (what was
+ * in flight fails at once) and releasing it removes it from the pool.
+ */
+class BoundedClient implements PostgresPoolClient {
+  #broken: DatabaseTimeout | undefined;
+  #transaction: NodeJS.Timeout | undefined;
+  /** The pool's count of silences when this connection last answered (or opened). */
+  #answeredAt: number;
+
+  constructor(
+    readonly client: pg.PoolClient,
+    readonly timeoutMs: number,
+    readonly silences: Silences,
+  ) {
+    this.#answeredAt = silences.count;
+  }
+
+  /** Whether the connection answered since the last silence in its pool. */
+  trusted(): boolean {
+    return this.#answeredAt === this.silences.count;
+  }
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(sql: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only to stream, which is not configured.
+    if (typeof sql !== 'string') throw new Error('the database driver does not support cursors');
+    return this.#query<R>(sql, parameters ?? []);
+  }
+
+  async #query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (this.#broken) throw this.#broken;
+    if (BEGINS.test(sql)) this.#startTransactionBound();
+    try {
+      const result = await this.client.query(sql, [...parameters]);
+      this.#answeredAt = this.silences.count;
+      if (ENDS.test(sql)) this.#endTransactionBound();
+      return result as unknown as PostgresQueryResult<R>;
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Query read timeout') {
+        this.#break(new DatabaseTimeout(`the database did not answer a statement within ${this.timeoutMs} ms`, { cause: error }));
+      }
+      throw this.#broken ?? error;
+    }
+  }
+
+  release(): void {
+    this.#endTransactionBound();
+    const broken = this.#broken;
+    this.#broken = undefined;
+    // With an error, the pool closes the client instead of keeping it.
+    this.client.release(broken);
+  }
+
+  #startTransactionBound(): void {
+    this.#endTransactionBound();
+    this.#transaction = setTimeout(() => {
+      this.#transaction = undefined;
+      this.#break(new DatabaseTimeout(`a transaction was not done within ${this.timeoutMs} ms`));
+    }, this.timeoutMs);
+    this.#transaction.unref();
+  }
+
+  #endTransactionBound(): void {
+    if (this.#transaction) clearTimeout(this.#transaction);
+    this.#transaction = undefined;
+  }
+
+  #break(reason: DatabaseTimeout): void {
+    this.#broken ??= reason;
+    this.silences.count++;
+    this.#endTransactionBound();
+    // What is in flight fails now ("Connection terminated"), with no answer
+    // left owed on the socket. pg-pool's own connect timeout does the same.
+    this.client.connection.stream.destroy();
+  }
 }

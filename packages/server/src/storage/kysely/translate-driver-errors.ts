@@ -1,9 +1,12 @@
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
 import { StorageError, StorageUnavailable } from '../../core/storage-errors.js';
 import { isUniqueViolation } from './stores/insert-or-conflict.js';
+import type { AvailabilityObserver } from '../ports.js';
 
 /** A dialect whose driver reports its errors as `StorageUnavailable`; see {@link translateDriverErrors}. */
 export interface TranslatingDialect extends Dialect {
+  /** Tells `observer` how each later operation of the driver ends; returns the function that stops it. */
+  observeAvailability(observer: AvailabilityObserver): () => void;
   /**
    * Closes the driver's connections. Every query after that fails with
    * `StorageUnavailable` (a server shutting down answers the requests still
@@ -35,8 +38,10 @@ export type StatementObserver = (sql: string) => void;
 export function translateDriverErrors(dialect: Dialect, onStatement?: StatementObserver): TranslatingDialect {
   // Kysely asks its dialect for a driver once, when it is constructed.
   let driver: TranslatingDriver | undefined;
+  const observers = new Observers();
   return {
-    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver(), onStatement ?? (() => {}))),
+    createDriver: () => (driver = new TranslatingDriver(dialect.createDriver(), onStatement ?? (() => {}), observers)),
+    observeAvailability: (observer) => observers.add(observer),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db) => dialect.createIntrospector(db),
@@ -59,39 +64,66 @@ function translate(error: unknown): unknown {
   return new StorageUnavailable(`the database is unavailable${named}${said ? `: ${said}` : ''}`, { cause: error });
 }
 
-async function translated<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw translate(error);
+/** The observers of one storage's availability; told of every operation's end. */
+class Observers {
+  #all: AvailabilityObserver[] = [];
+
+  add(observer: AvailabilityObserver): () => void {
+    this.#all = [...this.#all, observer];
+    return () => {
+      this.#all = this.#all.filter((kept) => kept !== observer);
+    };
   }
+
+  available(): void {
+    for (const observer of this.#all) observer.available();
+  }
+
+  unavailable(error: StorageUnavailable): void {
+    for (const observer of this.#all) observer.unavailable(error);
+  }
+}
+
+async function translated<T>(work: () => Promise<T>, observers: Observers): Promise<T> {
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    const translatedError = translate(error);
+    if (translatedError instanceof StorageUnavailable) observers.unavailable(translatedError);
+    throw translatedError;
+  }
+  observers.available();
+  return result;
 }
 
 class TranslatingDriver implements Driver {
   readonly #driver: Driver;
   readonly #observe: StatementObserver;
+  readonly #observers: Observers;
   /** One wrapper per connection of the wrapped driver, so Kysely sees the same connection each time. */
   readonly #wrappers = new WeakMap<DatabaseConnection, TranslatingConnection>();
   #destroyed: Promise<void> | undefined;
   /** Made when the driver was closed: its stack tells where, for the logs of whatever comes later. */
   #closedHere: Error | undefined;
 
-  constructor(driver: Driver, observe: StatementObserver) {
+  constructor(driver: Driver, observe: StatementObserver, observers: Observers) {
     this.#driver = driver;
     this.#observe = observe;
+    this.#observers = observers;
   }
 
   async init(): Promise<void> {
     this.#refuseWhenClosed();
-    await translated(() => this.#driver.init());
+    await translated(() => this.#driver.init(), this.#observers);
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
     this.#refuseWhenClosed();
-    const connection = await translated(() => this.#driver.acquireConnection());
+    const connection = await translated(() => this.#driver.acquireConnection(), this.#observers);
     let wrapper = this.#wrappers.get(connection);
     if (!wrapper) {
-      wrapper = new TranslatingConnection(connection, this.#observe);
+      wrapper = new TranslatingConnection(connection, this.#observe, this.#observers);
       this.#wrappers.set(connection, wrapper);
     }
     return wrapper;
@@ -99,42 +131,43 @@ class TranslatingDriver implements Driver {
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     this.#observe('begin');
-    return translated(() => this.#driver.beginTransaction(unwrap(connection), settings));
+    return translated(() => this.#driver.beginTransaction(unwrap(connection), settings), this.#observers);
   }
 
   commitTransaction(connection: DatabaseConnection): Promise<void> {
     this.#observe('commit');
-    return translated(() => this.#driver.commitTransaction(unwrap(connection)));
+    return translated(() => this.#driver.commitTransaction(unwrap(connection)), this.#observers);
   }
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     this.#observe('rollback');
-    return translated(() => this.#driver.rollbackTransaction(unwrap(connection)));
+    return translated(() => this.#driver.rollbackTransaction(unwrap(connection)), this.#observers);
   }
 
   savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const savepoint = required(this.#driver.savepoint, 'savepoint').bind(this.#driver);
-    return translated(() => savepoint(unwrap(connection), name, compileQuery));
+    return translated(() => savepoint(unwrap(connection), name, compileQuery), this.#observers);
   }
 
   rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const rollbackToSavepoint = required(this.#driver.rollbackToSavepoint, 'rollbackToSavepoint').bind(this.#driver);
-    return translated(() => rollbackToSavepoint(unwrap(connection), name, compileQuery));
+    return translated(() => rollbackToSavepoint(unwrap(connection), name, compileQuery), this.#observers);
   }
 
   releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const releaseSavepoint = required(this.#driver.releaseSavepoint, 'releaseSavepoint').bind(this.#driver);
-    return translated(() => releaseSavepoint(unwrap(connection), name, compileQuery));
+    return translated(() => releaseSavepoint(unwrap(connection), name, compileQuery), this.#observers);
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return translated(() => this.#driver.releaseConnection(unwrap(connection)));
+    return translated(() => this.#driver.releaseConnection(unwrap(connection)), this.#observers);
   }
 
   /** Closes the wrapped driver, once, however often it is called. */
   destroy(): Promise<void> {
     this.#closedHere ??= new Error('the storage was closed');
-    this.#destroyed ??= translated(() => this.#driver.destroy());
+    // Closing is no operation of the database's: nobody is told.
+    this.#destroyed ??= translated(() => this.#driver.destroy(), new Observers());
     return this.#destroyed;
   }
 
@@ -147,11 +180,12 @@ class TranslatingConnection implements DatabaseConnection {
   constructor(
     readonly inner: DatabaseConnection,
     readonly observe: StatementObserver,
+    readonly observers: Observers,
   ) {}
 
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     this.observe(compiledQuery.sql);
-    return translated(() => this.inner.executeQuery<R>(compiledQuery));
+    return translated(() => this.inner.executeQuery<R>(compiledQuery), this.observers);
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
