@@ -133,8 +133,19 @@ export interface Config {
   readonly auditRetentionDays: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
-  /** `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port of `HOST`; unset: off. */
+  /**
+   * `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on
+   * this port of `CONNECT_METRICS_HOST`; unset: off. The metrics listener
+   * has no authentication of its own.
+   */
   readonly metricsPort: number | undefined;
+  /**
+   * `CONNECT_METRICS_HOST`: the address the metrics listener binds; default
+   * `127.0.0.1`, whatever `HOST` is, so that opening the public listener
+   * (`HOST=0.0.0.0`) does not publish the metrics. Set it to an address only
+   * the scraper reaches.
+   */
+  readonly metricsHost: string;
   /** `CONNECT_DB_POOL_SIZE`: PostgreSQL connections per instance (1 to 1000); default 10. */
   readonly databasePoolSize: number;
   /**
@@ -164,6 +175,7 @@ export const DEFAULTS = {
   environment: 'sandbox',
   port: 3000,
   host: '127.0.0.1',
+  metricsHost: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
   shutdownGraceSeconds: 10,

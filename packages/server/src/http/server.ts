@@ -64,7 +64,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     app = await buildApp({ services, logger });
 
     // Before the public listener: a metrics port in use stops start-up before any request is taken.
-    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.host, config.metricsPort);
+    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.metricsHost, config.metricsPort);
     await app.listen({ port: config.port, host: config.host });
     const bound = app.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;

@@ -67,6 +67,7 @@ describe('loadConfig: defaults', () => {
       scopesSupported: [],
       auditRetentionDays: 365,
       logLevel: 'info',
+      metricsHost: '127.0.0.1',
       databasePoolSize: 10,
       databaseTimeoutMs: 5000,
       redisTimeoutMs: 1000,
