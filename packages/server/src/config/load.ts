@@ -237,17 +237,36 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
 }
 
 /**
+ * The command-line flags that depend on the environment, checked with the
+ * variables so that every problem is listed at once.
+ */
+export interface StartFlags {
+  /** `serve --seed-demo`: sandbox only. */
+  readonly seedDemo?: boolean;
+}
+
+/**
  * Reads and checks the configuration from environment variables
  * (docs/operator-guide.md, "Configuration").
  *
  * @param env the variables (normally `process.env`).
  * @param cwd the directory relative paths are resolved against.
- * @throws ConfigError listing every problem, one line each naming its variable.
+ * @param flags the flags the command was given that the environment may refuse.
+ * @throws ConfigError listing every problem, one line each naming its
+ *   variable (or its flag, after the variables).
  */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): Config {
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd(), flags: StartFlags = {}): Config {
   const result = ENV_SCHEMA.safeParse(env);
-  if (!result.success) throw new ConfigError(describeIssues(result.error.issues));
+  const problems = [...(result.success ? [] : describeIssues(result.error.issues)), ...refusedFlags(env, flags)];
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return toConfig(result.data, cwd);
+}
+
+/** The flags this environment refuses, one line each naming the flag. A bad `CONNECT_ENVIRONMENT` is its own problem. */
+function refusedFlags(env: Readonly<Record<string, string | undefined>>, flags: StartFlags): string[] {
+  const environment = VARIABLES.CONNECT_ENVIRONMENT.safeParse(unsetIfBlank(env.CONNECT_ENVIRONMENT) ?? DEFAULTS.environment);
+  const production = environment.success && environment.data === 'production';
+  return production && flags.seedDemo ? ['--seed-demo is for the sandbox only; production starts without demo data'] : [];
 }
 
 /**

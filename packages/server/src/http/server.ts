@@ -42,15 +42,14 @@ export interface RunningServer {
 
 /**
  * Loads the configuration, opens and migrates the database, loads the keys,
- * builds the app and listens. Throws `ConfigError` on bad configuration.
+ * builds the app and listens. Throws `ConfigError` on bad configuration,
+ * listing `--seed-demo` in production among its problems.
  */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const config = loadConfig(options.env);
+  // `--seed-demo` in production is listed with the configuration's own problems.
+  const config = loadConfig(options.env, undefined, { seedDemo: options.seedDemo });
   const clock = options.clock ?? systemClock;
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  if (options.seedDemo && config.environment !== 'sandbox') {
-    throw new Error('--seed-demo is for the sandbox only; production starts without demo data');
-  }
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;

@@ -461,6 +461,31 @@ describe('loadConfig: every problem at once', () => {
     for (const line of error.problems) expect(line).not.toMatch(/[\r\n]/);
   });
 
+  it('lists a flag production refuses (serve --seed-demo) after the variables, with them', () => {
+    const error = (() => {
+      try {
+        loadConfig({ ...PRODUCTION, CONNECT_MASTER_KEY: undefined, PORT: 'x' }, CWD, { seedDemo: true });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.problems).toEqual([
+      'PORT must be a whole number, not "x"',
+      'CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+      '--seed-demo is for the sandbox only; production starts without demo data',
+    ]);
+    // Alone, it is the one problem; in the sandbox, or when the environment is itself bad, it is none.
+    expect(() => loadConfig(PRODUCTION, CWD, { seedDemo: true })).toThrow(
+      new ConfigError('--seed-demo is for the sandbox only; production starts without demo data'),
+    );
+    expect(loadConfig({}, CWD, { seedDemo: true }).environment).toBe('sandbox');
+    expect(() => loadConfig({ ...PRODUCTION, CONNECT_ENVIRONMENT: 'prod' }, CWD, { seedDemo: true })).toThrow(
+      /^CONNECT_ENVIRONMENT must be "sandbox" or "production", not "prod"$/,
+    );
+  });
+
   it('leaves out a rule whose variable is itself bad, instead of a second, confusing line', () => {
     // An unknown environment: whether production rules apply is unknown, so only the environment is named.
     expect(configError({ CONNECT_ENVIRONMENT: 'prod' }).problems).toEqual(['CONNECT_ENVIRONMENT must be "sandbox" or "production", not "prod"']);
