@@ -337,6 +337,44 @@ function toConfig(values: Parsed, cwd: string): Config {
   return Object.freeze(config);
 }
 
+/**
+ * `CONNECT_*` variables that the repository's other programs read, not the
+ * server: the example consumer's credentials, the bench's paths and the
+ * test suites' databases. They are no typo of a setting.
+ */
+const OTHER_PROGRAMS = /^CONNECT_(?:TEST_|SDK_TEST_)|^CONNECT_(?:CLIENT_ID|CLIENT_SECRET|RESOURCE_SERVER_ID|RESOURCE_SERVER_SECRET|REFRESH_VIA|ROOT|BIN|DIST)$/;
+
+/**
+ * One warning line for each `CONNECT_*` variable in `env` that is not a
+ * Connect setting, naming the setting closest to it (a misspelt
+ * `CONNECT_ENVIROMENT=production` would otherwise leave the sandbox
+ * running, silently). A warning, not a problem: start-up goes on.
+ */
+export function unknownSettings(env: Readonly<Record<string, string | undefined>>): string[] {
+  const known = Object.keys(VARIABLES).filter((name) => name.startsWith('CONNECT_'));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('CONNECT_') && env[name] !== undefined && !Object.hasOwn(VARIABLES, name) && !OTHER_PROGRAMS.test(name))
+    .sort()
+    .map((name) => {
+      const closest = known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best));
+      const shown = /^\w+$/.test(name) ? name : quote(name);
+      return `${shown} is not a Connect setting; did you mean ${closest}?`;
+    });
+}
+
+/** Levenshtein distance: the fewest one-character insertions, deletions and substitutions that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
 /** One entry of `CONNECT_TRUST_PROXY`: an IPv4 or IPv6 address, optionally with a prefix length. */
 function isAddressOrRange(entry: string): boolean {
   const [address = '', prefix, extra] = entry.split('/');

@@ -15,7 +15,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   /**
    * `CONNECT_ENVIRONMENT`: `sandbox` (default) or `production`. One server is
-   * one environment; production refuses unsafe settings.
+   * one environment; production refuses unsafe settings. It must be the
+   * environment the database records as its own (its first opener's), or
+   * every server and command refuses it (docs/operator-guide.md, "One
+   * database, one environment"). A misspelt `CONNECT_*` variable gets a
+   * warning naming the closest setting (`unknownSettings` in `load.ts`).
    */
   readonly environment: Environment;
   /** `PORT`: TCP port to listen on; default `3000`; `0` picks a free port. */

@@ -14,6 +14,7 @@ import * as codeSent from './2026-11-25T18-00-code-sent.js';
 import * as resourceServers from './2026-11-25T19-00-resource-servers.js';
 import * as uiLocale from './2026-11-25T20-00-ui-locale.js';
 import * as scopes from './2026-11-25T21-00-scopes.js';
+import * as databaseEnvironment from './2026-11-27T10-00-database-environment.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25T19-00-resource-servers': resourceServers,
   '2026-11-25T20-00-ui-locale': uiLocale,
   '2026-11-25T21-00-scopes': scopes,
+  '2026-11-27T10-00-database-environment': databaseEnvironment,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
