@@ -73,6 +73,18 @@ const masterKey = z
   .transform((value) => (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0)))
   .refine((key) => key.length === MASTER_KEY_BYTES, `must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
 
+/**
+ * `CONNECT_SMS_WEBHOOK_SECRET`: a Standard Webhooks secret, `whsec_` and the
+ * base64 of 24 to 64 random bytes, or (as in earlier releases) any other
+ * string, whose UTF-8 bytes are the key. The message never repeats the value.
+ */
+const webhookSecret = z.string().refine((value) => {
+  if (!value.startsWith('whsec_')) return true;
+  const encoded = value.slice('whsec_'.length);
+  const bytes = Buffer.from(encoded, 'base64').length;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0 && bytes >= 24 && bytes <= 64;
+}, 'starting with whsec_ must go on with the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))');
+
 /** `CONNECT_TRUST_PROXY`: `false`, `true`, a number of hops from 1 to 10, or addresses and CIDR ranges. */
 const trustProxy = z.string().transform((value, ctx): TrustProxy => {
   if (value === 'false') return false;
@@ -141,7 +153,7 @@ const VARIABLES = {
   CONNECT_DATA_DIR: z.string(),
   CONNECT_MASTER_KEY: masterKey,
   CONNECT_SMS_WEBHOOK_URL: httpUrl,
-  CONNECT_SMS_WEBHOOK_SECRET: z.string(),
+  CONNECT_SMS_WEBHOOK_SECRET: webhookSecret,
   CONNECT_SMS_SENDER: z.enum(SMS_SENDERS, { error: (issue) => `must be outbox, console or webhook, not ${quote(String(issue.input))}` }),
   CONNECT_TRUST_PROXY: trustProxy,
   CONNECT_CODE_TTL: wholeNumber(1),

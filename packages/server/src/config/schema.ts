@@ -48,7 +48,15 @@ export interface Config {
   readonly masterKey: Buffer | undefined;
   /** `CONNECT_SMS_WEBHOOK_URL`: the SMS gateway (JSON POST); required in production. */
   readonly smsWebhookUrl: string | undefined;
-  /** `CONNECT_SMS_WEBHOOK_SECRET`: HMAC-SHA-256 key signing each SMS webhook call; required with the URL. */
+  /**
+   * `CONNECT_SMS_WEBHOOK_SECRET`: the key of the HMAC-SHA-256 signature of
+   * each SMS webhook call (Standard Webhooks); required with the URL. A
+   * Standard Webhooks secret, `whsec_` and the base64 of 24 to 64 random
+   * bytes, is given to the gateway's library as it is; any other string (a
+   * secret of an earlier release) is the key as its UTF-8 bytes, which the
+   * gateway's library takes as `whsec_` and their base64
+   * (docs/operator-guide.md, "The SMS gateway").
+   */
   readonly smsWebhookSecret: string | undefined;
   /**
    * The configurable lifetimes, each documented with its variable and

@@ -350,6 +350,17 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     expect(configError({ CONNECT_SMS_WEBHOOK_SECRET: 'hunter2' }).message).not.toContain('hunter2');
   });
 
+  it('CONNECT_SMS_WEBHOOK_SECRET: whsec_ and the base64 of 24 to 64 bytes, or a plain secret of an earlier release', () => {
+    const withSecret = (secret: string) => ({ ...PRODUCTION, CONNECT_SMS_WEBHOOK_SECRET: secret });
+    const standard = `whsec_${randomBytes(32).toString('base64')}`;
+    expect(loadConfig(withSecret(standard), CWD).smsWebhookSecret).toBe(standard);
+    expect(loadConfig(withSecret('webhook-signing-secret'), CWD).smsWebhookSecret).toBe('webhook-signing-secret');
+    for (const bad of ['whsec_', `whsec_${randomBytes(16).toString('base64')}`, `whsec_${randomBytes(65).toString('base64')}`, 'whsec_not base64!', `whsec_${randomBytes(32).toString('base64url')}-_`]) {
+      const error = expectRefused(withSecret(bad), 'CONNECT_SMS_WEBHOOK_SECRET', /base64 of 24 to 64 random bytes/);
+      if (bad.length > 'whsec_'.length) expect(error.message).not.toContain(bad.slice('whsec_'.length));
+    }
+  });
+
   it('refuses a webhook secret without a webhook URL, and a URL without a secret', () => {
     expectRefused({ CONNECT_SMS_WEBHOOK_SECRET: 's3cret' }, 'CONNECT_SMS_WEBHOOK_URL');
     expectRefused({ CONNECT_SMS_WEBHOOK_URL: 'https://sms.gateway.example/send' }, 'CONNECT_SMS_WEBHOOK_SECRET');
