@@ -137,6 +137,12 @@ describe.each(ENGINES)('one database, one environment ($name)', (engine) => {
     );
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as Error).message).toBe(REFUSED_SANDBOX);
+    // As `connect-auth serve` says it: one line, exit status 1.
+    expect(await cli(['serve'], { PORT: '0', CONNECT_LOG_LEVEL: 'silent', DATABASE_URL: database.url })).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `connect-auth: ${REFUSED_SANDBOX}\n`,
+    });
 
     const server = await startServer({ env: { ...prod, PORT: '0', CONNECT_LOG_LEVEL: 'silent', CONNECT_DATA_DIR: dataDir }, print: () => {} });
     await server.close();
