@@ -1,5 +1,5 @@
 import { CommanderError, type Command } from 'commander';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig, unknownSettings } from '../config/load.js';
 import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
@@ -59,6 +59,8 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
       out(json ? `${JSON.stringify({ version: await version() })}\n` : `${await version()}\n`);
     },
   };
+  // Before the configuration is read, so that a misspelt variable is named even when it leaves a problem.
+  for (const warning of unknownSettings(env)) err(`connect-auth: warning: ${warning}\n`);
   const program = buildProgram(actions);
   program.hook('preAction', (_program, command) => void (ran = command));
 

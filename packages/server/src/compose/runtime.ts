@@ -4,6 +4,8 @@ import { deriveKey } from '../core/keys/master-key.js';
 import { OtpHasher } from '../core/login/one-time-pin.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
+import { ConfigError } from '../config/load.js';
+import type { Environment } from '../core/environment.js';
 import { openStorage, type StorageOptions } from '../storage/kysely/open-storage.js';
 import type { Storage } from '../storage/ports.js';
 
@@ -31,17 +33,23 @@ export interface Runtime {
 }
 
 /**
- * Opens the database (migrated to the latest schema) and derives the keys
- * from the master key: what the server and every CLI command share. Close
+ * Opens the database (migrated to the latest schema), checks that it
+ * belongs to the configured environment (recording it in a new database)
+ * and derives the keys from the master key: what the server and every CLI command share. Close
  * with `runtime.storage.close()`. `storage` uses an open database instead
  * (two test servers on one database); its owner closes it.
  */
 export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
-  const masterKey = resolveMasterKey(config);
   const storage = options.storage ?? openStorage(config.database, storageOptions(config));
   let appliedMigrations: string[];
+  let masterKey: Buffer;
   try {
+    // Before migrating: a command of the other environment changes nothing, not even the schema.
+    refuseOtherEnvironment(await storage.recordedEnvironment(), config.environment);
     appliedMigrations = await storage.migrate();
+    refuseOtherEnvironment(await storage.claimEnvironment(config.environment), config.environment);
+    // Once the database is known to be this environment's: a refused sandbox command generates no master key.
+    masterKey = resolveMasterKey(config);
   } catch (error) {
     if (!options.storage) await storage.close().catch(() => {});
     throw error;
@@ -60,6 +68,19 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     limitKey: deriveKey(masterKey, 'rate-limit-keys'),
     demoKey: deriveKey(masterKey, 'sandbox-demo'),
   };
+}
+
+/**
+ * A database belongs to one environment, recorded by its first opener
+ * (docs/operator-guide.md, "One database, one environment"): a server or
+ * command configured for the other one stops with one line naming both.
+ */
+function refuseOtherEnvironment(recorded: Environment | undefined, configured: Environment): void {
+  if (recorded !== undefined && recorded !== configured) {
+    throw new ConfigError(
+      `this database belongs to ${recorded}; CONNECT_ENVIRONMENT is ${configured} (check CONNECT_ENVIRONMENT and DATABASE_URL)`,
+    );
+  }
 }
 
 /** The longest lifetime of any token signed by the signing keys. */

@@ -73,6 +73,18 @@ const masterKey = z
   .transform((value) => (/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : Buffer.alloc(0)))
   .refine((key) => key.length === MASTER_KEY_BYTES, `must be ${MASTER_KEY_BYTES} random bytes in base64 (e.g. openssl rand -base64 32)`);
 
+/**
+ * `CONNECT_SMS_WEBHOOK_SECRET`: a Standard Webhooks secret, `whsec_` and the
+ * base64 of 24 to 64 random bytes, or (as in earlier releases) any other
+ * string, whose UTF-8 bytes are the key. The message never repeats the value.
+ */
+const webhookSecret = z.string().refine((value) => {
+  if (!value.startsWith('whsec_')) return true;
+  const encoded = value.slice('whsec_'.length);
+  const bytes = Buffer.from(encoded, 'base64').length;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0 && bytes >= 24 && bytes <= 64;
+}, 'starting with whsec_ must go on with the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))');
+
 /** `CONNECT_TRUST_PROXY`: `false`, `true`, a number of hops from 1 to 10, or addresses and CIDR ranges. */
 const trustProxy = z.string().transform((value, ctx): TrustProxy => {
   if (value === 'false') return false;
@@ -131,6 +143,7 @@ const VARIABLES = {
   DATABASE_URL: databaseUrl,
   REDIS_URL: z.string().refine((value) => /^rediss?:$/.test(parseUrl(value)?.protocol ?? ''), 'must be a redis:// or rediss:// URL'),
   CONNECT_METRICS_PORT: wholeNumber(1, 65_535),
+  CONNECT_METRICS_HOST: z.string(),
   CONNECT_DB_POOL_SIZE: wholeNumber(1, 1000),
   CONNECT_DB_TIMEOUT_MS: wholeNumber(100, 600_000),
   CONNECT_REDIS_TIMEOUT_MS: wholeNumber(10, 600_000),
@@ -140,7 +153,7 @@ const VARIABLES = {
   CONNECT_DATA_DIR: z.string(),
   CONNECT_MASTER_KEY: masterKey,
   CONNECT_SMS_WEBHOOK_URL: httpUrl,
-  CONNECT_SMS_WEBHOOK_SECRET: z.string(),
+  CONNECT_SMS_WEBHOOK_SECRET: webhookSecret,
   CONNECT_SMS_SENDER: z.enum(SMS_SENDERS, { error: (issue) => `must be outbox, console or webhook, not ${quote(String(issue.input))}` }),
   CONNECT_TRUST_PROXY: trustProxy,
   CONNECT_CODE_TTL: wholeNumber(1),
@@ -239,17 +252,36 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
 }
 
 /**
+ * The command-line flags that depend on the environment, checked with the
+ * variables so that every problem is listed at once.
+ */
+export interface StartFlags {
+  /** `serve --seed-demo`: sandbox only. */
+  readonly seedDemo?: boolean;
+}
+
+/**
  * Reads and checks the configuration from environment variables
  * (docs/operator-guide.md, "Configuration").
  *
  * @param env the variables (normally `process.env`).
  * @param cwd the directory relative paths are resolved against.
- * @throws ConfigError listing every problem, one line each naming its variable.
+ * @param flags the flags the command was given that the environment may refuse.
+ * @throws ConfigError listing every problem, one line each naming its
+ *   variable (or its flag, after the variables).
  */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd()): Config {
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, cwd = process.cwd(), flags: StartFlags = {}): Config {
   const result = ENV_SCHEMA.safeParse(env);
-  if (!result.success) throw new ConfigError(describeIssues(result.error.issues));
+  const problems = [...(result.success ? [] : describeIssues(result.error.issues)), ...refusedFlags(env, flags)];
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return toConfig(result.data, cwd);
+}
+
+/** The flags this environment refuses, one line each naming the flag. A bad `CONNECT_ENVIRONMENT` is its own problem. */
+function refusedFlags(env: Readonly<Record<string, string | undefined>>, flags: StartFlags): string[] {
+  const environment = VARIABLES.CONNECT_ENVIRONMENT.safeParse(unsetIfBlank(env.CONNECT_ENVIRONMENT) ?? DEFAULTS.environment);
+  const production = environment.success && environment.data === 'production';
+  return production && flags.seedDemo ? ['--seed-demo is for the sandbox only; production starts without demo data'] : [];
 }
 
 /**
@@ -285,6 +317,7 @@ function toConfig(values: Parsed, cwd: string): Config {
     database,
     databasePoolSize: values.CONNECT_DB_POOL_SIZE ?? DEFAULTS.databasePoolSize,
     metricsPort: values.CONNECT_METRICS_PORT,
+    metricsHost: values.CONNECT_METRICS_HOST ?? DEFAULTS.metricsHost,
     databaseTimeoutMs: values.CONNECT_DB_TIMEOUT_MS ?? DEFAULTS.databaseTimeoutMs,
     redisUrl: values.REDIS_URL,
     redisTimeoutMs: values.CONNECT_REDIS_TIMEOUT_MS ?? DEFAULTS.redisTimeoutMs,
@@ -320,6 +353,44 @@ function toConfig(values: Parsed, cwd: string): Config {
     logLevel: values.CONNECT_LOG_LEVEL ?? DEFAULTS.logLevel,
   };
   return Object.freeze(config);
+}
+
+/**
+ * `CONNECT_*` variables that the repository's other programs read, not the
+ * server: the example consumer's credentials, the bench's paths and the
+ * test suites' databases. They are no typo of a setting.
+ */
+const OTHER_PROGRAMS = /^CONNECT_(?:TEST_|SDK_TEST_)|^CONNECT_(?:CLIENT_ID|CLIENT_SECRET|RESOURCE_SERVER_ID|RESOURCE_SERVER_SECRET|REFRESH_VIA|ROOT|BIN|DIST)$/;
+
+/**
+ * One warning line for each `CONNECT_*` variable in `env` that is not a
+ * Connect setting, naming the setting closest to it (a misspelt
+ * `CONNECT_ENVIROMENT=production` would otherwise leave the sandbox
+ * running, silently). A warning, not a problem: start-up goes on.
+ */
+export function unknownSettings(env: Readonly<Record<string, string | undefined>>): string[] {
+  const known = Object.keys(VARIABLES).filter((name) => name.startsWith('CONNECT_'));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('CONNECT_') && env[name] !== undefined && !Object.hasOwn(VARIABLES, name) && !OTHER_PROGRAMS.test(name))
+    .sort()
+    .map((name) => {
+      const closest = known.reduce((best, candidate) => (editDistance(name, candidate) < editDistance(name, best) ? candidate : best));
+      const shown = /^\w+$/.test(name) ? name : quote(name);
+      return `${shown} is not a Connect setting; did you mean ${closest}?`;
+    });
+}
+
+/** Levenshtein distance: the fewest one-character insertions, deletions and substitutions that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }
 
 /** One entry of `CONNECT_TRUST_PROXY`: an IPv4 or IPv6 address, optionally with a prefix length. */

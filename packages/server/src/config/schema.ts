@@ -15,7 +15,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   /**
    * `CONNECT_ENVIRONMENT`: `sandbox` (default) or `production`. One server is
-   * one environment; production refuses unsafe settings.
+   * one environment; production refuses unsafe settings. It must be the
+   * environment the database records as its own (its first opener's), or
+   * every server and command refuses it (docs/operator-guide.md, "One
+   * database, one environment"). A misspelt `CONNECT_*` variable gets a
+   * warning naming the closest setting (`unknownSettings` in `load.ts`).
    */
   readonly environment: Environment;
   /** `PORT`: TCP port to listen on; default `3000`; `0` picks a free port. */
@@ -44,7 +48,15 @@ export interface Config {
   readonly masterKey: Buffer | undefined;
   /** `CONNECT_SMS_WEBHOOK_URL`: the SMS gateway (JSON POST); required in production. */
   readonly smsWebhookUrl: string | undefined;
-  /** `CONNECT_SMS_WEBHOOK_SECRET`: HMAC-SHA-256 key signing each SMS webhook call; required with the URL. */
+  /**
+   * `CONNECT_SMS_WEBHOOK_SECRET`: the key of the HMAC-SHA-256 signature of
+   * each SMS webhook call (Standard Webhooks); required with the URL. A
+   * Standard Webhooks secret, `whsec_` and the base64 of 24 to 64 random
+   * bytes, is given to the gateway's library as it is; any other string (a
+   * secret of an earlier release) is the key as its UTF-8 bytes, which the
+   * gateway's library takes as `whsec_` and their base64
+   * (docs/operator-guide.md, "The SMS gateway").
+   */
   readonly smsWebhookSecret: string | undefined;
   /**
    * The configurable lifetimes, each documented with its variable and
@@ -153,8 +165,19 @@ export interface Config {
   readonly auditRetentionDays: number;
   /** `CONNECT_LOG_LEVEL`: default `info`. */
   readonly logLevel: LogLevel;
-  /** `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on this port of `HOST`; unset: off. */
+  /**
+   * `CONNECT_METRICS_PORT`: serve Prometheus metrics at `GET /metrics` on
+   * this port of `CONNECT_METRICS_HOST`; unset: off. The metrics listener
+   * has no authentication of its own.
+   */
   readonly metricsPort: number | undefined;
+  /**
+   * `CONNECT_METRICS_HOST`: the address the metrics listener binds; default
+   * `127.0.0.1`, whatever `HOST` is, so that opening the public listener
+   * (`HOST=0.0.0.0`) does not publish the metrics. Set it to an address only
+   * the scraper reaches.
+   */
+  readonly metricsHost: string;
   /** `CONNECT_DB_POOL_SIZE`: PostgreSQL connections per instance (1 to 1000); default 10. */
   readonly databasePoolSize: number;
   /**
@@ -185,6 +208,7 @@ export const DEFAULTS = {
   environment: 'sandbox',
   port: 3000,
   host: '127.0.0.1',
+  metricsHost: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
   shutdownDelaySeconds: { production: 5, sandbox: 0 },

@@ -4,7 +4,7 @@ import type { Metrics } from '../metrics/metrics.js';
 
 /**
  * Serves the instance's metrics at `GET /metrics` (Prometheus text format)
- * on `host:port`, apart from the public listener (docs/operator-guide.md,
+ * on `host:port` (`CONNECT_METRICS_HOST`:`CONNECT_METRICS_PORT`), apart from the public listener (docs/operator-guide.md,
  * "Metrics"). A port already in use stops start-up with a message naming
  * `CONNECT_METRICS_PORT`.
  */
@@ -21,6 +21,9 @@ export async function serveMetrics(metrics: Metrics, host: string, port: number)
     const code = (error as { code?: string }).code;
     if (code === 'EADDRINUSE') throw new ConfigError(`CONNECT_METRICS_PORT: port ${port} on ${host} is already in use`);
     if (code === 'EACCES') throw new ConfigError(`CONNECT_METRICS_PORT: no permission to listen on port ${port} of ${host}`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      throw new ConfigError(`CONNECT_METRICS_HOST: ${JSON.stringify(host)} is not an address of this machine`);
+    }
     throw error;
   }
   return server;

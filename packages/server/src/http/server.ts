@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '../config/load.js';
+import { loadConfig, unknownSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
@@ -50,16 +50,16 @@ export interface RunningServer {
 
 /**
  * Loads the configuration, opens and migrates the database, loads the keys,
- * builds the app and listens. Throws `ConfigError` on bad configuration.
+ * builds the app and listens. Throws `ConfigError` on bad configuration,
+ * listing `--seed-demo` in production among its problems.
  */
 export async function startServer(options: StartOptions): Promise<RunningServer> {
-  const config = loadConfig(options.env);
+  // `--seed-demo` in production is listed with the configuration's own problems.
+  const config = loadConfig(options.env, undefined, { seedDemo: options.seedDemo });
   const clock = options.clock ?? systemClock;
   const print = options.print ?? ((text: string) => process.stdout.write(text));
-  if (options.seedDemo && config.environment !== 'sandbox') {
-    throw new Error('--seed-demo is for the sandbox only; production starts without demo data');
-  }
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  for (const warning of unknownSettings(options.env)) logger.warn(warning);
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let services: Services | undefined;
@@ -75,7 +75,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     drainConnections(app.server);
 
     // Before the public listener: a metrics port in use stops start-up before any request is taken.
-    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.host, config.metricsPort);
+    if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.metricsHost, config.metricsPort);
     await app.listen({ port: config.port, host: config.host });
     const bound = app.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;

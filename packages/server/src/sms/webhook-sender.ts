@@ -1,10 +1,16 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 
 /** How the webhook sender behaves. */
 export interface WebhookOptions {
   readonly url: string;
-  /** Key of the HMAC-SHA-256 signature. */
+  /**
+   * `CONNECT_SMS_WEBHOOK_SECRET`, the key of the HMAC-SHA-256 signature:
+   * `whsec_<base64>` (a Standard Webhooks secret: the key is the decoded
+   * bytes), or any other string, whose UTF-8 bytes are the key (see
+   * {@link webhookKey}).
+   */
   readonly secret: string;
   /** Per attempt; default 5,000 ms. */
   readonly timeoutMs?: number;
@@ -19,36 +25,42 @@ export interface WebhookOptions {
 
 /**
  * The production SMS gateway: each message is POSTed as JSON
- * `{"id","to","body"}` with headers `Connect-Timestamp` (epoch seconds) and
- * `Connect-Signature: sha256=<hex HMAC-SHA-256 of "<timestamp>.<body>">`, so
- * the gateway can check origin and freshness. Bounded retries with backoff;
- * the same `id` on every attempt lets the gateway drop duplicates. Each
- * attempt is bound to the caller's signal as well: once the request the
- * code was for has been answered, the attempt under way is cut off and no
- * other is made (docs/operator-guide.md, "Timeouts").
+ * `{"id","to","body"}`, signed as the Standard Webhooks specification says
+ * (https://www.standardwebhooks.com): headers `webhook-id` (the message's
+ * `id`), `webhook-timestamp` (epoch seconds) and `webhook-signature`
+ * (`v1,<base64 HMAC-SHA-256 of "<id>.<timestamp>.<body>">`), so the gateway
+ * checks origin and freshness with a Standard Webhooks library
+ * (docs/operator-guide.md, "The SMS gateway"). Bounded retries with
+ * backoff; the same `id` on every attempt lets the gateway drop
+ * duplicates. Each attempt is bound to the caller's signal as well: once
+ * the request the code was for has been answered, the attempt under way is
+ * cut off and no other is made (docs/operator-guide.md, "Timeouts").
  */
 export function createWebhookSender(options: WebhookOptions): SmsSender {
   const doFetch = options.fetch ?? fetch;
   const retries = options.retries ?? 2;
   const backoff = options.backoffMs ?? ((attempt: number) => 250 * 3 ** (attempt - 1));
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const signer = new Webhook(webhookKey(options.secret), { format: 'raw' });
   return {
     async send(message, sendOptions) {
       const ended = sendOptions?.signal;
-      const body = JSON.stringify({ id: randomUUID(), to: message.to, body: message.body });
+      const id = randomUUID();
+      const body = JSON.stringify({ id, to: message.to, body: message.body });
       let lastProblem = 'no attempt made';
       for (let attempt = 0; attempt <= retries; attempt++) {
         if (attempt > 0) await pause(backoff(attempt), ended);
         if (ended?.aborted) throw new SmsDeliveryFailed(REQUEST_ENDED);
-        const timestamp = String(now());
-        const signature = createHmac('sha256', options.secret).update(`${timestamp}.${body}`).digest('hex');
+        const timestamp = now();
+        const signature = signer.sign(id, new Date(timestamp * 1000), body);
         try {
           const response = await doFetch(options.url, {
             method: 'POST',
             headers: {
               'content-type': 'application/json',
-              'connect-timestamp': timestamp,
-              'connect-signature': `sha256=${signature}`,
+              'webhook-id': id,
+              'webhook-timestamp': String(timestamp),
+              'webhook-signature': signature,
             },
             body,
             signal: ended ? AbortSignal.any([ended, AbortSignal.timeout(options.timeoutMs ?? 5_000)]) : AbortSignal.timeout(options.timeoutMs ?? 5_000),
@@ -65,6 +77,20 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
       throw new SmsDeliveryFailed(lastProblem);
     },
   };
+}
+
+/** The prefix of a Standard Webhooks secret. */
+export const STANDARD_SECRET_PREFIX = 'whsec_';
+
+/**
+ * The HMAC key a `CONNECT_SMS_WEBHOOK_SECRET` stands for: after `whsec_`,
+ * base64 (a Standard Webhooks secret, what a gateway's library is given as
+ * it is); any other value is the key as its UTF-8 bytes (the secrets of
+ * earlier releases, which a gateway gives its library as `whsec_` followed
+ * by their base64). The prefix alone decides, so no secret means two keys.
+ */
+export function webhookKey(secret: string): Uint8Array {
+  return secret.startsWith(STANDARD_SECRET_PREFIX) ? Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }
 
 /** Why a send stopped when its request had been answered. */

@@ -14,6 +14,7 @@
  *   (`core/storage-errors.ts`).
  */
 import type { ChangeFeed } from '../core/changes/change-feed.js';
+import type { Environment } from '../core/environment.js';
 import type { StorageUnavailable } from '../core/storage-errors.js';
 import type { AuditStore } from '../core/audit/audit-log.js';
 import type { ClientStore } from '../core/clients/client-store.js';
@@ -71,6 +72,18 @@ export interface Storage extends Stores {
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>;
   /** Applies pending migrations; returns the names of those applied now. */
   migrate(): Promise<string[]>;
+  /**
+   * The environment recorded as the database's own; `undefined` when none
+   * is yet, or the database is not migrated that far. Safe to call before
+   * `migrate()` (docs/operator-guide.md, "One database, one environment").
+   */
+  recordedEnvironment(): Promise<Environment | undefined>;
+  /**
+   * Records `environment` as the database's own unless one is recorded
+   * already (one atomic insert: of two first openers, one wins), and
+   * returns the one recorded. Call after `migrate()`.
+   */
+  claimEnvironment(environment: Environment): Promise<Environment>;
   /**
    * Starts hearing the database's change signal (`core/changes/`); call
    * after `migrate()`. Each call opens a feed of its own; close it before

@@ -345,6 +345,24 @@ describe('connect-auth serve refuses to start', () => {
     expect(line).toMatch(/sandbox/);
   });
 
+  it('--seed-demo in production with another problem: both listed, the flag too', { timeout: 15_000 }, async () => {
+    const dataDir = tempDir();
+    const { CONNECT_MASTER_KEY: _unused, ...env } = production();
+    const run = spawnCli(['serve', '--seed-demo'], { CONNECT_DATA_DIR: dataDir, ...env }, dataDir);
+    const exit = await waitForExit(run, 10_000);
+    expect(exit.code).toBe(1);
+    expect(run.stdout()).toBe('');
+    expect(run.stderr()).toBe(
+      [
+        'connect-auth: the configuration has 2 problems:',
+        '  CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+        '  --seed-demo is for the sandbox only; production starts without demo data',
+        '',
+      ].join('\n'),
+    );
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
   it('bad configuration, with one line naming the variable', { timeout: 15_000 }, async () => {
     const line = await expectRefusal(['serve'], { PORT: '0', CONNECT_ACCESS_TOKEN_TTL: '0' });
     expect(line).toContain('CONNECT_ACCESS_TOKEN_TTL');

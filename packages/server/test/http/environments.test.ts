@@ -281,7 +281,7 @@ describe('production refuses to start with sandbox settings', () => {
     );
     expect(failure).toBeInstanceOf(Error);
     const error = failure as Error;
-    if (!seedDemo) expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toMatch(message);
     expect(error.message).not.toMatch(/\n/);
     expect(readdirSync(dataDir)).toEqual([]);

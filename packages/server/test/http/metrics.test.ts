@@ -74,6 +74,39 @@ describe('metrics', () => {
     expect((await fetch(`${server.address}/metrics`)).status).toBe(404);
   });
 
+  it.each([
+    // HOST opens the public listener on every address; the metrics stay on the loopback address by default.
+    { metricsHost: undefined, reachable: '127.0.0.1', unreachable: '127.0.0.2' },
+    { metricsHost: '127.0.0.2', reachable: '127.0.0.2', unreachable: '127.0.0.1' },
+  ])('listen on CONNECT_METRICS_HOST ($metricsHost), not on HOST=0.0.0.0', async ({ metricsHost, reachable, unreachable }) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'connect-metrics-'));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const port = await freePort();
+    const server = await startServer({
+      env: {
+        PORT: '0',
+        HOST: '0.0.0.0',
+        CONNECT_DATA_DIR: dataDir,
+        CONNECT_LOG_LEVEL: 'silent',
+        CONNECT_METRICS_PORT: String(port),
+        ...(metricsHost ? { CONNECT_METRICS_HOST: metricsHost } : {}),
+      },
+      print: () => {},
+    });
+    onTestFinished(() => server.close());
+    expect(server.config.metricsHost).toBe(metricsHost ?? '127.0.0.1');
+    const publicPort = new URL(server.address).port;
+    // The public listener answers on both loopback addresses (Linux routes all of 127.0.0.0/8 to lo)...
+    for (const address of ['127.0.0.1', '127.0.0.2']) expect((await fetch(`http://${address}:${publicPort}/healthz`)).status).toBe(200);
+    // ...the metrics listener on its own address only.
+    expect((await fetch(`http://${reachable}:${port}/metrics`)).status).toBe(200);
+    const refused = await fetch(`http://${unreachable}:${port}/metrics`).then(
+      () => undefined,
+      (error: Error) => (error.cause as { code?: string } | undefined)?.code,
+    );
+    expect(refused).toBe('ECONNREFUSED');
+  });
+
   it('a CONNECT_METRICS_PORT already in use stops start-up with a message naming it', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

@@ -8,6 +8,7 @@ import { translateDriverErrors, type StatementObserver } from './translate-drive
 import { openPostgresChangeFeed } from './change-feed-postgres.js';
 import { openSqliteChangeFeed } from './change-feed-sqlite.js';
 import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
+import { isEnvironment, type Environment } from '../../core/environment.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore } from './stores/authorization.js';
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
@@ -45,6 +46,14 @@ function storesFor(db: Kysely<Database>): Stores {
     audit: createAuditStore(db),
     rateLimitCounters: createRateLimitCounterStore(db),
   };
+}
+
+/** The environment in the database's one `database_environment` row, if any. */
+async function readEnvironment(db: Kysely<Database>): Promise<Environment | undefined> {
+  const row = await db.selectFrom('database_environment').select('environment').where('id', '=', 1).executeTakeFirst();
+  if (row === undefined) return undefined;
+  if (!isEnvironment(row.environment)) throw new Error(`the database records an unknown environment ${JSON.stringify(row.environment)}`);
+  return row.environment;
 }
 
 /** How long the storage waits for the database. */
@@ -85,6 +94,24 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async recordedEnvironment() {
+      const { rows } = await (sqlite
+        ? sql<{ present: number }>`select count(*) as present from sqlite_master where type = 'table' and name = 'database_environment'`
+        : sql<{ present: number }>`select count(*)::int as present from pg_catalog.pg_tables where tablename = 'database_environment' and schemaname = any (current_schemas(false))`
+      ).execute(db);
+      if (Number(rows[0]?.present ?? 0) === 0) return undefined;
+      return readEnvironment(db);
+    },
+    async claimEnvironment(environment) {
+      await db
+        .insertInto('database_environment')
+        .values({ id: 1, environment })
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .execute();
+      const recorded = await readEnvironment(db);
+      if (!recorded) throw new Error('the database has no environment recorded: run `connect-auth migrate` first');
+      return recorded;
     },
     poolStats: () => postgres?.poolStats(),
     openChangeFeed(feedOptions = {}) {

@@ -69,6 +69,7 @@ describe('loadConfig: defaults', () => {
       scopesSupported: [],
       auditRetentionDays: 365,
       logLevel: 'info',
+      metricsHost: '127.0.0.1',
       databasePoolSize: 10,
       databaseTimeoutMs: 5000,
       redisTimeoutMs: 1000,
@@ -374,6 +375,17 @@ describe('loadConfig: bad values stop start-up with one line naming the variable
     expect(configError({ CONNECT_SMS_WEBHOOK_SECRET: 'hunter2' }).message).not.toContain('hunter2');
   });
 
+  it('CONNECT_SMS_WEBHOOK_SECRET: whsec_ and the base64 of 24 to 64 bytes, or a plain secret of an earlier release', () => {
+    const withSecret = (secret: string) => ({ ...PRODUCTION, CONNECT_SMS_WEBHOOK_SECRET: secret });
+    const standard = `whsec_${randomBytes(32).toString('base64')}`;
+    expect(loadConfig(withSecret(standard), CWD).smsWebhookSecret).toBe(standard);
+    expect(loadConfig(withSecret('webhook-signing-secret'), CWD).smsWebhookSecret).toBe('webhook-signing-secret');
+    for (const bad of ['whsec_', `whsec_${randomBytes(16).toString('base64')}`, `whsec_${randomBytes(65).toString('base64')}`, 'whsec_not base64!', `whsec_${randomBytes(32).toString('base64url')}-_`]) {
+      const error = expectRefused(withSecret(bad), 'CONNECT_SMS_WEBHOOK_SECRET', /base64 of 24 to 64 random bytes/);
+      if (bad.length > 'whsec_'.length) expect(error.message).not.toContain(bad.slice('whsec_'.length));
+    }
+  });
+
   it('refuses a webhook secret without a webhook URL, and a URL without a secret', () => {
     expectRefused({ CONNECT_SMS_WEBHOOK_SECRET: 's3cret' }, 'CONNECT_SMS_WEBHOOK_URL');
     expectRefused({ CONNECT_SMS_WEBHOOK_URL: 'https://sms.gateway.example/send' }, 'CONNECT_SMS_WEBHOOK_SECRET');
@@ -483,6 +495,31 @@ describe('loadConfig: every problem at once', () => {
       'CONNECT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
     ]);
     for (const line of error.problems) expect(line).not.toMatch(/[\r\n]/);
+  });
+
+  it('lists a flag production refuses (serve --seed-demo) after the variables, with them', () => {
+    const error = (() => {
+      try {
+        loadConfig({ ...PRODUCTION, CONNECT_MASTER_KEY: undefined, PORT: 'x' }, CWD, { seedDemo: true });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.problems).toEqual([
+      'PORT must be a whole number, not "x"',
+      'CONNECT_MASTER_KEY is required in production (32 random bytes, base64)',
+      '--seed-demo is for the sandbox only; production starts without demo data',
+    ]);
+    // Alone, it is the one problem; in the sandbox, or when the environment is itself bad, it is none.
+    expect(() => loadConfig(PRODUCTION, CWD, { seedDemo: true })).toThrow(
+      new ConfigError('--seed-demo is for the sandbox only; production starts without demo data'),
+    );
+    expect(loadConfig({}, CWD, { seedDemo: true }).environment).toBe('sandbox');
+    expect(() => loadConfig({ ...PRODUCTION, CONNECT_ENVIRONMENT: 'prod' }, CWD, { seedDemo: true })).toThrow(
+      /^CONNECT_ENVIRONMENT must be "sandbox" or "production", not "prod"$/,
+    );
   });
 
   it('leaves out a rule whose variable is itself bad, instead of a second, confusing line', () => {

@@ -1,11 +1,12 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SmsDeliveryFailed } from '../../../src/core/sms/sms-sender.js';
 import { createWebhookSender, type WebhookOptions } from '../../../src/sms/webhook-sender.js';
 
-const SECRET = 'whsec-test-0123456789abcdef';
+/** A Standard Webhooks secret: `whsec_` and the base64 of 32 bytes. */
+const SECRET = `whsec_${Buffer.from('connect-test-webhook-key-32bytes').toString('base64')}`;
 const MESSAGE = { to: '+639171234567', body: '482915 is your Connect one-time PIN to link your account to Acme Shop.' };
 const NOW = 1_767_225_600;
 
@@ -13,19 +14,35 @@ const NOW = 1_767_225_600;
 interface Received {
   readonly headers: IncomingMessage['headers'];
   readonly rawBody: string;
-  /** Whether connect-signature is the HMAC of `${connect-timestamp}.${rawBody}` under SECRET. */
+  /** Whether the standardwebhooks library's `Webhook.verify`, given SECRET, accepts the request as received. */
   readonly signatureValid: boolean;
 }
 
 type Answer = (req: IncomingMessage, res: ServerResponse, attempt: number) => void;
 
 const servers: Server[] = [];
+// Only the clock that the library's freshness check reads (5 minutes either way): the signed timestamp is NOW.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['Date'], now: NOW * 1000 });
+});
 afterEach(async () => {
+  vi.useRealTimers();
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+/** Whether a gateway holding `secret` accepts the call, verified as the Standard Webhooks library does. */
+function verifies(secret: string, rawBody: string, headers: IncomingMessage['headers']): boolean {
+  try {
+    new Webhook(secret).verify(rawBody, headers as Record<string, string>);
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
+}
 
 /** A gateway on 127.0.0.1 answering each request with `answer`; it checks every signature. */
 async function gateway(answer: Answer): Promise<{ url: string; received: Received[] }> {
@@ -35,10 +52,7 @@ async function gateway(answer: Answer): Promise<{ url: string; received: Receive
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
-      const timestamp = String(req.headers['connect-timestamp']);
-      const expected = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(`${timestamp}.${rawBody}`).digest('hex')}`);
-      const given = Buffer.from(String(req.headers['connect-signature']));
-      received.push({ headers: req.headers, rawBody, signatureValid: given.length === expected.length && timingSafeEqual(given, expected) });
+      received.push({ headers: req.headers, rawBody, signatureValid: verifies(SECRET, rawBody, req.headers) });
       answer(req, res, received.length);
     });
   });
@@ -70,24 +84,44 @@ async function failure(promise: Promise<void>): Promise<SmsDeliveryFailed> {
 }
 
 describe('webhook SMS sender', () => {
-  it('POSTs {id, to, body} as JSON with a timestamp and an HMAC-SHA-256 signature the gateway can verify', async () => {
+  it('POSTs {id, to, body} as JSON, signed as Standard Webhooks says: the library verifies it, and refuses a tampered body', async () => {
     const gw = await gateway(status(200));
     await sender(gw.url).send(MESSAGE);
     expect(gw.received).toHaveLength(1);
     const [request] = gw.received;
     expect(request?.headers['content-type']).toBe('application/json');
-    expect(request?.headers['connect-timestamp']).toBe(String(NOW));
-    expect(request?.headers['connect-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(request?.signatureValid).toBe(true);
     const body = JSON.parse(request?.rawBody ?? '') as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(['body', 'id', 'to']);
     expect(body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), to: MESSAGE.to, body: MESSAGE.body });
+    expect(request?.headers['webhook-id']).toBe(body.id);
+    expect(request?.headers['webhook-timestamp']).toBe(String(NOW));
+    expect(request?.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(request?.signatureValid).toBe(true);
+
+    const headers = request?.headers ?? {};
+    const tampered = (request?.rawBody ?? '').replace('482915', '000000');
+    expect(tampered).not.toBe(request?.rawBody);
+    expect(verifies(SECRET, tampered, headers)).toBe(false);
+    // Another id or timestamp than the one signed is refused too; so is the call ten minutes later.
+    expect(verifies(SECRET, request?.rawBody ?? '', { ...headers, 'webhook-id': 'another' })).toBe(false);
+    expect(verifies(SECRET, request?.rawBody ?? '', { ...headers, 'webhook-timestamp': String(NOW - 1) })).toBe(false);
+    vi.setSystemTime((NOW + 600) * 1000);
+    expect(verifies(SECRET, request?.rawBody ?? '', headers)).toBe(false);
   });
 
   it('signs with the secret: a gateway with another secret would refuse it', async () => {
     const gw = await gateway(status(200));
-    await createWebhookSender({ url: gw.url, secret: 'another-secret', now: () => NOW }).send(MESSAGE);
+    await createWebhookSender({ url: gw.url, secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, now: () => NOW }).send(MESSAGE);
     expect(gw.received[0]?.signatureValid).toBe(false);
+  });
+
+  it('a secret without whsec_ (an earlier release\'s) is the key as its UTF-8 bytes: the library verifies it given whsec_ and their base64', async () => {
+    const gw = await gateway(status(200));
+    const legacy = 'webhook-signing-secret-ü';
+    await createWebhookSender({ url: gw.url, secret: legacy, now: () => NOW }).send(MESSAGE);
+    const [request] = gw.received;
+    expect(verifies(`whsec_${Buffer.from(legacy, 'utf8').toString('base64')}`, request?.rawBody ?? '', request?.headers ?? {})).toBe(true);
+    expect(request?.signatureValid).toBe(false);
   });
 
   it('gives every message its own id', async () => {

@@ -207,5 +207,12 @@ export interface Database {
   consents: ConsentsTable;
   rate_limit_counters: RateLimitCountersTable;
   change_log: ChangeLogTable;
+  database_environment: DatabaseEnvironmentTable;
+}
+
+/** The one row naming the environment the database belongs to (migration `2026-11-27T10-10-database-environment`). */
+export interface DatabaseEnvironmentTable {
+  id: number;
+  environment: string;
 }
 
