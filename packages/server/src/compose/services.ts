@@ -18,7 +18,7 @@ import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/gran
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
 import { KeyRing } from '../core/keys/key-ring.js';
-import type { SmsSender } from '../core/sms/sms-sender.js';
+import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
@@ -306,7 +306,9 @@ async function observed<T>(operation: Promise<T>, dependency: Dependency, outage
 /**
  * The SMS sender, telling the log of outages how each send to the gateway
  * ends. A send cut off because its request was already answered says
- * nothing about the gateway.
+ * nothing about the gateway; a message the gateway answered and refused (a
+ * 4xx) shows it reachable: only network errors, timeouts and 5xx count as
+ * its outage.
  */
 function observedSms(sender: SmsSender, outages: OutageLog): SmsSender {
   return {
@@ -314,7 +316,8 @@ function observedSms(sender: SmsSender, outages: OutageLog): SmsSender {
       try {
         await sender.send(message, options);
       } catch (error) {
-        if (!options?.signal?.aborted) outages.failed('sms_gateway', error);
+        if (error instanceof SmsDeliveryFailed && error.refused) outages.succeeded('sms_gateway');
+        else if (!options?.signal?.aborted) outages.failed('sms_gateway', error);
         throw error;
       }
       outages.succeeded('sms_gateway');

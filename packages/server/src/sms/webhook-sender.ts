@@ -12,9 +12,13 @@ export interface WebhookOptions {
    * {@link webhookKey}).
    */
   readonly secret: string;
-  /** Per attempt; default 5,000 ms. */
-  readonly timeoutMs?: number;
-  /** Retries after a network error or a 5xx/429 answer; default 2. */
+  /**
+   * The whole send, every attempt and pause included, ms; default
+   * {@link SMS_SEND_BUDGET_MS}. An attempt is cut off when it runs out, and
+   * a retry is made only while some of it is left.
+   */
+  readonly budgetMs?: number;
+  /** Retries after a network error or a 5xx/429 answer, within the budget; default 2. */
   readonly retries?: number;
   /** Pause before retry n (1-based) in ms; default 250 * 3^(n-1). */
   readonly backoffMs?: (attempt: number) => number;
@@ -30,9 +34,12 @@ export interface WebhookOptions {
  * `id`), `webhook-timestamp` (epoch seconds) and `webhook-signature`
  * (`v1,<base64 HMAC-SHA-256 of "<id>.<timestamp>.<body>">`), so the gateway
  * checks origin and freshness with a Standard Webhooks library
- * (docs/operator-guide.md, "The SMS gateway"). Bounded retries with
- * backoff; the same `id` on every attempt lets the gateway drop
- * duplicates. Each attempt is bound to the caller's signal as well: once
+ * (docs/operator-guide.md, "The SMS gateway"). One budget bounds the
+ * whole send (docs/lifetimes.md): bounded retries with backoff inside it;
+ * the same `id` on every attempt lets the gateway drop duplicates. A 4xx
+ * answer other than 429 refuses that one message
+ * ({@link SmsDeliveryFailed.refused}): it is not retried and says nothing
+ * of the gateway's health. Each attempt is bound to the caller's signal as well: once
  * the request the code was for has been answered, the attempt under way is
  * cut off and no other is made (docs/operator-guide.md, "Timeouts").
  */
@@ -45,12 +52,15 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
   return {
     async send(message, sendOptions) {
       const ended = sendOptions?.signal;
+      const outOfTime = AbortSignal.timeout(options.budgetMs ?? SMS_SEND_BUDGET_MS);
+      const stop = ended ? AbortSignal.any([ended, outOfTime]) : outOfTime;
       const id = randomUUID();
       const body = JSON.stringify({ id, to: message.to, body: message.body });
-      let lastProblem = 'no attempt made';
+      let lastProblem = NO_ATTEMPT;
       for (let attempt = 0; attempt <= retries; attempt++) {
-        if (attempt > 0) await pause(backoff(attempt), ended);
+        if (attempt > 0) await pause(backoff(attempt), stop);
         if (ended?.aborted) throw new SmsDeliveryFailed(REQUEST_ENDED);
+        if (outOfTime.aborted) throw new SmsDeliveryFailed(lastProblem === NO_ATTEMPT || lastProblem === TIMED_OUT ? TIMED_OUT : `${TIMED_OUT} (${lastProblem} before)`);
         const timestamp = now();
         const signature = signer.sign(id, new Date(timestamp * 1000), body);
         try {
@@ -63,15 +73,16 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
               'webhook-signature': signature,
             },
             body,
-            signal: ended ? AbortSignal.any([ended, AbortSignal.timeout(options.timeoutMs ?? 5_000)]) : AbortSignal.timeout(options.timeoutMs ?? 5_000),
+            signal: stop,
           });
           await response.arrayBuffer().catch(() => undefined);
           if (response.ok) return;
           lastProblem = `gateway answered HTTP ${response.status}`;
-          if (response.status < 500 && response.status !== 429) break;
+          if (response.status < 500 && response.status !== 429) throw new SmsDeliveryFailed(lastProblem, { refused: true });
         } catch (error) {
+          if (error instanceof SmsDeliveryFailed) throw error;
           if (ended?.aborted) throw new SmsDeliveryFailed(REQUEST_ENDED);
-          lastProblem = error instanceof Error && error.name === 'TimeoutError' ? 'gateway timed out' : 'gateway unreachable';
+          lastProblem = outOfTime.aborted ? TIMED_OUT : 'gateway unreachable';
         }
       }
       throw new SmsDeliveryFailed(lastProblem);
@@ -92,6 +103,16 @@ export const STANDARD_SECRET_PREFIX = 'whsec_';
 export function webhookKey(secret: string): Uint8Array {
   return secret.startsWith(STANDARD_SECRET_PREFIX) ? Buffer.from(secret.slice(STANDARD_SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
 }
+
+/**
+ * How long one SMS may take at the gateway, all attempts included, ms
+ * (docs/lifetimes.md): a request that waits on a send is answered within
+ * it plus its own work.
+ */
+export const SMS_SEND_BUDGET_MS = 5_000;
+
+const NO_ATTEMPT = 'no attempt made';
+const TIMED_OUT = 'gateway timed out';
 
 /** Why a send stopped when its request had been answered. */
 const REQUEST_ENDED = 'request already answered';

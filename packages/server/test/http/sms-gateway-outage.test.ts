@@ -48,5 +48,38 @@ describe('the log of an SMS gateway outage', () => {
     expectSeeOther(await browser.submit(page, { mobile, pin: PIN, action: 'login' }), /^\/login\/otp\?request=/);
     expect(sent).toEqual([mobile]);
   });
-});
 
+  it('a gateway refusing one message (4xx) is no outage: no outage line, one line for that message; a 5xx answer is one', async () => {
+    let answer: 'refuse' | 'fail' = 'refuse';
+    const gateway: SmsSender = {
+      async send() {
+        if (answer === 'refuse') throw new SmsDeliveryFailed('gateway answered HTTP 400', { refused: true });
+        throw new SmsDeliveryFailed('gateway answered HTTP 503');
+      },
+    };
+    const t = await build({ sms: gateway, captureLogs: true });
+    const client = await t.createClient();
+    const signIn = async (i: number) => {
+      const mobile = nthMobile(i);
+      await addCustomer(t, mobile, PIN);
+      const browser = new Browser(t.app);
+      const { page } = await startLogin(browser, authorizeParams(client, { user_id: mobile }));
+      const res = await browser.submit(page, { mobile, pin: PIN, action: 'login' });
+      expectSeeOther(res, /^\/login\/otp\?request=/);
+      const otp = await browser.follow(res);
+      expect(pageText(otp.body)).toContain('We could not send the code');
+    };
+    const outageLines = () => t.logs.filter((line) => line.includes('"dependency":"sms_gateway"'));
+
+    await signIn(0);
+    expect(outageLines()).toEqual([]);
+    const refusals = t.logs.filter((line) => line.includes('the SMS gateway refused it'));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toContain('gateway answered HTTP 400');
+
+    answer = 'fail';
+    await signIn(1);
+    expect(outageLines()).toHaveLength(1);
+    expect(outageLines()[0]).toContain('gateway answered HTTP 503');
+  });
+});

@@ -23,7 +23,15 @@ import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, MOBI
 
 noticePostgresSkipped('no SMS after a request timed out');
 
-const REQUEST_TIMEOUT_MS = 500;
+/**
+ * The request deadline. It bounds every request of these tests, the ones
+ * before the partition and the work each does before its send budget is
+ * taken (a PIN check, a send to the gateway) included: long enough for that
+ * work on a loaded machine, which a deadline of 500 ms was not (the
+ * deadline then fired before the partition, and the test proved nothing).
+ * That the deadline fired during the partition is checked, not assumed.
+ */
+const REQUEST_TIMEOUT_MS = 3_000;
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -55,7 +63,7 @@ async function until(condition: () => Promise<boolean>, what: string, ms = 20_00
   }
 }
 
-describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partition sends no SMS when it heals', () => {
+describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partition sends no SMS when it heals', { timeout: 60_000 }, () => {
   /**
    * An app on PostgreSQL through a proxy, with a request deadline far below
    * the database's own timeout (so the deadline answers first), a webhook
@@ -76,6 +84,7 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
     const gw = await gateway();
     const real = createLimits({ counters: storage.rateLimitCounters, budgets: { smsLimitPerMobile: 5, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000 } });
     let partitionAfterNextTake = false;
+    let partitioned = false;
     const limits: Limits = {
       ...real,
       sends: {
@@ -85,6 +94,7 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
             partitionAfterNextTake = false;
             // Open connections stay open, and nothing more comes through.
             proxy.silence();
+            partitioned = true;
           }
           return refused;
         },
@@ -111,30 +121,35 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
       requestId,
       latestChallenge,
       partitionAfterNextTake: () => void (partitionAfterNextTake = true),
+      /** Whether the partition began (the send budget was taken before the deadline). */
+      partitioned: () => partitioned,
     };
   }
 
   /** The 503 page, answered at the request's deadline (not at the database's timeout of a minute). */
-  function expectAnsweredAtDeadline(res: Awaited<ReturnType<Browser['submit']>>, took: number): void {
+  function expectAnsweredAtDeadline(res: Awaited<ReturnType<Browser['submit']>>, took: number, partitioned: boolean): void {
+    // The request reached its send budget before its deadline, and the partition held it from there.
+    expect(partitioned).toBe(true);
     expectPage(res, 503);
     expect(pageText(res.body)).toContain('Please try again in a moment');
     expect(took).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
-    expect(took).toBeLessThan(REQUEST_TIMEOUT_MS + 3_000);
+    // Generous: the machine may be loaded (the database's own timeout, a minute, is far above).
+    expect(took).toBeLessThan(REQUEST_TIMEOUT_MS + 10_000);
   }
 
   it('the login form: 503 at the deadline; once the database is back the pending work retires the code and the gateway hears nothing', async () => {
-    const { t, proxy, gw, browser, page, requestId, latestChallenge, partitionAfterNextTake } = await setUp();
+    const { t, proxy, gw, browser, page, requestId, latestChallenge, partitionAfterNextTake, partitioned } = await setUp();
 
     partitionAfterNextTake();
     const started = performance.now();
     const res = await browser.submit(page, { mobile: MOBILE, pin: PIN, action: 'login' });
-    expectAnsweredAtDeadline(res, performance.now() - started);
+    expectAnsweredAtDeadline(res, performance.now() - started, partitioned());
 
     await proxy.restore();
     // The work still pending for the request finishes: its challenge is stored, then retired unsent (or, broken, sent).
+    // The challenge is retired only after the send was given up (or, broken, after the gateway answered, which it
+    // does only once it counted the call): once it is retired, the count of calls is final, with no wait.
     await until(async () => gw.calls() > 0 || (await latestChallenge())?.consumedAt != null, 'the pending work of the timed-out request finished');
-    // Whatever was still in flight has had its chance to reach the gateway.
-    await sleep(200);
     expect(gw.calls()).toBe(0);
     expect(await latestChallenge()).toMatchObject({ consumedAt: expect.any(Number) });
     expect(t.logs.filter((line) => line.includes('its request was already answered'))).toHaveLength(1);
@@ -149,7 +164,7 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
   });
 
   it('"send a new code": 503 at the deadline; once the database is back the new code is retired unsent', async () => {
-    const { t, proxy, gw, browser, page, latestChallenge, partitionAfterNextTake } = await setUp();
+    const { t, proxy, gw, browser, page, latestChallenge, partitionAfterNextTake, partitioned } = await setUp();
     const otp = await browser.follow(expectSeeOtherRes(await browser.submit(page, { mobile: MOBILE, pin: PIN, action: 'login' })));
     expectPage(otp, 200);
     expect(gw.calls()).toBe(1);
@@ -159,11 +174,10 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
     partitionAfterNextTake();
     const started = performance.now();
     const res = await browser.submit(otp, { action: 'resend' });
-    expectAnsweredAtDeadline(res, performance.now() - started);
+    expectAnsweredAtDeadline(res, performance.now() - started, partitioned());
 
     await proxy.restore();
     await until(async () => gw.calls() > 1 || (await latestChallenge())?.consumedAt != null, 'the pending work of the timed-out resend finished');
-    await sleep(200);
     expect(gw.calls()).toBe(1);
     // The same challenge, its code replaced by one nobody was sent, and retired.
     expect(await latestChallenge()).toMatchObject({ id: first?.id, resends: 1, consumedAt: expect.any(Number) });

@@ -83,8 +83,10 @@ export interface PinSendContext {
  * aborted meanwhile (the request waited past its deadline on a database or
  * Redis that did not answer, and was answered `503`), nothing is sent, and
  * `false` is returned (logged, not audited: the gateway is not at fault).
- * Returns `false` too when the gateway did not take it (logged, and audited
- * as `sms.send_failed` with the reason). Either way the caller then retires
+ * Returns `false` too when the gateway did not take it (audited as
+ * `sms.send_failed` with the reason; logged on its own line only when the
+ * gateway refused that message, an outage being logged once by the log of
+ * outages). Either way the caller then retires
  * the challenge, so nothing can answer a code the customer never saw, and
  * the customer is asked to try again. Any other failure (the sandbox's
  * outbox unreachable: 503) is thrown.
@@ -102,7 +104,10 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
     if (!(error instanceof SmsDeliveryFailed)) throw error;
     const { reason } = error;
     const mobile = maskedMobile(to);
-    deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway did not take it');
+    // A message refused is this message's matter: one line. A gateway down or
+    // too slow is an outage, logged once for all its codes by the log of
+    // outages (docs/operator-guide.md, "When a dependency fails").
+    if (error.refused) deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway refused it');
     await deps.audit.record({
       type: 'sms.send_failed',
       actor: `ip:${context.address.ip}`,

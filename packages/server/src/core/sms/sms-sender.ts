@@ -24,9 +24,17 @@ export class SmsDeliveryFailed extends Error {
   override readonly name = 'SmsDeliveryFailed';
   /** Why, in a few words that carry neither the recipient nor the text (e.g. `gateway timed out`). */
   readonly reason: string;
-  constructor(reason: string) {
+  /**
+   * The gateway answered and refused this one message (a 4xx other than
+   * 429): a matter of the message, not an outage of the gateway
+   * (docs/operator-guide.md, "The SMS gateway"). `false` for a network
+   * error, a timeout or a 5xx/429.
+   */
+  readonly refused: boolean;
+  constructor(reason: string, options: { readonly refused?: boolean } = {}) {
     super(`SMS not delivered: ${reason}`);
     this.reason = reason;
+    this.refused = options.refused ?? false;
   }
 }
 

@@ -86,18 +86,29 @@ describe('deliverPin', () => {
     ]);
   });
 
-  it('answers false when the gateway does not take the message: logged without the code or the whole mobile, and audited with the reason', async () => {
+  it('answers false when the gateway is down: audited with the reason, no line of its own (the outage is logged once)', async () => {
     const sms = recordingSender();
     sms.failWith = new SmsDeliveryFailed('gateway timed out');
+    const deps = await deliveryDeps(sms);
+    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
+    expect(deps.lines).toHaveLength(0);
+    expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toMatchObject([
+      { actor: `ip:${CONTEXT.address.ip}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
+    ]);
+  });
+
+  it('answers false when the gateway refuses the message: one line without the code or the whole mobile, and audited with the reason', async () => {
+    const sms = recordingSender();
+    sms.failWith = new SmsDeliveryFailed('gateway answered HTTP 400', { refused: true });
     const deps = await deliveryDeps(sms);
     expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
     expect(deps.lines).toHaveLength(1);
     const line = JSON.stringify(deps.lines[0]);
     expect(line).not.toContain('012345');
     expect(line).not.toContain(LOGIN.mobile);
-    expect(deps.lines[0]).toMatchObject({ details: { mobile: '+63******4567', clientId: 'acme', reason: 'gateway timed out' } });
+    expect(deps.lines[0]).toMatchObject({ details: { mobile: '+63******4567', clientId: 'acme', reason: 'gateway answered HTTP 400' } });
     expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toMatchObject([
-      { actor: `ip:${CONTEXT.address.ip}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
+      { actor: `ip:${CONTEXT.address.ip}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway answered HTTP 400' } },
     ]);
   });
 

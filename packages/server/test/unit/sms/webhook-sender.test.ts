@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SmsDeliveryFailed } from '../../../src/core/sms/sms-sender.js';
@@ -166,22 +166,58 @@ describe('webhook SMS sender', () => {
     expect(gw.received).toHaveLength(3);
   });
 
-  it('does not retry after a 400', async () => {
+  it('does not retry after a 400: the message is refused, not the gateway down', async () => {
     const gw = await gateway(status(400));
     const error = await failure(sender(gw.url).send(MESSAGE));
     expect(error.message).toMatch(/HTTP 400/);
+    expect(error.refused).toBe(true);
     expect(gw.received).toHaveLength(1);
   });
 
-  it('fails with SmsDeliveryFailed when the gateway never answers (timeout)', async () => {
+  it('a 5xx is not a refusal of the message', async () => {
+    const error = await failure(sender((await gateway(status(503))).url, { retries: 0 }).send(MESSAGE));
+    expect(error.refused).toBe(false);
+  });
+
+  it('one budget for the whole send: a gateway that holds the first attempt gets no retry, and the send fails at the budget', async () => {
     const gw = await gateway(() => {
       // never answers
     });
     const started = performance.now();
-    const error = await failure(sender(gw.url, { timeoutMs: 100, retries: 1 }).send(MESSAGE));
-    expect(error.message).toMatch(/timed out/);
-    // Two attempts of 100 ms, not the 5 s default.
-    expect(performance.now() - started).toBeLessThan(4_000);
+    const error = await failure(sender(gw.url, { budgetMs: 300, retries: 2 }).send(MESSAGE));
+    const took = performance.now() - started;
+    expect(error.reason).toBe('gateway timed out');
+    expect(error.refused).toBe(false);
+    // The first attempt spent the budget: no retry was made.
+    expect(gw.received).toHaveLength(1);
+    expect(took).toBeGreaterThanOrEqual(290);
+    // Not three attempts of it, nor the 5 s default (generous: loaded machines).
+    expect(took).toBeLessThan(3_000);
+  });
+
+  it('retries only inside the budget: a pause that would outlast it ends the send', async () => {
+    const gw = await gateway(status(503));
+    const error = await failure(sender(gw.url, { budgetMs: 300, retries: 2, backoffMs: () => 60_000 }).send(MESSAGE));
+    expect(error.reason).toBe('gateway timed out (gateway answered HTTP 503 before)');
+    expect(gw.received).toHaveLength(1);
+  });
+
+  it('fails at the budget when the gateway accepts the connection but never reads it', async () => {
+    const held: Socket[] = [];
+    // Accepted, never read, never answered.
+    const silent = createNetServer({ pauseOnConnect: true }, (socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = performance.now();
+      const error = await failure(sender(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/send`, { budgetMs: 300 }).send(MESSAGE));
+      expect(error.reason).toBe('gateway timed out');
+      expect(performance.now() - started).toBeLessThan(3_000);
+    } finally {
+      await new Promise((resolve) => {
+        silent.close(resolve);
+        for (const socket of held) socket.destroy();
+      });
+    }
   });
 
   it('fails with SmsDeliveryFailed when nothing listens', async () => {
@@ -207,7 +243,7 @@ describe('webhook SMS sender', () => {
       });
       const request = new AbortController();
       const started = performance.now();
-      const sending = failure(sender(gw.url, { timeoutMs: 5_000, retries: 2 }).send(MESSAGE, { signal: request.signal }));
+      const sending = failure(sender(gw.url, { budgetMs: 5_000, retries: 2 }).send(MESSAGE, { signal: request.signal }));
       while (gw.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       request.abort();
       const error = await sending;
