@@ -40,6 +40,8 @@ const ALLOWED_INTERPOLATIONS: Readonly<Record<string, readonly string[]>> = {
   'core/grants/token-request.ts': ["[...deps.grants.keys()].join(', ')", 'grant.grantType'],
   // The names of the readiness checks that failed (database, redis).
   'http/routes/health.ts': ["failed.join(', ')"],
+  // The name of a header Connect reads, or a parameter's label (parameterLabel).
+  'http/plugins/control-characters.ts': ['problem'],
 };
 
 /**

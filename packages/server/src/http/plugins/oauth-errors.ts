@@ -103,7 +103,10 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
 function pageMessage(error: FastifyError, oauthError: OAuthError, { text }: PageLanguage): { title: string; message: string; details?: string } {
   if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') return text.failures.formExpired;
   if (oauthError instanceof TemporarilyUnavailable) return text.failures.unavailable;
-  if (oauthError instanceof TooManyRequests) return text.failures.tooManyStarts(minutesToWait(oauthError.retryAfterSeconds));
+  if (oauthError instanceof TooManyRequests) {
+    const { title, message } = text.failures.tooManyStarts;
+    return { title, message: message(minutesToWait(oauthError.retryAfterSeconds)) };
+  }
   if (oauthError.status >= 500) return text.failures.serverError;
   return { ...text.failures.badRequest, details: oauthError.description };
 }

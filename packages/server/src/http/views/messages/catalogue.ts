@@ -147,6 +147,6 @@ export interface Catalogue {
     /** A request the server refused (4xx), with technical details below. */
     readonly badRequest: Notice;
     /** Too many sign-ins started from one address (429): try again in this many minutes. */
-    readonly tooManyStarts: (minutes: number) => Notice;
+    readonly tooManyStarts: { readonly title: string; readonly message: (minutes: number) => string };
   };
 }

@@ -135,9 +135,9 @@ export const en: Catalogue = {
     unavailable: { title: 'Please try again in a moment', message: 'We cannot complete your request just now. Please try again shortly.' },
     serverError: { title: 'Something went wrong', message: 'We could not complete your request. Please try again in a moment.' },
     badRequest: { title: 'This request cannot be used', message: 'Connect could not read this request. Go back to the app and start again.' },
-    tooManyStarts: (minutes) => ({
+    tooManyStarts: {
       title: 'Too many sign-ins',
-      message: `Too many sign-ins were started from your network. Please try again ${inMinutes(minutes)}.`,
-    }),
+      message: (minutes) => `Too many sign-ins were started from your network. Please try again ${inMinutes(minutes)}.`,
+    },
   },
 };

@@ -152,9 +152,9 @@ export const fil: Catalogue = {
     },
     serverError: { title: 'May nangyaring mali', message: 'Hindi namin nakumpleto ang iyong request. Pakisubukang muli sa ilang sandali.' },
     badRequest: { title: 'Hindi magagamit ang request na ito', message: 'Hindi mabasa ng Connect ang request na ito. Bumalik sa app at magsimulang muli.' },
-    tooManyStarts: (minutes) => ({
+    tooManyStarts: {
       title: 'Masyadong maraming pag-sign in',
-      message: `Masyadong maraming pag-sign in ang sinimulan mula sa iyong network. Pakisubukang muli ${afterMinutes(minutes)}.`,
-    }),
+      message: (minutes) => `Masyadong maraming pag-sign in ang sinimulan mula sa iyong network. Pakisubukang muli ${afterMinutes(minutes)}.`,
+    },
   },
 };
