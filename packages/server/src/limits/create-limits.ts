@@ -149,23 +149,20 @@ export function createLimits(options: LimitsOptions): Limits {
 
   const sendLimiter = (perMobile: RateLimiterAbstract, perRequester?: RateLimiterAbstract): SendLimiter => ({
     async take(mobile, ip, options) {
-      // A request that sends nothing only checks the global budget: it never spends it.
-      if (options?.sendsNothing && smsGlobal) {
-        const spent = await isSpent(smsGlobal, key(GLOBAL_KEY));
-        if (spent) return { budget: 'global', retryAfterSeconds: spent.retryAfterSeconds };
-      }
       // Each budget in turn; a spent one gives back what the ones before took.
       // The requester's own budget first: a stranger refused there never touches the mobile's.
-      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
-        ['requester', perRequester, key(`${mobile} ${addressBucket(ip)}`)],
-        ['mobile', perMobile, key(mobile)],
-        ['address', smsPerAddress, addressKey(ip)],
-        ['global', options?.sendsNothing ? undefined : smsGlobal, key(GLOBAL_KEY)],
+      // A request that sends nothing only checks the global budget, never spends it, but at the
+      // same place in the order: its answer is the one a send would get, whichever budgets are spent.
+      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string, 'take' | 'check'][] = [
+        ['requester', perRequester, key(`${mobile} ${addressBucket(ip)}`), 'take'],
+        ['mobile', perMobile, key(mobile), 'take'],
+        ['address', smsPerAddress, addressKey(ip), 'take'],
+        ['global', smsGlobal, key(GLOBAL_KEY), options?.sendsNothing ? 'check' : 'take'],
       ];
       const taken: [RateLimiterAbstract, string][] = [];
-      for (const [budget, counter, counterKey] of budgets) {
+      for (const [budget, counter, counterKey, how] of budgets) {
         if (!counter) continue;
-        const refused = await take(counter, counterKey).catch(async (error: unknown) => {
+        const refused = await (how === 'take' ? take(counter, counterKey) : isSpent(counter, counterKey)).catch(async (error: unknown) => {
           for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
           throw error;
         });
@@ -173,7 +170,7 @@ export function createLimits(options: LimitsOptions): Limits {
           for (const [done, doneKey] of taken) await giveBack(done, doneKey);
           return { budget, retryAfterSeconds: refused.retryAfterSeconds };
         }
-        taken.push([counter, counterKey]);
+        if (how === 'take') taken.push([counter, counterKey]);
       }
       return undefined;
     },

@@ -242,4 +242,30 @@ describe('CONNECT_SMS_LIMIT_GLOBAL counts only codes sent', () => {
     expect(refused[1]).toBe(refused[0]);
     expect(await b.sent(customers[15])).toEqual([]);
   });
+
+  it('once both the global budget and an address’s own are spent, a registered number and an unregistered one get the same page from that address', async () => {
+    const b = await bench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '2', CONNECT_SMS_LIMIT_PER_ADDRESS: '3' } });
+    // The prober spends its address's budget on numbers without an account (nothing sent).
+    for (let i = 0; i < 3; i++) {
+      const { browser, res } = await askReset(b, STRANGER, nthMobile(300 + i));
+      await codePage(browser, res);
+    }
+    // Real customers spend the global budget, each from an address of its own.
+    for (const address of ['192.0.2.61', '192.0.2.62']) {
+      const { browser, res } = await askReset(b, address);
+      await codePage(browser, res);
+    }
+    expect(await b.sent()).toHaveLength(2);
+
+    // Every probe from the spent address now gets one answer, whether the number has an account or not.
+    const answers: string[] = [];
+    for (const mobile of [MOBILE, nthMobile(400)]) {
+      const { res } = await askReset(b, STRANGER, mobile);
+      expectPage(res, 400);
+      answers.push(pageText(res.body).replace(/\+63\*+\d{4}/g, 'MOBILE'));
+    }
+    expect(answers[0]).toContain('Too many codes were sent.');
+    expect(answers[1]).toBe(answers[0]);
+    expect(await b.sent()).toHaveLength(2);
+  });
 });
