@@ -66,8 +66,12 @@ export interface Limits {
    * nor the owner's reset from another network.
    */
   readonly resetSends: SendLimiter;
-  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter;
+  /**
+   * Wrong PIN-reset codes per client address (the requester's), never per
+   * mobile: an entry is taken before it is compared, and given back unless
+   * it was wrong, so entries sent at once never pass the budget.
+   */
+  readonly resetOtpEntries: AttemptLimiter;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -197,7 +201,10 @@ export function createLimits(options: LimitsOptions): Limits {
     },
     otpEntries: wrongEntryCounter(otpPerMobile, key),
     resetSends: sendLimiter(resetSmsPerMobile, resetSmsPerRequester),
-    resetOtpEntries: wrongEntryCounter(resetOtpPerAddress, addressKey),
+    resetOtpEntries: {
+      take: (address) => take(resetOtpPerAddress, addressKey(address)),
+      giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),
+    },
   };
 }
 

@@ -194,6 +194,39 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
   });
 }
 
+function atOnceTests(open: () => Promise<Bench>): void {
+  it('the last wrong entry of an address’s budget is taken by one of 5 entries sent at once; the others are refused, uncompared', async () => {
+    const b = await open();
+    // 9 of the address's 10 wrong entries: 5 on a first code, 4 on a second.
+    for (const wrong of [5, 4]) {
+      const { browser, res } = await askReset(b, STRANGER);
+      let page = await codePage(browser, res);
+      const right = codeOf((await b.sent()).at(-1));
+      for (let entry = 0; entry < wrong; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
+    }
+    const { browser, res } = await askReset(b, STRANGER);
+    const page = await codePage(browser, res);
+    const right = codeOf((await b.sent()).at(-1));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => browser.submit(page, { otp: wrongOtp(right), action: 'verify' })));
+    const texts = answers.map((answer) => pageText(answer.body));
+    expect(texts.filter((text) => text.includes('Too many attempts were made from your network.'))).toHaveLength(4);
+    expect(texts.filter((text) => text.includes('That code is not right.'))).toHaveLength(1);
+  });
+}
+
+describe('wrong reset codes per address, at once, on SQLite', () => {
+  atOnceTests(() => bench());
+});
+
+describe.skipIf(!postgresAdminUrl)('wrong reset codes per address, at once, on PostgreSQL', () => {
+  const pg = usePostgresStorage();
+  atOnceTests(() => bench({ storage: pg.open() }));
+});
+
+describe.skipIf(!redisUrl)('wrong reset codes per address, at once, in Redis', () => {
+  atOnceTests(() => bench({ env: { REDIS_URL: redisUrl ?? '' } }));
+});
+
 describe('the PIN reset budgets, on SQLite', () => {
   attackTests(() => bench(), { clockMovesCounters: true });
 });

@@ -58,8 +58,11 @@ export interface JourneyDeps {
    * "A stranger cannot lock the owner out").
    */
   readonly resetSends: SendLimiter;
-  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter;
+  /**
+   * Wrong PIN-reset codes per client address (the requester's), never per
+   * mobile: taken before an entry is compared, given back unless it was wrong.
+   */
+  readonly resetOtpEntries: AttemptLimiter;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
   readonly audit: AuditLog;
