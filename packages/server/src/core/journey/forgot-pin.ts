@@ -18,8 +18,9 @@ import type { ResetVerification } from './stores.js';
  *
  * The answer never says whether the mobile has an account that may reset
  * its PIN. For every mobile the same steps run, in the same order: the
- * send budgets are taken, the mobile is looked up, a challenge is stored
- * and the journey moves; the code's page says "if this number has an
+ * mobile is looked up, the send budgets are taken (the whole deployment's
+ * only checked, in its turn, when nothing will be sent), a challenge is
+ * stored and the journey moves; the code's page says "if this number has an
  * account". Only for an active account is the code sent, and only once the
  * page has been answered (`JourneyDeps.later`), so the gateway's time is
  * not in the answer's. A challenge stored for any other mobile (none, or
