@@ -26,7 +26,7 @@ export interface JourneyPurge {
 }
 
 export interface JourneyPurgeOptions {
-  readonly storage: Pick<Storage, 'authorizationRequests' | 'runExclusively'>;
+  readonly storage: Pick<Storage, 'runExclusively'>;
   readonly clock: Clock;
   readonly log: PurgeLog;
   /** Seconds, on `clock`, between sweeps; default `JOURNEY_PURGE_INTERVAL_SECONDS`. */
@@ -58,11 +58,12 @@ export function startJourneyPurge(options: JourneyPurgeOptions): JourneyPurge {
 
   const sweep = async (): Promise<JourneyPurgeRun> => {
     try {
-      const outcome = await storage.runExclusively('journey-purge', async () => {
+      // On the connection that holds the lock: a sweep needs no second one from the pool.
+      const outcome = await storage.runExclusively('journey-purge', async ({ authorizationRequests }) => {
         const now = clock.nowSeconds();
         let deleted = 0;
         for (let i = 0; i < maxBatches; i++) {
-          const count = await storage.authorizationRequests.deleteExpiredAuthorizationRequests(now, batch);
+          const count = await authorizationRequests.deleteExpiredAuthorizationRequests(now, batch);
           deleted += count;
           if (count < batch) break;
         }

@@ -69,8 +69,12 @@ export interface Limits {
    * nor the owner's reset from another network.
    */
   readonly resetSends: SendLimiter;
-  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter<ClientAddress>;
+  /**
+   * Wrong PIN-reset codes per client address (the requester's), never per
+   * mobile: an entry is taken before it is compared, and given back unless
+   * it was wrong, so entries sent at once never pass the budget.
+   */
+  readonly resetOtpEntries: AttemptLimiter;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -134,23 +138,20 @@ export function createLimits(options: LimitsOptions): Limits {
 
   const sendLimiter = (perMobile: RateLimiterAbstract, perRequester?: RateLimiterAbstract): SendLimiter => ({
     async take(mobile, address, options) {
-      // A request that sends nothing only checks the global budget: it never spends it.
-      if (options?.sendsNothing && smsGlobal) {
-        const spent = await isSpent(smsGlobal, key(GLOBAL_KEY));
-        if (spent) return { budget: 'global', retryAfterSeconds: spent.retryAfterSeconds };
-      }
       // Each budget in turn; a spent one gives back what the ones before took.
       // The requester's own budget first: a stranger refused there never touches the mobile's.
-      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string][] = [
-        ['requester', perRequester, key(`${mobile} ${address.bucket}`)],
-        ['mobile', perMobile, key(mobile)],
-        ['address', smsPerAddress, addressKey(address)],
-        ['global', options?.sendsNothing ? undefined : smsGlobal, key(GLOBAL_KEY)],
+      // A request that sends nothing only checks the global budget, never spends it, but at the
+      // same place in the order: its answer is the one a send would get, whichever budgets are spent.
+      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string, 'take' | 'check'][] = [
+        ['requester', perRequester, key(`${mobile} ${address.bucket}`), 'take'],
+        ['mobile', perMobile, key(mobile), 'take'],
+        ['address', smsPerAddress, addressKey(address), 'take'],
+        ['global', smsGlobal, key(GLOBAL_KEY), options?.sendsNothing ? 'check' : 'take'],
       ];
       const taken: [RateLimiterAbstract, string][] = [];
-      for (const [budget, counter, counterKey] of budgets) {
+      for (const [budget, counter, counterKey, how] of budgets) {
         if (!counter) continue;
-        const refused = await take(counter, counterKey).catch(async (error: unknown) => {
+        const refused = await (how === 'take' ? take(counter, counterKey) : isSpent(counter, counterKey)).catch(async (error: unknown) => {
           for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
           throw error;
         });
@@ -158,12 +159,12 @@ export function createLimits(options: LimitsOptions): Limits {
           for (const [done, doneKey] of taken) await giveBack(done, doneKey);
           return { budget, retryAfterSeconds: refused.retryAfterSeconds };
         }
-        taken.push([counter, counterKey]);
+        if (how === 'take') taken.push([counter, counterKey]);
       }
       return undefined;
     },
   });
-  const wrongEntryCounter = <Key>(counter: RateLimiterAbstract, keyOf: (value: Key) => string): WrongEntryCounter<Key> => ({
+  const wrongEntryCounter = (counter: RateLimiterAbstract, keyOf: (value: string) => string): WrongEntryCounter => ({
     spent: (value) => isSpent(counter, keyOf(value)),
     async count(value) {
       try {
@@ -185,7 +186,10 @@ export function createLimits(options: LimitsOptions): Limits {
     },
     otpEntries: wrongEntryCounter(otpPerMobile, key),
     resetSends: sendLimiter(resetSmsPerMobile, resetSmsPerRequester),
-    resetOtpEntries: wrongEntryCounter(resetOtpPerAddress, addressKey),
+    resetOtpEntries: {
+      take: (address) => take(resetOtpPerAddress, addressKey(address)),
+      giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),
+    },
   };
 }
 

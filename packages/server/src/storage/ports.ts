@@ -96,11 +96,14 @@ export interface Storage extends Stores {
    * Runs `work` unless another holder of the lock `name`, in this process or
    * any other on the same database, runs it now: then returns at once with
    * `ran: false`. PostgreSQL holds a session advisory lock on one dedicated
-   * connection while `work` runs (its statements use the other
-   * connections, each in its own short transaction); SQLite, one writer per
-   * file anyway, always runs it (docs/operator-guide.md, "Retention").
+   * connection while `work` runs; `work` is handed stores on that very
+   * connection (each statement its own short transaction), so that it never
+   * needs a second one (a pool of one connection would otherwise wait on
+   * itself until the pool's timeout, holding up every request meanwhile).
+   * SQLite, one writer per file anyway, always runs it, with the stores of
+   * the database (docs/operator-guide.md, "Retention").
    */
-  runExclusively<T>(name: ExclusiveWork, work: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
+  runExclusively<T>(name: ExclusiveWork, work: (stores: Stores) => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
   /** Resolves when the database answers a trivial query; throws otherwise. */
   ping(): Promise<void>;
   /**

@@ -25,7 +25,7 @@ interface LockView {
   profileId: string;
   status: string;
   alreadyLocked: boolean;
-  ended: { sessions: number; tokenSessions: number; codes: number; approvals: number };
+  ended: { journeys: number; sessions: number; tokenSessions: number; codes: number; approvals: number };
 }
 
 /** Every way a client could still act for the customer with `tokens` is refused. */
@@ -59,11 +59,11 @@ function lockTests(open: () => Promise<OperatorBench>): void {
       profileId: s.profileId,
       status: 'locked',
       alreadyLocked: false,
-      ended: { sessions: 1, tokenSessions: 2, codes: 2, approvals: 1 },
+      ended: { journeys: 0, sessions: 1, tokenSessions: 2, codes: 2, approvals: 1 },
     });
     const events = await b.audit('customer.locked');
     expect(events).toHaveLength(1);
-    expect(events[0]?.details).toEqual({ sessions_ended: 1, token_sessions_revoked: 2, codes_ended: 2, approvals_removed: 1 });
+    expect(events[0]?.details).toEqual({ journeys_ended: 0, sessions_ended: 1, token_sessions_revoked: 2, codes_ended: 2, approvals_removed: 1 });
 
     for (const tokens of [s.tokens, s.second, answered]) await expectTokensEnded(b, s, tokens);
     // A retry of the refresh gets invalid_grant, not the stored tokens.
@@ -85,7 +85,7 @@ function lockTests(open: () => Promise<OperatorBench>): void {
     expect(text).toMatchObject({ code: 0, stderr: '' });
     expect(text.stdout).toMatch(/status:\s+locked\n/);
     expect(text.stdout).toContain(
-      'Locked. Ended 1 login session, revoked 2 token sessions (their refresh and access tokens), ended 2 unredeemed authorization codes, removed 1 client approval.',
+      'Locked. Cancelled 0 sign-ins under way, ended 1 login session, revoked 2 token sessions (their refresh and access tokens), ended 2 unredeemed authorization codes, removed 1 client approval.',
     );
     const revokedAt = (sid: string) => b.t.storage.tokenSessions.findTokenSession(sid).then((session) => session?.revokedAt);
     const sids = await Promise.all([s.tokens, s.second].map(async (tokens) => (await accessClaims(b.t, tokens.accessToken)).sid));
@@ -110,7 +110,7 @@ function lockTests(open: () => Promise<OperatorBench>): void {
     await b.w.cliJson(['customers', 'lock', s.profileId]);
     b.clock.advance(1);
     const again = await b.w.cliJson<LockView>(['customers', 'lock', s.profileId]);
-    expect(again).toMatchObject({ status: 'locked', alreadyLocked: true, ended: { sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } });
+    expect(again).toMatchObject({ status: 'locked', alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } });
     const text = await b.w.cli(['customers', 'lock', s.profileId]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('already locked: nothing changed');

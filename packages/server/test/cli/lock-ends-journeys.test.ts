@@ -74,8 +74,12 @@ function endedTests(open: () => Promise<OperatorBench>): void {
     const b = await open();
     const s = await atOtpPage(b);
     b.clock.advance(1);
-    await b.w.cliJson(['customers', 'lock', s.profileId]);
+    const locked = await b.w.cliJson<{ ended: Record<string, number> }>(['customers', 'lock', s.profileId]);
     expect(await status(b, s.requestId)).toBe('cancelled');
+    // The command and its audit event say so, as a PIN reset's event does.
+    expect(locked.ended).toMatchObject({ journeys: 1 });
+    const [event] = await b.audit('customer.locked');
+    expect(event?.details).toMatchObject({ journeys_ended: 1 });
     await expectEnded(b, s, 1);
     b.clock.advance(1);
     await b.w.cliJson(['customers', 'unlock', s.profileId]);

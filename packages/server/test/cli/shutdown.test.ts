@@ -185,7 +185,8 @@ describe('CONNECT_SHUTDOWN_DELAY', () => {
   it('after SIGTERM, /readyz answers 503 while new connections are still accepted and served; the listener closes once the delay is over', { timeout: 60_000 }, async () => {
     const s = await setting('sqlite');
     const client = await createClient(s);
-    const delaySeconds = 2;
+    // Long enough that a loaded machine answers the requests below well within it.
+    const delaySeconds = 6;
     const server = await startServe(s, { CONNECT_SHUTDOWN_DELAY: String(delaySeconds) });
     const base = server.address;
     expect((await onNewConnection(base, rawRequest('GET', `${base}/readyz`))).status).toBe(200);

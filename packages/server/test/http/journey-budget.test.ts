@@ -153,6 +153,22 @@ describe.skipIf(!postgresAdminUrl)('journeys per client address on PostgreSQL', 
     }
   });
 
+  it('with a pool of one connection (CONNECT_DB_POOL_SIZE=1) a sweep deletes on the connection that holds its lock: it neither waits for a second one nor holds up requests', async () => {
+    const database = await createTestDatabase({ migrated: true });
+    const storage = openStorage({ engine: 'postgres', url: database.url }, { maxConnections: 1, timeoutMs: 2000 });
+    try {
+      await insertExpiredJourneys(storage, 5);
+      const errors: string[] = [];
+      const sweep = startJourneyPurge({ storage, clock: fixedClock(T0 + 100), log: { info: () => {}, error: (_, message) => errors.push(message) }, tickMs: 0, batchSize: 2 });
+      expect(await sweep.runOnce()).toEqual({ ran: true, deleted: 5 });
+      expect(errors).toEqual([]);
+      await sweep.stop();
+    } finally {
+      await storage.close();
+      await database.drop();
+    }
+  });
+
   it('two instances sweeping at once: one at a time, every expired journey deleted once', async () => {
     const database = await createTestDatabase({ migrated: true });
     const a = openStorage({ engine: 'postgres', url: database.url });

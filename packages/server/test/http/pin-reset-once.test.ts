@@ -74,6 +74,8 @@ async function expectSetOnce(instances: Instances): Promise<void> {
   expect((await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId)))?.status).toBe('pending');
 }
 
+const FROM_NETWORK = 'Too many attempts were made from your network.';
+
 async function expectFiveCompared(instances: Instances): Promise<void> {
   const { apps, t } = instances;
   const { browser, codePage, code, requestId } = await reachResetCode(instances);
@@ -83,15 +85,16 @@ async function expectFiveCompared(instances: Instances): Promise<void> {
   const said = responses.map((res) => {
     expectPage(res, 400);
     const text = pageText(res.body);
-    return /That code is not right\. \d tr(?:y|ies) left\./.exec(text)?.[0] ?? (text.includes(EXHAUSTED) ? EXHAUSTED : text);
+    return /That code is not right\. \d tr(?:y|ies) left\./.exec(text)?.[0] ?? (text.includes(EXHAUSTED) ? EXHAUSTED : text.includes(FROM_NETWORK) ? FROM_NETWORK : text);
   });
-  expect(said.filter((s) => s !== EXHAUSTED).sort()).toEqual([
+  // Past the address's 10 wrong entries in flight, an entry is refused before it is compared.
+  expect(said.filter((s) => s !== EXHAUSTED && s !== FROM_NETWORK).sort()).toEqual([
     'That code is not right. 1 try left.',
     'That code is not right. 2 tries left.',
     'That code is not right. 3 tries left.',
     'That code is not right. 4 tries left.',
   ]);
-  expect(said.filter((s) => s === EXHAUSTED)).toHaveLength(WRONG_SUBMITS - 4);
+  expect(said.filter((s) => s === EXHAUSTED).length).toBeGreaterThanOrEqual(1);
   expect(await t.storage.otpChallenges.findLatestOtpChallenge(hashCookieValue(requestId))).toMatchObject({ attempts: 5, consumedAt: null });
   // The right code now fails too, and no PIN was set.
   const right = await browser.submit(codePage, { otp: code, action: 'verify' });

@@ -194,6 +194,39 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
   });
 }
 
+function atOnceTests(open: () => Promise<Bench>): void {
+  it('the last wrong entry of an address’s budget is taken by one of 5 entries sent at once; the others are refused, uncompared', async () => {
+    const b = await open();
+    // 9 of the address's 10 wrong entries: 5 on a first code, 4 on a second.
+    for (const wrong of [5, 4]) {
+      const { browser, res } = await askReset(b, STRANGER);
+      let page = await codePage(browser, res);
+      const right = codeOf((await b.sent()).at(-1));
+      for (let entry = 0; entry < wrong; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
+    }
+    const { browser, res } = await askReset(b, STRANGER);
+    const page = await codePage(browser, res);
+    const right = codeOf((await b.sent()).at(-1));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => browser.submit(page, { otp: wrongOtp(right), action: 'verify' })));
+    const texts = answers.map((answer) => pageText(answer.body));
+    expect(texts.filter((text) => text.includes('Too many attempts were made from your network.'))).toHaveLength(4);
+    expect(texts.filter((text) => text.includes('That code is not right.'))).toHaveLength(1);
+  });
+}
+
+describe('wrong reset codes per address, at once, on SQLite', () => {
+  atOnceTests(() => bench());
+});
+
+describe.skipIf(!postgresAdminUrl)('wrong reset codes per address, at once, on PostgreSQL', () => {
+  const pg = usePostgresStorage();
+  atOnceTests(() => bench({ storage: pg.open() }));
+});
+
+describe.skipIf(!redisUrl)('wrong reset codes per address, at once, in Redis', () => {
+  atOnceTests(() => bench({ env: { REDIS_URL: redisUrl ?? '' } }));
+});
+
 describe('the PIN reset budgets, on SQLite', () => {
   attackTests(() => bench(), { clockMovesCounters: true });
 });
@@ -241,5 +274,31 @@ describe('CONNECT_SMS_LIMIT_GLOBAL counts only codes sent', () => {
     }
     expect(refused[1]).toBe(refused[0]);
     expect(await b.sent(customers[15])).toEqual([]);
+  });
+
+  it('once both the global budget and an address’s own are spent, a registered number and an unregistered one get the same page from that address', async () => {
+    const b = await bench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '2', CONNECT_SMS_LIMIT_PER_ADDRESS: '3' } });
+    // The prober spends its address's budget on numbers without an account (nothing sent).
+    for (let i = 0; i < 3; i++) {
+      const { browser, res } = await askReset(b, STRANGER, nthMobile(300 + i));
+      await codePage(browser, res);
+    }
+    // Real customers spend the global budget, each from an address of its own.
+    for (const address of ['192.0.2.61', '192.0.2.62']) {
+      const { browser, res } = await askReset(b, address);
+      await codePage(browser, res);
+    }
+    expect(await b.sent()).toHaveLength(2);
+
+    // Every probe from the spent address now gets one answer, whether the number has an account or not.
+    const answers: string[] = [];
+    for (const mobile of [MOBILE, nthMobile(400)]) {
+      const { res } = await askReset(b, STRANGER, mobile);
+      expectPage(res, 400);
+      answers.push(pageText(res.body).replace(/\+63\*+\d{4}/g, 'MOBILE'));
+    }
+    expect(answers[0]).toContain('Too many codes were sent.');
+    expect(answers[1]).toBe(answers[0]);
+    expect(await b.sent()).toHaveLength(2);
   });
 });

@@ -143,8 +143,8 @@ function loginRoundTrips(engine: string, open: (options: StorageOptions) => Stor
     if (engine === 'PostgreSQL') {
       // The PIN counted; then its count lifted, the journey moved and the challenge stored in one statement.
       expect(sent['POST /login']?.slice(1)).toEqual([expect.stringMatching(/^update "customers" set "failed_pin_attempts"/), expect.stringMatching(/^with cleared as/)]);
-      // The entry counted, compared and the sign-in completed in one statement.
-      expect(sent['POST /login/otp']?.[1]).toMatch(/^with claim as/);
+      // The entry counted, compared and the sign-in completed in one statement (the customer's row taken first).
+      expect(sent['POST /login/otp']?.[1]).toMatch(/^with first as \(select profile_id from customers [^)]* for update\),\s+claim as/);
     }
   });
 }

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { OtpChallengeRecord } from '../../src/core/login/records.js';
 import type { OtpEntry } from '../../src/core/journey/stores.js';
+import { lockCustomer } from '../../src/core/operator/lock-customer.js';
+import type { Storage } from '../../src/storage/ports.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 
 /**
@@ -58,12 +60,8 @@ async function lockWaiters(admin: pg.Client, database: string, count: number): P
   throw new Error(`never saw ${count} statements waiting for a lock`);
 }
 
-describe('the lock order of a login on PostgreSQL', () => {
-  noticePostgresSkipped('the lock order of a login');
-  const pgs = usePostgresStorage();
-
-  it.skipIf(!postgresAdminUrl)('a right PIN in another tab and the right one-time PIN of the same journey do not deadlock', { timeout: 20_000 }, async () => {
-    const storage = pgs.open();
+/** A customer at the one-time-PIN page: the customer, the journey `otp_sent`, its challenge. */
+async function atOtpPage(storage: Storage): Promise<void> {
     await storage.migrate();
     await storage.customers.insertCustomer({
       profileId: PROFILE,
@@ -93,6 +91,15 @@ describe('the lock order of a login on PostgreSQL', () => {
       profileId: PROFILE,
     });
     await storage.otpChallenges.insertOtpChallenge(challenge());
+}
+
+describe('the lock order of a login on PostgreSQL', () => {
+  noticePostgresSkipped('the lock order of a login');
+  const pgs = usePostgresStorage();
+
+  it.skipIf(!postgresAdminUrl)('a right PIN in another tab and the right one-time PIN of the same journey do not deadlock', { timeout: 20_000 }, async () => {
+    const storage = pgs.open();
+    await atOtpPage(storage);
     const url = pgs.databaseUrl();
     const database = new URL(url).pathname.slice(1);
     const holder = new pg.Client({ connectionString: url });
@@ -121,4 +128,46 @@ describe('the lock order of a login on PostgreSQL', () => {
       await admin.end();
     }
   });
+
+  it.skipIf(!postgresAdminUrl)(
+    'customers lock and the right one-time PIN at the same instant do not deadlock: the sign-in completes before the lock ends it, or finds it',
+    { timeout: 20_000 },
+    async () => {
+      const storage = pgs.open();
+      await atOtpPage(storage);
+      const url = pgs.databaseUrl();
+      const database = new URL(url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      let reached!: () => void;
+      const atCustomerRow = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      try {
+        // The lock's transaction stops once it has taken what it takes first, then goes on.
+        const lock = storage.transaction(async (tx) => {
+          const stores = { ...tx, customers: { ...tx.customers, lockCustomer: async (id: string, now: number) => {
+            const locked = await tx.customers.lockCustomer(id, now);
+            reached();
+            await released;
+            return locked;
+          } } };
+          return lockCustomer(PROFILE, stores, T + 10);
+        });
+        await atCustomerRow;
+        const entry = storage.signIns.enterOtp(ENTRY);
+        // Either the entry waits for the lock's transaction, or it has already finished.
+        await Promise.race([lockWaiters(admin, database, 1), entry.then(() => undefined, () => undefined)]);
+        release();
+        const results = await Promise.allSettled([lock, entry]);
+        expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+        // Whatever the order, nothing of the sign-in is left standing.
+        const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from customer_sessions where profile_id = $1 and ended_at is null`, [PROFILE]);
+        expect(rows[0]?.n).toBe(0);
+      } finally {
+        release();
+        await admin.end();
+      }
+    },
+  );
 });

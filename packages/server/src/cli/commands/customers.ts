@@ -127,6 +127,7 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
           type: 'customer.locked',
           subject: customer.profileId,
           details: {
+            journeys_ended: ended.journeys,
             sessions_ended: ended.sessions,
             token_sessions_revoked: ended.tokenSessions,
             codes_ended: ended.codes,
@@ -141,7 +142,7 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
   const described = await describe(runtime, outcome.customer);
   if (!outcome.changed) {
     return {
-      json: { ...(described.json as object), alreadyLocked: true, ended: { sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } },
+      json: { ...(described.json as object), alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } },
       text: described.text + `\nThe customer was already locked: nothing changed.\n`,
     };
   }
@@ -150,7 +151,7 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
     json: { ...(described.json as object), alreadyLocked: false, ended },
     text:
       described.text +
-      `\nLocked. Ended ${count(ended.sessions, 'login session')}, revoked ${count(ended.tokenSessions, 'token session')} ` +
+      `\nLocked. Cancelled ${count(ended.journeys, 'sign-in')} under way, ended ${count(ended.sessions, 'login session')}, revoked ${count(ended.tokenSessions, 'token session')} ` +
       `(their refresh and access tokens), ended ${count(ended.codes, 'unredeemed authorization code')}, ` +
       `removed ${count(ended.approvals, 'client approval')}.\n`,
   };

@@ -1,4 +1,3 @@
-import type { ClientAddress } from '../client-address.js';
 import type { AuditLog, AuditStore } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
@@ -59,8 +58,11 @@ export interface JourneyDeps {
    * "A stranger cannot lock the owner out").
    */
   readonly resetSends: SendLimiter;
-  /** Wrong PIN-reset codes per client address (the requester's), never per mobile. */
-  readonly resetOtpEntries: WrongEntryCounter<ClientAddress>;
+  /**
+   * Wrong PIN-reset codes per client address (the requester's), never per
+   * mobile: taken before an entry is compared, given back unless it was wrong.
+   */
+  readonly resetOtpEntries: AttemptLimiter;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
   readonly audit: AuditLog;

@@ -43,8 +43,9 @@ export interface EndedAccess {
  * the order `clients disable` takes them, so the two take turns on shared rows.
  */
 export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number, except?: string): Promise<EndedAccess> {
-  // The challenges before their journeys, in the order an entry of a code takes them, so the two
-  // never wait on each other (a journey is found by any challenge of the customer, ended or not).
+  // After the customer's row (the caller's), the challenges before their journeys: the order an
+  // entry of a code takes them in, so the two never wait on each other in a cycle (docs/journey.md,
+  // "Atomicity"; a journey is found by any challenge of the customer, ended or not).
   await stores.otpChallenges.endOtpChallengesOf(profileId, now);
   const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, except);
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);

@@ -18,8 +18,9 @@ import type { ResetVerification } from './stores.js';
  *
  * The answer never says whether the mobile has an account that may reset
  * its PIN. For every mobile the same steps run, in the same order: the
- * send budgets are taken, the mobile is looked up, a challenge is stored
- * and the journey moves; the code's page says "if this number has an
+ * mobile is looked up, the send budgets are taken (the whole deployment's
+ * only checked, in its turn, when nothing will be sent), a challenge is
+ * stored and the journey moves; the code's page says "if this number has an
  * account". Only for an active account is the code sent, and only once the
  * page has been answered (`JourneyDeps.later`), so the gateway's time is
  * not in the answer's. A challenge stored for any other mobile (none, or
@@ -96,12 +97,20 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
   if (!/^\d{6}$/.test(code)) return resetOtpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
   // Wrong codes count against the challenge (5) and the requester's address, never the mobile:
   // what a stranger enters never refuses the owner's right code (docs/journey.md).
-  const spent = await deps.resetOtpEntries.spent(context.address);
+  // Taken before the entry is compared (one atomic step of the counters), given back unless it was
+  // wrong: entries sent at once never get past the budget.
+  const spent = await deps.resetOtpEntries.take(context.address);
   if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
   const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
     deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
-  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
-  if (!result.ok && (result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.resetOtpEntries.count(context.address);
+  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock }).catch(
+    async (error: unknown) => {
+      // Nothing was compared: it does not count.
+      await deps.resetOtpEntries.giveBack(context.address).catch(() => {});
+      throw error;
+    },
+  );
+  if (result.ok || !(result.reason === 'wrong' || (result.reason === 'exhausted' && result.justNow))) await deps.resetOtpEntries.giveBack(context.address);
   if (result.ok) {
     // `lost`: another tab moved the journey on (or it expired) in the meantime.
     return result.done === 'verified' ? { kind: 'goto', page: 'new_pin', requestId: journey.requestId } : whereItStandsNow(journey, deps);

@@ -1,7 +1,7 @@
-import type { ClientAddress } from '../client-address.js';
 import { randomBytes } from 'node:crypto';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
+import type { ClientAddress } from '../client-address.js';
 import { TooManyRequests } from '../errors.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../lifetimes.js';
 import { errorRedirect, issueCode } from './code.js';

@@ -49,13 +49,13 @@ export interface StartLimiter {
  * challenges' worth a key may spend per window, so that the SMS budget is
  * not the only bound on guessing. Implemented in `src/limits/`.
  */
-export interface WrongEntryCounter<Key = string> {
+export interface WrongEntryCounter {
   /**
    * Whether `key`'s budget of wrong entries is spent: then
    * `retryAfterSeconds`, else `undefined`. Throws `StorageUnavailable` when
    * the counters cannot be reached: no entry is checked then.
    */
-  spent(key: Key): Promise<{ retryAfterSeconds: number } | undefined>;
+  spent(key: string): Promise<{ retryAfterSeconds: number } | undefined>;
   /** Counts one wrong entry for `key`. Throws `StorageUnavailable` when the counters cannot be reached. */
-  count(key: Key): Promise<void>;
+  count(key: string): Promise<void>;
 }

@@ -20,7 +20,8 @@ export interface SendLimiter {
    * `sendsNothing`: the request sends no SMS (a PIN reset for a mobile
    * without an account that may reset its PIN): the whole deployment's
    * budget is then only checked, never taken, so that such requests cannot
-   * spend it, while their answer stays the one a send would get
+   * spend it; it is checked in its turn, after the others, so that the
+   * answer stays the one a send would get whichever budgets are spent
    * (docs/operator-guide.md, "SMS budgets").
    */
   take(mobile: string, address: ClientAddress, options?: { readonly sendsNothing?: boolean }): Promise<SendRefused | undefined>;

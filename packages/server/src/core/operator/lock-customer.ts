@@ -12,6 +12,8 @@ export interface LockCustomerStores extends CustomerAccessStores {
 
 /** What a lock ended, by kind. */
 export interface EndedByLock {
+  /** Journeys that had not reached their code, now `cancelled`. */
+  readonly journeys: number;
   /** The customer's login sessions at Connect. */
   readonly sessions: number;
   /** Token sessions: each a refresh token and its access token. */
@@ -53,9 +55,9 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
   // What makes these holds the customer's row first (sign-in, consent), so
   // none of it runs meanwhile; a code exchange's token session waits for
   // the row or finds it locked (docs/journey.md, "The code").
-  const { sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now);
+  const { journeys, sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now);
   const approvals = await stores.consents.deleteConsentsOf(profileId);
-  return { changed: true, customer: locked, ended: { sessions, tokenSessions, codes, approvals } };
+  return { changed: true, customer: locked, ended: { journeys, sessions, tokenSessions, codes, approvals } };
 }
 
 /**

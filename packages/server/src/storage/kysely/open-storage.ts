@@ -131,13 +131,14 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       });
     },
     async runExclusively(name, work) {
-      if (sqlite) return { ran: true, value: await work() };
+      if (sqlite) return { ran: true, value: await work(storesFor(db)) };
       const key = ADVISORY_LOCKS[name];
       return db.connection().execute(async (connection) => {
         const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}::bigint) as locked`.execute(connection);
         if (!rows[0]?.locked) return { ran: false } as const;
         try {
-          return { ran: true, value: await work() } as const;
+          // Its statements on the lock's own connection: the work never waits for a second one.
+          return { ran: true, value: await work(storesFor(connection)) } as const;
         } finally {
           // A broken connection has lost the lock with its session anyway.
           await sql`select pg_advisory_unlock(${key}::bigint)`.execute(connection).catch(() => {});

@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type {
   ChallengeStart,
   OtpEntry,
@@ -157,12 +157,12 @@ function journeyCanMove(entry: OtpEntry) {
  * journey can move, its customer can sign in); otherwise the challenge stays
  * as it was but for the count.
  */
-function claimEntry(entry: OtpEntry) {
+function claimEntry(entry: OtpEntry, after: RawBuilder<unknown> = sql``) {
   const right = sql`code_hash = ${entry.codeHash}`;
   return sql`update otp_challenges set attempts = attempts + 1,
       consumed_at = case when ${right} and ${customerCanSignIn(entry)} and ${journeyCanMove(entry)} then cast(${entry.now} as bigint) else null end
     where id = ${entry.challengeId} and request_hash = ${entry.idHash} and purpose <> 'reset'
-      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts}
+      and consumed_at is null and expires_at > ${entry.now} and attempts < ${entry.maxAttempts} ${after}
     returning attempts, consumed_at, case when ${right} then 1 else 0 end as is_right`;
 }
 
@@ -223,8 +223,13 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
     entry.endSessionHash === null
       ? sql``
       : sql`ended as (update customer_sessions set ended_at = ${now} where id_hash = ${entry.endSessionHash} and ended_at is null and exists (select 1 from moved)),`;
+  // The customer's row first, then the challenge's, then the journey's: the order `customers lock`
+  // and a PIN reset take them in (the customer, then its challenges, then its journeys), and a right
+  // PIN's step (the customer, then the journey), so none of them waits on another in a cycle.
+  // `claim` reads `first` through a subquery evaluated once before the challenge's row is scanned.
   const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; is_right: number | null; customer_ok: number; held: number; completed: number }>`
-    with claim as (${claimEntry(entry)}),
+    with first as (select profile_id from customers where profile_id = ${profileId} for update),
+    claim as (${claimEntry(entry, sql`and (select count(*) from first) >= 0`)}),
     held as (update customers set updated_at = updated_at
              where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
                and exists (select 1 from claim where consumed_at is not null)
