@@ -26,6 +26,14 @@ export interface TcpProxy {
    * go through.
    */
   restore(options?: { abandon?: boolean }): Promise<void>;
+  /** How many sockets (either side) are open now. */
+  openSockets(): number;
+  /**
+   * How each connection from a client ended so far, in order: `reset` (a
+   * TCP reset: the client's kernel dropped what it had not delivered) or
+   * `closed` (a graceful close, after everything sent on it).
+   */
+  clientEnds(): ReadonlyArray<'reset' | 'closed'>;
   close(): Promise<void>;
 }
 
@@ -35,6 +43,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const pairs = new Set<[Socket, Socket]>();
   /** Connections accepted while stalled, not forwarded yet. */
   const held = new Set<Socket>();
+  const ends: Array<'reset' | 'closed'> = [];
   let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -43,6 +52,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const accept = (client: Socket) => {
     track(client);
+    let reset = false;
+    client.on('error', (error: NodeJS.ErrnoException) => void (reset ||= error.code === 'ECONNRESET'));
+    client.on('close', () => ends.push(reset ? 'reset' : 'closed'));
     if (!stalled) return forward(client);
     held.add(client);
     client.pause();
@@ -116,6 +128,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }
       server ??= await listen(port);
     },
+    openSockets: () => sockets.size,
+    clientEnds: () => [...ends],
     async close() {
       if (server) await stop(server);
       for (const socket of sockets) socket.destroy();

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { DatabaseTimeout } from '../../src/storage/kysely/postgres.js';
@@ -142,6 +142,22 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
 
       await proxy.restore();
       expect((await storage.clients.findClient('cid_sandbox_acme'))?.id).toBe('cid_sandbox_acme');
+    });
+
+    it('a connection Connect gave up on is reset, not closed gracefully: nothing still unsent on it reaches the database once the network heals', async () => {
+      const storage = await throughBreakableProxy(300);
+      await storage.ping();
+      proxy.silence();
+      const error = await storage.clients.insertClient(clientRecord()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect((error as StorageUnavailable).cause).toBeInstanceOf(DatabaseTimeout);
+      // A graceful close leaves the kernel retransmitting what the silent
+      // network has not acknowledged, then delivering it once the network
+      // heals: the database would run a statement (a COMMIT, a code exchange)
+      // that Connect answered 503 for. A reset drops it.
+      await proxy.restore();
+      await vi.waitFor(() => expect(proxy.openSockets()).toBe(0), { timeout: 10_000, interval: 20 });
+      expect(proxy.clientEnds()).toEqual(['reset']);
     });
 
     it('a transaction is bounded as a whole: one still open after the timeout fails, writes nothing, and its connection is closed', async () => {

@@ -201,7 +201,12 @@ class BoundedClient implements PostgresPoolClient {
     this.silences.count++;
     this.#endTransactionBound();
     // What is in flight fails now ("Connection terminated"), with no answer
-    // left owed on the socket. pg-pool's own connect timeout does the same.
-    this.client.connection.stream.destroy();
+    // left owed on the socket. A reset, not a graceful close: the kernel
+    // drops what it has not delivered yet instead of sending it on once the
+    // network heals, so a statement (a COMMIT, a code exchange) Connect gave
+    // up on, and answered 503 for, does not run on the database later.
+    const stream = this.client.connection.stream as { resetAndDestroy?: () => void; destroy: () => void };
+    if (typeof stream.resetAndDestroy === 'function') stream.resetAndDestroy();
+    else stream.destroy();
   }
 }
