@@ -96,12 +96,23 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async recordedEnvironment() {
-      const { rows } = await (sqlite
-        ? sql<{ present: number }>`select count(*) as present from sqlite_master where type = 'table' and name = 'database_environment'`
-        : sql<{ present: number }>`select count(*)::int as present from pg_catalog.pg_tables where tablename = 'database_environment' and schemaname = any (current_schemas(false))`
-      ).execute(db);
-      if (Number(rows[0]?.present ?? 0) === 0) return undefined;
-      return readEnvironment(db);
+      const present = async (table: string) => {
+        const { rows } = await (sqlite
+          ? sql<{ present: number }>`select count(*) as present from sqlite_master where type = 'table' and name = ${table}`
+          : sql<{ present: number }>`select count(*)::int as present from pg_catalog.pg_tables where tablename = ${table} and schemaname = any (current_schemas(false))`
+        ).execute(db);
+        return Number(rows[0]?.present ?? 0) > 0;
+      };
+      if (await present('database_environment')) return readEnvironment(db);
+      // A database from before the record: the environment its migration will
+      // record (the one its clients name), so that a command of the other one
+      // is refused before it migrates anything.
+      if (!(await present('clients'))) return undefined;
+      const { rows } = await sql<{ environment: string | null }>`
+        select case when exists (select 1 from clients where substr(id, 1, 15) = 'cid_production_') then 'production'
+                    when exists (select 1 from clients) then 'sandbox' end as environment`.execute(db);
+      const implied = rows[0]?.environment;
+      return implied === 'production' || implied === 'sandbox' ? implied : undefined;
     },
     async claimEnvironment(environment) {
       await db
