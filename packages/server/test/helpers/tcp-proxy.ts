@@ -37,8 +37,12 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy on 127.0.0.1 that forwards to `host:port`. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/**
+ * Starts a proxy on 127.0.0.1 that forwards to `host:port`; with
+ * `latencyMs`, each chunk the client sends reaches the service that much
+ * later (in order), as over a distant network.
+ */
+export async function startTcpProxy(target: { host: string; port: number }, options: { latencyMs?: number } = {}): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const pairs = new Set<[Socket, Socket]>();
   /** Connections accepted while stalled, not forwarded yet. */
@@ -63,6 +67,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const forward = (client: Socket) => {
     const upstream = createConnection(target);
     track(upstream);
+    if (options.latencyMs) {
+      const latency = options.latencyMs;
+      client.on('data', (chunk: Buffer) => void setTimeout(() => upstream.destroyed || upstream.write(chunk), latency));
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      return;
+    }
     client.pipe(upstream);
     upstream.pipe(client);
     const pair: [Socket, Socket] = [client, upstream];

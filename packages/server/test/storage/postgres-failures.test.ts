@@ -160,6 +160,24 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
       expect(proxy.clientEnds()).toEqual(['reset']);
     });
 
+    it('migrating a new database over a distant network takes longer than CONNECT_DB_TIMEOUT_MS in all and still succeeds: each of its statements is bounded, not the whole', async () => {
+      const fresh = await createTestDatabase();
+      onTestFinished(() => fresh.drop());
+      const target = new URL(fresh.url);
+      const distant = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, { latencyMs: 15 });
+      const storage = openStorage({ engine: 'postgres', url: throughProxy(fresh.url, distant) }, { timeoutMs: 1000 });
+      onTestFinished(async () => {
+        await storage.close();
+        await distant.close();
+      });
+      const started = performance.now();
+      const applied = await storage.migrate();
+      // More than the bound of one transaction (the timeout and a quarter of a second) in all.
+      expect(performance.now() - started).toBeGreaterThan(1250);
+      expect(applied.length).toBeGreaterThan(10);
+      expect(await storage.clients.listClients()).toEqual([]);
+    });
+
     it('a transaction is bounded as a whole: one still open after the timeout fails, writes nothing, and its connection is closed', async () => {
       const storage = openStorage({ engine: 'postgres', url: database.url }, { timeoutMs: 300, maxConnections: 1 });
       onTestFinished(() => storage.close());

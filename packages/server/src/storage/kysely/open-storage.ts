@@ -90,10 +90,26 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     ...storesFor(db),
     transaction: (work) => db.transaction().execute((trx) => work(storesFor(trx))),
     async migrate() {
-      const migrator = new Migrator({ db, provider: migrationProvider });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(String(error));
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      // On PostgreSQL the pending migrations run in one transaction: on a
+      // connection of their own where each statement is bounded but not the
+      // transaction as a whole, which over a distant network may well take
+      // longer than the bound of a request's (docs/operator-guide.md, "Timeouts").
+      const migrating =
+        location.engine === 'postgres'
+          ? new Kysely<Database>({
+              dialect: translateDriverErrors(
+                createPostgresDialect(location.url, { timeoutMs: options.timeoutMs, maxConnections: 1, boundTransactions: false }).dialect,
+              ),
+            })
+          : db;
+      try {
+        const migrator = new Migrator({ db: migrating, provider: migrationProvider });
+        const { error, results } = await migrator.migrateToLatest();
+        if (error) throw error instanceof Error ? error : new Error(String(error));
+        return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      } finally {
+        if (migrating !== db) await migrating.destroy();
+      }
     },
     async recordedEnvironment() {
       const present = async (table: string) => {
