@@ -26,7 +26,7 @@ export interface HourlyPurge {
 }
 
 export interface HourlyPurgeOptions {
-  readonly storage: Storage;
+  readonly storage: Pick<Storage, 'runExclusively'>;
   readonly clock: Clock;
   readonly log: PurgeLog;
   readonly sessionIdleSeconds: number;
@@ -50,8 +50,9 @@ export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
 
   const purge = async (): Promise<PurgeRun> => {
     try {
-      const outcome = await storage.runExclusively('purge', () =>
-        purgeExpired(storage, {
+      // On the connection that holds the lock: the purge needs no second one from the pool.
+      const outcome = await storage.runExclusively('purge', (stores) =>
+        purgeExpired(stores, {
           now: options.clock.nowSeconds(),
           sessionIdleSeconds: options.sessionIdleSeconds,
           auditRetentionDays: options.auditRetentionDays,

@@ -38,7 +38,9 @@ export function parseClientAddress(hop: string): ClientAddress | undefined {
   const text = withoutPort(hop.trim());
   // node:net decides what is an address (four-part decimal IPv4, or IPv6); ipaddr.js reads it.
   if (text === undefined || isIP(text) === 0) return undefined;
-  let parsed = ipaddr.parse(text);
+  // A zone ID (`%eth0`, RFC 6874) names a link of the sender's, never another
+  // network: dropped, in whatever spelling node:net accepted (ipaddr.js reads fewer).
+  let parsed = ipaddr.parse(text.replace(/%.*$/s, ''));
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   if (parsed.kind() === 'ipv4') {
     const ip = parsed.toString();

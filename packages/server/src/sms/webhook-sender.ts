@@ -36,8 +36,8 @@ export interface WebhookOptions {
  * checks origin and freshness with a Standard Webhooks library
  * (docs/operator-guide.md, "The SMS gateway"). One budget bounds the
  * whole send (docs/lifetimes.md): bounded retries with backoff inside it;
- * the same `id` on every attempt lets the gateway drop duplicates. A 4xx
- * answer other than 429 refuses that one message
+ * the same `id` on every attempt lets the gateway drop duplicates. A
+ * redirect is never followed. A 3xx, or a 4xx answer other than 429, refuses that one message
  * ({@link SmsDeliveryFailed.refused}): it is not retried and says nothing
  * of the gateway's health. Each attempt is bound to the caller's signal as well: once
  * the request the code was for has been answered, the attempt under way is
@@ -73,6 +73,9 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
               'webhook-signature': signature,
             },
             body,
+            // The code and the number go to the configured URL only: a redirect is not followed,
+            // it refuses the message like any other 3xx/4xx answer.
+            redirect: 'manual',
             signal: stop,
           });
           await response.arrayBuffer().catch(() => undefined);

@@ -74,8 +74,10 @@ export interface Storage extends Stores {
   migrate(): Promise<string[]>;
   /**
    * The environment recorded as the database's own; `undefined` when none
-   * is yet, or the database is not migrated that far. Safe to call before
-   * `migrate()` (docs/operator-guide.md, "One database, one environment").
+   * is yet. In a database not migrated that far, the one its migration will
+   * record (the environment its clients name; `undefined` without clients).
+   * Safe to call before `migrate()` (docs/operator-guide.md, "One database,
+   * one environment").
    */
   recordedEnvironment(): Promise<Environment | undefined>;
   /**

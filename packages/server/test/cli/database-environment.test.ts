@@ -189,6 +189,28 @@ describe.each(ENGINES)('one database, one environment ($name)', (engine) => {
     expect((await cli(['clients', 'list'], { ...own, DATABASE_URL: database.url })).code).toBe(0);
   });
 
+  it('an upgraded production database opened first by a sandbox CLI: refused before anything is written, not even the new migrations', async () => {
+    const database = await engine.database();
+    if (!database) return;
+    await previousRelease(database.location, ['cid_production_a']);
+    const migrated = async () => {
+      const raw = await openRawDatabase(database.location);
+      try {
+        return await raw.count('kysely_migration');
+      } finally {
+        await raw.close();
+      }
+    };
+    const before = await migrated();
+    const refused = await cli(['clients', 'create', '--name', 'Shop', '--redirect-uri', 'http://localhost:8080/cb'], { DATABASE_URL: database.url });
+    expect(refused).toMatchObject({ code: 1, stderr: `connect-auth: ${REFUSED_SANDBOX}\n` });
+    expect(await migrated()).toBe(before);
+    expect(await clientCount(database.location)).toBe(1);
+    // The production CLI upgrades it and records it.
+    expect((await cli(['clients', 'list'], { ...production(), DATABASE_URL: database.url })).code).toBe(0);
+    expect(await migrated()).toBeGreaterThan(before);
+  });
+
   it('an upgraded database without clients belongs to its first opener', async () => {
     const database = await engine.database();
     if (!database) return;

@@ -26,15 +26,28 @@ export interface TcpProxy {
    * go through.
    */
   restore(options?: { abandon?: boolean }): Promise<void>;
+  /** How many sockets (either side) are open now. */
+  openSockets(): number;
+  /**
+   * How each connection from a client ended so far, in order: `reset` (a
+   * TCP reset: the client's kernel dropped what it had not delivered) or
+   * `closed` (a graceful close, after everything sent on it).
+   */
+  clientEnds(): ReadonlyArray<'reset' | 'closed'>;
   close(): Promise<void>;
 }
 
-/** Starts a proxy on 127.0.0.1 that forwards to `host:port`. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/**
+ * Starts a proxy on 127.0.0.1 that forwards to `host:port`; with
+ * `latencyMs`, each chunk the client sends reaches the service that much
+ * later (in order), as over a distant network.
+ */
+export async function startTcpProxy(target: { host: string; port: number }, options: { latencyMs?: number } = {}): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const pairs = new Set<[Socket, Socket]>();
   /** Connections accepted while stalled, not forwarded yet. */
   const held = new Set<Socket>();
+  const ends: Array<'reset' | 'closed'> = [];
   let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -43,6 +56,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const accept = (client: Socket) => {
     track(client);
+    let reset = false;
+    client.on('error', (error: NodeJS.ErrnoException) => void (reset ||= error.code === 'ECONNRESET'));
+    client.on('close', () => ends.push(reset ? 'reset' : 'closed'));
     if (!stalled) return forward(client);
     held.add(client);
     client.pause();
@@ -51,6 +67,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const forward = (client: Socket) => {
     const upstream = createConnection(target);
     track(upstream);
+    if (options.latencyMs) {
+      const latency = options.latencyMs;
+      client.on('data', (chunk: Buffer) => void setTimeout(() => upstream.destroyed || upstream.write(chunk), latency));
+      upstream.pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      return;
+    }
     client.pipe(upstream);
     upstream.pipe(client);
     const pair: [Socket, Socket] = [client, upstream];
@@ -116,6 +140,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }
       server ??= await listen(port);
     },
+    openSockets: () => sockets.size,
+    clientEnds: () => [...ends],
     async close() {
       if (server) await stop(server);
       for (const socket of sockets) socket.destroy();

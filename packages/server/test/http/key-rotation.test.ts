@@ -193,6 +193,29 @@ describe('keys revoke over HTTP', () => {
     expect(old.sig).not.toBe(t.keyRing.signingKey().kid);
   });
 
+  it('a refresh within CONNECT_REFRESH_REUSE_SECONDS of one whose access token a key now revoked made gets a working token, never that one', async () => {
+    const { t, client, tokens } = await lifecycle();
+    const first = await refreshAtToken(t.app, client, tokens.refreshToken);
+    expect(first.statusCode).toBe(200);
+    const minted = first.json<{ access_token: string }>().access_token;
+    const old = t.keyRing.encryptionKey().kid;
+    expect(decodeProtectedHeader(minted).kid).toBe(old);
+    // The encryption key is compromised: replaced at once, then revoked, within the reuse interval.
+    await activateKeysNow(keyDeps(t), policy(t));
+    await revokeKey(keyDeps(t), old);
+    await t.keyRing.reload();
+    t.clock.advance(1);
+    const second = await refreshAtToken(t.app, client, tokens.refreshToken);
+    expect(second.statusCode).toBe(200);
+    const handed = second.json<{ access_token: string }>().access_token;
+    expect(handed).not.toBe(minted);
+    expect(decodeProtectedHeader(handed).kid).not.toBe(old);
+    expect((await getProfile(t.app, handed)).statusCode).toBe(200);
+    // The refreshes after it reuse the working one.
+    expect((await refreshAtToken(t.app, client, tokens.refreshToken)).json<{ access_token: string }>().access_token).toBe(handed);
+    expectInvalidToken(await getProfile(t.app, minted));
+  });
+
   it('every token of the revoked keys is refused: client access token, refresh token, customer access token', async () => {
     const { t, client, tokens } = await lifecycle();
     const clientToken = await obtainToken(t, client);

@@ -68,6 +68,7 @@ describe('CONNECT_TRUST_PROXY: addresses normalised before they are counted', ()
     ['an IPv4 address with ports and in its IPv4-mapped IPv6 spellings', ['198.51.100.1:1111', '::ffff:c633:6401', '[::FFFF:198.51.100.1]:2222']],
     ['addresses of one IPv6 /64', ['2001:db8:1:2::1', '[2001:DB8:1:2:ffff::9]:443', '2001:0db8:0001:0002:0:0:0:7']],
     ['hops that are not addresses (counted as the proxy, which then has the budget spent)', ['not-an-address', 'unknown', '198.51.100.1:port']],
+    ['an IPv6 address with zone IDs node:net accepts but ipaddr.js does not', ['2001:db8:1:2::1%a-b', '2001:db8:1:2::2%a.b', '[2001:db8:1:2::3%:]:80']],
   ])('%s share one budget', async (_name, hops) => {
     const t = await build({ env: { CONNECT_TRUST_PROXY: '1', CONNECT_PIN_LIMIT_PER_ADDRESS: '2' } });
     const client = await t.createClient();

@@ -77,6 +77,17 @@ describe.skipIf(!postgresAdminUrl)('hourly purge on PostgreSQL', () => {
     expect(await purgeB.runOnce()).toMatchObject({ ran: true, deleted: { authorizationCodes: 0 } });
   });
 
+  it('with a pool of one connection (CONNECT_DB_POOL_SIZE=1) it deletes on the connection that holds its lock: it neither waits for a second one nor fails', async () => {
+    database = await createTestDatabase();
+    const storage = openStorage({ engine: 'postgres', url: database.url }, { maxConnections: 1, timeoutMs: 2000 });
+    opened.push(storage);
+    await storage.migrate();
+    await expiredCodes(storage, 5);
+    const log = recordingLog();
+    expect(await purgeOn(storage, log, { batchSize: 2 }).runOnce()).toMatchObject({ ran: true, deleted: { authorizationCodes: 5 } });
+    expect(log.lines).toEqual(['purge done']);
+  });
+
   it('both started at once: exactly one of them purges', async () => {
     database = await createTestDatabase();
     const a = openStorage({ engine: 'postgres', url: database.url });

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { DatabaseTimeout } from '../../src/storage/kysely/postgres.js';
@@ -142,6 +142,40 @@ describe.skipIf(!postgresAdminUrl)('postgres', () => {
 
       await proxy.restore();
       expect((await storage.clients.findClient('cid_sandbox_acme'))?.id).toBe('cid_sandbox_acme');
+    });
+
+    it('a connection Connect gave up on is reset, not closed gracefully: nothing still unsent on it reaches the database once the network heals', async () => {
+      const storage = await throughBreakableProxy(300);
+      await storage.ping();
+      proxy.silence();
+      const error = await storage.clients.insertClient(clientRecord()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageUnavailable);
+      expect((error as StorageUnavailable).cause).toBeInstanceOf(DatabaseTimeout);
+      // A graceful close leaves the kernel retransmitting what the silent
+      // network has not acknowledged, then delivering it once the network
+      // heals: the database would run a statement (a COMMIT, a code exchange)
+      // that Connect answered 503 for. A reset drops it.
+      await proxy.restore();
+      await vi.waitFor(() => expect(proxy.openSockets()).toBe(0), { timeout: 10_000, interval: 20 });
+      expect(proxy.clientEnds()).toEqual(['reset']);
+    });
+
+    it('migrating a new database over a distant network takes longer than CONNECT_DB_TIMEOUT_MS in all and still succeeds: each of its statements is bounded, not the whole', async () => {
+      const fresh = await createTestDatabase();
+      onTestFinished(() => fresh.drop());
+      const target = new URL(fresh.url);
+      const distant = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, { latencyMs: 15 });
+      const storage = openStorage({ engine: 'postgres', url: throughProxy(fresh.url, distant) }, { timeoutMs: 1000 });
+      onTestFinished(async () => {
+        await storage.close();
+        await distant.close();
+      });
+      const started = performance.now();
+      const applied = await storage.migrate();
+      // More than the bound of one transaction (the timeout and a quarter of a second) in all.
+      expect(performance.now() - started).toBeGreaterThan(1250);
+      expect(applied.length).toBeGreaterThan(10);
+      expect(await storage.clients.listClients()).toEqual([]);
     });
 
     it('a transaction is bounded as a whole: one still open after the timeout fails, writes nothing, and its connection is closed', async () => {

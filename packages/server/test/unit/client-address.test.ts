@@ -23,6 +23,11 @@ describe('parseClientAddress: one spelling and one budget per address', () => {
     ['2001:db8::', '2001:db8::', '2001:db8:0:0::/64'],
     ['::1', '::1', '0:0:0:0::/64'],
     ['fe80::1:2:3:4%eth0', 'fe80::1:2:3:4', 'fe80:0:0:0::/64'],
+    // A zone ID (RFC 6874) in any spelling node:net accepts names no other network: dropped.
+    ['fe80::1:2:3:4%a-b', 'fe80::1:2:3:4', 'fe80:0:0:0::/64'],
+    ['fe80::1:2:3:4%a.b', 'fe80::1:2:3:4', 'fe80:0:0:0::/64'],
+    ['[fe80::1:2:3:4%:]:80', 'fe80::1:2:3:4', 'fe80:0:0:0::/64'],
+    ['::ffff:198.51.100.1%a-b', '198.51.100.1', '198.51.100.1'],
   ])('%s is %s, counted as %s', (hop, ip, bucket) => {
     expect(parseClientAddress(hop)).toEqual({ ip, bucket });
   });

@@ -133,20 +133,31 @@ export async function prepareRefresh(
   return {
     refreshed,
     async apply() {
-      const replaced = await deps.tokenSessions.replaceAccessToken(claims.sid, {
-        clientId: client.id,
-        refreshJti: claims.jti,
-        accessJti: access.jti,
-        accessExpiresAt: access.expiresAt,
-        now,
-        ...(reuse && sealedAccess ? { reuse: { since: now - reuse.seconds, scope: formatScope(scopes), sealedAccess } } : {}),
-      });
+      const replace = (since: number) =>
+        deps.tokenSessions.replaceAccessToken(claims.sid, {
+          clientId: client.id,
+          refreshJti: claims.jti,
+          accessJti: access.jti,
+          accessExpiresAt: access.expiresAt,
+          now,
+          ...(reuse && sealedAccess ? { reuse: { since, scope: formatScope(scopes), sealedAccess } } : {}),
+        });
+      let replaced = await replace(now - (reuse?.seconds ?? 0));
       if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);
       if (!replaced.reused || !reuse) return refreshed;
-      // Another refresh of this session minted its access token moments ago: that one, as it is.
+      // Another refresh of this session minted its access token moments ago: that one, as it is,
+      // while it still verifies. One a key revoked since (`keys revoke`) made is never handed out:
+      // the new token replaces it (no reuse), and the refreshes after get the new one.
+      const kept = await unseal(reuse.sealKey, reuseLabel(claims.sid), replaced.sealedAccess);
+      if ((await decryptCustomerAccessToken(kept, deps)) === undefined) {
+        replaced = await replace(Number.MAX_SAFE_INTEGER);
+        if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);
+        if (!replaced.reused) return refreshed;
+        throw new Error(`token session ${claims.sid} kept an access token after a refresh that reuses none`);
+      }
       return {
         ...refreshed,
-        accessToken: await unseal(reuse.sealKey, reuseLabel(claims.sid), replaced.sealedAccess),
+        accessToken: kept,
         accessJti: replaced.accessJti,
         expiresAt: replaced.accessExpiresAt,
         expiresIn: Math.max(0, replaced.accessExpiresAt - now),

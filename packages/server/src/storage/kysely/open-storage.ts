@@ -90,18 +90,45 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     ...storesFor(db),
     transaction: (work) => db.transaction().execute((trx) => work(storesFor(trx))),
     async migrate() {
-      const migrator = new Migrator({ db, provider: migrationProvider });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(String(error));
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      // On PostgreSQL the pending migrations run in one transaction: on a
+      // connection of their own where each statement is bounded but not the
+      // transaction as a whole, which over a distant network may well take
+      // longer than the bound of a request's (docs/operator-guide.md, "Timeouts").
+      const migrating =
+        location.engine === 'postgres'
+          ? new Kysely<Database>({
+              dialect: translateDriverErrors(
+                createPostgresDialect(location.url, { timeoutMs: options.timeoutMs, maxConnections: 1, boundTransactions: false }).dialect,
+              ),
+            })
+          : db;
+      try {
+        const migrator = new Migrator({ db: migrating, provider: migrationProvider });
+        const { error, results } = await migrator.migrateToLatest();
+        if (error) throw error instanceof Error ? error : new Error(String(error));
+        return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      } finally {
+        if (migrating !== db) await migrating.destroy();
+      }
     },
     async recordedEnvironment() {
-      const { rows } = await (sqlite
-        ? sql<{ present: number }>`select count(*) as present from sqlite_master where type = 'table' and name = 'database_environment'`
-        : sql<{ present: number }>`select count(*)::int as present from pg_catalog.pg_tables where tablename = 'database_environment' and schemaname = any (current_schemas(false))`
-      ).execute(db);
-      if (Number(rows[0]?.present ?? 0) === 0) return undefined;
-      return readEnvironment(db);
+      const present = async (table: string) => {
+        const { rows } = await (sqlite
+          ? sql<{ present: number }>`select count(*) as present from sqlite_master where type = 'table' and name = ${table}`
+          : sql<{ present: number }>`select count(*)::int as present from pg_catalog.pg_tables where tablename = ${table} and schemaname = any (current_schemas(false))`
+        ).execute(db);
+        return Number(rows[0]?.present ?? 0) > 0;
+      };
+      if (await present('database_environment')) return readEnvironment(db);
+      // A database from before the record: the environment its migration will
+      // record (the one its clients name), so that a command of the other one
+      // is refused before it migrates anything.
+      if (!(await present('clients'))) return undefined;
+      const { rows } = await sql<{ environment: string | null }>`
+        select case when exists (select 1 from clients where substr(id, 1, 15) = 'cid_production_') then 'production'
+                    when exists (select 1 from clients) then 'sandbox' end as environment`.execute(db);
+      const implied = rows[0]?.environment;
+      return implied === 'production' || implied === 'sandbox' ? implied : undefined;
     },
     async claimEnvironment(environment) {
       await db

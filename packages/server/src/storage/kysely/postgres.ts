@@ -25,7 +25,16 @@ const INT8_OID = 20;
  */
 export function createPostgresDialect(
   connectionString: string,
-  options: { maxConnections?: number; timeoutMs?: number } = {},
+  options: {
+    maxConnections?: number;
+    timeoutMs?: number;
+    /**
+     * `false`: a transaction as a whole is not bounded, only each of its
+     * statements (the migrations: many statements in one transaction, run
+     * once by an operator, over a network that may be distant); default `true`.
+     */
+    boundTransactions?: boolean;
+  } = {},
 ): { dialect: Dialect; poolStats: () => { total: number; idle: number; waiting: number } } {
   const timeoutMs = options.timeoutMs ?? DATABASE_TIMEOUT_MS;
   const pool = new pg.Pool({
@@ -54,7 +63,7 @@ export function createPostgresDialect(
     client.on('error', () => {});
   });
   return {
-    dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeoutMs) }),
+    dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeoutMs, options.boundTransactions ?? true) }),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
@@ -104,6 +113,7 @@ class BoundedPool implements PostgresPool {
   constructor(
     readonly pool: pg.Pool,
     readonly timeoutMs: number,
+    readonly boundTransactions: boolean,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -111,7 +121,7 @@ class BoundedPool implements PostgresPool {
       const client = await this.pool.connect();
       const bounded = this.#clients.get(client);
       if (!bounded) {
-        const opened = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS, this.#silences);
+        const opened = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS, this.#silences, this.boundTransactions);
         this.#clients.set(client, opened);
         return opened;
       }
@@ -141,6 +151,7 @@ class BoundedClient implements PostgresPoolClient {
     readonly client: pg.PoolClient,
     readonly timeoutMs: number,
     readonly silences: Silences,
+    readonly boundTransactions: boolean,
   ) {
     this.#answeredAt = silences.count;
   }
@@ -160,7 +171,7 @@ class BoundedClient implements PostgresPoolClient {
 
   async #query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (this.#broken) throw this.#broken;
-    if (BEGINS.test(sql)) this.#startTransactionBound();
+    if (this.boundTransactions && BEGINS.test(sql)) this.#startTransactionBound();
     try {
       const result = await this.client.query(sql, [...parameters]);
       this.#answeredAt = this.silences.count;
@@ -201,7 +212,12 @@ class BoundedClient implements PostgresPoolClient {
     this.silences.count++;
     this.#endTransactionBound();
     // What is in flight fails now ("Connection terminated"), with no answer
-    // left owed on the socket. pg-pool's own connect timeout does the same.
-    this.client.connection.stream.destroy();
+    // left owed on the socket. A reset, not a graceful close: the kernel
+    // drops what it has not delivered yet instead of sending it on once the
+    // network heals, so a statement (a COMMIT, a code exchange) Connect gave
+    // up on, and answered 503 for, does not run on the database later.
+    const stream = this.client.connection.stream as { resetAndDestroy?: () => void; destroy: () => void };
+    if (typeof stream.resetAndDestroy === 'function') stream.resetAndDestroy();
+    else stream.destroy();
   }
 }

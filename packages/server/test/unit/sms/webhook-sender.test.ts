@@ -174,6 +174,15 @@ describe('webhook SMS sender', () => {
     expect(gw.received).toHaveLength(1);
   });
 
+  it('never follows a redirect: the code and the number go to the configured URL only, signed, and nowhere else', async () => {
+    const elsewhere = await gateway(status(200));
+    const gw = await gateway((_req, res) => res.writeHead(307, { location: elsewhere.url }).end());
+    const error = await failure(sender(gw.url).send(MESSAGE));
+    expect(error.message).toMatch(/HTTP 307/);
+    expect(gw.received).toHaveLength(1);
+    expect(elsewhere.received).toEqual([]);
+  });
+
   it('a 5xx is not a refusal of the message', async () => {
     const error = await failure(sender((await gateway(status(503))).url, { retries: 0 }).send(MESSAGE));
     expect(error.refused).toBe(false);
