@@ -39,7 +39,10 @@ export interface WebhookOptions {
  * the same `id` on every attempt lets the gateway drop duplicates. A
  * redirect is never followed. A 3xx, or a 4xx answer other than 429, refuses that one message
  * ({@link SmsDeliveryFailed.refused}): it is not retried and says nothing
- * of the gateway's health. Each attempt is bound to the caller's signal as well: once
+ * of the gateway's health; except the answers that say every message
+ * would be refused ({@link GATEWAY_REFUSES_EVERY_MESSAGE}: a secret or URL
+ * that is wrong), which are the gateway's failure, an outage, and not
+ * retried either. Each attempt is bound to the caller's signal as well: once
  * the request the code was for has been answered, the attempt under way is
  * cut off and no other is made (docs/operator-guide.md, "Timeouts").
  */
@@ -81,6 +84,7 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
           await response.arrayBuffer().catch(() => undefined);
           if (response.ok) return;
           lastProblem = `gateway answered HTTP ${response.status}`;
+          if (GATEWAY_REFUSES_EVERY_MESSAGE.has(response.status)) throw new SmsDeliveryFailed(lastProblem);
           if (response.status < 500 && response.status !== 429) throw new SmsDeliveryFailed(lastProblem, { refused: true });
         } catch (error) {
           if (error instanceof SmsDeliveryFailed) throw error;
@@ -92,6 +96,14 @@ export function createWebhookSender(options: WebhookOptions): SmsSender {
     },
   };
 }
+
+/**
+ * Answers that refuse Connect itself rather than one message: the
+ * signature or its secret (401, 403), or the URL (404, 405). Every
+ * code would get the same, so they open an outage of the gateway, logged
+ * once (docs/operator-guide.md, "The SMS gateway").
+ */
+export const GATEWAY_REFUSES_EVERY_MESSAGE: ReadonlySet<number> = new Set([401, 403, 404, 405]);
 
 /** The prefix of a Standard Webhooks secret. */
 export const STANDARD_SECRET_PREFIX = 'whsec_';

@@ -26,9 +26,10 @@ export class SmsDeliveryFailed extends Error {
   readonly reason: string;
   /**
    * The gateway answered and refused this one message (a 4xx other than
-   * 429): a matter of the message, not an outage of the gateway
+   * 429, and other than those that refuse every message: 401, 403, 404 and
+   * 405): a matter of the message, not an outage of the gateway
    * (docs/operator-guide.md, "The SMS gateway"). `false` for a network
-   * error, a timeout or a 5xx/429.
+   * error, a timeout, a 5xx/429 or an answer that refuses every message.
    */
   readonly refused: boolean;
   constructor(reason: string, options: { readonly refused?: boolean } = {}) {

@@ -174,6 +174,14 @@ describe('webhook SMS sender', () => {
     expect(gw.received).toHaveLength(1);
   });
 
+  it.each([401, 403, 404, 405])('a %i refuses Connect, not one message: an outage of the gateway, not retried', async (code) => {
+    const gw = await gateway(status(code));
+    const error = await failure(sender(gw.url).send(MESSAGE));
+    expect(error.message).toMatch(new RegExp(`HTTP ${code}`));
+    expect(error.refused).toBe(false);
+    expect(gw.received).toHaveLength(1);
+  });
+
   it('never follows a redirect: the code and the number go to the configured URL only, signed, and nowhere else', async () => {
     const elsewhere = await gateway(status(200));
     const gw = await gateway((_req, res) => res.writeHead(307, { location: elsewhere.url }).end());
