@@ -118,7 +118,7 @@ function addServe(program: CliCommand, actions: CliActions): void {
     .option('--seed-demo', 'create the demo client and customer if missing, and print them (sandbox only; what npm start runs)')
     .option('--json', 'accepted as by every command; the server logs JSON lines anyway')
     .action((options: { seedDemo?: boolean }) => actions.serve(options.seedDemo ?? false));
-  details(serve, 'Listens on HOST:PORT (default 127.0.0.1:3000; PORT=0 picks a free port) until SIGTERM or SIGINT.');
+  details(serve, 'Listens on HOST:PORT (default 127.0.0.1:3000; PORT=0 picks a free port) until SIGTERM or SIGINT. On SIGTERM /readyz answers 503 at once and the server keeps serving for CONNECT_SHUTDOWN_DELAY seconds (production 5, sandbox 0; SIGINT skips it), then stops listening and lets requests in flight finish within CONNECT_SHUTDOWN_GRACE. Under a supervisor run it without npm (exec node_modules/.bin/connect-auth serve), so that the signal reaches the server.');
   examples(serve, ['connect-auth serve', 'PORT=8080 HOST=0.0.0.0 connect-auth serve', 'connect-auth serve --seed-demo']);
 }
 
@@ -268,7 +268,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
     .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => setCustomerLockCommand(runtime, ref, true) }, json(cmd)));
   details(
     lock,
-    'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, and removes their approvals of clients, on every running server within a second. Locking a locked customer changes nothing.',
+    'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, cancels every sign-in of theirs that has not reached its code, and removes their approvals of clients, on every running server within a second. Locking a locked customer changes nothing.',
   );
   examples(lock, ['connect-auth customers lock 585676066295']);
 

@@ -15,6 +15,15 @@ export interface PurgeLog {
   error(details: object, message: string): void;
 }
 
+/**
+ * How a failed purge or sweep is logged: an unavailable database (expected
+ * now and then, and logged once as an outage) by its cause, without a
+ * stack; anything else in full.
+ */
+export function failureDetails(error: unknown): object {
+  return error instanceof StorageUnavailable ? { cause: describeCause(error) } : { err: error };
+}
+
 /** One run: what it deleted, or why it did nothing. */
 export type PurgeRun = { readonly ran: true; readonly deleted: PurgeCounts } | { readonly ran: false; readonly reason: 'locked' | 'failed' | 'running' };
 
@@ -70,8 +79,7 @@ export function startHourlyPurge(options: HourlyPurgeOptions): HourlyPurge {
       log.info({ deleted: outcome.value }, 'purge done');
       return { ran: true, deleted: outcome.value };
     } catch (error) {
-      // An unavailable database is expected now and then: its cause, without a stack.
-      log.error(error instanceof StorageUnavailable ? { cause: describeCause(error) } : { err: error }, 'purge failed; trying again at the next hour');
+      log.error(failureDetails(error), 'purge failed; trying again at the next hour');
       return { ran: false, reason: 'failed' };
     }
   };

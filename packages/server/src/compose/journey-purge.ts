@@ -9,7 +9,7 @@
 import type { Clock } from '../core/clock.js';
 import { JOURNEY_PURGE_INTERVAL_SECONDS, JOURNEY_PURGE_MAX_BATCHES, PURGE_BATCH_SIZE } from '../core/lifetimes.js';
 import type { Storage } from '../storage/ports.js';
-import type { PurgeLog } from './hourly-purge.js';
+import { failureDetails, type PurgeLog } from './hourly-purge.js';
 
 /** One sweep: how many journeys it deleted, or why it did nothing. */
 export type JourneyPurgeRun =
@@ -74,7 +74,7 @@ export function startJourneyPurge(options: JourneyPurgeOptions): JourneyPurge {
       if (outcome.value > 0) log.info({ deleted: outcome.value }, 'expired journeys deleted');
       return { ran: true, deleted: outcome.value };
     } catch (error) {
-      log.error({ err: error }, 'deleting expired journeys failed; trying again at the next sweep');
+      log.error(failureDetails(error), 'deleting expired journeys failed; trying again at the next sweep');
       return { ran: false, reason: 'failed' };
     }
   };

@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasControlCharacter } from '../../core/control-characters.js';
 import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 
-export { hasControlCharacter };
-
 /**
  * THE rule for control characters (`core/control-characters.ts`): a query
  * parameter or a form field (name or value, once percent-decoded), or a

@@ -4,7 +4,7 @@ import { runIdempotently, type IdempotencyDeps } from '../../core/customer-token
 import { checkReplayedTokens, prepareRefresh, type RefreshDeps, type RefreshedTokens } from '../../core/customer-tokens/refresh-customer-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
 import { formatScope } from '../../core/scopes.js';
-import { hasControlCharacter } from '../plugins/control-characters.js';
+import { hasControlCharacter } from '../../core/control-characters.js';
 
 /** What `POST /tokens` needs. */
 export interface CustomerTokenRouteDeps {
