@@ -121,6 +121,17 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
     description: /Request-Reference-No are no longer valid/,
     hint: 'A refresh sent now gets a new reference from this SDK; if that is refused too, send the customer through the authorization again.',
   },
+  // Request-Reference-No at POST /tokens (section 7): a 409 is not a malformed request.
+  {
+    code: 'invalid_request',
+    description: /^a request with this Request-Reference-No is still being processed$/,
+    hint: 'Send the same request again in a moment, with the same reference: Connect then answers with the result of the first.',
+  },
+  {
+    code: 'invalid_request',
+    description: /^this Request-Reference-No was already used for a different request$/,
+    hint: 'Give each refresh a new reference (refreshCustomerToken does) and reuse one only to retry the very same request.',
+  },
   // The bearer token of POST /tokens (section 7).
   {
     code: 'invalid_token',
