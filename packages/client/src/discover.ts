@@ -88,7 +88,9 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
 
   const metadata = answer.body;
   if (metadata.issuer !== issuer) {
-    throw new IssuerMismatch(`the metadata names issuer ${JSON.stringify(printable(metadata.issuer))}, not ${JSON.stringify(issuer)}`);
+    throw new IssuerMismatch(`the metadata names issuer ${JSON.stringify(printable(metadata.issuer))}, not ${JSON.stringify(issuer)}`, {
+      hint: 'Pass discover the issuer this Connect publishes, exactly (scheme, host, port and path); if it is not the Connect you meant, check what answers at this address.',
+    });
   }
   for (const [name, suffix] of Object.entries(ENDPOINTS)) {
     if (metadata[name] !== `${issuer}${suffix}`) {

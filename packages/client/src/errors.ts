@@ -1,8 +1,11 @@
+import { HINTS, hintFor } from './hints.js';
 import type { PendingAuthorization } from './start-authorization.js';
+
+export { HINTS } from './hints.js';
 
 /**
  * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and
- * OpenID Connect's `login_required` / `interaction_required`.
+ * OpenID Connect's `login_required` / `consent_required` / `interaction_required`.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -14,6 +17,7 @@ export type OAuthErrorCode =
   | 'unsupported_response_type'
   | 'access_denied'
   | 'login_required'
+  | 'consent_required'
   | 'interaction_required'
   | 'invalid_token'
   | 'insufficient_scope'
@@ -48,6 +52,12 @@ export interface ConnectErrorOptions {
   readonly endpoint?: string | undefined;
   /** The underlying error (a network failure, an abort reason). */
   readonly cause?: unknown;
+  /**
+   * What to do next, when the caller knows better than the code and
+   * description say (e.g. discovery's `IssuerMismatch`); default: the hint
+   * for Connect's `error_description`, else the code's.
+   */
+  readonly hint?: string | undefined;
 }
 
 /**
@@ -78,20 +88,27 @@ export abstract class ConnectError extends Error {
   readonly status: number | undefined;
   /** `Retry-After` in seconds, when the answer carried one. */
   readonly retryAfter: number | undefined;
+  readonly #hint: string | undefined;
 
   constructor(description: string, options: ConnectErrorOptions = {}) {
     const context = [options.endpoint, options.status === undefined ? undefined : `HTTP ${options.status}`].filter(Boolean);
     const what = context.length > 0 ? `${description} (${context.join(', ')})` : description;
-    const hint = hintOf(new.target);
+    const hint = options.hint ?? hintOf(new.target, description);
     super(hint ? `${what}. ${hint}` : what, options.cause === undefined ? undefined : { cause: options.cause });
     this.description = description;
     this.status = options.status;
     this.retryAfter = options.retryAfter;
+    this.#hint = hint;
   }
 
-  /** What to do next, by error code; also the last sentence of `message`. */
+  /**
+   * What to do next; also the last sentence of `message`. It follows what
+   * Connect said (`description`) where that matters: a `redirect_uri` or
+   * `code_verifier` mismatch says the code is still valid and which value
+   * to send, a revoked refresh token says revoked.
+   */
   get hint(): string {
-    return HINTS[this.error];
+    return this.#hint ?? HINTS[this.error];
   }
 
   /** The class name, e.g. `InvalidClient`. */
@@ -104,7 +121,12 @@ export abstract class ConnectError extends Error {
 export class InvalidRequest extends ConnectError { readonly error = 'invalid_request'; }
 /** RFC 6749 §5.2: client authentication failed (wrong ID or secret, disabled client, other environment). */
 export class InvalidClient extends ConnectError { readonly error = 'invalid_client'; }
-/** RFC 6749 §5.2: the code or refresh token is expired, used, revoked, unknown or another client's. */
+/**
+ * RFC 6749 §5.2: the code or refresh token was refused: expired, used,
+ * revoked, unknown or another client's, or a code sent with the wrong
+ * `redirect_uri` or `code_verifier` (it then stays valid). `description`
+ * says which, and `hint` follows it.
+ */
 export class InvalidGrant extends ConnectError { readonly error = 'invalid_grant'; }
 /** RFC 6749 §5.2: the client may not use this grant (refresh is enabled per client by the operator). */
 export class UnauthorizedClient extends ConnectError { readonly error = 'unauthorized_client'; }
@@ -118,6 +140,8 @@ export class UnsupportedResponseType extends ConnectError { readonly error = 'un
 export class AccessDenied extends ConnectError { readonly error = 'access_denied'; }
 /** `prompt=none` and the customer has no session at Connect: start again without `prompt=none`. */
 export class LoginRequired extends ConnectError { readonly error = 'login_required'; }
+/** `prompt=none` and the customer, signed in at Connect, has not approved this client: start again without `prompt=none`. */
+export class ConsentRequired extends ConnectError { readonly error = 'consent_required'; }
 /** The customer must interact with the hosted pages before a code can be issued. */
 export class InteractionRequired extends ConnectError { readonly error = 'interaction_required'; }
 /** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
@@ -186,55 +210,24 @@ export class ReauthorizationRequired extends ConnectError {
   readonly customerKey: string;
 
   constructor(customerKey: string, reason: ReauthorizationReason, authorization: PendingAuthorization, options: ConnectErrorOptions = {}) {
+    // Connect's own words when it refused the refresh token: revoked is not expired.
+    const refused = options.cause instanceof ConnectError ? `Connect refused the refresh token: ${options.cause.description}` : 'Connect refused the refresh token';
     const why = {
       no_tokens: 'no tokens are stored for this customer',
       refresh_expired: 'the refresh token has expired',
-      refresh_rejected: 'Connect refused the refresh token',
+      refresh_rejected: refused,
       no_refresh_token: 'the access token has expired and there is no refresh token (the client has no refresh_token grant)',
     }[reason];
-    super(`${why}; the customer must authorize again`, options);
+    const hint =
+      reason === 'no_refresh_token'
+        ? `${HINTS.reauthorization_required.slice(0, -1)}; to keep customers linked past the access token's lifetime, ask the operator to add the refresh_token grant to the client.`
+        : undefined;
+    super(`${why}; the customer must authorize again`, { hint, ...options });
     this.customerKey = customerKey;
     this.reason = reason;
     this.authorization = authorization;
   }
 }
-
-/** What to do next, per error code. */
-export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
-  invalid_request:
-    'Connect refused a malformed request: the description names the parameter at fault; fix the calling code or its configuration, as sending the same request again will fail again.',
-  invalid_client:
-    'Check the client ID and secret for this environment (sandbox credentials do not work in production); if the secret was rotated, use the new one; if both are right, ask the operator whether the client is disabled.',
-  invalid_grant:
-    'The code or refresh token can no longer be used (expired, already used, revoked, or another client\'s): send the customer through the authorization again.',
-  unauthorized_client:
-    'This client may not use this grant: ask the operator to enable it for the client (the refresh_token grant is enabled per client).',
-  unsupported_grant_type:
-    'This server does not offer the grant: check that authUrl points at Connect and that the grant is in grant_types_supported of its discovery metadata.',
-  invalid_scope: 'Request only what the client was granted, or ask the operator to grant it.',
-  unsupported_response_type: 'The authorization URL must use response_type=code: build it with startAuthorization.',
-  access_denied: 'The customer cancelled on the hosted pages: offer the link again and let the customer choose; do not retry on their behalf.',
-  login_required: 'There was no session at Connect for prompt=none: start the authorization again without prompt=none so the customer can log in.',
-  interaction_required: 'Start the authorization again without prompt=none so the customer can use the hosted pages.',
-  invalid_token:
-    'The access token is missing, expired or revoked: get a new one (ClientCredentialsProvider.invalidate() then getToken(), or CustomerTokenManager.refresh()), and authorize the customer again if that fails.',
-  insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',
-  server_error: 'Connect failed unexpectedly: try again later; if it persists, tell the operator the time of the failure and the request.',
-  temporarily_unavailable: 'Connect is busy or restarting: try again after retryAfter seconds when set, otherwise after a backoff.',
-  invalid_response:
-    'Something other than Connect answered (a proxy, a wrong URL): check that authUrl and baseUrl point at Connect and that nothing in between rewrites its answers.',
-  invalid_callback:
-    'This is not a redirect from Connect: pass parseCallback the full callback URL (or path with its query) unchanged, and start the authorization again.',
-  state_mismatch:
-    'Do not exchange any code from it: the callback does not answer the authorization kept for this session (forged, stale, or from another tab); start the authorization again.',
-  issuer_mismatch:
-    'Do not use this answer: it did not come from the Connect configured as authUrl; check that authUrl is exactly the issuer Connect publishes, and start the authorization again.',
-  timeout: 'Connect did not answer within timeoutMs: try again later, check the network path to Connect, or raise timeoutMs.',
-  aborted: 'Your AbortSignal cancelled the call: nothing to do unless that was unexpected.',
-  network_error: 'Connect could not be reached: check authUrl and baseUrl, DNS, proxies and firewalls, then try again.',
-  reauthorization_required:
-    'Send the customer\'s browser to err.authorization.url and keep its state and codeVerifier with the session until the callback arrives.',
-};
 
 /** Every concrete error class; `isConnectError` narrows to this union, which discriminates on `error`. */
 export type AnyConnectError =
@@ -247,6 +240,7 @@ export type AnyConnectError =
   | UnsupportedResponseType
   | AccessDenied
   | LoginRequired
+  | ConsentRequired
   | InteractionRequired
   | InvalidToken
   | InsufficientScope
@@ -284,6 +278,7 @@ const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
   [UnsupportedResponseType, 'unsupported_response_type'],
   [AccessDenied, 'access_denied'],
   [LoginRequired, 'login_required'],
+  [ConsentRequired, 'consent_required'],
   [InteractionRequired, 'interaction_required'],
   [InvalidToken, 'invalid_token'],
   [InsufficientScope, 'insufficient_scope'],
@@ -299,11 +294,11 @@ const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
   [ReauthorizationRequired, 'reauthorization_required'],
 ]);
 
-function hintOf(errorClass: Function): string | undefined {
+function hintOf(errorClass: Function, description: string): string | undefined {
   // A consumer's own subclass of one of these classes gets its parent's hint.
   for (let current: unknown = errorClass; typeof current === 'function'; current = Object.getPrototypeOf(current)) {
     const code = CODE_OF_CLASS.get(current);
-    if (code) return HINTS[code];
+    if (code) return hintFor(code, description);
   }
   return undefined;
 }
@@ -320,6 +315,7 @@ const WIRE_ERRORS: Readonly<Record<OAuthErrorCode, WireErrorClass>> = {
   unsupported_response_type: UnsupportedResponseType,
   access_denied: AccessDenied,
   login_required: LoginRequired,
+  consent_required: ConsentRequired,
   interaction_required: InteractionRequired,
   invalid_token: InvalidToken,
   insufficient_scope: InsufficientScope,

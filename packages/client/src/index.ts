@@ -61,6 +61,7 @@ export {
   AccessDenied,
   Aborted,
   ConnectError,
+  ConsentRequired,
   InsufficientScope,
   InteractionRequired,
   InvalidCallback,

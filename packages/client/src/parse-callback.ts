@@ -46,14 +46,14 @@ const CALLBACK_PARAMS = ['code', 'state', 'error', 'error_description', 'iss', '
 export function parseCallback(callbackUrl: string | URL, expected: CallbackExpectations): AuthorizationCallback {
   const params = callbackParams(callbackUrl);
   const state = params.get('state');
-  if (state === null) throw new StateMismatch('the callback carries no state: it does not answer this authorization');
-  if (state !== expected.state) throw new StateMismatch('the callback state is not the one of this authorization (a forged or stale callback)');
+  if (state === null) throw new StateMismatch('the callback carries no state');
+  if (state !== expected.state) throw new StateMismatch('the callback state is not the one of this authorization');
 
   // The configured URL may end in a slash (as authUrl may); what the callback carries is compared exactly.
   const expectedIssuer = stripSlash(expected.issuer);
   const issuer = params.get('iss');
   if (issuer === null) {
-    throw new IssuerMismatch(`the callback carries no iss, but Connect (${expectedIssuer}) always sends one: it did not come from Connect`);
+    throw new IssuerMismatch(`the callback carries no iss, but Connect (${expectedIssuer}) always sends one`);
   }
   if (issuer !== expectedIssuer) {
     throw new IssuerMismatch(`the callback comes from issuer ${JSON.stringify(printable(issuer))}, not ${JSON.stringify(expectedIssuer)}`);

@@ -113,7 +113,9 @@ export async function refreshAtTokens(
 /** The refresh token of `tokens`; `InvalidGrant` when there is none (a client without the `refresh_token` grant). */
 function refreshTokenOf(tokens: CustomerTokens): string {
   if (tokens.refreshToken === undefined) {
-    throw new InvalidGrant('these tokens have no refresh token (the client has no refresh_token grant): send the customer through the authorization again');
+    throw new InvalidGrant('these tokens have no refresh token: the client has no refresh_token grant', {
+      hint: 'Send the customer through the authorization again; to keep customers linked past the access token\'s lifetime, ask the operator to add the refresh_token grant to the client.',
+    });
   }
   return tokens.refreshToken;
 }

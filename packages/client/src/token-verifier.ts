@@ -176,14 +176,14 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     async verify<K extends TokenKind = TokenKind>(token: string | undefined, verifyOptions: VerifyOptions<K> = {}): Promise<VerifiedTokenOf<K>> {
       // A malformed requirement is the calling code's mistake: refused before any request.
       const required = verifyOptions.scopes === undefined ? [] : scopeTokens(verifyOptions.scopes, 'scopes');
-      if (token === undefined || token === '') throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>');
-      if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) throw new InvalidToken('the access token is malformed');
+      if (token === undefined || token === '') throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>', { hint: REFUSE_TOKEN });
+      if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) throw new InvalidToken('the access token is malformed', { hint: REFUSE_TOKEN });
       const verified = await raceAbort(lookUp(token), verifyOptions.signal);
       if (verifyOptions.kind !== undefined && verified.kind !== verifyOptions.kind) {
-        throw new InvalidToken(verifyOptions.kind === 'customer' ? 'a customer access token is required' : 'a client access token is required');
+        throw new InvalidToken(verifyOptions.kind === 'customer' ? 'a customer access token is required' : 'a client access token is required', { hint: REFUSE_TOKEN });
       }
       if (required.some((scope) => !verified.scopes.includes(scope))) {
-        throw new InsufficientScope('the access token lacks a scope this API needs', { scope: required.join(' ') });
+        throw new InsufficientScope('the access token lacks a scope this API needs', { scope: required.join(' '), hint: REFUSE_SCOPE });
       }
       return verified as VerifiedTokenOf<K>;
     },
@@ -193,6 +193,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     },
   };
 }
+
+// What an API does with a token it refused: the caller, not the API, gets a new token (RFC 6750 §3.1).
+const REFUSE_TOKEN = 'Answer 401 with WWW-Authenticate: Bearer error="invalid_token"; the caller must present a valid access token.';
+const REFUSE_SCOPE = 'Answer 403 with WWW-Authenticate: Bearer error="insufficient_scope" and scope set to err.scope.';
 
 /**
  * The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1),
@@ -221,10 +225,10 @@ async function introspect(options: ResolvedOptions, token: string): Promise<Veri
   );
   const claims = answer.body;
   const invalid = () => new InvalidResponse('the introspection answer is not RFC 7662 JSON with the claims of an access token', { status: answer.status, endpoint: `POST ${endpoint}` });
-  if (claims.active === false) throw new InvalidToken('the access token is not active: expired, revoked, replaced or not issued by Connect');
+  if (claims.active === false) throw new InvalidToken('the access token is not active: expired, revoked, replaced or not issued by Connect', { hint: REFUSE_TOKEN });
   if (claims.active !== true) throw invalid();
   // RFC 7662 §2.2: an active token that is not an access token (a refresh token) is no bearer credential for an API.
-  if (typeof claims.token_type !== 'string' || claims.token_type.toLowerCase() !== 'bearer') throw new InvalidToken('the token is not an access token');
+  if (typeof claims.token_type !== 'string' || claims.token_type.toLowerCase() !== 'bearer') throw new InvalidToken('the token is not an access token', { hint: REFUSE_TOKEN });
   const { client_id: clientId, sub, iss, aud, jti, iat, exp, sid, scope } = claims;
   const wellFormed =
     isText(clientId) &&

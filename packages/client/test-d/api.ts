@@ -210,6 +210,7 @@ function describeCode(code: ConnectErrorCode): string {
       return 'fix the request or the credentials';
     case 'access_denied':
     case 'login_required':
+    case 'consent_required':
     case 'interaction_required':
     case 'reauthorization_required':
       return 'send the customer through the authorization';

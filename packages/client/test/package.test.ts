@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-// What `npm pack` would publish: declarations, code, a license, and source maps whose sources are in the package.
+// What `npm pack` would publish: declarations, code, README, a license, and source maps that carry their sources.
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 async function packedFiles(): Promise<string[]> {
@@ -14,23 +14,47 @@ async function packedFiles(): Promise<string[]> {
   return (pack?.files ?? []).map((f) => f.path);
 }
 
-describe('the published package', () => {
-  it('ships the entry points, a license, and source maps that resolve inside the package', async () => {
-    const files = await packedFiles();
-    const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>> };
-    for (const target of Object.values(manifest.exports['.'] ?? {})) expect(files).toContain(posix.normalize(target));
-    expect(files).toContain('LICENSE');
-    expect(files).not.toContain('dist/.tsbuildinfo');
-    expect(files.some((f) => f.startsWith('test'))).toBe(false);
+interface Manifest {
+  license?: string;
+  exports: Record<string, Record<string, string> | string>;
+  types?: string;
+  files?: string[];
+  dependencies?: Record<string, string>;
+  publishConfig?: { access?: string; provenance?: boolean };
+  sideEffects?: boolean;
+}
 
+describe('the published package', () => {
+  it('ships only the built output, README.md, LICENSE and package.json', async () => {
+    const files = await packedFiles();
+    const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as Manifest;
+    const entry = manifest.exports['.'] as Record<string, string>;
+    expect(Object.keys(entry)).toEqual(['types', 'import']);
+    for (const target of [...Object.values(entry), manifest.types ?? '']) expect(files).toContain(posix.normalize(target));
+    expect(files.filter((f) => !f.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+    expect(files).not.toContain('dist/.tsbuildinfo');
+    expect(files.filter((f) => f.startsWith('dist/') && !/\.(js|d\.ts|js\.map)$/.test(f))).toEqual([]);
+  }, 60_000);
+
+  it('is public, Apache-2.0 licensed, without side effects, and needs nothing from a registry at run time', async () => {
+    const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as Manifest;
+    expect(manifest).toMatchObject({ license: 'Apache-2.0', publishConfig: { access: 'public', provenance: true }, sideEffects: false });
+    // install.test.ts installs the tarball with --offline: a runtime dependency would need the registry or its cache.
+    expect(manifest.dependencies ?? {}).toEqual({});
+    const license = await readFile(join(PACKAGE_DIR, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^Copyright \d{4} Connect contributors\n/);
+    expect(license).toContain('Apache License\n                           Version 2.0, January 2004');
+    expect(license).toContain('END OF TERMS AND CONDITIONS');
+  });
+
+  it('has source maps that carry their sources, since src/ is not shipped', async () => {
+    const files = await packedFiles();
     const maps = files.filter((f) => f.endsWith('.map'));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
-      const { sources, sourceRoot } = JSON.parse(await readFile(join(PACKAGE_DIR, map), 'utf8')) as { sources: string[]; sourceRoot?: string };
-      for (const source of sources) {
-        const resolved = posix.normalize(posix.join(posix.dirname(map), sourceRoot ?? '', source));
-        expect(files, `${map} names ${source}`).toContain(resolved);
-      }
+      const { sources, sourcesContent } = JSON.parse(await readFile(join(PACKAGE_DIR, map), 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      expect(sourcesContent?.length, map).toBe(sources.length);
+      expect(sourcesContent?.every((text) => typeof text === 'string' && text.length > 0), map).toBe(true);
     }
   }, 60_000);
 });

@@ -90,8 +90,10 @@ describe('createTokenVerifier', () => {
     const { verifier: v } = verifier();
     expect(await v.verify(clientToken.accessToken)).toMatchObject({ kind: 'client', clientId: merchant.clientId, audience: connect.baseUrl });
     expect(await v.verify(clientToken.accessToken, { kind: 'client' })).toMatchObject({ kind: 'client' });
-    await expect(v.verify(clientToken.accessToken, { kind: 'customer' })).rejects.toThrow(new InvalidToken('a customer access token is required'));
-    await expect(v.verify(tokens.accessToken, { kind: 'client' })).rejects.toThrow(new InvalidToken('a client access token is required'));
+    // The hint is the API's: it refuses the token, its caller gets a new one.
+    const refused = (description: string) => ({ error: 'invalid_token', description, hint: expect.stringMatching(/^Answer 401 with WWW-Authenticate: Bearer error="invalid_token"/) });
+    await expect(v.verify(clientToken.accessToken, { kind: 'customer' })).rejects.toMatchObject(refused('a customer access token is required'));
+    await expect(v.verify(tokens.accessToken, { kind: 'client' })).rejects.toMatchObject(refused('a client access token is required'));
     await expect(v.verify(tokens.refreshToken)).rejects.toBeInstanceOf(InvalidToken);
   });
 

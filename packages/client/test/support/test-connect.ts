@@ -23,6 +23,8 @@ export interface TestConnect {
   readonly demo: NonNullable<RunningServer['demo']>;
   /** The environment the server and `connect-auth` commands read. */
   readonly env: Readonly<Record<string, string>>;
+  /** Runs a `connect-auth` command with `--json` against this server and returns its JSON output. */
+  cli(args: string[]): Promise<unknown>;
   /** Registers a client with `connect-auth clients create --json` (`scopes`: `--scopes`). */
   createClient(options: { redirectUri: string; grants?: string; name?: string; scopes?: string }): Promise<{ clientId: string; clientSecret: string }>;
   /** Registers a resource server with `connect-auth clients create --resource-server --json`. */
@@ -78,6 +80,7 @@ export async function startConnect(options: { env?: Record<string, string>; cloc
     baseUrl: server.urls.baseUrl,
     demo,
     env: cliEnv,
+    cli,
     async createClient({ redirectUri, grants = 'client_credentials,authorization_code,refresh_token', name = 'SDK Test Shop', scopes }) {
       const scoped = scopes === undefined ? [] : ['--scopes', scopes];
       const created = (await cli(['clients', 'create', '--name', name, '--redirect-uri', redirectUri, '--grants', grants, ...scoped])) as {
