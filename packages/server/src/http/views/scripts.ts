@@ -23,8 +23,10 @@ export const RESEND_COUNTDOWN_SCRIPT = `(function () {
   var other = hint.getAttribute('data-other') || '';
   var ready = hint.getAttribute('data-ready') || '';
   var start = performance.now();
+  var timer;
   button.disabled = true;
   function tick() {
+    clearTimeout(timer);
     var left = Math.ceil(wait - (performance.now() - start) / 1000);
     if (left <= 0) {
       hint.textContent = ready;
@@ -32,8 +34,10 @@ export const RESEND_COUNTDOWN_SCRIPT = `(function () {
       return;
     }
     hint.textContent = (left === 1 ? one : other).replace('{seconds}', String(left));
-    setTimeout(tick, 250);
+    timer = setTimeout(tick, 250);
   }
+  // A tab in the background has its timers slowed: back in front, it counts at once.
+  document.addEventListener('visibilitychange', tick);
   tick();
 })();
 `;
