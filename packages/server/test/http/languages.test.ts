@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createPinCheckQueue } from '../../src/core/customers/pin.js';
 import { CATALOGUES } from '../../src/http/views/messages/index.js';
+import { timeOfDay } from '../../src/http/views/time-of-day.js';
 import { build, type TestApp } from '../helpers/build.js';
 import {
   addCustomer,
@@ -144,7 +145,9 @@ describe('the language of the hosted pages', () => {
     // The one-time-PIN page, after the POST's 303.
     const otpPage = await submitCredentials(browser, wrong, MOBILE, PIN);
     expect(expectFilipino(otpPage)).toContain('Nagpadala kami ng 6-digit na code sa +63******4567 sa pamamagitan ng SMS.');
-    expect(pageText(otpPage.body)).toContain('Puwede kang humingi ng bagong code pagkalipas ng 30 segundo.');
+    // Without JavaScript the page names the time of day (Philippine time, for a +63 number), rounded up to the minute.
+    expect(pageText(otpPage.body)).toContain(`Puwede kang humingi ng bagong code pagsapit ng ${timeOfDay(t.clock.nowSeconds() + 30, 'PH', 'fil').replace(/\s+/gu, ' ')} .`);
+    expect(timeOfDay(t.clock.nowSeconds() + 30, 'PH', 'fil')).toMatch(/^\d{1,2}:\d{2}\s[AP]M Oras sa Pilipinas$/u);
     const tooSoon = await browser.submit(otpPage, { action: 'resend' });
     expectFilipino(tooSoon);
     expect(errorText(tooSoon.body)).toMatch(/^Puwede kang humingi ng bagong code pagkalipas ng \d+ segundo\.$/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../src/core/journey/session.js';
+import { timeOfDay } from '../../src/http/views/time-of-day.js';
 import { build, T0, type TestApp } from '../helpers/build.js';
 import {
   addCustomer,
@@ -177,8 +178,11 @@ describe('one-time PIN', () => {
   it('resend: refused before 30 s, allowed after; the old code stops working; at most 3 resends', async () => {
     const { t, client } = await setup();
     const { browser, otpPage, code: first } = await reachOtp(t, client);
-    // The page says when a new code can be asked for.
-    expect(pageText(otpPage.body)).toMatch(/\b30 seconds\b/);
+    // The page says when a new code can be asked for: a time of day (Philippine time for a +63 number, rounded up
+    // to the minute), which stays true while the page stays open; and the seconds, for the countdown script.
+    const time = timeOfDay(t.clock.nowSeconds() + 30, 'PH', 'en').replace(/\s+/gu, ' ');
+    expect(pageText(otpPage.body)).toContain(`Didn't get it? You can ask for a new code from ${time} .`);
+    expect(otpPage.body).toMatch(/<p class="hint" id="resend-hint" data-resend-in="30" /);
 
     let page = await browser.submit(otpPage, { action: 'resend' });
     expectPage(page, 400);

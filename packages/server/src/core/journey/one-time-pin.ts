@@ -257,9 +257,13 @@ function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick
 
 /** What a code's page shows of its challenge at `now`. */
 export function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
+  const mobile = parseMobile(challenge.mobile);
+  const resendAt = challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS;
   return {
-    maskedMobile: parseMobile(challenge.mobile)?.masked ?? challenge.mobile,
-    resendInSeconds: Math.max(0, challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS - now),
+    maskedMobile: mobile?.masked ?? challenge.mobile,
+    resendInSeconds: Math.max(0, resendAt - now),
+    resendAt,
+    mobileCountry: mobile?.country,
     resendsLeft: Math.max(0, OTP_MAX_RESENDS - challenge.resends),
   };
 }

@@ -84,6 +84,10 @@ export interface OtpView {
   readonly maskedMobile: string;
   /** Seconds until a new code may be sent (0: now). */
   readonly resendInSeconds: number;
+  /** When a new code may be sent: epoch seconds (the page says it as a time of day). */
+  readonly resendAt: number;
+  /** The ISO 3166 alpha-2 country of the mobile the code went to, if it has one: the time zone `resendAt` is said in. */
+  readonly mobileCountry: string | undefined;
   readonly resendsLeft: number;
 }
 

@@ -481,6 +481,24 @@ export const PATHS: Record<string, PathItem> = {
       },
     },
   },
+
+  '/assets/resend-countdown.js': {
+    servers: [AUTH_ORIGIN],
+    get: {
+      operationId: 'resendCountdownScript',
+      summary: "The one-time-PIN page's countdown script",
+      description: 'Counts down the wait for a new code and enables "Send a new code"; without it the page names the time a new code can be asked for.',
+      tags: ['hosted pages'],
+      responses: {
+        200: response('The script.', {
+          headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') },
+          content: { 'text/javascript': { schema: { type: 'string' } } },
+        }),
+        304: response('Not changed since the `ETag` sent as `If-None-Match`.', { headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') } }),
+        400: shared('BadQuery'),
+      },
+    },
+  },
 };
 
 /** Paths served only in the sandbox (`/sandbox/*`). */

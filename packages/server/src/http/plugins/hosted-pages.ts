@@ -26,11 +26,13 @@ export function cookiePolicy(environment: Environment) {
 }
 
 /**
- * The CSP of a hosted page: own stylesheet only, no script at all, no
- * framing, and forms may post only here — or, after a redirect, to the
- * client's redirect URI (browsers check `form-action` on redirects too).
+ * The CSP of a hosted page: own stylesheet only, no framing, and forms may
+ * post only here — or, after a redirect, to the client's redirect URI
+ * (browsers check `form-action` on redirects too). No script at all,
+ * except on a page with `script`: the one-time-PIN pages, whose countdown
+ * is a file Connect serves (`script-src 'self'`; never inline script).
  */
-export function pageCsp(redirectUri?: string): string {
+export function pageCsp(redirectUri?: string, options: { script?: boolean } = {}): string {
   const formAction = ["'self'"];
   if (redirectUri) {
     try {
@@ -42,6 +44,7 @@ export function pageCsp(redirectUri?: string): string {
   }
   return [
     "default-src 'none'",
+    ...(options.script ? ["script-src 'self'"] : []),
     "style-src 'self'",
     "img-src 'self' data:",
     `form-action ${formAction.join(' ')}`,
@@ -90,11 +93,17 @@ export function acceptedLocale(header: string | undefined): UiLocale | undefined
 }
 
 /**
- * Sends a hosted page: HTML, never cached, with its CSP, its
+ * Sends a hosted page: HTML, never cached, with its CSP (`script`: the
+ * page loads Connect's own script, see {@link pageCsp}), its
  * `Content-Language`, and `Vary: Accept-Language` when that header chose
  * the language.
  */
-export function sendPage(reply: FastifyReply, status: number, body: string, options: { language: PageLanguage; redirectUri?: string }): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  body: string,
+  options: { language: PageLanguage; redirectUri?: string; script?: boolean },
+): FastifyReply {
   reply.header('content-language', options.language.locale);
   if (options.language.negotiated) reply.header('vary', withVary(reply.getHeader('vary'), 'Accept-Language'));
   return reply
@@ -102,7 +111,7 @@ export function sendPage(reply: FastifyReply, status: number, body: string, opti
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
     .header('pragma', 'no-cache')
-    .header('content-security-policy', pageCsp(options.redirectUri))
+    .header('content-security-policy', pageCsp(options.redirectUri, { script: options.script }))
     .send(body);
 }
 

@@ -153,7 +153,8 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           reset: result.kind === 'reset_otp',
           ...result.otp,
         });
-        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
+        // The resend countdown's script (views/scripts.ts).
+        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri, script: true });
       }
       case 'new_pin': {
         const { journey, problem } = result;

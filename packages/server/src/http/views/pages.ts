@@ -2,6 +2,8 @@ import { fill, html, type SafeHtml } from './html.js';
 import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
 import type { Language } from './messages/index.js';
+import { RESEND_COUNTDOWN_PATH } from './scripts.js';
+import { timeOfDay } from './time-of-day.js';
 
 /** A message tied (or not) to a form field. */
 export interface PageError {
@@ -178,17 +180,26 @@ ${page.loginHref ? html`<p class="switch">${text.register.haveAccount} <a href="
  * says whether the number has an account ("if it has one, we sent…").
  */
 export function otpPage(
-  page: FormPage & { maskedMobile: string; resendInSeconds: number; resendsLeft: number; codeSent?: boolean | undefined; reset?: boolean | undefined },
+  page: FormPage & {
+    maskedMobile: string;
+    resendInSeconds: number;
+    resendAt: number;
+    mobileCountry: string | undefined;
+    resendsLeft: number;
+    codeSent?: boolean | undefined;
+    reset?: boolean | undefined;
+  },
 ): string {
   const { language } = page;
   const text = language.text;
   const wording = page.reset ? text.resetOtp : text.otp;
   const state: FieldState = { error: page.error, focus: 'otp' };
+  const waiting = page.resendsLeft > 0 && page.resendInSeconds > 0;
   const resendHint =
     page.resendsLeft === 0
       ? html`<p class="hint" id="resend-hint">${text.otp.noMoreCodes}</p>`
-      : page.resendInSeconds > 0
-        ? html`<p class="hint" id="resend-hint">${text.otp.resendIn(page.resendInSeconds)}</p>`
+      : waiting
+        ? resendCountdown(page.language, page.resendInSeconds, timeOfDay(page.resendAt, page.mobileCountry, language.locale))
         : html`<p class="hint" id="resend-hint">${text.otp.resendNow}</p>`;
   const mobile = html`<strong class="nowrap">${page.maskedMobile}</strong>`;
   const lead = html`<p class="lead">${fill(wording.lead, { mobile })}</p>`;
@@ -209,12 +220,24 @@ ${fieldError(page.error, 'otp')}
 <button type="submit" name="action" value="verify" class="button primary">${text.otp.submit}</button>
 <div class="resend">
 ${resendHint}
-<button type="submit" name="action" value="resend" class="button link" formnovalidate aria-describedby="resend-hint"${page.resendsLeft === 0 ? html` disabled` : html``}>${text.otp.resend}</button>
+<button type="submit" name="action" value="resend" id="resend" class="button link" formnovalidate aria-describedby="resend-hint"${page.resendsLeft === 0 ? html` disabled` : html``}>${text.otp.resend}</button>
 </div>
 ${cancelButton(language)}
 </div>
-</form>`;
+</form>
+${waiting ? html`<script src="${RESEND_COUNTDOWN_PATH}" defer></script>` : html``}`;
   return layout({ language, title: wording.title, body, clientName: page.clientName });
+}
+
+/**
+ * The resend hint while a new code must wait (docs/hosted-login.md, "The
+ * resend countdown"): the time of day it can be asked for, which stays
+ * true without JavaScript; and, for the page's script, the seconds left
+ * and the wordings it counts down with.
+ */
+function resendCountdown(language: Language, seconds: number, time: string): SafeHtml {
+  const { otp } = language.text;
+  return html`<p class="hint" id="resend-hint" data-resend-in="${seconds}" data-one="${otp.countdown.one}" data-other="${otp.countdown.other}" data-ready="${otp.resendNow}">${fill(otp.resendFrom, { time: html`<span class="nowrap">${time}</span>` })}</p>`;
 }
 
 /** "Forgot PIN?": the mobile whose PIN to reset (fixed, as on the login page, when the client named it). */

@@ -99,7 +99,7 @@ input[readonly]:hover { border-color: var(--field); }
 .primary:active { background: #1e3a8a; }
 .secondary { background: #fff; color: var(--text); border-color: #cbd5e1; }
 .secondary:hover { background: var(--tint); border-color: #94a3b8; }
-.link { display: inline-block; width: auto; min-height: 40px; padding: 8px 12px; background: none; color: var(--brand); text-decoration: underline; text-underline-offset: 3px; }
+.link { display: inline-block; width: auto; min-height: 44px; padding: 10px 12px; background: none; color: var(--brand); text-decoration: underline; text-underline-offset: 3px; }
 .link:hover { color: var(--brand-strong); background: var(--brand-soft); }
 .link:disabled { color: var(--muted); text-decoration: none; cursor: not-allowed; background: none; }
 .resend { text-align: center; padding: 4px 0; }
@@ -109,8 +109,9 @@ a { color: var(--brand); text-underline-offset: 3px; border-radius: 4px; }
 a:hover { color: var(--brand-strong); }
 .switch { margin-top: 24px; padding-top: 20px; border-top: 1px solid var(--line); text-align: center; color: var(--muted); font-size: 0.9375rem; }
 .switch a { font-weight: 600; }
-.forgot { margin: -8px 0 0; text-align: right; font-size: 0.9375rem; }
-.forgot a { display: inline-block; padding: 10px 0; font-weight: 600; }
+/* Every link is a tap target of at least 44 x 44 px (docs/hosted-login.md, "On a phone"). */
+.switch a, .forgot a { display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; padding: 0 8px; vertical-align: middle; }
+.forgot { margin: -8px -8px 0 0; text-align: right; font-size: 0.9375rem; }
 
 /* Error page */
 .status { text-align: center; padding: 8px 0 4px; }
@@ -118,6 +119,15 @@ a:hover { color: var(--brand-strong); }
 .status-icon .icon { width: 28px; height: 28px; }
 .status h1 { margin-bottom: 12px; }
 .status .message { color: var(--text); margin-bottom: 16px; }
+
+/* The sandbox's callback page: long codes and commands wrap, never widen the page */
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.875em; overflow-wrap: anywhere; }
+h2 { margin: 28px 0 8px; color: var(--ink); font-size: 1.125rem; line-height: 1.3; }
+.received { width: 100%; margin-top: 24px; border-collapse: collapse; table-layout: fixed; font-size: 0.9375rem; }
+.received caption { text-align: left; font-weight: 600; color: var(--ink); padding-bottom: 8px; }
+.received th, .received td { text-align: left; vertical-align: top; padding: 8px 0; border-top: 1px solid var(--line); }
+.received th { width: 38%; padding-right: 12px; color: var(--muted); font-weight: 600; }
+.command { margin: 8px 0 0; padding: 12px 14px; background: var(--tint); border: 1px solid var(--line); border-radius: 10px; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.9375rem; line-height: 1.45; }
 
 /* Phones: the page is the card */
 @media (max-width: 520px) {

@@ -67,11 +67,16 @@ async function expectNotCompleted(t: JourneyTest, journey: Started, status: stri
 describe('showOtp', () => {
   it('shows the masked mobile, when a new code may be sent and how many are left', async () => {
     const t = await atOtp();
-    expect(await showOtp(t.journey.context, t.deps)).toEqual({ kind: 'otp', journey: view(t.journey), otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 3 } });
+    const resendAt = t.clock.nowSeconds() + 30;
+    expect(await showOtp(t.journey.context, t.deps)).toEqual({
+      kind: 'otp',
+      journey: view(t.journey),
+      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt, mobileCountry: 'PH', resendsLeft: 3 },
+    });
     t.clock.advance(10);
-    expect(await showOtp(t.journey.context, t.deps)).toMatchObject({ otp: { resendInSeconds: 20 } });
+    expect(await showOtp(t.journey.context, t.deps)).toMatchObject({ otp: { resendInSeconds: 20, resendAt } });
     t.clock.advance(25);
-    expect(await showOtp(t.journey.context, t.deps)).toMatchObject({ otp: { resendInSeconds: 0 } });
+    expect(await showOtp(t.journey.context, t.deps)).toMatchObject({ otp: { resendInSeconds: 0, resendAt } });
   });
 
   it('before the PIN is verified: the login page', async () => {
@@ -224,7 +229,7 @@ describe('submitOtp: wrong, malformed and expired codes', () => {
       expect(await t.enter(wrong)).toEqual({
         kind: 'otp',
         journey: view(t.journey),
-        otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 3 },
+        otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 3 },
         problem: { code: 'otp_wrong', field: 'otp', attemptsLeft },
       });
     }
@@ -318,7 +323,7 @@ describe('submitOtp: send a new code', () => {
   it('at 30 s: a new code replaces the old one, valid 300 s from its own send', async () => {
     const t = await atOtp();
     t.clock.set(T0 + 30);
-    expect(await t.resend()).toEqual({ kind: 'otp', journey: view(t.journey), otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 2 }, notice: 'code_sent' });
+    expect(await t.resend()).toEqual({ kind: 'otp', journey: view(t.journey), otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 2 }, notice: 'code_sent' });
     expect(t.sms.messages.map((message) => message.to)).toEqual([MOBILE, MOBILE]);
     const fresh = t.sms.lastCode();
     if (fresh !== t.code) expect(await t.enter(t.code)).toMatchObject({ problem: { code: 'otp_wrong' } });

@@ -95,7 +95,7 @@ describe('showReset and submitReset', () => {
     expect(await showResetOtp(t.journey.context, t.deps)).toEqual({
       kind: 'reset_otp',
       journey: view(t.journey),
-      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 3 },
+      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 3 },
     });
   });
 
@@ -272,7 +272,7 @@ describe('submitResetOtp', () => {
     for (const s of [t, u]) {
       expect(await s.resend()).toMatchObject({ kind: 'reset_otp', problem: { code: 'sms_too_soon', retryAfterSeconds: 30 } });
       s.clock.advance(30);
-      expect(await s.resend()).toEqual({ kind: 'reset_otp', journey: view(s.journey), otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 2 }, notice: 'code_sent' });
+      expect(await s.resend()).toEqual({ kind: 'reset_otp', journey: view(s.journey), otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 2 }, notice: 'code_sent' });
     }
     expect(t.sms.messages).toHaveLength(2);
     expect(u.sms.messages).toHaveLength(0);

@@ -412,7 +412,7 @@ describe('submitLogin: the SMS gateway fails', () => {
     expect(await showOtp(t.journey.context, t.deps)).toEqual({
       kind: 'otp',
       journey: view(t.journey),
-      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 3 },
+      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 3 },
       problem: { code: 'sms_unavailable' },
     });
     // The code the gateway never delivered answers nothing.
@@ -424,7 +424,7 @@ describe('submitLogin: the SMS gateway fails', () => {
     expect(await submitOtp(t.journey.context, { action: 'resend' }, t.deps)).toEqual({
       kind: 'otp',
       journey: view(t.journey),
-      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendsLeft: 3 },
+      otp: { maskedMobile: MASKED, resendInSeconds: 30, resendAt: expect.any(Number), mobileCountry: 'PH', resendsLeft: 3 },
       notice: 'code_sent',
     });
     expect(await t.journey.record()).toMatchObject({ status: 'otp_sent' });

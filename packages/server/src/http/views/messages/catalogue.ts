@@ -5,7 +5,8 @@ import type { DeadEndReason, ProblemCode } from '../../../core/journey/outcomes.
  * Problems whose wording counts something, and what: minutes to wait
  * (`pin_locked`, `too_many_attempts`, `otp_too_many`, `sms_rate_limited`),
  * seconds to wait (`sms_too_soon`), tries left (`otp_wrong`). A wait is
- * always said as a duration from now, never as a clock time.
+ * said as a duration from now, never as a clock time; only the
+ * one-time-PIN page's resend hint names a time of day (`otp.resendFrom`).
  */
 export type CountedProblem = 'pin_locked' | 'too_many_attempts' | 'otp_too_many' | 'sms_rate_limited' | 'sms_too_soon' | 'otp_wrong';
 
@@ -73,7 +74,15 @@ export interface Catalogue {
     readonly hint: string;
     readonly submit: string;
     readonly noMoreCodes: string;
-    readonly resendIn: (seconds: number) => string;
+    /**
+     * `{time}`: the time of day from which a new code can be asked for,
+     * with its zone ("12:35 PM Philippines Time"). What the page says
+     * without JavaScript: unlike a count of seconds, it stays true while
+     * the page stays open (docs/hosted-login.md, "The resend countdown").
+     */
+    readonly resendFrom: string;
+    /** The countdown the page's script shows instead, `{seconds}` the seconds left: for 1, and for any other number. */
+    readonly countdown: { readonly one: string; readonly other: string };
     readonly resendNow: string;
     readonly resend: string;
     /** `{mobile}`: where the new code went. */

@@ -49,7 +49,11 @@ export const fil: Catalogue = {
     hint: '6 na digit, may bisa sa loob ng 5 minuto',
     submit: 'I-verify',
     noMoreCodes: 'Wala nang bagong code na maipapadala para sa pag-sign in na ito.',
-    resendIn: (seconds) => `Hindi natanggap? Puwede kang humingi ng bagong code pagkalipas ng ${seconds} segundo.`,
+    resendFrom: 'Hindi natanggap? Puwede kang humingi ng bagong code pagsapit ng {time}.',
+    countdown: {
+      one: 'Hindi natanggap? Puwede kang humingi ng bagong code pagkalipas ng {seconds} segundo.',
+      other: 'Hindi natanggap? Puwede kang humingi ng bagong code pagkalipas ng {seconds} segundo.',
+    },
     resendNow: 'Hindi natanggap? Humingi ng bagong code.',
     resend: 'Magpadala ng bagong code',
     codeSent: 'Nagpadala kami ng bagong code sa {mobile}.',
