@@ -8,6 +8,7 @@ import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify
 import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
+import { proveKnownDevice } from './known-device.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
@@ -67,7 +68,13 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
     case 'refused':
       return refusedEntry(journey, challenge, outcome.result, context, deps);
     case 'done':
-      return { kind: 'redirect', location: outcome.location, session: outcome.session };
+      // The one-time PIN proved the phone in this browser: it is a known device of the customer.
+      return {
+        kind: 'redirect',
+        location: outcome.location,
+        session: outcome.session,
+        knownDevice: proveKnownDevice(context.knownDevice, outcome.profileId, deps.clock.nowSeconds(), deps.knownDeviceKey),
+      };
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
@@ -80,7 +87,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
 
 type Entry =
   | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }> }
-  | { readonly kind: 'done'; readonly location: string; readonly session: string }
+  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly profileId: string }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
@@ -118,7 +125,7 @@ async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, co
   if (!result.ok) return { kind: 'refused', result };
   switch (result.done) {
     case 'completed':
-      return { kind: 'done', location: issued.location, session: session.id };
+      return { kind: 'done', location: issued.location, session: session.id, profileId: customer.profileId };
     case 'lost':
       return { kind: 'lost' };
     case 'customer_unavailable':

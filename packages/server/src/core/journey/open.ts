@@ -27,6 +27,8 @@ export interface StepContext {
   readonly browserId: string | undefined;
   /** The customer-session cookie. */
   readonly sessionId?: string | undefined;
+  /** The known-device cookie (`known-device.ts`). */
+  readonly knownDevice?: string | undefined;
   /** The client address, parsed at the edge (for the per-address limits and the audit log). */
   readonly address: ClientAddress;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */

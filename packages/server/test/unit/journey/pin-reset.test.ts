@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { verifyPin as verifyCustomerPin } from '../../../src/core/customers/pin.js';
 import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../../src/core/journey/forgot-pin.js';
+import { knownDeviceOf } from '../../../src/core/journey/known-device.js';
 import { showNewPin, submitNewPin, type NewPinForm } from '../../../src/core/journey/new-pin.js';
 import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
@@ -351,12 +352,18 @@ describe('showNewPin and submitNewPin', () => {
     t.clock.advance(10);
 
     const context = { ...t.journey.context, sessionId, correlationId: 'req-1' };
-    expect(await submitNewPin(context, { pin: NEW_PIN, pinConfirmation: NEW_PIN }, t.deps)).toEqual({
+    const done = await submitNewPin(context, { pin: NEW_PIN, pinConfirmation: NEW_PIN }, t.deps);
+    expect(done).toEqual({
       kind: 'goto',
       page: 'login',
       requestId: t.journey.requestId,
       endSession: true,
+      knownDevice: expect.any(String),
     });
+    // The browser is now a known device of the customer (docs/journey.md, "A stranger cannot lock the owner out").
+    const knownDevice = done.kind === 'goto' ? done.knownDevice : undefined;
+    expect(knownDeviceOf(knownDevice, profileId, T0 + 10, t.deps.knownDeviceKey)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(knownDeviceOf(knownDevice, 'another-profile', T0 + 10, t.deps.knownDeviceKey)).toBeUndefined();
     const after = await t.storage.customers.findCustomer(profileId);
     expect(after).toMatchObject({ status: 'active', pinAttempts: 0, lockedUntil: null, updatedAt: T0 + 10 });
     expect(await verifyCustomerPin(NEW_PIN, after?.pinHash ?? '')).toBe(true);
