@@ -93,7 +93,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       answeredAfter: now - PIN_RESET_WINDOW_SECONDS,
     });
     if (!spent) return rollback({ kind: 'lost' });
-    const ended = await endCustomerAccess(profileId, tx, now, journey.record.idHash);
+    const ended = await endCustomerAccess(profileId, tx, now, { by: 'pin_reset', except: journey.record.idHash });
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
       actor: `ip:${context.address.ip}`,
