@@ -69,6 +69,12 @@ export const OTP_RESEND_AFTER_SECONDS = 30;
 export const OTP_MAX_RESENDS = 3;
 /** Once a PIN-reset code was entered right, the new PIN must be chosen within this long. */
 export const PIN_RESET_WINDOW_SECONDS = 300;
+/**
+ * A PIN reset's code, entered right, proves the phone for the login that
+ * follows in the same journey for this long: that login sends no second
+ * one-time PIN (docs/journey.md, "After a PIN reset").
+ */
+export const RESET_PROVES_PHONE_SECONDS = 600;
 
 /** The window of the per-mobile one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_MOBILE`). */
 export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;
