@@ -109,7 +109,7 @@ const DEVICE_COOKIE = '__Host-connect_device';
 const STRANGER_NETWORKS = ['198.51.100.7', '198.51.100.8', '203.0.113.9', '192.0.2.10'];
 
 function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: boolean }): void {
-  it('a stranger on 4 networks locks PIN login and asks for resets all hour: the phone gets 3 codes; the owner, on a known device, resets the PIN and logs in, and the login code is sent', async () => {
+  it('a stranger on 4 networks locks PIN login and asks for resets all hour: the phone gets 3 codes; the owner, on a known device, resets the PIN and logs in (no second SMS), and a later login code is sent', async () => {
     const b = await open();
     const { t } = b;
     // The owner signed in on this phone's browser before: a known device.
@@ -173,6 +173,11 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
     const pinPage = await ownerBrowser.follow(verified);
     const changed = await ownerBrowser.submit(pinPage, { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' });
     expectSeeOther(changed, LOGIN);
+    // Logs in with the new PIN in the same sign-in: the reset's code proved the phone, no second SMS.
+    const afterReset = await ownerBrowser.follow(changed);
+    const back = await ownerBrowser.submit(afterReset, { mobile: MOBILE, pin: NEW_PIN, action: 'login' });
+    expect(expectClientRedirect(back).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await b.sent()).toHaveLength(loginCodes + 4);
 
     // And signs in with the new PIN in a new sign-in of the app: its one-time PIN is sent.
     t.clock.advance(15 * 60);

@@ -220,8 +220,9 @@ async function sendLater(mobile: string, code: string, sendContext: PinSendConte
  * customer (a known device) spends its own budget.
  */
 function sendOptions(profileId: string | null, context: StepContext, deps: Pick<JourneyDeps, 'clock' | 'knownDeviceKey'>): SendOptions {
+  // Checked for every mobile alike (a mobile without an account has no proof), so that its time says nothing either.
+  const deviceId = knownDeviceOf(context.knownDevice, profileId ?? '', deps.clock.nowSeconds(), deps.knownDeviceKey);
   if (profileId === null) return { sendsNothing: true };
-  const deviceId = knownDeviceOf(context.knownDevice, profileId, deps.clock.nowSeconds(), deps.knownDeviceKey);
   return deviceId === undefined ? {} : { knownDevice: { profileId, deviceId } };
 }
 
