@@ -28,6 +28,8 @@ export interface Runtime {
   readonly refreshReuseKey: Uint8Array;
   /** Keys the hashed mobiles and addresses in rate-limit counters. */
   readonly limitKey: Uint8Array;
+  /** Keys the proofs of the known-device cookie (`core/journey/known-device.ts`). */
+  readonly knownDeviceKey: Uint8Array;
   /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
   readonly demoKey: Uint8Array;
 }
@@ -67,6 +69,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     refreshReuseKey: deriveKey(masterKey, 'refresh-reuse'),
     limitKey: deriveKey(masterKey, 'rate-limit-keys'),
     demoKey: deriveKey(masterKey, 'sandbox-demo'),
+    knownDeviceKey: deriveKey(masterKey, 'known-device'),
   };
 }
 

@@ -204,6 +204,7 @@ async function assembleObservedServices(
     sends: limits.sends,
     sms: observedSms(overrides.sms ?? createSmsSender(config, storage, clock), outages),
     otpHasher: runtime.otpHasher,
+    knownDeviceKey: runtime.knownDeviceKey,
     audit,
     log,
     smsCountries: config.smsCountries,

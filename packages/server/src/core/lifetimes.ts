@@ -69,6 +69,12 @@ export const OTP_RESEND_AFTER_SECONDS = 30;
 export const OTP_MAX_RESENDS = 3;
 /** Once a PIN-reset code was entered right, the new PIN must be chosen within this long. */
 export const PIN_RESET_WINDOW_SECONDS = 300;
+/**
+ * A PIN reset's code, entered right, proves the phone for the login that
+ * follows in the same journey for this long: that login sends no second
+ * one-time PIN (docs/journey.md, "After a PIN reset").
+ */
+export const RESET_PROVES_PHONE_SECONDS = 600;
 
 /** The window of the per-mobile one-time-PIN send budget (`CONNECT_SMS_LIMIT_PER_MOBILE`). */
 export const SMS_PER_MOBILE_WINDOW_SECONDS = 15 * 60;
@@ -98,6 +104,27 @@ export const OTP_WRONG_ENTRIES_WINDOW_SECONDS = 60 * 60;
 export const RESET_SMS_PER_REQUESTER = 3;
 /** The window of {@link RESET_SMS_PER_REQUESTER}. */
 export const RESET_SMS_PER_REQUESTER_WINDOW_SECONDS = 60 * 60;
+/**
+ * Unsolicited PIN-reset codes one mobile number may be sent per
+ * {@link RESET_SMS_UNSOLICITED_WINDOW_SECONDS}, over every client address:
+ * each code asked for from a browser that is not a known device of its
+ * customer (docs/journey.md, "A stranger cannot lock the owner out"). So
+ * however many networks a stranger holds, the phone gets at most 3 such
+ * codes an hour, and they spend at most 3 of the reset's per-mobile budget
+ * (`CONNECT_SMS_LIMIT_PER_MOBILE` per 15 minutes).
+ */
+export const RESET_SMS_UNSOLICITED_PER_MOBILE = 3;
+/** The window of {@link RESET_SMS_UNSOLICITED_PER_MOBILE}. */
+export const RESET_SMS_UNSOLICITED_WINDOW_SECONDS = 60 * 60;
+/**
+ * PIN-reset codes a known device of a customer (docs/journey.md, "A
+ * stranger cannot lock the owner out") may ask for per
+ * {@link RESET_SMS_PER_DEVICE_WINDOW_SECONDS}: its own budget, instead of
+ * the per-address and unsolicited ones a stranger can spend.
+ */
+export const RESET_SMS_PER_DEVICE = 3;
+/** The window of {@link RESET_SMS_PER_DEVICE}. */
+export const RESET_SMS_PER_DEVICE_WINDOW_SECONDS = 60 * 60;
 /**
  * Wrong PIN-reset codes one client address may enter per window, over
  * every mobile: counted against the requester, never against the mobile,

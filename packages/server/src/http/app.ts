@@ -126,6 +126,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
     environment: config.environment,
     csrfKey,
     sessionTtlSeconds: config.lifetimes.sessionSeconds,
+    authUrl: services.urls.authUrl,
     countStep: (step, result) => services.metrics.journeyStep(step, stepOutcome(result)),
   });
   await app.register(customerTokenRoutes, { bearer: services.bearer, refresh: services.refresh, idempotency: services.idempotency });

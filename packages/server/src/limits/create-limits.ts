@@ -8,8 +8,12 @@ import {
   PIN_PER_ADDRESS_WINDOW_SECONDS,
   RESET_OTP_WRONG_ENTRIES_PER_ADDRESS,
   RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS,
+  RESET_SMS_PER_DEVICE,
+  RESET_SMS_PER_DEVICE_WINDOW_SECONDS,
   RESET_SMS_PER_REQUESTER,
   RESET_SMS_PER_REQUESTER_WINDOW_SECONDS,
+  RESET_SMS_UNSOLICITED_PER_MOBILE,
+  RESET_SMS_UNSOLICITED_WINDOW_SECONDS,
   SMS_GLOBAL_WINDOW_SECONDS,
   SMS_PER_ADDRESS_WINDOW_SECONDS,
   SMS_PER_MOBILE_WINDOW_SECONDS,
@@ -62,11 +66,15 @@ export interface Limits {
   readonly otpEntries: WrongEntryCounter;
   /**
    * The forgot-PIN flow's own budgets (docs/journey.md, "A stranger cannot
-   * lock the owner out"): its codes sent per mobile and client address
-   * ({@link RESET_SMS_PER_REQUESTER}) and per mobile, beside the same
-   * per-address and global SMS budgets. Anyone may ask for a reset of any
-   * mobile, so what they spend must never refuse the customer's logins,
-   * nor the owner's reset from another network.
+   * lock the owner out"). A code asked for from a known device of the
+   * mobile's customer takes from that (customer, device)'s budget
+   * ({@link RESET_SMS_PER_DEVICE}); any other from the mobile's per client
+   * address ({@link RESET_SMS_PER_REQUESTER}) and the mobile's unsolicited
+   * one over every address ({@link RESET_SMS_UNSOLICITED_PER_MOBILE}).
+   * Both then take from the reset's per-mobile budget, the per-address and
+   * the global SMS budgets. Anyone may ask for a reset of any mobile, so
+   * what they spend must never refuse the customer's logins, nor the
+   * owner's reset from a known device.
    */
   readonly resetSends: SendLimiter;
   /**
@@ -87,6 +95,8 @@ export const LIMIT_KEY_PREFIXES = {
   otpPerMobile: 'connect:otp:mobile',
   resetSmsPerMobile: 'connect:reset-sms:mobile',
   resetSmsPerRequester: 'connect:reset-sms:requester',
+  resetSmsUnsolicited: 'connect:reset-sms:unsolicited',
+  resetSmsPerDevice: 'connect:reset-sms:device',
   resetOtpPerAddress: 'connect:reset-otp:address',
 } as const;
 
@@ -134,16 +144,28 @@ export function createLimits(options: LimitsOptions): Limits {
 
   const resetSmsPerMobile = limiter(LIMIT_KEY_PREFIXES.resetSmsPerMobile, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const resetSmsPerRequester = limiter(LIMIT_KEY_PREFIXES.resetSmsPerRequester, RESET_SMS_PER_REQUESTER, RESET_SMS_PER_REQUESTER_WINDOW_SECONDS);
+  const resetSmsUnsolicited = limiter(LIMIT_KEY_PREFIXES.resetSmsUnsolicited, RESET_SMS_UNSOLICITED_PER_MOBILE, RESET_SMS_UNSOLICITED_WINDOW_SECONDS);
+  const resetSmsPerDevice = limiter(LIMIT_KEY_PREFIXES.resetSmsPerDevice, RESET_SMS_PER_DEVICE, RESET_SMS_PER_DEVICE_WINDOW_SECONDS);
   const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
-  const sendLimiter = (perMobile: RateLimiterAbstract, perRequester?: RateLimiterAbstract): SendLimiter => ({
+  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: ResetBudgets): SendLimiter => ({
     async take(mobile, address, options) {
       // Each budget in turn; a spent one gives back what the ones before took.
       // The requester's own budget first: a stranger refused there never touches the mobile's.
+      // A known device of the customer takes from its own budget instead of the ones a stranger can spend.
       // A request that sends nothing only checks the global budget, never spends it, but at the
       // same place in the order: its answer is the one a send would get, whichever budgets are spent.
-      const budgets: [SendRefused['budget'], RateLimiterAbstract | undefined, string, 'take' | 'check'][] = [
-        ['requester', perRequester, key(`${mobile} ${address.bucket}`), 'take'],
+      const device = options?.knownDevice;
+      const own: Budget[] = !reset
+        ? []
+        : device
+          ? [['device', reset.perDevice, key(`${device.profileId} ${device.deviceId}`), 'take']]
+          : [
+              ['requester', reset.perRequester, key(`${mobile} ${address.bucket}`), 'take'],
+              ['unsolicited', reset.unsolicited, key(mobile), 'take'],
+            ];
+      const budgets: Budget[] = [
+        ...own,
         ['mobile', perMobile, key(mobile), 'take'],
         ['address', smsPerAddress, addressKey(address), 'take'],
         ['global', smsGlobal, key(GLOBAL_KEY), options?.sendsNothing ? 'check' : 'take'],
@@ -185,7 +207,7 @@ export function createLimits(options: LimitsOptions): Limits {
       take: async (address) => (journeyPerAddress ? take(journeyPerAddress, addressKey(address)) : undefined),
     },
     otpEntries: wrongEntryCounter(otpPerMobile, key),
-    resetSends: sendLimiter(resetSmsPerMobile, resetSmsPerRequester),
+    resetSends: sendLimiter(resetSmsPerMobile, { perRequester: resetSmsPerRequester, unsolicited: resetSmsUnsolicited, perDevice: resetSmsPerDevice }),
     resetOtpEntries: {
       take: (address) => take(resetOtpPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),
@@ -219,6 +241,16 @@ function observed(limiter: RateLimiterAbstract, observer: AvailabilityObserver |
   limiter.get = watch(limiter.get);
   return limiter;
 }
+
+/** A PIN reset's budgets before the shared ones (docs/journey.md, "A stranger cannot lock the owner out"). */
+interface ResetBudgets {
+  readonly perRequester: RateLimiterAbstract;
+  readonly unsolicited: RateLimiterAbstract;
+  readonly perDevice: RateLimiterAbstract;
+}
+
+/** One budget of a send: which, its counter, its key, and whether it is taken or only checked. */
+type Budget = [SendRefused['budget'], RateLimiterAbstract | undefined, string, 'take' | 'check'];
 
 /** The one key of the whole deployment's budget (hashed as the others are: deployments sharing a Redis keep their own). */
 const GLOBAL_KEY = 'all';

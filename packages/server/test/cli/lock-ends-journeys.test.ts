@@ -30,6 +30,8 @@ noticePostgresSkipped('an ended sign-in stays ended, on PostgreSQL');
 
 const NEW_PIN = '590316';
 const FINISHED = 'This sign-in has already finished. Go back to the app to continue.';
+/** The page of a journey a lock ended, while the customer is locked: the account, not the sign-in (docs/journey.md, "When a sign-in ends"). */
+const LOCKED = 'This account cannot sign in right now. Please contact customer support.';
 
 interface AtOtpPage {
   readonly browser: Browser;
@@ -54,15 +56,18 @@ async function status(b: OperatorBench, requestId: string): Promise<string | und
   return (await b.t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(requestId)))?.status;
 }
 
-/** Neither "Send a new code" nor the old code goes anywhere: a clear page, no SMS, no redirect to the client. */
-async function expectEnded(b: OperatorBench, s: AtOtpPage, smsBefore: number): Promise<void> {
+/** Neither "Send a new code" nor the old code goes anywhere: a clear page (`says`), no SMS, no redirect to the client. */
+async function expectEnded(b: OperatorBench, s: AtOtpPage, smsBefore: number, says: string = FINISHED): Promise<void> {
   b.clock.advance(30);
   const resent = await s.browser.submit(s.page, { action: 'resend' });
   expectPage(resent, 400);
-  expect(pageText(resent.body)).toContain(FINISHED);
+  expect(pageText(resent.body)).toContain(says);
   const entered = await s.browser.submit(s.page, { otp: s.code, action: 'verify' });
   expectPage(entered, 400);
-  expect(pageText(entered.body)).toContain(FINISHED);
+  expect(pageText(entered.body)).toContain(says);
+  // The one-time-PIN page itself, opened again, says the same.
+  const reopened = await s.browser.get(`/login/otp?request=${s.requestId}`);
+  expect(pageText(reopened.body)).toContain(says);
   expect(await outbox(b.t.app, MOBILE)).toHaveLength(smsBefore);
   expect(await status(b, s.requestId)).toBe('cancelled');
   // No session, no code: nothing of the sign-in exists.
@@ -70,7 +75,7 @@ async function expectEnded(b: OperatorBench, s: AtOtpPage, smsBefore: number): P
 }
 
 function endedTests(open: () => Promise<OperatorBench>): void {
-  it('customers lock at the one-time-PIN page: "Send a new code" sends nothing; after unlock neither the old code nor a new one signs in', async () => {
+  it('customers lock at the one-time-PIN page: "Send a new code" sends nothing and says the account is locked; after unlock neither the old code nor a new one signs in', async () => {
     const b = await open();
     const s = await atOtpPage(b);
     b.clock.advance(1);
@@ -80,10 +85,11 @@ function endedTests(open: () => Promise<OperatorBench>): void {
     expect(locked.ended).toMatchObject({ journeys: 1 });
     const [event] = await b.audit('customer.locked');
     expect(event?.details).toMatchObject({ journeys_ended: 1 });
-    await expectEnded(b, s, 1);
+    await expectEnded(b, s, 1, LOCKED);
     b.clock.advance(1);
     await b.w.cliJson(['customers', 'unlock', s.profileId]);
-    await expectEnded(b, s, 1);
+    // Unlocked: the account may sign in again, but this sign-in stays ended.
+    await expectEnded(b, s, 1, FINISHED);
   });
 
   it('customers lock once the code expired (the next "Send a new code" would start a new challenge): no SMS, before or after unlock', async () => {
@@ -91,9 +97,9 @@ function endedTests(open: () => Promise<OperatorBench>): void {
     const s = await atOtpPage(b);
     b.clock.advance(301);
     await b.w.cliJson(['customers', 'lock', s.profileId]);
-    await expectEnded(b, s, 1);
+    await expectEnded(b, s, 1, LOCKED);
     await b.w.cliJson(['customers', 'unlock', s.profileId]);
-    await expectEnded(b, s, 1);
+    await expectEnded(b, s, 1, FINISHED);
   });
 
   it('a PIN reset in another browser ends the sign-in begun with the old PIN: no new code, the old one signs in no more', async () => {
@@ -114,7 +120,8 @@ function endedTests(open: () => Promise<OperatorBench>): void {
     expect(await status(b, s.requestId)).toBe('cancelled');
     const [event] = await b.audit('customer.pin_reset');
     expect(event?.details).toMatchObject({ journeys_ended: 1 });
-    await expectEnded(b, s, 2);
+    // Not a lock: the sign-in has finished.
+    await expectEnded(b, s, 2, FINISHED);
   });
 
   it('an account locked without its journeys ended (as by a lock in the same instant): "Send a new code" sends nothing', async () => {

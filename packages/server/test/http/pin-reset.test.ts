@@ -11,6 +11,7 @@ import {
   Browser,
   csrfToken,
   enterOtp,
+  exchangeCode,
   expectClientRedirect,
   expectErrorRedirect,
   expectPage,
@@ -23,6 +24,7 @@ import {
   MOBILE,
   outbox,
   pageText,
+  REDIRECT_URI,
   PIN,
   startLogin,
   submitCredentials,
@@ -170,13 +172,29 @@ describe('Forgot PIN: the pages', () => {
     expect(event).toMatchObject({ subject: customer?.profileId, outcome: 'success', requestId: res.headers['x-request-id'] });
     expect(JSON.stringify(event)).not.toContain(NEW_PIN);
 
-    // The old PIN is wrong now; the new one logs in, through the same journey.
+    // The old PIN is wrong now; the new one logs in, through the same journey, with no second
+    // SMS: the reset's code proved the phone minutes ago (docs/journey.md, "After a PIN reset").
     const old = await browser.submit(login, { mobile: MOBILE, pin: PIN, action: 'login' });
     expectPage(old, 400);
     expect(pageText(old.body)).toContain('The mobile number or PIN is not right.');
-    const otpPage = await submitCredentials(browser, old, MOBILE, NEW_PIN);
-    const done = expectClientRedirect(await enterOtp(browser, otpPage, MOBILE));
+    const done = expectClientRedirect(await browser.submit(old, { mobile: MOBILE, pin: NEW_PIN, action: 'login' }));
     expect(done.get('profileId')).toBe(customer?.profileId);
+    expect(await sent(t)).toHaveLength(1);
+    // The code it brought back is a code like any other.
+    expect((await exchangeCode(t.app, client, { code: done.get('code') ?? '', redirect_uri: REDIRECT_URI })).statusCode).toBe(200);
+  });
+
+  it("a login in the same journey after the reset's code stopped proving the phone (10 minutes) gets a one-time PIN first, as before", async () => {
+    const { t, client } = await setup();
+    const { browser, page } = await openReset(t, client);
+    const codePage = await askCode(browser, page);
+    const pinPage = await enterCode(t, browser, codePage);
+    t.clock.advance(299);
+    const login = await browser.follow(await browser.submit(pinPage, { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' }));
+    t.clock.advance(301);
+    const otpPage = await submitCredentials(browser, login, MOBILE, NEW_PIN);
+    expect(await sent(t)).toHaveLength(2);
+    expectClientRedirect(await enterOtp(browser, otpPage, MOBILE));
   });
 
   it('the SMS is handed to the gateway after the answer: a slow gateway does not hold the page', async () => {

@@ -13,6 +13,7 @@ import {
   expectSeeOther,
   MOBILE,
   nthMobile,
+  OTHER_MOBILE,
   pageText,
   PIN,
   startLogin,
@@ -28,10 +29,11 @@ if (!redisUrl) process.stderr.write('\nNOTICE: "the PIN reset budgets, in Redis"
 /**
  * What a stranger who knows only a mobile number can do with "Forgot PIN?"
  * (docs/journey.md, "A stranger cannot lock the owner out"): lock its PIN
- * login for 15 minutes, send it at most 3 reset codes an hour from one
- * address, and never stop the owner, on another network and a fresh
- * browser, from resetting the PIN with the code sent to the owner's phone.
- * And a reset that sends nothing never spends the global SMS budget.
+ * login for 15 minutes, send it at most 3 reset codes an hour however many
+ * networks they hold, and never stop the owner, on a known device, from
+ * resetting the PIN with the code sent to the owner's phone, nor the
+ * owner's login codes. And a reset that sends nothing never spends the
+ * global SMS budget.
  */
 
 const STRANGER = '198.51.100.7';
@@ -92,78 +94,103 @@ async function codePage(browser: Browser, res: Response): Promise<Response> {
   return page;
 }
 
+/** The owner signs in from `browser` (a login's one-time PIN from the captured SMS): the browser becomes a known device. */
+async function signIn(b: Bench, browser: Browser, pin: string = PIN, mobile: string = MOBILE): Promise<void> {
+  const { page } = await startLogin(browser, authorizeParams(b.client, { prompt: 'login' }));
+  const otpPage = await submitCredentials(browser, page, mobile, pin);
+  const done = await browser.submit(otpPage, { otp: codeOf((await b.sent(mobile)).at(-1)), action: 'verify' });
+  expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+}
+
+/** The known-device cookie's name in production (docs/journey.md, "A stranger cannot lock the owner out"). */
+const DEVICE_COOKIE = '__Host-connect_device';
+
+/** The 4 networks of the stranger. */
+const STRANGER_NETWORKS = ['198.51.100.7', '198.51.100.8', '203.0.113.9', '192.0.2.10'];
+
 function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: boolean }): void {
-  it('after the stranger locks PIN login and spends every reset budget of one address, the owner resets the PIN with the code from their phone and logs in', async () => {
+  it('a stranger on 4 networks locks PIN login and asks for resets all hour: the phone gets 3 codes; the owner, on a known device, resets the PIN and logs in (no second SMS), and a later login code is sent', async () => {
     const b = await open();
     const { t } = b;
+    // The owner signed in on this phone's browser before: a known device.
+    const ownerBrowser = new Browser(t.app, { remoteAddress: OWNER });
+    await signIn(b, ownerBrowser);
+    const device = ownerBrowser.setCookies.find((cookie) => cookie.name === DEVICE_COOKIE);
+    expect(device).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/', maxAge: 180 * 24 * 3600 });
+    const loginCodes = (await b.sent()).length;
+    expect(loginCodes).toBe(1);
 
     // 5 wrong PINs lock the victim's PIN login for 15 minutes (documented).
     let res: Response | undefined;
     for (let i = 0; i < 5; i++) {
-      const browser = new Browser(t.app, { remoteAddress: STRANGER });
+      const browser = new Browser(t.app, { remoteAddress: STRANGER_NETWORKS[i % 4] });
       const { page } = await startLogin(browser, authorizeParams(b.client));
       res = await browser.submit(page, { mobile: MOBILE, pin: '190735', action: 'login' });
       expectPage(res, 400);
     }
     expect(pageText(res?.body ?? '')).toContain('PIN login for this number is locked. Try again in 15 minutes.');
 
-    // Two resets of the victim's mobile, 5 wrong codes each.
-    for (let round = 0; round < 2; round++) {
-      const { browser, res: asked } = await askReset(b, STRANGER);
-      let page = await codePage(browser, asked);
-      const right = codeOf((await b.sent()).at(-1));
-      for (let entry = 0; entry < 5; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
-      expect(pageText(page.body)).toContain('Too many wrong codes. Ask for a new code.');
+    // Resets from each of the 4 networks, 3 rounds within the hour, each with a "send a new code".
+    const answers: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const network of STRANGER_NETWORKS) {
+        const { browser, res: asked } = await askReset(b, network);
+        answers.push(asked.statusCode);
+        if (asked.statusCode !== 303) {
+          expectPage(asked, 400);
+          expect(pageText(asked.body)).toContain('Too many codes were sent.');
+          continue;
+        }
+        const page = await codePage(browser, asked);
+        t.clock.advance(30);
+        const resent = await browser.submit(page, { action: 'resend' });
+        answers.push(resent.statusCode);
+        if (resent.statusCode === 400) expect(pageText(resent.body)).toContain('Too many codes were sent.');
+      }
+      // Within the PIN lock's 15 minutes.
+      t.clock.advance(2 * 60);
     }
-    expect(await b.sent()).toHaveLength(2);
+    // 3 unsolicited codes in all (a first code, its new one, a second network's first), however many networks asked.
+    expect(answers.slice(0, 4)).toEqual([303, 200, 303, 400]);
+    expect(answers.slice(4).every((status) => status === 400)).toBe(true);
+    expect(await b.sent()).toHaveLength(loginCodes + 3);
 
-    // A third: its code is sent, but the stranger's address has no wrong entries left, and no new code.
-    const third = await askReset(b, STRANGER);
-    const page = await codePage(third.browser, third.res);
-    const refusedEntry = await third.browser.submit(page, { otp: '000000', action: 'verify' });
-    expectPage(refusedEntry, 400);
-    expect(pageText(refusedEntry.body)).toContain('Too many attempts were made from your network.');
-    t.clock.advance(30);
-    const resent = await third.browser.submit(refusedEntry, { action: 'resend' });
-    expectPage(resent, 400);
-    expect(pageText(resent.body)).toContain('Too many codes were sent. Try again in 60 minutes.');
-    // And a fourth reset from the same address sends nothing either.
-    const fourth = await askReset(b, STRANGER);
-    expectPage(fourth.res, 400);
-    expect(pageText(fourth.res.body)).toContain('Too many codes were sent.');
-    // The victim received 3 unsolicited SMS.
-    expect(await b.sent()).toHaveLength(3);
+    // The owner on a brand-new device must wait for the unsolicited budget (documented).
+    const fresh = await askReset(b, OWNER);
+    expectPage(fresh.res, 400);
+    expect(pageText(fresh.res.body)).toContain('Too many codes were sent.');
+    expect(await b.sent()).toHaveLength(loginCodes + 3);
 
-    // The owner, on another network and a fresh browser: PIN login is still locked, as documented.
-    const owner = new Browser(t.app, { remoteAddress: OWNER });
-    const { page: loginPage, requestId } = await startLogin(owner, authorizeParams(b.client));
-    const locked = await owner.submit(loginPage, { mobile: MOBILE, pin: PIN, action: 'login' });
-    expectPage(locked, 400);
+    // The owner on the known device: PIN login locked, as documented; "Forgot PIN?" sends a code to the phone.
+    const { page: loginPage, requestId } = await startLogin(ownerBrowser, authorizeParams(b.client, { prompt: 'login' }));
+    const locked = await ownerBrowser.submit(loginPage, { mobile: MOBILE, pin: PIN, action: 'login' });
     expect(pageText(locked.body)).toContain('PIN login for this number is locked.');
-    // "Forgot PIN?": a code to the owner's phone, entered right, a new PIN.
-    const resetPage = await owner.open(`/login/reset?request=${requestId}`);
-    const ownerCodePage = await codePage(owner, await owner.submit(resetPage, { mobile: MOBILE, action: 'send' }));
-    const ownerCode = codeOf((await b.sent()).at(-1));
-    expect(await b.sent()).toHaveLength(4);
-    const verified = await owner.submit(ownerCodePage, { otp: ownerCode, action: 'verify' });
+    const resetPage = await ownerBrowser.open(`/login/reset?request=${requestId}`);
+    const ownerCodePage = await codePage(ownerBrowser, await ownerBrowser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+    expect(await b.sent()).toHaveLength(loginCodes + 4);
+    const verified = await ownerBrowser.submit(ownerCodePage, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
     expectSeeOther(verified, NEW_PIN_PAGE);
-    const pinPage = await owner.follow(verified);
-    const changed = await owner.submit(pinPage, { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' });
+    const pinPage = await ownerBrowser.follow(verified);
+    const changed = await ownerBrowser.submit(pinPage, { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' });
     expectSeeOther(changed, LOGIN);
-    const login = await owner.follow(changed);
-    expectPage(login, 200);
-    // And logs in with the new PIN: back at the client with a code.
-    const otpPage = await submitCredentials(owner, login, MOBILE, NEW_PIN);
-    const done = await owner.submit(otpPage, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
-    expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Logs in with the new PIN in the same sign-in: the reset's code proved the phone, no second SMS.
+    const afterReset = await ownerBrowser.follow(changed);
+    const back = await ownerBrowser.submit(afterReset, { mobile: MOBILE, pin: NEW_PIN, action: 'login' });
+    expect(expectClientRedirect(back).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await b.sent()).toHaveLength(loginCodes + 4);
+
+    // And signs in with the new PIN in a new sign-in of the app: its one-time PIN is sent.
+    t.clock.advance(15 * 60);
+    await signIn(b, ownerBrowser, NEW_PIN);
+    expect(await b.sent()).toHaveLength(loginCodes + 5);
 
     if (!engine.clockMovesCounters) return;
-    // An hour later the stranger may do it again, and again at most 3 SMS reach the victim.
+    // An hour after the first, the stranger may do it again: again at most 3 reach the victim.
     t.clock.advance(3600);
     const before = (await b.sent()).length;
     let sent = 0;
-    for (let i = 0; i < 5; i++) {
-      const again = await askReset(b, STRANGER);
+    for (let i = 0; i < 8; i++) {
+      const again = await askReset(b, STRANGER_NETWORKS[i % 4] as string);
       if (again.res.statusCode === 303) sent++;
       else expect(pageText(again.res.body)).toContain('Too many codes were sent.');
     }
@@ -171,26 +198,99 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
     expect(await b.sent()).toHaveLength(before + 3);
   });
 
-  it("a stranger's wrong reset codes from many addresses never refuse the owner's right code", async () => {
+  it("a stranger's wrong reset codes from many networks never refuse the owner's right code from a known device", async () => {
     const b = await open();
-    // 4 addresses (2 where the test's clock does not move the counters), 2 resets each with 5 wrong
-    // codes: 40 (20) wrong codes for the mobile within the hour, where 10 used to refuse every code.
-    const addresses = engine.clockMovesCounters ? 4 : 2;
-    for (let address = 0; address < addresses; address++) {
-      for (let round = 0; round < 2; round++) {
-        const { browser, res } = await askReset(b, `198.51.100.${20 + address}`);
-        let page = await codePage(browser, res);
-        const right = codeOf((await b.sent()).at(-1));
-        for (let entry = 0; entry < 5; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
-        expect(pageText(page.body)).toContain('Too many wrong codes.');
-      }
-      // Within the mobile's send budget (CONNECT_SMS_LIMIT_PER_MOBILE, 5 per 15 minutes): a quarter of an hour per address.
-      b.t.clock.advance(15 * 60);
+    const ownerBrowser = new Browser(b.t.app, { remoteAddress: OWNER });
+    await signIn(b, ownerBrowser);
+    // Every code the stranger gets sent (3, from 3 networks), 5 wrong entries each.
+    for (const network of STRANGER_NETWORKS.slice(0, 3)) {
+      const { browser, res } = await askReset(b, network);
+      let page = await codePage(browser, res);
+      const right = codeOf((await b.sent()).at(-1));
+      for (let entry = 0; entry < 5; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
+      expect(pageText(page.body)).toContain('Too many wrong codes.');
     }
-    const { browser, res } = await askReset(b, OWNER);
-    const page = await codePage(browser, res);
-    const right = await browser.submit(page, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
+    const { requestId } = await startLogin(ownerBrowser, authorizeParams(b.client, { prompt: 'login' }));
+    const resetPage = await ownerBrowser.open(`/login/reset?request=${requestId}`);
+    const page = await codePage(ownerBrowser, await ownerBrowser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+    const right = await ownerBrowser.submit(page, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
     expectSeeOther(right, NEW_PIN_PAGE);
+  });
+
+  it('a known-device cookie tampered with, forged, or proved for another customer gives no budget of its own', async () => {
+    const b = await open();
+    const { t } = b;
+    await addCustomer(t, OTHER_MOBILE);
+    const ownerBrowser = new Browser(t.app, { remoteAddress: OWNER });
+    await signIn(b, ownerBrowser);
+    const genuine = ownerBrowser.cookies.get(DEVICE_COOKIE) ?? '';
+    expect(genuine).toMatch(/^[A-Za-z0-9_-]{22}\.\d+~[A-Za-z0-9_-]{43}$/);
+    // The cookie of a browser where another customer signed in.
+    const otherBrowser = new Browser(t.app, { remoteAddress: OWNER });
+    await signIn(b, otherBrowser, PIN, OTHER_MOBILE);
+    const otherCustomers = otherBrowser.cookies.get(DEVICE_COOKIE) ?? '';
+
+    // The stranger spends the unsolicited budget.
+    for (const network of STRANGER_NETWORKS.slice(0, 3)) {
+      const { browser, res } = await askReset(b, network);
+      await codePage(browser, res);
+    }
+    const sent = (await b.sent()).length;
+
+    const [deviceId, entry] = genuine.split('.') as [string, string];
+    const [expiry, tag] = entry.split('~') as [string, string];
+    const flipped = `${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`;
+    const cookies = {
+      tampered: `${deviceId}.${expiry}~${flipped}`,
+      'moved to another device ID': `${'x'.repeat(22)}.${expiry}~${tag}`,
+      'a later expiry': `${deviceId}.${Number(expiry) + 1}~${tag}`,
+      forged: `${'f'.repeat(22)}.${Number(expiry)}~${'A'.repeat(43)}`,
+      "another customer's": otherCustomers,
+      malformed: `${genuine}.junk`,
+    };
+    for (const [kind, value] of Object.entries(cookies)) {
+      const browser = new Browser(t.app, { remoteAddress: OWNER });
+      browser.cookies.set(DEVICE_COOKIE, value);
+      const { requestId } = await startLogin(browser, authorizeParams(b.client));
+      const resetPage = await browser.open(`/login/reset?request=${requestId}`);
+      const refused = await browser.submit(resetPage, { mobile: MOBILE, action: 'send' });
+      expect(refused.statusCode, kind).toBe(400);
+      expect(pageText(refused.body), kind).toContain('Too many codes were sent.');
+    }
+    expect(await b.sent()).toHaveLength(sent);
+
+    // The genuine one still has its own.
+    const { requestId } = await startLogin(ownerBrowser, authorizeParams(b.client, { prompt: 'login' }));
+    const resetPage = await ownerBrowser.open(`/login/reset?request=${requestId}`);
+    await codePage(ownerBrowser, await ownerBrowser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+    expect(await b.sent()).toHaveLength(sent + 1);
+  });
+
+  it('a registered number and an unregistered one get the same answers, in the same order, from the same networks and browsers', async () => {
+    const b = await open();
+    // A browser known to the customer asks for other numbers: it is not their known device.
+    const ownerBrowser = new Browser(b.t.app, { remoteAddress: OWNER });
+    await signIn(b, ownerBrowser);
+    const answersFor = async (mobile: string): Promise<string[]> => {
+      const answers: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const browser = i === 5 ? new Browser(b.t.app, { remoteAddress: OWNER }) : new Browser(b.t.app, { remoteAddress: STRANGER_NETWORKS[i % 4] });
+        if (i === 5) browser.cookies.set(DEVICE_COOKIE, ownerBrowser.cookies.get(DEVICE_COOKIE) ?? '');
+        const { requestId } = await startLogin(browser, authorizeParams(b.client));
+        const resetPage = await browser.open(`/login/reset?request=${requestId}`);
+        const res = await browser.submit(resetPage, { mobile, action: 'send' });
+        const page = res.statusCode === 303 ? await browser.follow(res) : res;
+        answers.push(`${res.statusCode} ${pageText(page.body).replace(/\+63\*+\d{4}/g, 'MOBILE')}`);
+      }
+      return answers;
+    };
+    await addCustomer(b.t, nthMobile(600));
+    const registered = await answersFor(nthMobile(600));
+    const unregistered = await answersFor(nthMobile(601));
+    expect(unregistered).toEqual(registered);
+    expect(registered.map((answer) => answer.slice(0, 3))).toEqual(['303', '303', '303', '400', '400', '400']);
+    expect(await b.sent(nthMobile(600))).toHaveLength(3);
+    expect(await b.sent(nthMobile(601))).toHaveLength(0);
   });
 }
 

@@ -194,26 +194,49 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
     });
 
     describe('PIN reset sends and wrong reset codes', () => {
-      it('3 reset codes per mobile from one address; the same mobile from another address has its own 3', async () => {
+      it('3 reset codes per mobile from one address, and 3 per mobile over every address (unsolicited); other mobiles go on', async () => {
         const mobile = freshMobile();
         const stranger = freshAddress();
         for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, stranger), `reset #${i + 1}`).toBeUndefined();
         const refused = await limits.resetSends.take(mobile, stranger);
         expect(refused?.budget).toBe('requester');
         expect(refused?.retryAfterSeconds).toBeGreaterThan(3590);
-        // The same address may still reach other mobiles, and the owner's address reaches this one.
+        // The same address may still reach other mobiles.
         expect(await limits.resetSends.take(freshMobile(), stranger)).toBeUndefined();
-        expect(await limits.resetSends.take(mobile, freshAddress())).toBeUndefined();
+        // Another address (another network of the stranger, or the owner on a new device) finds the mobile's unsolicited 3 spent.
+        expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'unsolicited' });
       });
 
-      it("the requester's refusals take nothing from the mobile's reset budget", async () => {
+      it('a known device of the customer has its own 3 an hour, which no other request spends, nor spends theirs', async () => {
+        const mobile = freshMobile();
+        const device = { profileId: `p-${mobile}`, deviceId: 'd'.repeat(22) };
+        // Strangers on 3 networks spend the mobile's unsolicited budget.
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, freshAddress())).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'unsolicited' });
+        // The known device, from any address, still gets its codes: the mobile's reset budget (5 per 15 minutes) has 2 left.
+        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toMatchObject({ budget: 'mobile' });
+        // Another customer's known device: 3 an hour, then refused by its own device budget, which
+        // took nothing of that mobile's unsolicited one (the unsolicited requests are refused only by
+        // the mobile's reset budget of 5, once 2 more went out).
+        const other = freshMobile();
+        const owner = { profileId: `p-${other}`, deviceId: 'e'.repeat(22) };
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(other, freshAddress(), { knownDevice: owner })).toBeUndefined();
+        expect(await limits.resetSends.take(other, freshAddress(), { knownDevice: owner })).toMatchObject({ budget: 'device' });
+        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(other, freshAddress())).toBeUndefined();
+        expect(await limits.resetSends.take(other, freshAddress())).toMatchObject({ budget: 'mobile' });
+      });
+
+      it("the requester's and the unsolicited refusals take nothing from the mobile's reset budget", async () => {
         const mobile = freshMobile();
         const stranger = freshAddress();
         for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, stranger)).toBeUndefined();
         for (let i = 0; i < 20; i++) expect(await limits.resetSends.take(mobile, stranger)).toMatchObject({ budget: 'requester' });
-        // The mobile's reset budget (CONNECT_SMS_LIMIT_PER_MOBILE, 5) has the 2 the stranger did not spend.
-        await sendTimes({ ...limits, sends: limits.resetSends }, 2, () => mobile, freshAddress);
-        expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'mobile' });
+        for (let i = 0; i < 20; i++) expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'unsolicited' });
+        // The mobile's reset budget (CONNECT_SMS_LIMIT_PER_MOBILE, 5) has the 2 the stranger did not spend, for a known device.
+        const device = { knownDevice: { profileId: `p-${mobile}`, deviceId: 'k'.repeat(22) } };
+        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, freshAddress(), device)).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress(), device)).toMatchObject({ budget: 'mobile' });
       });
 
       it('wrong reset codes count per address, never per mobile: another address has its own 10', async () => {

@@ -69,6 +69,7 @@ function authorizationRequest(overrides: Partial<AuthorizationRequestRecord> = {
     createdAt: T,
     expiresAt: T + 900,
     completedAt: null,
+    endedBy: null,
     status: 'pending',
     profileId: null,
     uiLocale: 'fil',
@@ -551,14 +552,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
           await requests.insertAuthorizationRequest(authorizationRequest({ idHash: id, ...fields }));
           await storage.otpChallenges.insertOtpChallenge(challenge({ id: `challenge-${id}`, requestHash: id, profileId }));
         }
-        expect(await requests.endJourneysOf(PROFILE, T + 10, 'spared')).toBe(4);
+        expect(await requests.endJourneysOf(PROFILE, T + 10, 'pin_reset', 'spared')).toBe(4);
         for (const [id, fields, , ended] of journeys) {
           const after = await requests.findAuthorizationRequest(id);
-          if (ended) expect(after, id).toMatchObject({ status: 'cancelled', completedAt: T + 10 });
+          if (ended) expect(after, id).toMatchObject({ status: 'cancelled', completedAt: T + 10, endedBy: 'pin_reset' });
           else expect(after, id).toEqual(authorizationRequest({ idHash: id, ...fields }));
         }
-        expect(await requests.endJourneysOf(PROFILE, T + 11)).toBe(1);
-        expect(await requests.findAuthorizationRequest('spared')).toMatchObject({ status: 'cancelled', completedAt: T + 11 });
+        expect(await requests.endJourneysOf(PROFILE, T + 11, 'lock')).toBe(1);
+        expect(await requests.findAuthorizationRequest('spared')).toMatchObject({ status: 'cancelled', completedAt: T + 11, endedBy: 'lock' });
       });
 
       it('moves a journey for exactly one of 10 concurrent calls', async () => {

@@ -85,6 +85,7 @@ async function atOtpPage(storage: Storage): Promise<void> {
       createdAt: T,
       expiresAt: T + 900,
       completedAt: null,
+      endedBy: null,
       uiLocale: null,
       scopes: [],
       status: 'otp_sent',

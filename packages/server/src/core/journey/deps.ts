@@ -51,11 +51,13 @@ export interface JourneyDeps {
   /** One-time PINs sent per mobile and per client address. */
   readonly sends: SendLimiter;
   /**
-   * The forgot-PIN flow's codes sent: budgets of their own per mobile and
-   * per mobile and client address, so that a reset anyone may ask for never
-   * spends the customer's login budgets nor the owner's own reset budget
-   * (the per-address and global SMS budgets are shared; docs/journey.md,
-   * "A stranger cannot lock the owner out").
+   * The forgot-PIN flow's codes sent: budgets of their own per mobile, per
+   * mobile and client address, per mobile over every browser that is not a
+   * known device of its customer, and per (customer, known device), so that
+   * a reset anyone may ask for never spends the customer's login budgets
+   * nor the owner's own reset budget on a known device (the per-address and
+   * global SMS budgets are shared; docs/journey.md, "A stranger cannot lock
+   * the owner out").
    */
   readonly resetSends: SendLimiter;
   /**
@@ -65,6 +67,12 @@ export interface JourneyDeps {
   readonly resetOtpEntries: AttemptLimiter;
   readonly sms: SmsSender;
   readonly otpHasher: OtpHasher;
+  /**
+   * Keys the known-device cookie's proofs (`known-device.ts`): a browser
+   * in which a customer signed in or reset the PIN asks for that customer's
+   * reset codes from a budget of its own.
+   */
+  readonly knownDeviceKey: Uint8Array;
   readonly audit: AuditLog;
   /** Where a failed SMS or a spent global budget is logged. */
   readonly log?: SmsLog | undefined;

@@ -26,8 +26,9 @@ export interface EndedAccess {
 /**
  * Ends everything that lets anyone act for a customer, in the caller's
  * transaction: their journeys that have not reached their code (`cancelled`:
- * no page of them goes on, "Send a new code" sends nothing; `except`, the
- * journey of a PIN reset, is spared), their one-time PINs not yet answered (a sign-in begun with
+ * no page of them goes on, "Send a new code" sends nothing; each records
+ * the `cause`, so that its pages say why; the journey of a PIN reset
+ * itself, `cause.except`, is spared), their one-time PINs not yet answered (a sign-in begun with
  * the old PIN cannot finish), their login sessions at Connect, their
  * unredeemed codes (an exchange then gets `invalid_grant`) and their token sessions (refresh and
  * access tokens: introspection says inactive, refreshes and the
@@ -42,12 +43,17 @@ export interface EndedAccess {
  * what it created is ended here, or waits. Codes before token sessions, in
  * the order `clients disable` takes them, so the two take turns on shared rows.
  */
-export async function endCustomerAccess(profileId: string, stores: CustomerAccessStores, now: number, except?: string): Promise<EndedAccess> {
+export async function endCustomerAccess(
+  profileId: string,
+  stores: CustomerAccessStores,
+  now: number,
+  cause: { readonly by: 'lock' } | { readonly by: 'pin_reset'; readonly except: string },
+): Promise<EndedAccess> {
   // After the customer's row (the caller's), the challenges before their journeys: the order an
   // entry of a code takes them in, so the two never wait on each other in a cycle (docs/journey.md,
   // "Atomicity"; a journey is found by any challenge of the customer, ended or not).
   await stores.otpChallenges.endOtpChallengesOf(profileId, now);
-  const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, except);
+  const journeys = await stores.authorizationRequests.endJourneysOf(profileId, now, cause.by, cause.by === 'pin_reset' ? cause.except : undefined);
   const sessions = await stores.customerSessions.endCustomerSessionsOf(profileId, now);
   const codes = await stores.codes.endAuthorizationCodesOf({ profileId }, now);
   const tokenSessions = await stores.tokenSessions.revokeTokenSessionsOf({ profileId }, now);

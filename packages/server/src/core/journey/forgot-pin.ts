@@ -1,10 +1,12 @@
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS } from '../lifetimes.js';
 import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
+import type { SendOptions } from '../limits/send-limiter.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import { verifyPin, type MakeEntry } from '../login/verify-pin.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
+import { knownDeviceOf } from './known-device.js';
 import { otpView, refusalOf, refusalProblem, type OtpForm } from './one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
@@ -26,6 +28,13 @@ import type { ResetVerification } from './stores.js';
  * not in the answer's. A challenge stored for any other mobile (none, or
  * locked by an operator) has no customer: nothing can answer it, and every
  * entry of it is counted wrong, as a wrong code is.
+ *
+ * Which budgets a code takes (docs/journey.md, "A stranger cannot lock the
+ * owner out"): from a known device of the mobile's customer
+ * (`known-device.ts`), that device's own; from any other browser, the
+ * mobile's per address and its unsolicited budget over every address. A
+ * mobile without an account has no known device, so it is counted as a
+ * registered one asked for from a browser that is not.
  */
 
 /** The reset page's form as posted. */
@@ -136,7 +145,7 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
-  const limited = await deps.resetSends.take(mobile, context.address, { sendsNothing: profileId === null });
+  const limited = await deps.resetSends.take(mobile, context.address, sendOptions(profileId, context, deps));
   if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
@@ -172,7 +181,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
         audit: deps.audit,
         log: deps.log,
         // Nothing is sent for a mobile without an account: the global budget is not spent.
-        sends: { take: (to, address) => deps.resetSends.take(to, address, { sendsNothing: challenge.profileId === null }) },
+        sends: { take: (to, address) => deps.resetSends.take(to, address, sendOptions(challenge.profileId, context, deps)) },
         clock: deps.clock,
         deliver: async (to, code, sent) => {
           if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);
@@ -202,6 +211,19 @@ async function sendLater(mobile: string, code: string, sendContext: PinSendConte
   };
   if (deps.later) deps.later(work);
   else await work();
+}
+
+/**
+ * How a reset code for the customer `profileId` (`null`: no account that
+ * may reset its PIN) is counted: nothing is sent without a customer, so the
+ * global budget is only checked; a browser holding a proof of that
+ * customer (a known device) spends its own budget.
+ */
+function sendOptions(profileId: string | null, context: StepContext, deps: Pick<JourneyDeps, 'clock' | 'knownDeviceKey'>): SendOptions {
+  // Checked for every mobile alike (a mobile without an account has no proof), so that its time says nothing either.
+  const deviceId = knownDeviceOf(context.knownDevice, profileId ?? '', deps.clock.nowSeconds(), deps.knownDeviceKey);
+  if (profileId === null) return { sendsNothing: true };
+  return deviceId === undefined ? {} : { knownDevice: { profileId, deviceId } };
 }
 
 function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null): PinSendContext {

@@ -7,6 +7,7 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { endCustomerAccess, type EndedAccess } from './end-access.js';
+import { proveKnownDevice } from './known-device.js';
 import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 
@@ -92,7 +93,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       answeredAfter: now - PIN_RESET_WINDOW_SECONDS,
     });
     if (!spent) return rollback({ kind: 'lost' });
-    const ended = await endCustomerAccess(profileId, tx, now, journey.record.idHash);
+    const ended = await endCustomerAccess(profileId, tx, now, { by: 'pin_reset', except: journey.record.idHash });
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
       actor: `ip:${context.address.ip}`,
@@ -105,8 +106,15 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
   });
   switch (outcome.kind) {
     case 'done':
-      // This browser's session ended with the others: its cookie goes too.
-      return { kind: 'goto', page: 'login', requestId: journey.requestId, endSession: true };
+      // This browser's session ended with the others: its cookie goes too. The
+      // reset's code proved the phone in this browser: it is a known device of the customer.
+      return {
+        kind: 'goto',
+        page: 'login',
+        requestId: journey.requestId,
+        endSession: true,
+        knownDevice: proveKnownDevice(context.knownDevice, profileId, now, deps.knownDeviceKey),
+      };
     case 'account_unavailable':
       return deadEnd('account_unavailable', journey.record);
     case 'lost':

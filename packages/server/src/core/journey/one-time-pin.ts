@@ -1,18 +1,75 @@
 import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
-import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS } from '../lifetimes.js';
+import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, RESET_PROVES_PHONE_SECONDS } from '../lifetimes.js';
 import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify-pin.js';
 import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
+import { proveKnownDevice } from './known-device.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
 import type { SignInCompletion } from './stores.js';
+
+/**
+ * The login right after a PIN reset in the same journey (docs/journey.md,
+ * "After a PIN reset"): the reset's code, entered right in this journey
+ * less than {@link RESET_PROVES_PHONE_SECONDS} ago, proved the customer's
+ * phone, and the new PIN was just checked; no second one-time PIN is sent.
+ * The sign-in completes through the same atomic steps as any other: a
+ * login challenge is stored with the journey's move to `otp_sent` (lifting
+ * the PIN's count, `SignInStore.startChallenge`), and its code, which
+ * never leaves the server, is entered at once (`SignInStore.enterOtp`:
+ * session, approval and code, all or nothing). Should the second step not
+ * happen (the process stopped in between), the journey waits on its
+ * one-time-PIN page, and "Send a new code" sends one.
+ */
+export async function signInOnResetProof(
+  journey: OpenJourney,
+  login: { readonly mobile: string; readonly profileId: string },
+  /** The right PIN's count, lifted with the challenge (`lifted` is then set). */
+  pinCount: { readonly profileId: string; readonly attempt: number; lifted: boolean },
+  context: StepContext,
+  deps: JourneyDeps,
+): Promise<StepResult> {
+  const now = deps.clock.nowSeconds();
+  const { record, code } = newChallenge(
+    { requestHash: journey.record.idHash, purpose: 'login', mobile: login.mobile, profileId: login.profileId, pendingPinHash: null },
+    { hasher: deps.otpHasher, clock: deps.clock },
+  );
+  const moved = await deps.db.signIns.startChallenge({
+    idHash: journey.record.idHash,
+    now,
+    profileId: login.profileId,
+    challenge: record,
+    clearPin: { profileId: pinCount.profileId, attempt: pinCount.attempt },
+  });
+  pinCount.lifted = true;
+  // Another tab finished or cancelled this journey meanwhile, or it expired.
+  if (!moved) return whereItStandsNow(journey, deps);
+  const outcome = await enterCode(journey, record, code, context.sessionId, deps);
+  return completed(journey, outcome, context, deps);
+}
+
+/**
+ * Whether `journey` is back at its login page from a PIN reset of
+ * `profileId` whose code was entered right less than
+ * {@link RESET_PROVES_PHONE_SECONDS} before `now`.
+ */
+export function resetProvesPhone(journey: OpenJourney, profileId: string, now: number): boolean {
+  const { challenge, record } = journey;
+  return (
+    record.status === 'pending' &&
+    challenge?.purpose === 'reset' &&
+    challenge.profileId === profileId &&
+    challenge.consumedAt !== null &&
+    now < challenge.consumedAt + RESET_PROVES_PHONE_SECONDS
+  );
+}
 
 /** The one-time-PIN form as posted. */
 export interface OtpForm {
@@ -63,13 +120,27 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
     await deps.otpEntries.count(challenge.mobile);
   }
+  if (outcome.kind === 'refused') return refusedEntry(journey, challenge, outcome.result, context, deps);
+  return completed(journey, outcome, context, deps);
+}
+
+/** The page for an entry that completed the sign-in, or found it could not. */
+async function completed(journey: OpenJourney, outcome: Entry, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const { challenge } = journey;
   switch (outcome.kind) {
     case 'refused':
-      return refusedEntry(journey, challenge, outcome.result, context, deps);
+      // Only an entry of the code the server itself made (after a PIN reset) gets here: it cannot be wrong.
+      return whereItStandsNow(journey, deps);
     case 'done':
-      return { kind: 'redirect', location: outcome.location, session: outcome.session };
+      // The one-time PIN proved the phone in this browser: it is a known device of the customer.
+      return {
+        kind: 'redirect',
+        location: outcome.location,
+        session: outcome.session,
+        knownDevice: proveKnownDevice(context.knownDevice, outcome.profileId, deps.clock.nowSeconds(), deps.knownDeviceKey),
+      };
     case 'mobile_taken':
-      return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
+      return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
       return deadEnd('account_unavailable', journey.record);
     case 'lost':
@@ -80,7 +151,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
 
 type Entry =
   | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }> }
-  | { readonly kind: 'done'; readonly location: string; readonly session: string }
+  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly profileId: string }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
@@ -118,7 +189,7 @@ async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, co
   if (!result.ok) return { kind: 'refused', result };
   switch (result.done) {
     case 'completed':
-      return { kind: 'done', location: issued.location, session: session.id };
+      return { kind: 'done', location: issued.location, session: session.id, profileId: customer.profileId };
     case 'lost':
       return { kind: 'lost' };
     case 'customer_unavailable':

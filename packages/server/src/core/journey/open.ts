@@ -4,6 +4,7 @@ import type { OtpChallengeRecord } from '../login/records.js';
 import type { JourneyDeps } from './deps.js';
 import type { DeadEndReason, JourneyView, StepResult } from './outcomes.js';
 import type { AuthorizationRequestRecord } from './records.js';
+import type { JourneyRecord } from './stores.js';
 import { hashCookieValue, isPlausibleId } from './session.js';
 import { FINAL_STATES } from './states.js';
 
@@ -27,6 +28,8 @@ export interface StepContext {
   readonly browserId: string | undefined;
   /** The customer-session cookie. */
   readonly sessionId?: string | undefined;
+  /** The known-device cookie (`known-device.ts`). */
+  readonly knownDevice?: string | undefined;
   /** The client address, parsed at the edge (for the per-address limits and the audit log). */
   readonly address: ClientAddress;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
@@ -51,7 +54,7 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
   const found = await deps.db.signIns.findJourney(hashCookieValue(requestId));
   const record = found?.request;
   if (!found || !record || record.browserHash !== hashCookieValue(browserId)) return { kind: 'dead_end', reason: 'expired' };
-  if (FINAL_STATES.includes(record.status)) return deadEnd('finished', record);
+  if (FINAL_STATES.includes(record.status)) return ended(found, deps);
   if (record.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   const client = await deps.findClient(record.clientId);
   if (!client || client.status !== 'active') return deadEnd('client_unavailable', record);
@@ -72,6 +75,22 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
  */
 export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>): StepResult {
   return record.uiLocale === null ? { kind: 'dead_end', reason } : { kind: 'dead_end', reason, uiLocale: record.uiLocale };
+}
+
+/**
+ * The dead end of a journey in a final state: one an operator's lock ended
+ * says the account cannot sign in while its customer is still locked
+ * (docs/journey.md, "When a sign-in ends"); any other, and that one once
+ * the customer was unlocked, that the sign-in has finished.
+ */
+async function ended(found: JourneyRecord, deps: Pick<JourneyDeps, 'db'>): Promise<StepResult> {
+  const { request, challenge } = found;
+  const profileId = request.profileId ?? challenge?.profileId ?? null;
+  if (request.endedBy === 'lock' && profileId !== null) {
+    const customer = await deps.db.customers.findCustomer(profileId);
+    if (customer?.status !== 'active') return deadEnd('account_unavailable', request);
+  }
+  return deadEnd('finished', request);
 }
 
 /** Whether `opened` is a journey (not a step result). */
@@ -109,7 +128,8 @@ export function pageForState(journey: OpenJourney): StepResult {
  */
 export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock'>): Promise<StepResult> {
   const current = await deps.db.signIns.findJourney(journey.record.idHash);
-  if (!current || FINAL_STATES.includes(current.request.status)) return deadEnd('finished', journey.record);
+  if (!current) return deadEnd('finished', journey.record);
+  if (FINAL_STATES.includes(current.request.status)) return ended(current, deps);
   if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
 }

@@ -118,13 +118,19 @@ export type StepResult =
   /** The new PIN, twice, for the customer whose reset code was right. */
   | { readonly kind: 'new_pin'; readonly journey: JourneyView; readonly maskedMobile: string; readonly problem?: Problem }
   | { readonly kind: 'consent'; readonly journey: JourneyView; readonly maskedMobile: string }
-  /** Post/redirect/get to a page of the journey; `endSession` clears the session cookie (`prompt=login`). */
-  | { readonly kind: 'goto'; readonly page: JourneyPage; readonly requestId: string; readonly endSession?: boolean }
+  /**
+   * Post/redirect/get to a page of the journey; `endSession` clears the
+   * session cookie (`prompt=login`); `knownDevice` is the known-device
+   * cookie's new value (a PIN reset completed: `core/journey/known-device.ts`).
+   */
+  | { readonly kind: 'goto'; readonly page: JourneyPage; readonly requestId: string; readonly endSession?: boolean; readonly knownDevice?: string }
   /**
    * Back to the client (a code or an error). `session` is a new customer
-   * session to set as cookie; `endSession` clears the cookie.
+   * session to set as cookie; `endSession` clears the cookie;
+   * `knownDevice` is the known-device cookie's new value (a sign-in
+   * completed: `core/journey/known-device.ts`).
    */
-  | { readonly kind: 'redirect'; readonly location: string; readonly session?: string; readonly endSession?: boolean }
+  | { readonly kind: 'redirect'; readonly location: string; readonly session?: string; readonly endSession?: boolean; readonly knownDevice?: string }
   /**
    * The customer goes back to the app. `uiLocale`: the language of the
    * journey, when this browser's journey was found and its `ui_locales`

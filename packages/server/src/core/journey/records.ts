@@ -3,7 +3,7 @@
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
 import type { UiLocale } from '../authorize/ui-locales.js';
-import type { JourneyState } from './states.js';
+import type { JourneyEnd, JourneyState } from './states.js';
 
 /** A journey: a validated `/authorize` request that needs the customer (login, registration or consent). */
 export interface AuthorizationRequestRecord {
@@ -29,6 +29,8 @@ export interface AuthorizationRequestRecord {
   readonly uiLocale: UiLocale | null;
   /** The scopes granted to the request (its `scope`, or all the client's), carried to its code (docs/tokens.md, "Scopes"). */
   readonly scopes: readonly string[];
+  /** Why it was ended for its customer (`cancelled` by a lock or another journey's PIN reset); `null` otherwise. */
+  readonly endedBy: JourneyEnd | null;
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */

@@ -4,6 +4,7 @@ import { hashPin, isValidPin } from '../customers/pin.js';
 import { weakPinReason } from '../customers/weak-pin.js';
 import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
 import { cancelJourney } from './cancel.js';
+import { resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
 import type { JourneyDeps } from './deps.js';
 import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
@@ -56,7 +57,10 @@ export async function showRegistration(context: StepContext, deps: JourneyDeps):
  * Every check is counted before it runs: first against the client address's
  * budget of failed checks, then against the customer's 5 attempts, in the
  * one statement that also reads the lock; only then is the PIN hashed, in
- * the bounded queue. On success a one-time PIN is sent.
+ * the bounded queue. On success a one-time PIN is sent, unless the journey
+ * is back from a PIN reset of this customer whose code proved the phone
+ * minutes ago (docs/journey.md, "After a PIN reset"): the sign-in then
+ * completes at once.
  */
 export async function submitLogin(context: StepContext, form: LoginForm, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -100,6 +104,10 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   const count: PinCountToLift = { profileId: customer.profileId, attempt, lifted: false };
   try {
     await deps.pinAttempts.giveBack(context.address);
+    // Back from a PIN reset whose code proved this phone minutes ago: no second SMS.
+    if (resetProvesPhone(journey, customer.profileId, deps.clock.nowSeconds())) {
+      return await signInOnResetProof(journey, { mobile, profileId: customer.profileId }, count, context, deps);
+    }
     return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps, count);
   } finally {
     // No challenge was stored (a send limit, or a failure before it): the count is lifted on its own.

@@ -95,6 +95,7 @@ async function begin(
     profileId,
     uiLocale: pickUiLocale(start.query.ui_locales),
     scopes: request.scopes,
+    endedBy: null,
   });
   return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
 }

@@ -77,6 +77,18 @@ export const TRANSITIONS = {
   cancelled: { name: 'cancelled', from: [...OPEN_FOR_LOGIN, 'consent_required'], to: 'cancelled' },
 } as const satisfies Record<string, JourneyTransition>;
 
+/**
+ * Why a journey was ended for its customer rather than by its own steps
+ * (docs/journey.md, "When a sign-in ends"): `lock`, an operator's
+ * `customers lock`; `pin_reset`, a PIN reset completed in another journey.
+ */
+export type JourneyEnd = 'lock' | 'pin_reset';
+
+/** Whether `value` is a {@link JourneyEnd}. */
+export function isJourneyEnd(value: unknown): value is JourneyEnd {
+  return value === 'lock' || value === 'pin_reset';
+}
+
 /** States a journey never leaves. */
 export const FINAL_STATES: readonly JourneyState[] = ['code_issued', 'cancelled'];
 

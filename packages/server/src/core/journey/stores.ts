@@ -7,7 +7,7 @@
  * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
-import type { JourneyTransition, TRANSITIONS } from './states.js';
+import type { JourneyEnd, JourneyTransition, TRANSITIONS } from './states.js';
 import type { Customer } from '../customers/customer.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { MadeEntry } from '../login/verify-pin.js';
@@ -39,11 +39,12 @@ export interface AuthorizationRequestStore {
    * statement: each unexpired journey at `now` past its first page (`otp_sent`,
    * `reset_otp_sent`, `reset_verified`, `consent_required`) that is bound to
    * `profileId` or holds a one-time-PIN challenge of that customer becomes
-   * `cancelled` (`completedAt` = `now`), but for the journey `except` (the
-   * PIN reset's own). Run by `customers lock` and a PIN reset in their
-   * transaction (docs/journey.md, "When a sign-in ends"). Returns how many.
+   * `cancelled` (`completedAt` = `now`, `endedBy` = `endedBy`), but for the
+   * journey `except` (the PIN reset's own). Run by `customers lock` and a
+   * PIN reset in their transaction (docs/journey.md, "When a sign-in
+   * ends"). Returns how many.
    */
-  endJourneysOf(profileId: string, now: number, except?: string): Promise<number>;
+  endJourneysOf(profileId: string, now: number, endedBy: JourneyEnd, except?: string): Promise<number>;
   /** Deletes at most `limit` journeys expired by `now` (`expiresAt <= now`); returns how many. */
   deleteExpiredAuthorizationRequests(now: number, limit: number): Promise<number>;
 }

@@ -24,12 +24,30 @@ export interface SendLimiter {
    * answer stays the one a send would get whichever budgets are spent
    * (docs/operator-guide.md, "SMS budgets").
    */
-  take(mobile: string, address: ClientAddress, options?: { readonly sendsNothing?: boolean }): Promise<SendRefused | undefined>;
+  take(mobile: string, address: ClientAddress, options?: SendOptions): Promise<SendRefused | undefined>;
+}
+
+/** How a send is counted. */
+export interface SendOptions {
+  /** The request sends no SMS: the whole deployment's budget is only checked. */
+  readonly sendsNothing?: boolean | undefined;
+  /**
+   * A PIN reset asked for from a known device of the mobile's customer
+   * (`core/journey/known-device.ts`): it takes from that (customer, device)'s
+   * own budget instead of the mobile's per-address and unsolicited ones
+   * (docs/journey.md, "A stranger cannot lock the owner out"). Only the
+   * reset's limiter has these budgets; the login's ignores it.
+   */
+  readonly knownDevice?: { readonly profileId: string; readonly deviceId: string } | undefined;
 }
 
 /** A send refused by a spent budget. */
 export interface SendRefused {
-  /** `requester`: a PIN reset's budget of one mobile from one client address. */
-  readonly budget: 'requester' | 'mobile' | 'address' | 'global';
+  /**
+   * A PIN reset's own budgets: `requester`, one mobile from one client
+   * address; `unsolicited`, one mobile from every browser that is not a
+   * known device of its customer; `device`, one customer from one known device.
+   */
+  readonly budget: 'requester' | 'unsolicited' | 'device' | 'mobile' | 'address' | 'global';
   readonly retryAfterSeconds: number;
 }

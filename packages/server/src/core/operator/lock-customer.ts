@@ -55,7 +55,7 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
   // What makes these holds the customer's row first (sign-in, consent), so
   // none of it runs meanwhile; a code exchange's token session waits for
   // the row or finds it locked (docs/journey.md, "The code").
-  const { journeys, sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now);
+  const { journeys, sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now, { by: 'lock' });
   const approvals = await stores.consents.deleteConsentsOf(profileId);
   return { changed: true, customer: locked, ended: { journeys, sessions, tokenSessions, codes, approvals } };
 }

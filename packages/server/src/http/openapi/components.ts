@@ -74,7 +74,7 @@ export const HEADERS = {
   ContentLanguage: { description: "The page's language.", required: true, schema: { type: 'string', enum: ['en', 'fil'] } },
   SetCookie: {
     description:
-      'The hosted pages\' cookies (`HttpOnly`, `SameSite=Lax`; `Secure` and `__Host-` prefixed in production): the browser binding, the CSRF secret, the customer\'s session.',
+      'The hosted pages\' cookies (`HttpOnly`, `SameSite=Lax`; `Secure` and `__Host-` prefixed in production): the browser binding, the CSRF secret, the customer\'s session, and (after a sign-in or a PIN reset, for 180 days) the known device, whose PIN resets draw on a budget of their own.',
     schema: { type: 'string' },
   },
 } as const satisfies Record<string, HeaderObject>;

@@ -14,13 +14,15 @@ export interface CookieNames {
   readonly session: string;
   /** The CSRF secret of the forms. */
   readonly csrf: string;
+  /** The browsers in which customers signed in or reset their PIN (`core/journey/known-device.ts`). */
+  readonly device: string;
 }
 
 /** The cookie names and attributes for an environment. */
 export function cookiePolicy(environment: Environment) {
   const secure = environment === 'production';
   const prefix = secure ? '__Host-' : '';
-  const names: CookieNames = { browser: `${prefix}connect_browser`, session: `${prefix}connect_session`, csrf: `${prefix}connect_csrf` };
+  const names: CookieNames = { browser: `${prefix}connect_browser`, session: `${prefix}connect_session`, csrf: `${prefix}connect_csrf`, device: `${prefix}connect_device` };
   const attributes = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
   return { names, attributes };
 }

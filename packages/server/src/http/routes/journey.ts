@@ -13,6 +13,7 @@ import type { StepContext } from '../../core/journey/open.js';
 import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
+import { KNOWN_DEVICE_TTL_SECONDS } from '../../core/journey/known-device.js';
 import { startJourney } from '../../core/journey/start.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
@@ -29,6 +30,8 @@ export interface JourneyRouteDeps {
   /** Key binding CSRF tokens to the browser cookie. */
   readonly csrfKey: Uint8Array;
   readonly sessionTtlSeconds: number;
+  /** The public auth URL: the known-device cookie is `Secure` when it is `https://`. */
+  readonly authUrl?: string | undefined;
   /** Counts what each submitted step came to (metrics). */
   readonly countStep?: (step: JourneyPage, result: StepResult) => void;
 }
@@ -59,6 +62,13 @@ const PATHS: Record<JourneyPage, string> = {
  */
 export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps): Promise<void> {
   const { names, attributes } = cookiePolicy(deps.environment);
+  // The known-device cookie (docs/journey.md, "A stranger cannot lock the owner out"): long-lived,
+  // Secure also in a sandbox served over https.
+  const deviceAttributes = {
+    ...attributes,
+    secure: attributes.secure || (deps.authUrl?.startsWith('https:') ?? false),
+    maxAge: KNOWN_DEVICE_TTL_SECONDS,
+  };
   useFormBody(app);
   // Cookies are parsed only on the browser routes, not on every API request.
   await app.register(fastifyCookie);
@@ -76,6 +86,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     requestId: typeof request.query.request === 'string' ? request.query.request : undefined,
     browserId: request.cookies[names.browser],
     sessionId: request.cookies[names.session],
+    knownDevice: request.cookies[names.device],
     address: clientAddressOf(request),
     correlationId: request.id,
     signal: requestSignal(request),
@@ -85,6 +96,9 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     // Answered already (503 at the request's deadline): what the step came to reaches no one.
     if (reply.sent) return reply;
     const csrfToken = () => reply.generateCsrf({ userInfo: request.cookies[names.browser] ?? '' });
+    if ((result.kind === 'goto' || result.kind === 'redirect') && result.knownDevice) {
+      reply.setCookie(names.device, result.knownDevice, deviceAttributes);
+    }
     switch (result.kind) {
       case 'goto':
         if (result.endSession) reply.clearCookie(names.session, attributes);

@@ -125,6 +125,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     sends: options.sends ?? limits.sends,
     sms: options.sms ?? sms,
     otpHasher: new OtpHasher(randomBytes(32)),
+    knownDeviceKey: randomBytes(32),
     audit: createAuditLog(storage.audit, clock),
   };
 

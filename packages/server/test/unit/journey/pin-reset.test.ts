@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { verifyPin as verifyCustomerPin } from '../../../src/core/customers/pin.js';
 import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../../src/core/journey/forgot-pin.js';
+import { knownDeviceOf } from '../../../src/core/journey/known-device.js';
 import { showNewPin, submitNewPin, type NewPinForm } from '../../../src/core/journey/new-pin.js';
 import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
+import { RESET_PROVES_PHONE_SECONDS } from '../../../src/core/lifetimes.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { showLogin } from '../../../src/core/journey/sign-in.js';
+import { showLogin, submitLogin } from '../../../src/core/journey/sign-in.js';
 import { smsDown } from '../login/otp-fixtures.js';
 import {
   ACME,
@@ -351,12 +353,18 @@ describe('showNewPin and submitNewPin', () => {
     t.clock.advance(10);
 
     const context = { ...t.journey.context, sessionId, correlationId: 'req-1' };
-    expect(await submitNewPin(context, { pin: NEW_PIN, pinConfirmation: NEW_PIN }, t.deps)).toEqual({
+    const done = await submitNewPin(context, { pin: NEW_PIN, pinConfirmation: NEW_PIN }, t.deps);
+    expect(done).toEqual({
       kind: 'goto',
       page: 'login',
       requestId: t.journey.requestId,
       endSession: true,
+      knownDevice: expect.any(String),
     });
+    // The browser is now a known device of the customer (docs/journey.md, "A stranger cannot lock the owner out").
+    const knownDevice = done.kind === 'goto' ? done.knownDevice : undefined;
+    expect(knownDeviceOf(knownDevice, profileId, T0 + 10, t.deps.knownDeviceKey)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(knownDeviceOf(knownDevice, 'another-profile', T0 + 10, t.deps.knownDeviceKey)).toBeUndefined();
     const after = await t.storage.customers.findCustomer(profileId);
     expect(after).toMatchObject({ status: 'active', pinAttempts: 0, lockedUntil: null, updatedAt: T0 + 10 });
     expect(await verifyCustomerPin(NEW_PIN, after?.pinHash ?? '')).toBe(true);
@@ -383,8 +391,10 @@ describe('showNewPin and submitNewPin', () => {
     expect(await showLogin(t.journey.context, t.deps)).toEqual({ kind: 'login', journey: view(t.journey), mobile: MOBILE, notice: 'pin_changed' });
     expect(await t.choose({ pin: '6041', pinConfirmation: '6041' })).toEqual({ kind: 'goto', page: 'login', requestId: t.journey.requestId });
     expect(await t.audits('customer.pin_reset')).toHaveLength(1);
-    // The new PIN logs in as usual.
-    expect(await t.toOtp(t.journey, MOBILE, NEW_PIN)).toMatch(/^\d{6}$/);
+    // The new PIN logs in, with no second SMS: the reset's code proved the phone (docs/journey.md, "After a PIN reset").
+    const sent = t.sms.messages.length;
+    expectKind(await submitLogin(t.journey.context, { mobile: MOBILE, pin: NEW_PIN }, t.deps), 'redirect');
+    expect(t.sms.messages).toHaveLength(sent);
   });
 
   it('accepts the old PIN as the new one: checking it would let the page test guesses of the old PIN', async () => {
@@ -436,11 +446,42 @@ describe('showNewPin and submitNewPin', () => {
     expect(await t.audits('customer.pin_reset')).toEqual([]);
   });
 
-  it('the whole reset, then a login with the new PIN completes the authorization', async () => {
+  for (const [after, sendsCode] of [
+    [RESET_PROVES_PHONE_SECONDS - 1, false],
+    [RESET_PROVES_PHONE_SECONDS, true],
+    [RESET_PROVES_PHONE_SECONDS + 1, true],
+  ] as const) {
+    it(`the whole reset, then a login with the new PIN ${after} s after the reset's code: ${sendsCode ? 'a one-time PIN first' : 'no second SMS'}`, async () => {
+      const t = await atNewPin();
+      const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
+      t.clock.advance(10);
+      await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN });
+      t.clock.advance(after - 10);
+      const sent = t.sms.messages.length;
+      if (sendsCode) {
+        const code = await t.toOtp(t.journey, MOBILE, NEW_PIN);
+        const done = expectKind(await submitOtp(t.journey.context, { otp: code }, t.deps), 'redirect');
+        expect(redirectParams(done)).toMatchObject({ state: 'xyz', userId: MASKED });
+        expect(t.sms.messages).toHaveLength(sent + 1);
+        return;
+      }
+      const done = expectKind(await submitLogin(t.journey.context, { mobile: MOBILE, pin: NEW_PIN }, t.deps), 'redirect');
+      expect(redirectParams(done)).toMatchObject({ state: 'xyz', userId: MASKED, profileId: customer?.profileId });
+      expect(done.session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(knownDeviceOf(done.knownDevice, customer?.profileId ?? '', t.clock.nowSeconds(), t.deps.knownDeviceKey)).toBeDefined();
+      expect(t.sms.messages).toHaveLength(sent);
+      expect(await t.journey.record()).toMatchObject({ status: 'code_issued', profileId: customer?.profileId });
+      // The PIN's count was lifted, and the journey is over: a replay finds it finished.
+      expect(await t.storage.customers.findCustomer(customer?.profileId ?? '')).toMatchObject({ pinAttempts: 0 });
+      expect(await submitLogin(t.journey.context, { mobile: MOBILE, pin: NEW_PIN }, t.deps)).toMatchObject({ kind: 'dead_end', reason: 'finished' });
+    });
+  }
+
+  it("after a reset, another customer's login in the same journey gets its own one-time PIN; a wrong PIN signs nobody in", async () => {
     const t = await atNewPin();
+    await t.addCustomer(OTHER_MOBILE);
     await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN });
-    const code = await t.toOtp(t.journey, MOBILE, NEW_PIN);
-    const done = expectKind(await submitOtp(t.journey.context, { otp: code }, t.deps), 'redirect');
-    expect(redirectParams(done)).toMatchObject({ state: 'xyz', userId: MASKED });
+    expect(await submitLogin(t.journey.context, { mobile: MOBILE, pin: PIN }, t.deps)).toMatchObject({ kind: 'login', problem: { code: 'credentials_wrong' } });
+    expect(await t.toOtp(t.journey, OTHER_MOBILE, PIN)).toMatch(/^\d{6}$/);
   });
 });

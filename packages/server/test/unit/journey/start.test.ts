@@ -104,6 +104,7 @@ describe('startJourney without a session', () => {
       createdAt: T0,
       expiresAt: T0 + 900,
       completedAt: null,
+      endedBy: null,
       status: 'pending',
       profileId: null,
       uiLocale: null,
@@ -197,6 +198,7 @@ describe('startJourney with a live session', () => {
       profileId: t.customer.profileId,
       browserHash: hashCookieValue(BROWSER),
       completedAt: null,
+      endedBy: null,
     });
     expect(await sessionEnded(t, t.sessionId)).toBe(false);
   });

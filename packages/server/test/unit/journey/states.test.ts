@@ -42,6 +42,7 @@ function journey(status: JourneyState, overrides: Partial<AuthorizationRequestRe
     createdAt: T0,
     expiresAt: T0 + AUTHORIZATION_REQUEST_TTL_SECONDS,
     completedAt: null,
+    endedBy: null,
     status,
     profileId: status === 'pending' ? null : '123456789012',
     uiLocale: null,

@@ -162,6 +162,7 @@ export async function awaitEntries(storage: Storage, ...requestHashes: string[])
       createdAt: T0,
       expiresAt: T0 + 86_400 * 2,
       completedAt: null,
+      endedBy: null,
       uiLocale: null,
       scopes: [],
       status: 'otp_sent',

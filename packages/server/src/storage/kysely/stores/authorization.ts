@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
-import { FINAL_STATES, type JourneyState } from '../../../core/journey/states.js';
+import { FINAL_STATES, isJourneyEnd, type JourneyState } from '../../../core/journey/states.js';
 import { isUiLocale } from '../../../core/authorize/ui-locales.js';
 import { formatScope, splitScope } from '../../../core/scopes.js';
 import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type CodeBinding, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
@@ -35,6 +35,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           profile_id: r.profileId,
           ui_locale: r.uiLocale,
           scope: formatScope(r.scopes),
+          ended_by: r.endedBy,
         }),
         'authorization request exists',
       );
@@ -63,10 +64,10 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
       return row && toRequest(row);
     },
 
-    async endJourneysOf(profileId, now, except) {
+    async endJourneysOf(profileId, now, endedBy, except) {
       const result = await db
         .updateTable('authorization_requests')
-        .set({ status: 'cancelled', completed_at: now })
+        .set({ status: 'cancelled', completed_at: now, ended_by: endedBy })
         .where('status', 'in', [...JOURNEYS_OF_A_CUSTOMER])
         .where('expires_at', '>', now)
         .where((eb) =>
@@ -108,6 +109,7 @@ export function toRequest(row: Selectable<AuthorizationRequestsTable>): Authoriz
     profileId: row.profile_id,
     uiLocale: isUiLocale(row.ui_locale) ? row.ui_locale : null,
     scopes: splitScope(row.scope),
+    endedBy: isJourneyEnd(row.ended_by) ? row.ended_by : null,
   };
 }
 

@@ -73,6 +73,8 @@ export interface AuthorizationRequestsTable {
   ui_locale: string | null;
   /** Space-separated scopes granted to the request (`core/scopes.ts`); empty: none. */
   scope: Generated<string>;
+  /** Why it was ended for its customer (`lock`, `pin_reset`), or null (migration `2026-11-28T10-00-journey-ended-by`). */
+  ended_by: string | null;
 }
 
 export interface OtpChallengesTable {

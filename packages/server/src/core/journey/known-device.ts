@@ -1,0 +1,85 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/*
+ * The known-device cookie (docs/journey.md, "A stranger cannot lock the
+ * owner out"): a browser in which a customer completed a sign-in or a PIN
+ * reset may later ask for that customer's reset codes from a budget of its
+ * own, which no stranger can spend.
+ *
+ * The value is a random device ID and, for each customer the browser
+ * proved (the newest {@link KNOWN_DEVICE_MAX_CUSTOMERS}), an expiry and an
+ * HMAC-SHA-256 over the device ID, that expiry and the customer's profile
+ * ID, under a key derived from the master key. Nothing is stored: a proof is
+ * checked by computing its HMAC again for the customer a reset is for. The
+ * value names no customer (only the key's holder can tell whose proof an
+ * entry is), cannot be forged, and an entry cannot be moved onto another
+ * device ID or another customer.
+ */
+
+/** A browser stays known to a customer this long after the last sign-in or PIN reset in it. */
+export const KNOWN_DEVICE_TTL_SECONDS = 180 * 24 * 60 * 60;
+/** Customers one browser is known to at most; proving another forgets the one proved longest ago. */
+export const KNOWN_DEVICE_MAX_CUSTOMERS = 5;
+
+const DEVICE_ID = /^[A-Za-z0-9_-]{22}$/;
+const ENTRY = /^([0-9]{1,12})~([A-Za-z0-9_-]{43})$/;
+/** Longer values are not ours: refused before any HMAC is computed. */
+const MAX_VALUE = 22 + KNOWN_DEVICE_MAX_CUSTOMERS * (1 + 12 + 1 + 43);
+
+interface Parsed {
+  readonly deviceId: string;
+  readonly entries: readonly { readonly expiresAt: number; readonly tag: string }[];
+}
+
+function parse(value: string | undefined): Parsed | undefined {
+  if (value === undefined || value.length > MAX_VALUE) return undefined;
+  const [deviceId, ...rest] = value.split('.');
+  if (deviceId === undefined || !DEVICE_ID.test(deviceId) || rest.length > KNOWN_DEVICE_MAX_CUSTOMERS) return undefined;
+  const entries = [];
+  for (const part of rest) {
+    const match = ENTRY.exec(part);
+    if (!match) return undefined;
+    entries.push({ expiresAt: Number(match[1]), tag: match[2] as string });
+  }
+  return { deviceId, entries };
+}
+
+function tagOf(key: Uint8Array, deviceId: string, expiresAt: number, profileId: string): string {
+  return createHmac('sha256', key).update(`connect known-device v1\n${deviceId}\n${expiresAt}\n${profileId}`).digest('base64url');
+}
+
+function proves(key: Uint8Array, deviceId: string, entry: Parsed['entries'][number], profileId: string): boolean {
+  const expected = Buffer.from(tagOf(key, deviceId, entry.expiresAt, profileId));
+  const given = Buffer.from(entry.tag);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/**
+ * The device ID of the browser whose known-device cookie is `value`, when
+ * it holds an unexpired proof for the customer `profileId` at `now`;
+ * `undefined` for anything else (no cookie, a malformed, altered or forged
+ * one, one proved for other customers only, or expired).
+ */
+export function knownDeviceOf(value: string | undefined, profileId: string, now: number, key: Uint8Array): string | undefined {
+  const parsed = parse(value);
+  if (!parsed) return undefined;
+  const found = parsed.entries.some((entry) => entry.expiresAt > now && proves(key, parsed.deviceId, entry, profileId));
+  return found ? parsed.deviceId : undefined;
+}
+
+/**
+ * The cookie value after the customer `profileId` completed a sign-in or a
+ * PIN reset in the browser whose cookie was `value`: the same device ID
+ * (a new random one when there was none, or it was not one of ours), this
+ * customer's proof renewed for {@link KNOWN_DEVICE_TTL_SECONDS} and put
+ * first, expired proofs dropped, and at most
+ * {@link KNOWN_DEVICE_MAX_CUSTOMERS} kept.
+ */
+export function proveKnownDevice(value: string | undefined, profileId: string, now: number, key: Uint8Array): string {
+  const parsed = parse(value);
+  const deviceId = parsed?.deviceId ?? randomBytes(16).toString('base64url');
+  const kept = (parsed?.entries ?? []).filter((entry) => entry.expiresAt > now && !proves(key, deviceId, entry, profileId));
+  const expiresAt = now + KNOWN_DEVICE_TTL_SECONDS;
+  const entries = [{ expiresAt, tag: tagOf(key, deviceId, expiresAt, profileId) }, ...kept].slice(0, KNOWN_DEVICE_MAX_CUSTOMERS);
+  return [deviceId, ...entries.map((entry) => `${entry.expiresAt}~${entry.tag}`)].join('.');
+}
