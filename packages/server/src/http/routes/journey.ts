@@ -177,6 +177,8 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           action: pageUrl('consent', journey.requestId),
           csrfToken: csrfToken(),
           maskedMobile: result.maskedMobile,
+          scopes: result.scopes,
+          otherAccount: result.otherAccount,
         });
         return sendPage(reply, 200, body, { language, redirectUri: journey.redirectUri });
       }

@@ -1,7 +1,9 @@
 import { fill, html, type SafeHtml } from './html.js';
 import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
+import type { ScopeToApprove } from '../../core/journey/outcomes.js';
 import type { Language } from './messages/index.js';
+import { describeScope } from './scope-wording.js';
 
 /** A message tied (or not) to a form field. */
 export interface PageError {
@@ -257,19 +259,40 @@ ${cancelButton(language)}
   return layout({ language, title: text.newPin.title, body, clientName: page.clientName });
 }
 
-/** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */
-export function consentPage(page: Page & { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
+/**
+ * The consent page: a signed-in customer approves (or not) a client they
+ * have not used Connect with, seeing what approving grants: who they are
+ * (always), then each of the client's scopes, in the operator's words or
+ * the page's default ones (docs/hosted-login.md, "Consent"). `otherAccount`:
+ * "Not you? Use another account", a submit button of the same form, so it
+ * works without JavaScript and carries the CSRF token.
+ */
+export function consentPage(
+  page: Page & { clientName: string; action: string; csrfToken: string; maskedMobile: string; scopes: readonly ScopeToApprove[]; otherAccount: boolean },
+): string {
   const { language, clientName } = page;
   const text = language.text;
   const lead = html`${consent(language, clientName)}
 <p class="lead">${fill(text.consent.signedInAs, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const scopeItems = page.scopes.map(
+    ({ scope, description }) =>
+      html`<li>${checkIcon()}<span>${description ?? describeScope(text, scope)}<span class="scope-name" lang="en">${scope}</span></span></li>`,
+  );
   const body = html`${requestHeader(clientName, fill(text.consent.heading, { client: clientName }), lead)}
+<section class="grants" aria-labelledby="grants-heading">
+<h2 id="grants-heading">${fill(text.consent.grants, { client: clientName })}</h2>
+<ul class="grant-list">
+<li>${checkIcon()}<span>${text.consent.identity}</span></li>
+${scopeItems}
+</ul>
+</section>
 <form method="post" action="${page.action}">
 ${hiddenCsrf(page.csrfToken)}
 <div class="actions">
 <button type="submit" name="action" value="approve" class="button primary">${text.consent.allow}</button>
 <button type="submit" name="action" value="cancel" class="button secondary">${text.page.cancel}</button>
 </div>
+${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type="submit" name="action" value="switch_account" class="button link">${text.consent.otherAccount}</button></p>` : html``}
 </form>`;
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }

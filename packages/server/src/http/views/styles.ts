@@ -56,6 +56,14 @@ h1 { margin: 0 0 6px; color: var(--ink); font-size: 1.5rem; line-height: 1.25; f
 .lead { color: var(--muted); }
 .consent + .lead { margin-top: 8px; font-size: 0.9375rem; }
 
+/* What a consent grants */
+.grants { margin: 20px 0 0; padding: 16px; background: var(--tint); border-radius: var(--radius); }
+.grants h2 { margin: 0 0 10px; font-size: 0.9375rem; font-weight: 600; color: var(--ink); }
+.grant-list { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; font-size: 0.9375rem; }
+.grant-list li { display: flex; gap: 10px; align-items: flex-start; }
+.grant-list .icon-check { flex: none; width: 18px; height: 18px; margin-top: 2px; color: var(--ok); }
+.scope-name { display: block; color: var(--muted); font-size: 0.8125rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+
 /* Messages */
 .alert, .notice { display: flex; gap: 10px; align-items: flex-start; border-radius: var(--radius); padding: 12px 14px; margin-bottom: 20px; font-size: 0.9375rem; }
 .alert { background: var(--danger-soft); color: var(--danger); border: 1px solid var(--danger-line); }

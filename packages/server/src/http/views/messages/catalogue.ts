@@ -120,6 +120,29 @@ export interface Catalogue {
     /** `{mobile}`: the signed-in customer. */
     readonly signedInAs: string;
     readonly allow: string;
+    /** `{client}`: above the list of what approving grants. */
+    readonly grants: string;
+    /** What every client learns: the first line of the list. */
+    readonly identity: string;
+    /**
+     * How a scope without the operator's description is said
+     * (`http/views/scope-wording.ts`): the scopes of OpenID Connect and
+     * OAuth by name; `{resource}:read`-like scopes as seeing, and
+     * `{resource}:write`-like ones as changing, that resource; any other
+     * by its name, `{scope}`.
+     */
+    readonly scopes: {
+      readonly known: { readonly openid: string; readonly profile: string; readonly phone: string; readonly email: string; readonly offline_access: string };
+      /** `{resource}`: the scope's resource in words (`payments`, `payment history`). */
+      readonly read: string;
+      /** `{resource}` */
+      readonly write: string;
+      /** `{scope}`: the scope's own name. */
+      readonly other: string;
+    };
+    /** Before the button that ends the session and goes to the login page. */
+    readonly notYou: string;
+    readonly otherAccount: string;
   };
   /** The error pages' line under every message. */
   readonly errorPage: {

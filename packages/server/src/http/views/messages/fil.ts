@@ -11,7 +11,7 @@ const afterMinutes = (n: number) => `pagkalipas ng ${n} minuto`;
 export const fil: Catalogue = {
   page: {
     secureSignIn: 'Ligtas na pag-sign in',
-    safetyReminder: 'Huwag ibigay kahit kanino ang iyong PIN o one-time code. Hindi kailanman hihingin ng Connect ang mga ito sa tawag, SMS o email.',
+    safetyReminder: 'Huwag ibigay kahit kanino ang iyong PIN o ang code na ipinadala namin sa SMS. Hindi kailanman hihingin ng Connect ang mga ito sa tawag, SMS o email.',
     linkRequest: 'Gustong i-link ng {client} ang iyong account.',
     mobileLabel: 'Numero ng mobile',
     mobileHint: 'Kasama ang country code, halimbawa {example}',
@@ -82,6 +82,22 @@ export const fil: Catalogue = {
     heading: 'Payagan ang {client}?',
     signedInAs: 'Naka-sign in ka bilang {mobile}. Para sa app na ito lang ang iyong sagot.',
     allow: 'Payagan',
+    grants: 'Magagawa ng {client} na:',
+    identity: 'Malaman na ikaw ito: ang iyong Connect ID, at ang iyong numero ng mobile na country code at huling 4 na digit lang ang makikita',
+    scopes: {
+      known: {
+        openid: 'Kumpirmahin kung sino ka',
+        profile: 'Makita ang iyong pangunahing profile',
+        phone: 'Makita ang iyong numero ng mobile',
+        email: 'Makita ang iyong email address',
+        offline_access: 'Manatiling naka-link sa iyong account kahit hindi mo ginagamit ang app',
+      },
+      read: 'Makita ang iyong {resource}',
+      write: 'Gumawa ng mga pagbabago sa iyong {resource}',
+      other: 'Gamitin ang access na {scope}',
+    },
+    notYou: 'Hindi ikaw?',
+    otherAccount: 'Gumamit ng ibang account',
   },
   errorPage: {
     closeHint: 'Puwede mo nang isara ang page na ito at bumalik sa app na pinanggalingan mo.',
