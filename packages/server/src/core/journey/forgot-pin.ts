@@ -55,7 +55,7 @@ export async function submitReset(context: StepContext, form: ResetForm, deps: J
   if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'reset', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const sent = await sendResetCode(journey, mobile, context, deps);

@@ -65,7 +65,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
@@ -125,7 +125,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';

@@ -3,6 +3,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
+import { mobileExample as mobileExampleOf } from '../../core/customers/mobile.js';
 import type { Environment } from '../../core/environment.js';
 import { showConsent, submitConsent } from '../../core/journey/consent.js';
 import type { JourneyDeps } from '../../core/journey/deps.js';
@@ -70,6 +71,8 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     csrfOpts: { userInfo: true, hmacKey: Buffer.from(deps.csrfKey) },
   });
 
+  // The example number of the mobile fields' hint and of `mobile_invalid` (CONNECT_DEFAULT_COUNTRY).
+  const mobileExample = mobileExampleOf(deps.journey.defaultCountry ?? 'PH');
   const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
@@ -106,9 +109,10 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind, mobileExample.national) },
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
+          mobileExample,
         };
         const other = (page: 'login' | 'register') => (fixed ? undefined : pageUrl(page, journey.requestId));
         const body =
@@ -131,10 +135,11 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('reset', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset') },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset', mobileExample.national) },
           // As on the login page: with user_id the mobile is fixed.
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: journey.fixedMobile !== null,
+          mobileExample,
           loginHref: pageUrl('login', journey.requestId),
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });

@@ -1,6 +1,7 @@
 import { fill, html, type SafeHtml } from './html.js';
 import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
+import type { MobileExample } from '../../core/customers/mobile.js';
 import type { ScopeToApprove } from '../../core/journey/outcomes.js';
 import type { Language } from './messages/index.js';
 import { describeScope } from './scope-wording.js';
@@ -78,7 +79,14 @@ function fieldClass(state: FieldState, field: string): string {
   return state.error?.field === field ? 'field has-error' : 'field';
 }
 
-function mobileField(page: Page & { mobile?: string | undefined; mobileReadonly: boolean }, state: FieldState): SafeHtml {
+/** A page with the mobile field: its value, whether it is fixed, and the example number its hint shows. */
+interface MobilePage extends Page {
+  readonly mobile?: string | undefined;
+  readonly mobileReadonly: boolean;
+  readonly mobileExample: MobileExample;
+}
+
+function mobileField(page: MobilePage, state: FieldState): SafeHtml {
   const text = page.language.text.page;
   if (page.mobileReadonly) {
     return html`<div class="${fieldClass(state, 'mobile')}">
@@ -93,7 +101,10 @@ ${fieldError(state.error, 'mobile')}
   }
   return html`<div class="${fieldClass(state, 'mobile')}">
 <label for="mobile">${text.mobileLabel}</label>
-<p class="hint" id="mobile-hint">${fill(text.mobileHint, { example: html`<span class="nowrap">+63 917 123 4567</span>` })}</p>
+<p class="hint" id="mobile-hint">${fill(text.mobileHint, {
+    example: html`<span class="nowrap">${page.mobileExample.national}</span>`,
+    international: html`<span class="nowrap">${page.mobileExample.international}</span>`,
+  })}</p>
 <div class="control">
 <input id="mobile" name="mobile" type="tel" inputmode="tel" autocomplete="tel" required maxlength="20" value="${page.mobile ?? ''}"${fieldAttributes(state, 'mobile', 'mobile-hint')}>
 </div>
@@ -131,7 +142,7 @@ function notice(message: SafeHtml | string): SafeHtml {
  * PIN reset, with the mobile prefilled and the focus on the PIN.
  */
 export function loginPage(
-  page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
+  page: FormPage & MobilePage & { registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
 ): string {
   const { language } = page;
   const text = language.text;
@@ -154,7 +165,7 @@ ${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${pa
 }
 
 /** The registration page: mobile + PIN twice. */
-export function registerPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref?: string | undefined }): string {
+export function registerPage(page: FormPage & MobilePage & { loginHref?: string | undefined }): string {
   const { language } = page;
   const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? 'pin' : 'mobile') };
@@ -220,7 +231,7 @@ ${cancelButton(language)}
 }
 
 /** "Forgot PIN?": the mobile whose PIN to reset (fixed, as on the login page, when the client named it). */
-export function resetPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref: string }): string {
+export function resetPage(page: FormPage & MobilePage & { loginHref: string }): string {
   const { language } = page;
   const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? undefined : 'mobile') };

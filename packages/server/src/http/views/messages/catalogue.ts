@@ -22,7 +22,7 @@ export interface Notice {
  *
  * Entries are plain text. `{client}`, `{mobile}` and `{example}` mark where
  * the page puts the client's name, the masked mobile number or an example
- * number (each escaped, and set in bold or kept on one line); a
+ * number (`mobile_invalid` says `{example}` too) (each escaped, and set in bold or kept on one line); a
  * translation keeps the same placeholders, in whatever order its grammar
  * needs. Entries that count are functions of the count.
  */
@@ -34,7 +34,10 @@ export interface Catalogue {
     /** `{client}` asks to link the customer's account. */
     readonly linkRequest: string;
     readonly mobileLabel: string;
-    /** `{example}`: an example number in international format. */
+    /**
+     * `{example}`: an example number as customers of `CONNECT_DEFAULT_COUNTRY`
+     * type it (`0917 123 4567`); `{international}`: the same in international format.
+     */
     readonly mobileHint: string;
     readonly mobileFixedHint: string;
     readonly pinLabel: string;

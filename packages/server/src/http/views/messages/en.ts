@@ -10,7 +10,7 @@ export const en: Catalogue = {
     safetyReminder: 'Never share your PIN or the code we text you with anyone. Connect will never ask for them by phone, SMS or email.',
     linkRequest: '{client} wants to link your account.',
     mobileLabel: 'Mobile number',
-    mobileHint: 'With country code, for example {example}',
+    mobileHint: 'For example {example}, or with the country code, {international}',
     mobileFixedHint: 'This is the number linked to your request; it cannot be changed here.',
     pinLabel: 'PIN',
     pinHint: '4 to 6 digits',
@@ -100,7 +100,7 @@ export const en: Catalogue = {
     details: 'Details:',
   },
   problems: {
-    mobile_invalid: 'Enter your mobile number in international format, for example +63 917 123 4567.',
+    mobile_invalid: 'That is not a mobile number. Enter it as you would dial it, for example {example}.',
     mobile_taken: 'This mobile number already has an account. Log in instead.',
     pin_format: 'Your PIN is 4 to 6 digits.',
     pin_format_new: 'Choose a PIN of 4 to 6 digits.',

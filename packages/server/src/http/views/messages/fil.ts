@@ -14,7 +14,7 @@ export const fil: Catalogue = {
     safetyReminder: 'Huwag ibigay kahit kanino ang iyong PIN o ang code na ipinadala namin sa SMS. Hindi kailanman hihingin ng Connect ang mga ito sa tawag, SMS o email.',
     linkRequest: 'Gustong i-link ng {client} ang iyong account.',
     mobileLabel: 'Numero ng mobile',
-    mobileHint: 'Kasama ang country code, halimbawa {example}',
+    mobileHint: 'Halimbawa {example}, o kasama ang country code, {international}',
     mobileFixedHint: 'Ito ang numerong naka-link sa iyong request; hindi ito mapapalitan dito.',
     pinLabel: 'PIN',
     pinHint: '4 hanggang 6 na digit',
@@ -104,7 +104,7 @@ export const fil: Catalogue = {
     details: 'Mga detalye:',
   },
   problems: {
-    mobile_invalid: 'Ilagay ang iyong numero ng mobile sa international format, halimbawa +63 917 123 4567.',
+    mobile_invalid: 'Hindi iyan numero ng mobile. Ilagay ito gaya ng pag-dial mo, halimbawa {example}.',
     mobile_taken: 'May account na ang numerong ito. Mag-log in na lang.',
     pin_format: 'Ang iyong PIN ay 4 hanggang 6 na digit.',
     pin_format_new: 'Pumili ng PIN na 4 hanggang 6 na digit.',
