@@ -6,7 +6,7 @@ import { verifyPin, type MakeEntry } from '../login/verify-pin.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { otpView, refusalOf, refusalProblem, type OtpForm } from './one-time-pin.js';
-import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { mayReceivePins } from './sign-in.js';
 import { canMove, TRANSITIONS } from './states.js';
@@ -137,7 +137,7 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
   const limited = await deps.resetSends.take(mobile, context.address, { sendsNothing: profileId === null });
-  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
+  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
     { hasher: deps.otpHasher, clock: deps.clock },
@@ -151,7 +151,7 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
     transition: TRANSITIONS.resetCodeSent,
   });
   if (!moved) return 'lost';
-  if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId), context, deps);
+  if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId, deps), context, deps);
   return { sent: true };
 }
 
@@ -165,7 +165,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await sendResetCode(journey, challenge.mobile, context, deps)
-    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId), {
+    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId, deps), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
@@ -204,8 +204,8 @@ async function sendLater(mobile: string, code: string, sendContext: PinSendConte
   else await work();
 }
 
-function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null): PinSendContext {
-  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId, signal: context.signal, purpose: 'reset' };
+function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
+  return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };
 }
 
 function resetOtpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {

@@ -5,7 +5,7 @@ import { weakPinReason } from '../customers/weak-pin.js';
 import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
-import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
@@ -170,7 +170,7 @@ async function sendFirstCode(
   pinCount?: PinCountToLift,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
-  const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId, signal: context.signal };
+  const sendContext = pinSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.sends.take(input.mobile, context.address);

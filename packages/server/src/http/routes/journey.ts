@@ -17,7 +17,7 @@ import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
 import { fill } from '../views/html.js';
 import { problemMessage } from '../views/messages/index.js';
@@ -79,6 +79,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     requestId: typeof request.query.request === 'string' ? request.query.request : undefined,
     browserId: request.cookies[names.browser],
     sessionId: request.cookies[names.session],
+    browserLocale: acceptedLocale(request.headers['accept-language']),
     address: clientAddressOf(request),
     correlationId: request.id,
     signal: requestSignal(request),
