@@ -224,8 +224,11 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     const form = page.locator('form');
     await expect(form.count()).resolves.toBe(1);
     await expect(form.locator('input[type=hidden][name=csrf_token]').getAttribute('value')).resolves.toMatch(/\S{16,}/);
-    // The primary action comes first, in the page and so in the tab order.
-    await expect(form.locator('button').allInnerTexts()).resolves.toEqual(['Allow', 'Cancel']);
+    // The primary action comes first, in the page and so in the tab order; "Not you?" last, a button of the same form.
+    await expect(form.locator('button').allInnerTexts()).resolves.toEqual(['Allow', 'Cancel', 'Use another account']);
+    const other = page.getByRole('button', { name: 'Use another account', exact: true });
+    expect(await other.getAttribute('name')).toBe('action');
+    expect(await other.getAttribute('value')).toBe('switch_account');
     // The page has no script of its own.
     await expect(page.locator('script').count()).resolves.toBe(0);
   }
@@ -276,7 +279,7 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     expect(widths.inner).toBe(viewport.width);
     expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
     expect(widths.body, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
-    for (const name of ['Allow', 'Cancel']) {
+    for (const name of ['Allow', 'Cancel', 'Use another account']) {
       const button = page.getByRole('button', { name, exact: true });
       await button.scrollIntoViewIfNeeded();
       const box = await button.boundingBox();

@@ -117,6 +117,7 @@ a { color: var(--brand); text-underline-offset: 3px; border-radius: 4px; }
 a:hover { color: var(--brand-strong); }
 .switch { margin-top: 24px; padding-top: 20px; border-top: 1px solid var(--line); text-align: center; color: var(--muted); font-size: 0.9375rem; }
 .switch a { font-weight: 600; }
+.switch .link { min-height: 44px; font-weight: 600; }
 .forgot { margin: -8px 0 0; text-align: right; font-size: 0.9375rem; }
 .forgot a { display: inline-block; padding: 10px 0; font-weight: 600; }
 
