@@ -74,7 +74,10 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
       CLIENT_B_REDIRECT_URI,
       '--grants',
       'authorization_code,refresh_token',
+      '--scopes',
+      'rewards:read rewards:write',
     ]);
+    await cli(env, ['clients', 'update', clientB.clientId, '--scope-description', 'rewards:write=Redeem your points for vouchers']);
     for (const customer of Object.values(CUSTOMERS)) {
       await cli(env, ['customers', 'create', '--mobile', customer.mobile, '--pin', customer.pin]);
     }
@@ -213,6 +216,12 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     expect(text).not.toContain(DEMO_CLIENT_NAME);
     const shown = /\+63\*+\d{4}/.exec(text)?.[0];
     expect(shown).toMatch(customer.masked);
+    // What approving grants: who the customer is, then B's scopes, in the default wording or the operator's.
+    await expect(page.getByRole('region', { name: `${CLIENT_B_NAME} will be able to:` }).locator('li').allInnerTexts()).resolves.toEqual([
+      'Know that it is you: your Connect ID, and your mobile number with only its country code and last 4 digits',
+      'See your rewards\nrewards:read',
+      'Redeem your points for vouchers\nrewards:write',
+    ]);
     const allow = page.getByRole('button', { name: 'Allow', exact: true });
     const cancel = page.getByRole('button', { name: 'Cancel', exact: true });
     expect(await allow.getAttribute('name')).toBe('action');
