@@ -1,6 +1,7 @@
 import { Command, Help, Option, type ErrorOptions } from 'commander';
 import type { Runtime } from '../compose/runtime.js';
 import type { Config } from '../config/schema.js';
+import { MAX_SCOPE_DESCRIPTION_LENGTH } from '../core/clients/manage-clients.js';
 import { checkNewMobile } from '../core/customers/manage-customers.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient, type ClientsOptions } from './commands/clients.js';
@@ -172,20 +173,29 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => showClient(runtime, id)));
   examples(show, ['connect-auth clients show cid_sandbox_Xq3…']);
 
-  const update = withId(clients.command('update').description("change a client's redirect URI, grants, PKCE setting or scopes"))
+  const update = withId(clients.command('update').description("change a client's redirect URI, grants, PKCE, scopes or scope descriptions"))
     .option('--redirect-uri <URL>', 'the new redirect URI')
     .option('--grants <G1,G2>', 'the new grants: client_credentials, authorization_code, refresh_token')
     .option('--require-pkce', 'require PKCE from now on')
     .option('--no-require-pkce', 'stop requiring PKCE')
     .option('--scopes <"S1 S2">', 'replace its scopes (RFC 6749 section 3.3); "" removes them all')
+    .option(
+      '--scope-description <SCOPE=TEXT>',
+      `what SCOPE lets the client do, as customers read it on the consent page (one of its scopes; at most ${MAX_SCOPE_DESCRIPTION_LENGTH} characters, no control characters); repeat for more scopes; SCOPE= (empty) goes back to the default wording`,
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option('--json', JSON_OPTION)
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => updateClient(runtime, id, options)));
   refuseBoth(update, 'require-pkce', 'no-require-pkce');
-  details(update, 'Give at least one option; what is not given stays as it is. A resource server has none of these settings.');
+  details(
+    update,
+    'Give at least one option; what is not given stays as it is. A resource server has none of these settings. A scope without a description is shown to customers in the default wording of the page\'s language (English or Filipino); a description is shown as written, in either language. Removing a scope with --scopes removes its description.',
+  );
   examples(update, [
     'connect-auth clients update cid_sandbox_Xq3… --redirect-uri https://acme.example/v2/callback',
     'connect-auth clients update cid_sandbox_Xq3… --grants client_credentials,authorization_code,refresh_token --no-require-pkce',
     'connect-auth clients update cid_sandbox_Xq3… --scopes "payments:read payments:write"',
+    'connect-auth clients update cid_sandbox_Xq3… --scope-description "payments:read=See your payment history" --scope-description "payments:write=Send payments for you"',
   ]);
 
   const disable = withId(clients.command('disable').description('stop a client from authenticating and end every token it holds'))

@@ -208,6 +208,7 @@ async function assembleObservedServices(
     audit,
     log,
     smsCountries: config.smsCountries,
+    defaultCountry: config.defaultCountry,
     later: (work) => afterAnswer.run(work),
   };
 

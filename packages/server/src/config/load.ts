@@ -116,6 +116,12 @@ const smsCountries = z
   })
   .transform((codes): readonly string[] => Object.freeze([...new Set(codes)]));
 
+/** `CONNECT_DEFAULT_COUNTRY`: one ISO 3166 alpha-2 code of a country with telephone numbers, any case. */
+const defaultCountry = z
+  .string()
+  .transform((value) => value.toUpperCase())
+  .refine(isSmsCountry, { error: (issue) => `must be an ISO 3166 alpha-2 country code (e.g. PH), not ${quote(String(issue.input))}` });
+
 /** `CONNECT_SCOPES_SUPPORTED`: space-separated scope tokens (RFC 6749 §3.3), each once, in the order given. */
 const scopesSupported = z
   .string()
@@ -172,6 +178,7 @@ const VARIABLES = {
   CONNECT_JOURNEY_LIMIT_PER_ADDRESS: wholeNumber(1, MAX_LIMIT),
   CONNECT_SMS_LIMIT_GLOBAL: wholeNumber(1, MAX_LIMIT),
   CONNECT_SMS_COUNTRIES: smsCountries,
+  CONNECT_DEFAULT_COUNTRY: defaultCountry,
   CONNECT_SCOPES_SUPPORTED: scopesSupported,
   CONNECT_AUDIT_RETENTION_DAYS: wholeNumber(1, 100 * 365),
   CONNECT_LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
@@ -239,6 +246,15 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
   // In production the missing URL is already listed as required.
   if (!webhookUrlSet && secretSet && environment === 'sandbox') {
     problem('CONNECT_SMS_WEBHOOK_SECRET', 'CONNECT_SMS_WEBHOOK_SECRET is set but CONNECT_SMS_WEBHOOK_URL is not');
+  }
+
+  const country = values.CONNECT_DEFAULT_COUNTRY;
+  const countries = values.CONNECT_SMS_COUNTRIES;
+  if (country !== undefined && countries !== undefined && ok('CONNECT_DEFAULT_COUNTRY') && ok('CONNECT_SMS_COUNTRIES') && !countries.includes(country)) {
+    problem(
+      'CONNECT_DEFAULT_COUNTRY',
+      `CONNECT_DEFAULT_COUNTRY=${country} is not one of CONNECT_SMS_COUNTRIES (${countries.join(',')}): every number typed without its country code would be refused`,
+    );
   }
 
   // Only an explicit choice: the default follows the webhook URL, whose own rules are above.
@@ -348,11 +364,21 @@ function toConfig(values: Parsed, cwd: string): Config {
     journeyLimitPerAddress: values.CONNECT_JOURNEY_LIMIT_PER_ADDRESS ?? DEFAULTS.journeyLimitPerAddress[environment],
     smsLimitGlobal: values.CONNECT_SMS_LIMIT_GLOBAL ?? DEFAULTS.smsLimitGlobal[environment],
     smsCountries: values.CONNECT_SMS_COUNTRIES,
+    defaultCountry: values.CONNECT_DEFAULT_COUNTRY ?? defaultCountryOf(values.CONNECT_SMS_COUNTRIES),
     scopesSupported: values.CONNECT_SCOPES_SUPPORTED ?? DEFAULTS.scopesSupported,
     auditRetentionDays: values.CONNECT_AUDIT_RETENTION_DAYS ?? AUDIT_RETENTION_DAYS_DEFAULT,
     logLevel: values.CONNECT_LOG_LEVEL ?? DEFAULTS.logLevel,
   };
   return Object.freeze(config);
+}
+
+/**
+ * `CONNECT_DEFAULT_COUNTRY` when unset: the Philippines, unless
+ * `CONNECT_SMS_COUNTRIES` leaves them out; then the first country it lists
+ * (numbers typed without a country code are read as numbers a PIN may go to).
+ */
+function defaultCountryOf(smsCountries: readonly string[] | undefined): string {
+  return smsCountries === undefined || smsCountries.includes(DEFAULTS.defaultCountry) ? DEFAULTS.defaultCountry : (smsCountries[0] as string);
 }
 
 /**

@@ -135,6 +135,17 @@ export interface Config {
    */
   readonly smsCountries: readonly string[] | undefined;
   /**
+   * `CONNECT_DEFAULT_COUNTRY`: the ISO 3166 alpha-2 code (upper case) of
+   * the country whose numbers the hosted pages' mobile fields (login,
+   * registration, "Forgot PIN?") read without a country code: `0917 123
+   * 4567` is `+639171234567` for `PH`. Numbers are stored and shown in
+   * E.164 all the same, and `user_id` and the command line take E.164 only.
+   * Default `PH`; when `CONNECT_SMS_COUNTRIES` does not list `PH`, the
+   * first country it lists. Set, it must be one `CONNECT_SMS_COUNTRIES`
+   * lists (docs/operator-guide.md, "Configuration").
+   */
+  readonly defaultCountry: string;
+  /**
    * `CONNECT_SCOPES_SUPPORTED`: the scopes discovery lists as
    * `scopes_supported` (RFC 8414 §2), space-separated scope tokens (RFC
    * 6749 §3.3, at most 64 characters each); default none (an empty list).
@@ -218,6 +229,7 @@ export const DEFAULTS = {
   smsLimitGlobal: { production: 10_000, sandbox: undefined },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },
   journeyLimitPerAddress: { production: 300, sandbox: 10_000 },
+  defaultCountry: 'PH',
   scopesSupported: Object.freeze([]) as readonly string[],
   logLevel: 'info',
   databasePoolSize: 10,

@@ -74,7 +74,10 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
       CLIENT_B_REDIRECT_URI,
       '--grants',
       'authorization_code,refresh_token',
+      '--scopes',
+      'rewards:read rewards:write',
     ]);
+    await cli(env, ['clients', 'update', clientB.clientId, '--scope-description', 'rewards:write=Redeem your points for vouchers']);
     for (const customer of Object.values(CUSTOMERS)) {
       await cli(env, ['customers', 'create', '--mobile', customer.mobile, '--pin', customer.pin]);
     }
@@ -213,6 +216,12 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     expect(text).not.toContain(DEMO_CLIENT_NAME);
     const shown = /\+63\*+\d{4}/.exec(text)?.[0];
     expect(shown).toMatch(customer.masked);
+    // What approving grants: who the customer is, then B's scopes, in the default wording or the operator's.
+    await expect(page.getByRole('region', { name: `${CLIENT_B_NAME} will be able to:` }).locator('li').allInnerTexts()).resolves.toEqual([
+      'Know that it is you: your Connect ID, and your mobile number with only its country code and last 4 digits',
+      'See your rewards\nrewards:read',
+      'Redeem your points for vouchers\nrewards:write',
+    ]);
     const allow = page.getByRole('button', { name: 'Allow', exact: true });
     const cancel = page.getByRole('button', { name: 'Cancel', exact: true });
     expect(await allow.getAttribute('name')).toBe('action');
@@ -224,8 +233,11 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     const form = page.locator('form');
     await expect(form.count()).resolves.toBe(1);
     await expect(form.locator('input[type=hidden][name=csrf_token]').getAttribute('value')).resolves.toMatch(/\S{16,}/);
-    // The primary action comes first, in the page and so in the tab order.
-    await expect(form.locator('button').allInnerTexts()).resolves.toEqual(['Allow', 'Cancel']);
+    // The primary action comes first, in the page and so in the tab order; "Not you?" last, a button of the same form.
+    await expect(form.locator('button').allInnerTexts()).resolves.toEqual(['Allow', 'Cancel', 'Use another account']);
+    const other = page.getByRole('button', { name: 'Use another account', exact: true });
+    expect(await other.getAttribute('name')).toBe('action');
+    expect(await other.getAttribute('value')).toBe('switch_account');
     // The page has no script of its own.
     await expect(page.locator('script').count()).resolves.toBe(0);
   }
@@ -276,7 +288,7 @@ describe.skipIf(!browserTestsRun('consent page in Chromium'))('consent page in C
     expect(widths.inner).toBe(viewport.width);
     expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
     expect(widths.body, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
-    for (const name of ['Allow', 'Cancel']) {
+    for (const name of ['Allow', 'Cancel', 'Use another account']) {
       const button = page.getByRole('button', { name, exact: true });
       await button.scrollIntoViewIfNeeded();
       const box = await button.boundingBox();

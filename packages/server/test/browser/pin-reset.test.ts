@@ -149,6 +149,8 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
       changed: 'Your PIN has been changed, and you were signed out everywhere. Log in with your new PIN.',
       pin: 'PIN',
       login: 'Continue',
+      resetSms: /^\d{6} is your Connect code to reset your PIN\./,
+      loginSms: /^\d{6} is your Connect code to link your account to /,
     },
     fil: {
       lang: 'fil',
@@ -168,6 +170,8 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
       changed: 'Napalitan na ang iyong PIN, at na-sign out ka sa lahat ng device. Mag-log in gamit ang bago mong PIN.',
       pin: 'PIN',
       login: 'Magpatuloy',
+      resetSms: /^\d{6} ang iyong Connect code para i-reset ang iyong PIN\./,
+      loginSms: /^\d{6} ang iyong Connect code para i-link ang iyong account sa /,
     },
   } as const;
 
@@ -220,7 +224,7 @@ describe.skipIf(!browserTestsRun('PIN reset in Chromium'))('PIN reset in Chromiu
     expect(await page.locator('h1').textContent()).toBe(words.codeHeading);
     await expect(page.locator('main').innerText()).resolves.toContain(words.codeLead);
     await takeScreenshot(page, `pin-reset-${language}-2-code`, context);
-    await page.getByLabel(words.code).fill(await textedCode(customer.mobile, /to reset your PIN/));
+    await page.getByLabel(words.code).fill(await textedCode(customer.mobile, words.resetSms));
     await page.getByRole('button', { name: words.verify }).click();
 
     // 3. The new PIN: a weak one refused first, with the registration's message.

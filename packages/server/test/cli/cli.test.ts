@@ -50,6 +50,7 @@ interface ClientView {
   grants: string[];
   requirePkce: boolean;
   scopes: string[];
+  scopeDescriptions: Record<string, string>;
   status: string;
   environment: string;
   createdAt: string;
@@ -95,6 +96,7 @@ describe('clients create', () => {
       grants: ['client_credentials', 'authorization_code'],
       requirePkce: false,
       scopes: [],
+      scopeDescriptions: {},
       status: 'active',
       environment: 'sandbox',
       createdAt: '2026-01-01T00:00:00Z',
@@ -403,6 +405,69 @@ describe('clients --scopes', () => {
     expect(create.stdout).toMatch(/--scopes "payments:read profile"/);
     const update = await cli(['clients', 'update', '--help']);
     expect(update.stdout).toMatch(/--scopes <"S1 S2">\s+replace its scopes/);
+  });
+});
+
+describe('clients update --scope-description', () => {
+  it('sets, shows, replaces and removes what a scope says to customers; a removed scope loses its description', async () => {
+    const created = await createClient('--scopes', 'payments:read payments:write a=b');
+    const updated = await cliJson<ClientView>([
+      'clients', 'update', created.clientId,
+      '--scope-description', 'payments:read=  See your payment history ',
+      '--scope-description', 'a=b=Tingnan ang iyong balanse',
+    ]);
+    const expected = { 'payments:read': 'See your payment history', 'a=b': 'Tingnan ang iyong balanse' };
+    expect(updated.scopeDescriptions).toEqual(expected);
+    expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopeDescriptions).toEqual(expected);
+    expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.scopeDescriptions).toEqual(expected);
+    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^ {2}payments:read: +See your payment history$/m);
+    const events = (await ws.auditEvents()).filter((e) => e.subject === created.clientId && e.type === 'client.updated');
+    expect(events.at(-1)?.details).toMatchObject({ scope_descriptions_set: 'payments:read a=b' });
+
+    // A second entry for a scope replaces it; an empty TEXT removes it.
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scope-description', 'payments:read=Your payments'])).scopeDescriptions).toEqual({
+      ...expected,
+      'payments:read': 'Your payments',
+    });
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scope-description', 'a=b='])).scopeDescriptions).toEqual({ 'payments:read': 'Your payments' });
+    // Removing the scope removes its description.
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scopes', 'payments:write'])).scopeDescriptions).toEqual({});
+  });
+
+  const LONG = 'x'.repeat(161);
+  it.each([
+    ['no =', ['payments:read'], /^connect-auth: --scope-description "payments:read": give SCOPE=TEXT\n$/],
+    ['a scope the client does not have', ['profile=See your profile'], /^connect-auth: --scope-description: "profile" is not a scope of this client; its scopes are payments:read payments:write\n$/],
+    ['the same scope twice', ['payments:read=A', 'payments:read=B'], /^connect-auth: --scope-description: "payments:read" is given twice\n$/],
+    ['161 characters', [`payments:read=${LONG}`], /^connect-auth: --scope-description for "payments:read" has 161 characters; at most 160\n$/],
+    ['a line break', ['payments:read=See\nyour payments'], /^connect-auth: --scope-description for "payments:read" must not contain control characters/],
+    ['a tab', ['payments:read=See\tyour payments'], /must not contain control characters/],
+    ['an escape sequence', ['payments:read=\u001b[2JSee'], /must not contain control characters/],
+    ['a C1 control', ['payments:read=See\u0085you'], /must not contain control characters/],
+  ])('refuses %s with one line, exit 1, and changes nothing', async (_name, entries, message) => {
+    const created = await createClient('--scopes', 'payments:read payments:write');
+    await cliJson(['clients', 'update', created.clientId, '--scope-description', 'payments:write=Send payments']);
+    const before = await cliJson<ClientView>(['clients', 'show', created.clientId]);
+    clock.advance(60);
+    const argv = ['clients', 'update', created.clientId, ...entries.flatMap((entry) => ['--scope-description', entry])];
+    expect(expectFailure(await cli(argv), 1)).toMatch(message);
+    expect(await cliJson<ClientView>(['clients', 'show', created.clientId])).toEqual(before);
+  });
+
+  it('160 characters, in any script, are accepted; a client without scopes is told so', async () => {
+    const created = await createClient('--scopes', 'payments:read');
+    const text = 'ñ'.repeat(159) + '😀';
+    expect((await cliJson<ClientView>(['clients', 'update', created.clientId, '--scope-description', `payments:read=${text}`])).scopeDescriptions).toEqual({ 'payments:read': text });
+    const bare = await createClient();
+    expect(expectFailure(await cli(['clients', 'update', bare.clientId, '--scope-description', 'profile=x']), 1)).toMatch(/"profile" is not a scope of this client; it has no scopes \(give --scopes\)/);
+  });
+
+  it('a resource server takes none; --help describes it', async () => {
+    const api = await cliJson<{ clientId: string }>(['clients', 'create', '--name', 'Payments API', '--resource-server']);
+    expect(expectFailure(await cli(['clients', 'update', api.clientId, '--scope-description', 'a=b']), 1)).toMatch(/a resource server has no/);
+    const help = await cli(['clients', 'update', '--help']);
+    expect(help.stdout).toMatch(/--scope-description <SCOPE=TEXT>\s+what SCOPE lets the client do, as customers\s+read it on the consent page/);
+    expect(help.stdout).toMatch(/--scope-description "payments:read=See your payment history"/);
   });
 });
 

@@ -17,6 +17,7 @@ export function clientRecord(overrides: Partial<Client> = {}): Client {
     grants: ['client_credentials', 'authorization_code'],
     requirePkce: false,
     scopes: [],
+    scopeDescriptions: {},
     status: 'active',
     createdAt: CLIENT_CREATED_AT,
     updatedAt: CLIENT_CREATED_AT,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { updateClientSettings } from '../../src/core/clients/manage-clients.js';
 import { hashCookieValue } from '../../src/core/journey/session.js';
 import { build, type BuildOptions, type TestApp } from '../helpers/build.js';
+import { changeReached } from '../helpers/change-reached.js';
 import { cliWorkspace } from '../cli/command-line.js';
 import {
   addCustomer,
@@ -227,6 +229,149 @@ describe('consent', () => {
     expect(await journeyOf(t, requestId)).toMatchObject({ status: 'consent_required', completedAt: null });
     expect(await t.storage.consents.findConsent(profileId, b.id)).toBeUndefined();
     expectClientRedirect(await browser.submit(page, { action: 'approve' }), B_REDIRECT);
+  });
+});
+
+describe('what the consent page says is granted', () => {
+  /** The items of the page's list of what approving grants, as text. */
+  function grantItems(body: string): string[] {
+    const list = /<ul class="grant-list">([\s\S]*?)<\/ul>/.exec(body)?.[1] ?? '';
+    return [...list.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => pageText(m[1] as string));
+  }
+
+  const SCOPES = 'payments:read payments:write openid read:balance payment_history.view https://api.bayani.example/x admin';
+
+  async function withScopes(t: TestApp, clientId: string) {
+    await updateClientSettings(
+      clientId,
+      { scopes: SCOPES, scopeDescriptions: ['payments:write=Send payments <b>for you</b> & more', 'admin=Pamahalaan ang iyong wallet'] },
+      { clients: t.storage.clients, hasher: t.hasher, clock: t.clock, environment: t.environment },
+    );
+  }
+
+  it.each([
+    [
+      'en',
+      'Bayani Pay will be able to:',
+      [
+        'Know that it is you: your Connect ID, and your mobile number with only its country code and last 4 digits',
+        'See your payments payments:read',
+        'Send payments <b>for you</b> & more payments:write',
+        'Confirm who you are openid',
+        'See your balance read:balance',
+        'See your payment history payment_history.view',
+        'Use the access named “https://api.bayani.example/x” https://api.bayani.example/x',
+        'Pamahalaan ang iyong wallet admin',
+      ],
+    ],
+    [
+      'fil',
+      'Magagawa ng Bayani Pay na:',
+      [
+        'Malaman na ikaw ito: ang iyong Connect ID, at ang iyong numero ng mobile na country code at huling 4 na digit lang ang makikita',
+        'Makita ang iyong payments payments:read',
+        'Send payments <b>for you</b> & more payments:write',
+        'Kumpirmahin kung sino ka openid',
+        'Makita ang iyong balance read:balance',
+        'Makita ang iyong payment history payment_history.view',
+        'Gamitin ang access na “https://api.bayani.example/x” https://api.bayani.example/x',
+        'Pamahalaan ang iyong wallet admin',
+      ],
+    ],
+  ])('in %s: every scope of the client, in the operator\'s words as written or the default wording, escaped', async (locale, heading, items) => {
+    const { t, b, browser } = await loggedInThroughA();
+    await withScopes(t, b.id);
+    // The request asks for one scope: the approval covers them all, so all are listed.
+    const { page } = await consentPage(browser, b, { ui_locales: locale, scope: 'payments:read' });
+    expect(pageText(page.body)).toContain(heading);
+    expect(grantItems(page.body)).toEqual(items);
+    expect(page.body).toContain('Send payments &lt;b&gt;for you&lt;/b&gt; &amp; more');
+    expect(page.body).not.toContain('<b>for you</b>');
+  });
+
+  it('a client without scopes: the list says only that it learns who the customer is', async () => {
+    const { b, browser } = await loggedInThroughA();
+    const { page } = await consentPage(browser, b);
+    expect(grantItems(page.body)).toEqual(['Know that it is you: your Connect ID, and your mobile number with only its country code and last 4 digits']);
+  });
+
+  it('a description the operator changes reaches the consent page within a second', async () => {
+    const { t, b, browser } = await loggedInThroughA();
+    await withScopes(t, b.id);
+    expect(grantItems((await consentPage(browser, b)).page.body)).toContain('See your payments payments:read');
+    await updateClientSettings(b.id, { scopeDescriptions: ['payments:read=Tingnan ang kasaysayan ng iyong bayad'] }, {
+      clients: t.storage.clients,
+      hasher: t.hasher,
+      clock: t.clock,
+      environment: t.environment,
+    });
+    await changeReached(async () => grantItems((await consentPage(browser, b)).page.body).includes('Tingnan ang kasaysayan ng iyong bayad payments:read'), 5000);
+  });
+});
+
+describe('"Not you? Use another account" on the consent page', () => {
+  it('ends the session, shows the login page of the same request, and another customer signs in and approves B', async () => {
+    const { t, a, b, browser, profileId } = await loggedInThroughA();
+    const other = await addCustomer(t, OTHER_MOBILE, PIN);
+    const { page, requestId } = await consentPage(browser, b, { state: 'b-state' });
+    const button = findTag(page.body, 'button', 'action', 'switch_account');
+    expect(button).toBeDefined();
+    expect(pageText(page.body)).toContain('Not you? Use another account');
+    const sessionCookie = [...browser.cookies.keys()].find((name) => name.endsWith('connect_session')) as string;
+    const oldSession = browser.cookies.get(sessionCookie) as string;
+
+    const res = await browser.submit(page, { action: 'switch_account' });
+    expect(expectSeeOther(res, /^\/login\?request=/)).toBe(`/login?request=${requestId}`);
+    // The cookie is cleared, and the session itself is over (a copy of the cookie no longer signs in).
+    expect(browser.cookies.has(sessionCookie)).toBe(false);
+    expect(await t.storage.customerSessions.useCustomerSession(hashCookieValue(oldSession), t.clock.nowSeconds(), 1800)).toBeUndefined();
+    expect(await journeyOf(t, requestId)).toMatchObject({ status: 'pending', profileId: null });
+    expect(await t.storage.consents.findConsent(profileId, b.id)).toBeUndefined();
+
+    const login = await browser.follow(res);
+    expectPage(login, 200);
+    expect(pageText(login.body)).toContain(`${B_NAME} wants to link your account.`);
+    expect(attribute(inputTag(login.body, 'mobile'), 'readonly')).toBeUndefined();
+    expect(attribute(inputTag(login.body, 'mobile'), 'value')).toBe('');
+
+    const params = expectClientRedirect(await enterOtp(browser, await submitCredentials(browser, login, OTHER_MOBILE, PIN), OTHER_MOBILE), B_REDIRECT);
+    expect(params.get('state')).toBe('b-state');
+    expect(params.get('profileId')).toBe(other.profileId);
+    expect((await exchangeCode(t.app, b, { code: params.get('code') as string, redirect_uri: B_REDIRECT })).statusCode).toBe(200);
+    expect(await t.storage.consents.findConsent(other.profileId, b.id)).toBeDefined();
+    expect(await t.storage.consents.findConsent(profileId, b.id)).toBeUndefined();
+    // The browser is now the other customer's: A, which only the first customer approved, asks for consent.
+    expectErrorRedirect(await browser.get(authorizeUrl(authorizeParams(a, { prompt: 'none' }))), 'consent_required', 'xyz-state');
+  });
+
+  it('works in Filipino and without JavaScript: a submit button of the consent form itself', async () => {
+    const { b, browser } = await loggedInThroughA();
+    const { page } = await consentPage(browser, b, { ui_locales: 'fil' });
+    expect(pageText(page.body)).toContain('Hindi ikaw? Gumamit ng ibang account');
+    const form = /<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/.exec(page.body);
+    expect(form?.[2]).toContain('name="csrf_token"');
+    expect(form?.[2]).toMatch(/<button type="submit" name="action" value="switch_account"/);
+  });
+
+  it('not offered when the client named the mobile (user_id); posted anyway, it changes nothing', async () => {
+    const { t, b, browser } = await loggedInThroughA();
+    const { page, requestId } = await consentPage(browser, b, { user_id: MOBILE });
+    expect(findTag(page.body, 'button', 'action', 'switch_account')).toBeUndefined();
+    const res = await browser.submit(page, { action: 'switch_account' });
+    expect(expectSeeOther(res, /^\//)).toBe(`/consent?request=${requestId}`);
+    expect(await journeyOf(t, requestId)).toMatchObject({ status: 'consent_required' });
+    expectClientRedirect(await browser.submit(page, { action: 'approve' }), B_REDIRECT);
+  });
+
+  it('after the journey was approved in another tab, it changes nothing: the sign-in is finished', async () => {
+    const { t, b, browser, profileId } = await loggedInThroughA();
+    const { page, requestId } = await consentPage(browser, b);
+    expectClientRedirect(await browser.submit(page, { action: 'approve' }), B_REDIRECT);
+    const res = await browser.submit(page, { action: 'switch_account' });
+    expectPage(res, 400);
+    expect(await journeyOf(t, requestId)).toMatchObject({ status: 'code_issued', profileId });
+    // The session lives on: B now signs in silently.
+    expectClientRedirect(await browser.get(authorizeUrl(authorizeParams(b, { prompt: 'none' }))), B_REDIRECT);
   });
 });
 

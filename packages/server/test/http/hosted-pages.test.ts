@@ -358,12 +358,12 @@ describe('hosted pages: registration', () => {
     expectSeeOther(await browser.submit(res, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN }), /^\/login\/otp\?request=/);
   });
 
-  it.each(['09171234567', 'abc', '+1', '', '+6328123456'])('mobile %j → a mobile field error', async (mobile) => {
+  it.each(['0917123456', 'abc', '+1', '', '+6328123456', '0917+1234567'])('mobile %j → a mobile field error', async (mobile) => {
     const { t, client } = await setup();
     const { browser, page } = await openRegistration(t, client);
     const res = await browser.submit(page, { mobile, pin: PIN, pin_confirmation: PIN });
     expectPage(res, 400);
-    expect(fieldError(res.body, 'mobile')).toBe('Enter your mobile number in international format, for example +63 917 123 4567.');
+    expect(fieldError(res.body, 'mobile')).toBe('That is not a mobile number. Enter it as you would dial it, for example 0917 123 4567.');
     expect(await t.storage.customers.listCustomers()).toEqual([]);
   });
 

@@ -205,7 +205,7 @@ describe('the language of the hosted pages', () => {
     const invalid = await browser.submit(reset, { mobile: '0917', action: 'send' });
     expectPage(invalid, 400);
     expectFilipino(invalid);
-    expect(errorText(invalid.body)).toBe('Ilagay ang iyong numero ng mobile sa international format, halimbawa +63 917 123 4567.');
+    expect(errorText(invalid.body)).toBe('Hindi iyan numero ng mobile. Ilagay ito gaya ng pag-dial mo, halimbawa 0917 123 4567.');
 
     const codePage = await browser.follow(await browser.submit(invalid, { mobile: MOBILE, action: 'send' }));
     expect(expectFilipino(codePage)).toContain('Kung may Connect account ang +63******4567 , nagpadala kami rito ng 6-digit na code sa pamamagitan ng SMS.');

@@ -27,7 +27,7 @@ describe('GET /sandbox/messages', () => {
     expect(Object.keys(message ?? {}).sort()).toEqual(['body', 'sentAt', 'to']);
     expect(message?.to).toBe(MOBILE);
     expect(message?.sentAt).toBe(new Date((T0 + 42) * 1000).toISOString());
-    expect(message?.body).toMatch(/^\d{6} is your Connect one-time PIN to link your account to Acme\. /);
+    expect(message?.body).toMatch(/^\d{6} is your Connect code to link your account to Acme\. /);
   });
 
   it('is newest first, also for messages sent within the same second, and lists only the number asked for', async () => {

@@ -189,6 +189,23 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect((await storage.clients.findClient('cid_sandbox_contract'))?.scopes).toEqual([]);
       });
 
+      it("keeps the descriptions of a client's scopes, any text, any scope name, and changes them on update", async () => {
+        // Parsed, so that `__proto__` is a key of its own (a scope token may be named so).
+        const descriptions = JSON.parse('{"payments:read": "Makita ang iyong balanse — “₱” 😀", "__proto__": "a scope so named", "a=b": "x"}') as Record<string, string>;
+        const c = client({ scopes: ['payments:read', '__proto__', 'a=b'], scopeDescriptions: descriptions });
+        await storage.clients.insertClient(c);
+        const found = await storage.clients.findClient(c.id);
+        expect(Object.entries(found?.scopeDescriptions ?? {})).toEqual([
+          ['payments:read', 'Makita ang iyong balanse — “₱” 😀'],
+          ['__proto__', 'a scope so named'],
+          ['a=b', 'x'],
+        ]);
+        const updated = await storage.clients.updateClient(c.id, { scopeDescriptions: { 'a=b': 'y' } }, T + 1);
+        expect(Object.entries(updated.scopeDescriptions)).toEqual([['a=b', 'y']]);
+        expect(Object.entries((await storage.clients.listClients())[0]?.scopeDescriptions ?? {})).toEqual([['a=b', 'y']]);
+        expect(Object.entries((await storage.clients.updateClient(c.id, { scopeDescriptions: {} }, T + 2)).scopeDescriptions)).toEqual([]);
+      });
+
       it('stores and finds a resource server: its kind, no redirect URI and no grant', async () => {
         const c = client({ kind: 'resource_server', redirectUri: null, grants: [] });
         await storage.clients.insertClient(c);

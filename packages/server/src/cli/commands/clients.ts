@@ -29,6 +29,8 @@ export interface ClientsOptions {
   readonly recipientEmail?: string | undefined;
   readonly recipientKey?: string | undefined;
   readonly scopes?: string | undefined;
+  /** `--scope-description SCOPE=TEXT`, each time it was given. */
+  readonly scopeDescription?: readonly string[] | undefined;
   readonly out?: string | undefined;
   readonly grace?: string | undefined;
 }
@@ -185,10 +187,16 @@ export async function showClient(runtime: Runtime, id: string | undefined): Prom
   return describe(runtime, await findOrFail(runtime, id));
 }
 
-/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"]`. */
+/** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"] [--scope-description SCOPE=TEXT …]`. */
 export async function updateClient(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
   await findOrFail(runtime, id);
-  const changes = { redirectUri: options.redirectUri, grants: splitGrants(options.grants), requirePkce: options.requirePkce, scopes: options.scopes };
+  const changes = {
+    redirectUri: options.redirectUri,
+    grants: splitGrants(options.grants),
+    requirePkce: options.requirePkce,
+    scopes: options.scopes,
+    scopeDescriptions: options.scopeDescription,
+  };
   const client = await runtime.storage.transaction(async (tx) => {
     const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
     await recordAdminAction(
@@ -196,7 +204,13 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
       {
         type: 'client.updated',
         subject: updated.id,
-        details: { redirect_uri: updated.redirectUri ?? '', grants: updated.grants.join(' '), require_pkce: updated.requirePkce, scopes: updated.scopes.join(' ') },
+        details: {
+          redirect_uri: updated.redirectUri ?? '',
+          grants: updated.grants.join(' '),
+          require_pkce: updated.requirePkce,
+          scopes: updated.scopes.join(' '),
+          ...(options.scopeDescription ? { scope_descriptions_set: Object.keys(updated.scopeDescriptions).join(' ') } : {}),
+        },
       },
       tx,
     );
@@ -352,6 +366,7 @@ function describe(runtime: Runtime, client: Client): CommandResult {
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
       ['scopes', scopesText(view.scopes)],
+      ...Object.entries(view.scopeDescriptions).map(([scope, text]) => [`  ${scope}`, text] as const),
       ['environment', view.environment],
       ['created', view.createdAt],
       ['updated', view.updatedAt],

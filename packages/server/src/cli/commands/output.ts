@@ -45,6 +45,8 @@ export function clientView(client: Client, environment: Environment) {
     requirePkce: client.requirePkce,
     /** The scopes it is registered with (docs/tokens.md, "Scopes"); `[]`: none. */
     scopes: [...client.scopes],
+    /** What its scopes mean to customers, by scope, as the operator put it (`--scope-description`); `{}`: the pages' defaults. */
+    scopeDescriptions: Object.fromEntries(client.scopes.filter((scope) => Object.hasOwn(client.scopeDescriptions, scope)).map((scope) => [scope, client.scopeDescriptions[scope] as string])),
     status: client.status,
     environment,
     createdAt: isoTime(client.createdAt),

@@ -13,6 +13,7 @@ export interface ClientPatch {
   grants?: readonly GrantType[];
   requirePkce?: boolean;
   scopes?: readonly string[];
+  scopeDescriptions?: Readonly<Record<string, string>>;
   status?: ClientStatus;
   secretHash?: string;
   previousSecretHash?: string | null;

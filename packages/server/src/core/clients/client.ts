@@ -54,6 +54,14 @@ export interface Client {
    * request without `scope` gets them all.
    */
   readonly scopes: readonly string[];
+  /**
+   * What some of its scopes mean to a customer, in the operator's words
+   * (`clients update --scope-description SCOPE=TEXT`; docs/hosted-login.md,
+   * "Consent"), shown on the consent page as they are, in either language.
+   * Keys are among {@link scopes}; a scope without one is described by the
+   * pages' own default.
+   */
+  readonly scopeDescriptions: Readonly<Record<string, string>>;
   readonly status: ClientStatus;
   readonly createdAt: number;
   readonly updatedAt: number;

@@ -6,6 +6,7 @@ import type { Client, GrantType } from './client.js';
 import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
 import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
 import { redirectUriProblem } from './redirect-uri.js';
+import { hasControlCharacter } from '../control-characters.js';
 import { scopeListProblem, splitScope } from '../scopes.js';
 
 /** Invalid input to a client administration command; the message is shown to the operator. */
@@ -59,6 +60,7 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
       grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
       requirePkce: input.requirePkce ?? false,
       scopes: validateScopes(input.scopes ?? ''),
+      scopeDescriptions: {},
     },
     deps,
   );
@@ -74,14 +76,14 @@ export async function registerClient(input: RegisterClientInput, deps: ClientAdm
  */
 export async function registerResourceServer(input: { readonly name: string }, deps: ClientAdminDeps): Promise<RegisteredClient> {
   return insertNewClient(
-    { name: validateName(input.name), kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false, scopes: [] },
+    { name: validateName(input.name), kind: 'resource_server', redirectUri: null, grants: [], requirePkce: false, scopes: [], scopeDescriptions: {} },
     deps,
   );
 }
 
 /** Stores a new active client of (validated) `settings` under a fresh ID and 256-bit secret, of which only the keyed hash is kept. */
 async function insertNewClient(
-  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce' | 'scopes'>,
+  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce' | 'scopes' | 'scopeDescriptions'>,
   deps: ClientAdminDeps,
 ): Promise<RegisteredClient> {
   const now = deps.clock.nowSeconds();
@@ -127,10 +129,12 @@ export async function rotateClientSecret(id: string, graceSeconds: number, deps:
 }
 
 /**
- * Changes a client's redirect URI, grants, PKCE setting and/or scopes,
- * validated as at registration. A resource server has none of them, and
- * keeps it that way. New scopes apply to tokens issued from then on; a
- * token session keeps no scope the client has lost (docs/tokens.md, "Scopes").
+ * Changes a client's redirect URI, grants, PKCE setting, scopes and/or the
+ * descriptions of its scopes, validated as at registration. A resource
+ * server has none of them, and keeps it that way. New scopes apply to
+ * tokens issued from then on; a token session keeps no scope the client
+ * has lost (docs/tokens.md, "Scopes"), and a scope removed loses its
+ * description.
  *
  * @throws NotFound when there is no such client.
  */
@@ -142,6 +146,13 @@ export async function updateClientSettings(
     requirePkce?: boolean | undefined;
     /** Space-separated; `''` removes every scope. */
     scopes?: string | undefined;
+    /**
+     * `SCOPE=TEXT` entries (`--scope-description`, repeatable): the text
+     * customers read for that scope on the consent page; an empty TEXT
+     * removes the description (the pages' default is shown again). See
+     * {@link applyScopeDescriptions}.
+     */
+    scopeDescriptions?: readonly string[] | undefined;
   },
   deps: ClientAdminDeps,
 ): Promise<Client> {
@@ -155,7 +166,13 @@ export async function updateClientSettings(
   if (changes.grants !== undefined) patch.grants = validateGrants(changes.grants);
   if (changes.requirePkce !== undefined) patch.requirePkce = changes.requirePkce;
   if (changes.scopes !== undefined) patch.scopes = validateScopes(changes.scopes);
-  if (Object.keys(patch).length === 0) throw new ClientValidationError('nothing to update: give --redirect-uri, --grants, --require-pkce or --scopes');
+  if (changes.scopeDescriptions !== undefined || patch.scopes !== undefined) {
+    const descriptions = applyScopeDescriptions(current.scopeDescriptions, patch.scopes ?? current.scopes, changes.scopeDescriptions ?? []);
+    if (changes.scopeDescriptions !== undefined || !sameDescriptions(descriptions, current.scopeDescriptions)) patch.scopeDescriptions = descriptions;
+  }
+  if (Object.keys(patch).length === 0) {
+    throw new ClientValidationError('nothing to update: give --redirect-uri, --grants, --require-pkce, --scopes or --scope-description');
+  }
   return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
 }
 
@@ -193,6 +210,57 @@ export function validateScopes(value: string): string[] {
   const problem = scopeListProblem(scopes);
   if (problem) throw new ClientValidationError(`--scopes: ${problem}`);
   return scopes;
+}
+
+/** The longest description of a scope, in characters (code points): one line of the consent page on a phone. */
+export const MAX_SCOPE_DESCRIPTION_LENGTH = 160;
+
+/**
+ * The descriptions of a client's scopes after `entries` (`SCOPE=TEXT`,
+ * docs/operator-guide.md, "Scopes"): each sets the text customers read for
+ * one of `scopes` on the consent page, or removes it when TEXT is empty;
+ * a description of a scope not in `scopes` (one just removed) is dropped.
+ * SCOPE is the part before an `=` that ends one of `scopes` (a scope token
+ * may itself hold `=`). TEXT is trimmed, at most
+ * {@link MAX_SCOPE_DESCRIPTION_LENGTH} characters, without control
+ * characters (the rule of every value Connect takes, `core/control-characters.ts`).
+ *
+ * @throws ClientValidationError naming the entry and what is wrong (for a
+ *   scope the client does not have, the scopes it has).
+ */
+export function applyScopeDescriptions(current: Readonly<Record<string, string>>, scopes: readonly string[], entries: readonly string[]): Record<string, string> {
+  const descriptions: Record<string, string> = Object.create(null);
+  for (const scope of scopes) if (Object.hasOwn(current, scope)) descriptions[scope] = current[scope] as string;
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    const shown = JSON.stringify(entry.length > 80 ? `${entry.slice(0, 80)}…` : entry);
+    const splits = [...entry.matchAll(/=/g)].map((match) => match.index).filter((at) => scopes.includes(entry.slice(0, at)));
+    if (!entry.includes('=')) throw new ClientValidationError(`--scope-description ${shown}: give SCOPE=TEXT`);
+    if (splits.length === 0) {
+      const scope = entry.slice(0, entry.indexOf('='));
+      const has = scopes.length > 0 ? `its scopes are ${scopes.join(' ')}` : 'it has no scopes (give --scopes)';
+      throw new ClientValidationError(`--scope-description: ${JSON.stringify(scope)} is not a scope of this client; ${has}`);
+    }
+    if (splits.length > 1) throw new ClientValidationError(`--scope-description ${shown}: more than one of its scopes ends at an "=" here; it cannot be told which`);
+    const at = splits[0] as number;
+    const scope = entry.slice(0, at);
+    const text = entry.slice(at + 1).trim();
+    if (seen.has(scope)) throw new ClientValidationError(`--scope-description: ${JSON.stringify(scope)} is given twice`);
+    seen.add(scope);
+    if (hasControlCharacter(text)) throw new ClientValidationError(`--scope-description for ${JSON.stringify(scope)} must not contain control characters (tabs, line breaks, escapes)`);
+    const length = Array.from(text).length;
+    if (length > MAX_SCOPE_DESCRIPTION_LENGTH) {
+      throw new ClientValidationError(`--scope-description for ${JSON.stringify(scope)} has ${length} characters; at most ${MAX_SCOPE_DESCRIPTION_LENGTH}`);
+    }
+    if (text === '') delete descriptions[scope];
+    else descriptions[scope] = text;
+  }
+  return descriptions;
+}
+
+function sameDescriptions(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }
 
 function validateGrants(grants: readonly string[]): GrantType[] {

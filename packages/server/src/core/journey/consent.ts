@@ -3,24 +3,37 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import { issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from './open.js';
+import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { StepResult } from './outcomes.js';
-import { hashCookieValue, isPlausibleId } from './session.js';
+import { endSession, hashCookieValue, isPlausibleId } from './session.js';
 import { TRANSITIONS } from './states.js';
 
-/** The consent form as posted: `action=approve` or `action=cancel`. */
+/** The consent form as posted: `action=approve`, `action=cancel` or `action=switch_account` ("Not you?"). */
 export interface ConsentForm {
   readonly action?: string | undefined;
 }
 
-/** `GET /consent`: the consent page, naming the client and the customer's masked mobile. */
+/**
+ * `GET /consent`: the consent page, naming the client, the customer's
+ * masked mobile and what approving grants (docs/hosted-login.md,
+ * "Consent"): every scope the client is registered with, since an
+ * approval lets the client sign the customer in silently with any of them
+ * from then on.
+ */
 export async function showConsent(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey);
   const customer = await deps.db.customers.findCustomer(journey.record.profileId);
   if (!customer) return deadEnd('account_unavailable', journey.record);
-  return { kind: 'consent', journey: journey.view, maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile };
+  const { scopes, scopeDescriptions } = journey.client;
+  return {
+    kind: 'consent',
+    journey: journey.view,
+    maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile,
+    scopes: scopes.map((scope) => (Object.hasOwn(scopeDescriptions, scope) ? { scope, description: scopeDescriptions[scope] as string } : { scope })),
+    otherAccount: journey.record.loginHint === null,
+  };
 }
 
 type Approval = { readonly kind: 'done'; readonly location: string } | { readonly kind: 'login_required' } | { readonly kind: 'lost' };
@@ -37,6 +50,7 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   const { record } = journey;
+  if (form.action === 'switch_account' && record.status === 'consent_required' && record.loginHint === null) return switchAccount(journey, context, deps);
   if (record.status !== 'consent_required' || form.action !== 'approve') return pageForState(journey);
   const now = deps.clock.nowSeconds();
 
@@ -62,4 +76,24 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     case 'lost':
       return whereItStandsNow(journey, deps);
   }
+}
+
+/**
+ * "Not you? Use another account" (docs/journey.md, "Consent"): in one
+ * transaction the journey moves `consent_required` → `pending`, no longer
+ * bound to the session's customer, and the browser's session ends (as
+ * `prompt=login` ends it); then the login page of the same journey, where
+ * anyone may sign in. Nothing is approved. When the journey moved
+ * meanwhile (approved in another tab), nothing changes and the customer is
+ * shown where it stands.
+ */
+async function switchAccount(journey: OpenJourney, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+  const now = deps.clock.nowSeconds();
+  const switched = await atomically<boolean, false>(deps.db, async (tx, rollback) => {
+    if (!(await tx.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.accountSwitched, now, null))) return rollback(false);
+    await endSession(context.sessionId, tx, now);
+    return true;
+  });
+  if (!switched) return whereItStandsNow(journey, deps);
+  return { kind: 'goto', page: 'login', requestId: journey.requestId, endSession: true };
 }

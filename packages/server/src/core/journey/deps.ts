@@ -79,6 +79,12 @@ export interface JourneyDeps {
   /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may sign in and register; unset = every country. */
   readonly smsCountries?: readonly string[] | undefined;
   /**
+   * `CONNECT_DEFAULT_COUNTRY`: the country of a number typed in the mobile
+   * field without its country code (`0917 123 4567`); unset: only the
+   * international format is read.
+   */
+  readonly defaultCountry?: string | undefined;
+  /**
    * Runs work once the page has been answered (a PIN reset's SMS: how long
    * the gateway takes must not tell whether the mobile has an account;
    * docs/hosted-login.md, "Forgot PIN"). The work reports its own failures.

@@ -8,7 +8,7 @@ import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { knownDeviceOf } from './known-device.js';
 import { otpView, refusalOf, refusalProblem, type OtpForm } from './one-time-pin.js';
-import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { mayReceivePins } from './sign-in.js';
 import { canMove, TRANSITIONS } from './states.js';
@@ -64,7 +64,7 @@ export async function submitReset(context: StepContext, form: ResetForm, deps: J
   if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'reset', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const sent = await sendResetCode(journey, mobile, context, deps);
@@ -146,7 +146,7 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
   const limited = await deps.resetSends.take(mobile, context.address, sendOptions(profileId, context, deps));
-  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null), deps);
+  if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
     { hasher: deps.otpHasher, clock: deps.clock },
@@ -160,7 +160,7 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
     transition: TRANSITIONS.resetCodeSent,
   });
   if (!moved) return 'lost';
-  if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId), context, deps);
+  if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId, deps), context, deps);
   return { sent: true };
 }
 
@@ -174,7 +174,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await sendResetCode(journey, challenge.mobile, context, deps)
-    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId), {
+    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId, deps), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
@@ -226,8 +226,8 @@ function sendOptions(profileId: string | null, context: StepContext, deps: Pick<
   return deviceId === undefined ? {} : { knownDevice: { profileId, deviceId } };
 }
 
-function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null): PinSendContext {
-  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId, signal: context.signal, purpose: 'reset' };
+function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
+  return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };
 }
 
 function resetOtpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {

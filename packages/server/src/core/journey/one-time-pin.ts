@@ -9,7 +9,7 @@ import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import { proveKnownDevice } from './known-device.js';
-import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { deadEnd, firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
@@ -269,7 +269,7 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await replaceChallenge(journey, challenge, context, deps)
-    : await resendPin(challenge.id, sendContext(journey, challenge, context), {
+    : await resendPin(challenge.id, sendContext(journey, challenge, context, deps), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
@@ -300,7 +300,7 @@ async function replaceChallenge(
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.sends.take(old.mobile, context.address);
-  if (limited) return noteRefusedSend(limited, sendContext(journey, old, context), deps);
+  if (limited) return noteRefusedSend(limited, sendContext(journey, old, context, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
     { hasher: deps.otpHasher, clock: deps.clock },
@@ -313,13 +313,13 @@ async function replaceChallenge(
     transition: TRANSITIONS.codeResent,
   });
   if (!moved) return 'lost';
-  if (await deliverPin(old.mobile, code, sendContext(journey, old, context), deps)) return { sent: true };
+  if (await deliverPin(old.mobile, code, sendContext(journey, old, context, deps), deps)) return { sent: true };
   await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
   return { reason: 'sms_unavailable' };
 }
 
-function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext): PinSendContext {
-  return { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: challenge.profileId, signal: context.signal };
+function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
+  return pinSendContext(journey, context, deps, challenge.profileId);
 }
 
 function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {

@@ -1,4 +1,7 @@
+import type { UiLocale } from '../authorize/ui-locales.js';
 import type { ClientAddress } from '../client-address.js';
+import type { PinSendContext } from '../login/issue-pin.js';
+import { authHostOf } from '../sms/one-time-pin-message.js';
 import type { Client } from '../clients/client.js';
 import type { OtpChallengeRecord } from '../login/records.js';
 import type { JourneyDeps } from './deps.js';
@@ -30,6 +33,12 @@ export interface StepContext {
   readonly sessionId?: string | undefined;
   /** The known-device cookie (`known-device.ts`). */
   readonly knownDevice?: string | undefined;
+  /**
+   * The language the browser's `Accept-Language` prefers among the pages'
+   * (parsed at the edge); the journey's `ui_locales` comes first
+   * ({@link journeyLocale}).
+   */
+  readonly browserLocale?: UiLocale | undefined;
   /** The client address, parsed at the edge (for the per-address limits and the audit log). */
   readonly address: ClientAddress;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
@@ -132,6 +141,33 @@ export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyD
   if (FINAL_STATES.includes(current.request.status)) return ended(current, deps);
   if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
+}
+
+/**
+ * The language of a journey for what is sent outside its pages (the SMS
+ * with its codes): as its pages' language is chosen (docs/hosted-login.md,
+ * "Languages"), the journey's `ui_locales`, else the browser's
+ * `Accept-Language`, else English.
+ */
+export function journeyLocale(journey: OpenJourney, context: StepContext): UiLocale {
+  return journey.record.uiLocale ?? context.browserLocale ?? 'en';
+}
+
+/**
+ * Who a code of this journey is sent for and how its SMS reads: the
+ * client, the customer's address and profile, the journey's language and
+ * the auth URL's host (its origin-bound last line).
+ */
+export function pinSendContext(journey: OpenJourney, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>, profileId: string | null): PinSendContext {
+  return {
+    clientId: journey.client.id,
+    clientName: journey.client.name,
+    address: context.address,
+    profileId,
+    signal: context.signal,
+    locale: journeyLocale(journey, context),
+    authHost: authHostOf(deps.issuer),
+  };
 }
 
 /** Where signing in starts (docs/journey.md): registration when `user_id` names no account, else login. */

@@ -79,6 +79,12 @@ export interface JourneyView {
   readonly uiLocale: UiLocale | null;
 }
 
+/** A scope as the consent page shows it: its token, and the operator's description of it when there is one. */
+export interface ScopeToApprove {
+  readonly scope: string;
+  readonly description?: string;
+}
+
 /** What the one-time-PIN page shows. */
 export interface OtpView {
   readonly maskedMobile: string;
@@ -117,7 +123,19 @@ export type StepResult =
   | { readonly kind: 'reset_otp'; readonly journey: JourneyView; readonly otp: OtpView; readonly problem?: Problem; readonly notice?: 'code_sent' }
   /** The new PIN, twice, for the customer whose reset code was right. */
   | { readonly kind: 'new_pin'; readonly journey: JourneyView; readonly maskedMobile: string; readonly problem?: Problem }
-  | { readonly kind: 'consent'; readonly journey: JourneyView; readonly maskedMobile: string }
+  /**
+   * The consent page: who is signed in, the client's scopes (each with the
+   * operator's description, if any; the pages describe the others), and
+   * whether "Not you? Use another account" is offered (not when the client
+   * named the customer's mobile, `user_id`: there is no other account to use).
+   */
+  | {
+      readonly kind: 'consent';
+      readonly journey: JourneyView;
+      readonly maskedMobile: string;
+      readonly scopes: readonly ScopeToApprove[];
+      readonly otherAccount: boolean;
+    }
   /**
    * Post/redirect/get to a page of the journey; `endSession` clears the
    * session cookie (`prompt=login`); `knownDevice` is the known-device

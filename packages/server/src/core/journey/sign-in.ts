@@ -6,7 +6,7 @@ import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '
 import { cancelJourney } from './cancel.js';
 import { resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
 import type { JourneyDeps } from './deps.js';
-import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
@@ -69,7 +69,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
@@ -133,7 +133,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '')?.e164;
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
   if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
   if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
   const pin = form.pin ?? '';
@@ -178,7 +178,7 @@ async function sendFirstCode(
   pinCount?: PinCountToLift,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
-  const sendContext = { clientId: journey.client.id, clientName: journey.client.name, address: context.address, profileId: input.profileId, signal: context.signal };
+  const sendContext = pinSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.sends.take(input.mobile, context.address);

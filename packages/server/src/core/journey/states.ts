@@ -12,7 +12,7 @@
  * ```
  * pending ──PIN right / registration form──▶ otp_sent ◀─┐ PIN again (another tab)
  *    ▲                                          │  └─────┘
- *    │ session gone                             │
+ *    │ session gone, or "Not you?"              │
  * consent_required ──approve──▶ code_issued ◀──one-time PIN right
  *    └──────────── cancel (from any open state) ──▶ cancelled
  *
@@ -62,6 +62,12 @@ export const TRANSITIONS = {
   approved: { name: 'approved', from: ['consent_required'], to: 'code_issued' },
   /** The session behind a consent page ended: the customer must log in. */
   loginRequired: { name: 'login_required', from: ['consent_required'], to: 'pending' },
+  /**
+   * "Not you? Use another account" on the consent page: the session is
+   * ended with the move, and the journey, no longer bound to its
+   * customer, goes back to its login page.
+   */
+  accountSwitched: { name: 'account_switched', from: ['consent_required'], to: 'pending' },
   /**
    * "Forgot PIN?": a mobile was given on the reset page. A reset challenge
    * is stored with the move (whether or not the mobile has an account that

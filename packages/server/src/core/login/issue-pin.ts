@@ -5,7 +5,9 @@ import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../l
 import type { AuditLog } from '../audit/audit-log.js';
 import { parseMobile } from '../customers/mobile.js';
 import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
-import { oneTimePinMessage, SmsDeliveryFailed, type SmsLog, type SmsSender } from '../sms/sms-sender.js';
+import type { UiLocale } from '../authorize/ui-locales.js';
+import { oneTimePinMessage } from '../sms/one-time-pin-message.js';
+import { SmsDeliveryFailed, type SmsLog, type SmsSender } from '../sms/sms-sender.js';
 import { generateOtp, type OtpHasher } from './one-time-pin.js';
 import type { OtpChallengeStore } from './otp-challenge-store.js';
 import type { OtpChallengeRecord, OtpPurpose } from './records.js';
@@ -75,6 +77,10 @@ export interface PinSendContext {
   readonly signal?: AbortSignal | undefined;
   /** `reset`: the code is for a PIN reset, and the text says so. */
   readonly purpose?: OtpPurpose | undefined;
+  /** The language of the journey the code is for: the SMS is in it. */
+  readonly locale: UiLocale;
+  /** The host of the auth URL (no port), which the SMS's origin-bound last line names. */
+  readonly authHost: string;
 }
 
 /**
@@ -97,7 +103,14 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
     return false;
   }
   try {
-    const body = oneTimePinMessage({ code, clientName: context.clientName, ttlSeconds: OTP_TTL_SECONDS, reset: context.purpose === 'reset' });
+    const body = oneTimePinMessage({
+      code,
+      clientName: context.clientName,
+      ttlSeconds: OTP_TTL_SECONDS,
+      reset: context.purpose === 'reset',
+      locale: context.locale,
+      authHost: context.authHost,
+    });
     await deps.sms.send({ to, body }, { signal: context.signal });
     return true;
   } catch (error) {

@@ -43,22 +43,3 @@ export class SmsDeliveryFailed extends Error {
 export interface SmsLog {
   warn(details: object, message: string): void;
 }
-
-/**
- * The one-time-PIN text: it names the service, the consumer (or, for a PIN
- * reset, what the code is for) and the expiry, and warns never to share the
- * code. It never carries the customer's PIN.
- */
-export function oneTimePinMessage(input: { code: string; clientName: string; ttlSeconds: number; reset?: boolean }): string {
-  const minutes = Math.max(1, Math.round(input.ttlSeconds / 60));
-  if (input.reset) {
-    return (
-      `${input.code} is your Connect code to reset your PIN. It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. ` +
-      `Never share this code with anyone, not even Connect staff. Did not ask for it? Ignore this message: your PIN stays the same.`
-    );
-  }
-  return (
-    `${input.code} is your Connect one-time PIN to link your account to ${input.clientName}. ` +
-    `It expires in ${minutes} minute${minutes === 1 ? '' : 's'}. Never share this code with anyone, not even Connect staff.`
-  );
-}

@@ -326,9 +326,11 @@ export const PATHS: Record<string, PathItem> = {
   '/consent': hostedPage({
     name: 'consent',
     id: 'Consent',
-    shows: 'A customer signed in at Connect meets a client they have not approved: the page names the client and the masked mobile.',
+    shows:
+      'A customer signed in at Connect meets a client they have not approved: the page names the client and the masked mobile, and lists what approving grants (the client\'s scopes, in the operator\'s words or the default wording).',
     form: schemaRef('ConsentForm'),
-    handles: '`approve` goes back to the client with a code (and approves it for silent sign-in); `cancel` with `error=access_denied`.',
+    handles:
+      '`approve` goes back to the client with a code (and approves it for silent sign-in); `cancel` with `error=access_denied`; `switch_account` ends the session and goes to `/login` of the same request.',
   }),
 
   '/customer/profile': {

@@ -312,7 +312,9 @@ export const SCHEMAS = {
     required: ['csrf_token'],
     properties: {
       csrf_token: string("The form's hidden CSRF token, bound to this browser's cookie."),
-      mobile: string('The mobile number (ignored when the client named it with `user_id`).'),
+      mobile: string(
+        'The mobile number: in international format, or as dialled in the country of `CONNECT_DEFAULT_COUNTRY` (`0917 123 4567`); ignored when the client named it with `user_id`.',
+      ),
       pin: string("The customer's PIN: 4 to 6 digits."),
       action: { type: 'string', enum: ['login', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
     },
@@ -322,7 +324,9 @@ export const SCHEMAS = {
     required: ['csrf_token'],
     properties: {
       csrf_token: string("The form's hidden CSRF token."),
-      mobile: string('The mobile number (ignored when the client named it with `user_id`).'),
+      mobile: string(
+        'The mobile number: in international format, or as dialled in the country of `CONNECT_DEFAULT_COUNTRY` (`0917 123 4567`); ignored when the client named it with `user_id`.',
+      ),
       pin: string('The new PIN: 4 to 6 digits, not one too easy to guess.'),
       pin_confirmation: string('The new PIN again.'),
       action: { type: 'string', enum: ['register', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
@@ -346,7 +350,9 @@ export const SCHEMAS = {
     required: ['csrf_token'],
     properties: {
       csrf_token: string("The form's hidden CSRF token."),
-      mobile: string('The mobile number (ignored when the client named it with `user_id`).'),
+      mobile: string(
+        'The mobile number: in international format, or as dialled in the country of `CONNECT_DEFAULT_COUNTRY` (`0917 123 4567`); ignored when the client named it with `user_id`.',
+      ),
       action: { type: 'string', enum: ['send', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
     },
   },
@@ -365,7 +371,12 @@ export const SCHEMAS = {
     required: ['csrf_token', 'action'],
     properties: {
       csrf_token: string("The form's hidden CSRF token."),
-      action: { type: 'string', enum: ['approve', 'cancel'], description: '`approve`: back to the client with a code; `cancel`: with `error=access_denied`.' },
+      action: {
+        type: 'string',
+        enum: ['approve', 'cancel', 'switch_account'],
+        description:
+          '`approve`: back to the client with a code; `cancel`: with `error=access_denied`; `switch_account` ("Not you?", not offered when the client gave `user_id`): the session ends and the same request\'s login page follows.',
+      },
     },
   },
 } as const satisfies Record<string, JsonSchema>;

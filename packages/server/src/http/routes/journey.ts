@@ -3,6 +3,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
+import { mobileExample as mobileExampleOf } from '../../core/customers/mobile.js';
 import type { Environment } from '../../core/environment.js';
 import { showConsent, submitConsent } from '../../core/journey/consent.js';
 import type { JourneyDeps } from '../../core/journey/deps.js';
@@ -17,7 +18,7 @@ import { KNOWN_DEVICE_TTL_SECONDS } from '../../core/journey/known-device.js';
 import { startJourney } from '../../core/journey/start.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
 import { fill } from '../views/html.js';
 import { problemMessage } from '../views/messages/index.js';
@@ -80,6 +81,8 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     csrfOpts: { userInfo: true, hmacKey: Buffer.from(deps.csrfKey) },
   });
 
+  // The example number of the mobile fields' hint and of `mobile_invalid` (CONNECT_DEFAULT_COUNTRY).
+  const mobileExample = mobileExampleOf(deps.journey.defaultCountry ?? 'PH');
   const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
@@ -87,6 +90,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     browserId: request.cookies[names.browser],
     sessionId: request.cookies[names.session],
     knownDevice: request.cookies[names.device],
+    browserLocale: acceptedLocale(request.headers['accept-language']),
     address: clientAddressOf(request),
     correlationId: request.id,
     signal: requestSignal(request),
@@ -120,9 +124,10 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind, mobileExample.national) },
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
+          mobileExample,
         };
         const other = (page: 'login' | 'register') => (fixed ? undefined : pageUrl(page, journey.requestId));
         const body =
@@ -145,10 +150,11 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('reset', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset') },
+          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset', mobileExample.national) },
           // As on the login page: with user_id the mobile is fixed.
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: journey.fixedMobile !== null,
+          mobileExample,
           loginHref: pageUrl('login', journey.requestId),
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
@@ -192,6 +198,8 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           action: pageUrl('consent', journey.requestId),
           csrfToken: csrfToken(),
           maskedMobile: result.maskedMobile,
+          scopes: result.scopes,
+          otherAccount: result.otherAccount,
         });
         return sendPage(reply, 200, body, { language, redirectUri: journey.redirectUri });
       }

@@ -1,9 +1,12 @@
 import { fill, html, type SafeHtml } from './html.js';
 import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
+import type { MobileExample } from '../../core/customers/mobile.js';
+import type { ScopeToApprove } from '../../core/journey/outcomes.js';
 import type { Language } from './messages/index.js';
 import { RESEND_COUNTDOWN_PATH } from './scripts.js';
 import { timeOfDay } from './time-of-day.js';
+import { describeScope } from './scope-wording.js';
 
 /** A message tied (or not) to a form field. */
 export interface PageError {
@@ -78,7 +81,14 @@ function fieldClass(state: FieldState, field: string): string {
   return state.error?.field === field ? 'field has-error' : 'field';
 }
 
-function mobileField(page: Page & { mobile?: string | undefined; mobileReadonly: boolean }, state: FieldState): SafeHtml {
+/** A page with the mobile field: its value, whether it is fixed, and the example number its hint shows. */
+interface MobilePage extends Page {
+  readonly mobile?: string | undefined;
+  readonly mobileReadonly: boolean;
+  readonly mobileExample: MobileExample;
+}
+
+function mobileField(page: MobilePage, state: FieldState): SafeHtml {
   const text = page.language.text.page;
   if (page.mobileReadonly) {
     return html`<div class="${fieldClass(state, 'mobile')}">
@@ -93,7 +103,10 @@ ${fieldError(state.error, 'mobile')}
   }
   return html`<div class="${fieldClass(state, 'mobile')}">
 <label for="mobile">${text.mobileLabel}</label>
-<p class="hint" id="mobile-hint">${fill(text.mobileHint, { example: html`<span class="nowrap">+63 917 123 4567</span>` })}</p>
+<p class="hint" id="mobile-hint">${fill(text.mobileHint, {
+    example: html`<span class="nowrap">${page.mobileExample.national}</span>`,
+    international: html`<span class="nowrap">${page.mobileExample.international}</span>`,
+  })}</p>
 <div class="control">
 <input id="mobile" name="mobile" type="tel" inputmode="tel" autocomplete="tel" required maxlength="20" value="${page.mobile ?? ''}"${fieldAttributes(state, 'mobile', 'mobile-hint')}>
 </div>
@@ -131,7 +144,7 @@ function notice(message: SafeHtml | string): SafeHtml {
  * PIN reset, with the mobile prefilled and the focus on the PIN.
  */
 export function loginPage(
-  page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
+  page: FormPage & MobilePage & { registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
 ): string {
   const { language } = page;
   const text = language.text;
@@ -154,7 +167,7 @@ ${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${pa
 }
 
 /** The registration page: mobile + PIN twice. */
-export function registerPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref?: string | undefined }): string {
+export function registerPage(page: FormPage & MobilePage & { loginHref?: string | undefined }): string {
   const { language } = page;
   const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? 'pin' : 'mobile') };
@@ -241,7 +254,7 @@ function resendCountdown(language: Language, seconds: number, time: string): Saf
 }
 
 /** "Forgot PIN?": the mobile whose PIN to reset (fixed, as on the login page, when the client named it). */
-export function resetPage(page: FormPage & { mobile?: string | undefined; mobileReadonly: boolean; loginHref: string }): string {
+export function resetPage(page: FormPage & MobilePage & { loginHref: string }): string {
   const { language } = page;
   const text = language.text;
   const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly ? undefined : 'mobile') };
@@ -280,19 +293,40 @@ ${cancelButton(language)}
   return layout({ language, title: text.newPin.title, body, clientName: page.clientName });
 }
 
-/** The consent page: a signed-in customer approves (or not) a client they have not used Connect with. */
-export function consentPage(page: Page & { clientName: string; action: string; csrfToken: string; maskedMobile: string }): string {
+/**
+ * The consent page: a signed-in customer approves (or not) a client they
+ * have not used Connect with, seeing what approving grants: who they are
+ * (always), then each of the client's scopes, in the operator's words or
+ * the page's default ones (docs/hosted-login.md, "Consent"). `otherAccount`:
+ * "Not you? Use another account", a submit button of the same form, so it
+ * works without JavaScript and carries the CSRF token.
+ */
+export function consentPage(
+  page: Page & { clientName: string; action: string; csrfToken: string; maskedMobile: string; scopes: readonly ScopeToApprove[]; otherAccount: boolean },
+): string {
   const { language, clientName } = page;
   const text = language.text;
   const lead = html`${consent(language, clientName)}
 <p class="lead">${fill(text.consent.signedInAs, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const scopeItems = page.scopes.map(
+    ({ scope, description }) =>
+      html`<li>${checkIcon()}<span>${description ?? describeScope(text, scope)}<span class="scope-name" lang="en">${scope}</span></span></li>`,
+  );
   const body = html`${requestHeader(clientName, fill(text.consent.heading, { client: clientName }), lead)}
+<section class="grants" aria-labelledby="grants-heading">
+<h2 id="grants-heading">${fill(text.consent.grants, { client: clientName })}</h2>
+<ul class="grant-list">
+<li>${checkIcon()}<span>${text.consent.identity}</span></li>
+${scopeItems}
+</ul>
+</section>
 <form method="post" action="${page.action}">
 ${hiddenCsrf(page.csrfToken)}
 <div class="actions">
 <button type="submit" name="action" value="approve" class="button primary">${text.consent.allow}</button>
 <button type="submit" name="action" value="cancel" class="button secondary">${text.page.cancel}</button>
 </div>
+${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type="submit" name="action" value="switch_account" class="button link">${text.consent.otherAccount}</button></p>` : html``}
 </form>`;
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }

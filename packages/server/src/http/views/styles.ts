@@ -56,6 +56,14 @@ h1 { margin: 0 0 6px; color: var(--ink); font-size: 1.5rem; line-height: 1.25; f
 .lead { color: var(--muted); }
 .consent + .lead { margin-top: 8px; font-size: 0.9375rem; }
 
+/* What a consent grants */
+.grants { margin: 20px 0 0; padding: 16px; background: var(--tint); border-radius: var(--radius); }
+.grants h2 { margin: 0 0 10px; font-size: 0.9375rem; font-weight: 600; color: var(--ink); }
+.grant-list { list-style: none; margin: 0; padding: 0; display: grid; gap: 10px; font-size: 0.9375rem; }
+.grant-list li { display: flex; gap: 10px; align-items: flex-start; }
+.grant-list .icon-check { flex: none; width: 18px; height: 18px; margin-top: 2px; color: var(--ok); }
+.scope-name { display: block; color: var(--muted); font-size: 0.8125rem; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: anywhere; }
+
 /* Messages */
 .alert, .notice { display: flex; gap: 10px; align-items: flex-start; border-radius: var(--radius); padding: 12px 14px; margin-bottom: 20px; font-size: 0.9375rem; }
 .alert { background: var(--danger-soft); color: var(--danger); border: 1px solid var(--danger-line); }
@@ -108,7 +116,7 @@ input[readonly]:hover { border-color: var(--field); }
 a { color: var(--brand); text-underline-offset: 3px; border-radius: 4px; }
 a:hover { color: var(--brand-strong); }
 .switch { margin-top: 24px; padding-top: 20px; border-top: 1px solid var(--line); text-align: center; color: var(--muted); font-size: 0.9375rem; }
-.switch a { font-weight: 600; }
+.switch a, .switch .link { font-weight: 600; }
 /* Every link is a tap target of at least 44 x 44 px (docs/hosted-login.md, "On a phone"). */
 .switch a, .forgot a { display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; padding: 0 8px; vertical-align: middle; }
 .forgot { margin: -8px -8px 0 0; text-align: right; font-size: 0.9375rem; }

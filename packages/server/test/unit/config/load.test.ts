@@ -66,6 +66,7 @@ describe('loadConfig: defaults', () => {
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
       journeyLimitPerAddress: 10_000,
+      defaultCountry: 'PH',
       scopesSupported: [],
       auditRetentionDays: 365,
       logLevel: 'info',
@@ -234,6 +235,31 @@ describe('loadConfig: accepted values', () => {
 
   it.each(['XX', 'PHL', 'PH,,SG', 'PH;SG', 'P', '12', 'PH,EU'])('CONNECT_SMS_COUNTRIES=%j is refused naming the variable and the bad code', (value) => {
     expectRefused({ CONNECT_SMS_COUNTRIES: value }, 'CONNECT_SMS_COUNTRIES', /ISO 3166/);
+  });
+
+  it.each([
+    [{}, 'PH'],
+    [{ CONNECT_DEFAULT_COUNTRY: 'sg' }, 'SG'],
+    [{ CONNECT_DEFAULT_COUNTRY: ' GB ' }, 'GB'],
+    [{ CONNECT_DEFAULT_COUNTRY: '' }, 'PH'],
+    [{ CONNECT_SMS_COUNTRIES: 'SG,PH' }, 'PH'],
+    // Unset, it is never a country CONNECT_SMS_COUNTRIES leaves out.
+    [{ CONNECT_SMS_COUNTRIES: 'SG,MY' }, 'SG'],
+    [{ CONNECT_SMS_COUNTRIES: 'SG,MY', CONNECT_DEFAULT_COUNTRY: 'MY' }, 'MY'],
+  ])('CONNECT_DEFAULT_COUNTRY with %j: %s', (env, expected) => {
+    expect(loadConfig(env, CWD).defaultCountry).toBe(expected);
+  });
+
+  it.each(['XX', 'PHL', 'P', '63', '+63', 'PH,SG', 'EU'])('CONNECT_DEFAULT_COUNTRY=%j stops start-up with one line naming the variable', (value) => {
+    const error = expectRefused({ CONNECT_DEFAULT_COUNTRY: value }, 'CONNECT_DEFAULT_COUNTRY');
+    expect(error.message).toBe(`CONNECT_DEFAULT_COUNTRY must be an ISO 3166 alpha-2 country code (e.g. PH), not ${JSON.stringify(value)}`);
+  });
+
+  it('CONNECT_DEFAULT_COUNTRY outside CONNECT_SMS_COUNTRIES stops start-up: every national number would be refused', () => {
+    const error = expectRefused({ CONNECT_DEFAULT_COUNTRY: 'PH', CONNECT_SMS_COUNTRIES: 'SG,MY' }, 'CONNECT_DEFAULT_COUNTRY');
+    expect(error.message).toBe('CONNECT_DEFAULT_COUNTRY=PH is not one of CONNECT_SMS_COUNTRIES (SG,MY): every number typed without its country code would be refused');
+    // A bad list is its own problem, not this one as well.
+    expect(configError({ CONNECT_DEFAULT_COUNTRY: 'PH', CONNECT_SMS_COUNTRIES: 'XX' }).problems).toEqual([expect.stringMatching(/^CONNECT_SMS_COUNTRIES /)]);
   });
 
   it.each([

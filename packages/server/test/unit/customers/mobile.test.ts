@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maskMobile } from '../../../src/core/customers/customer.js';
-import { isSmsCountry, parseMobile, pinDestinationRefusal, type MobileNumber } from '../../../src/core/customers/mobile.js';
+import { isSmsCountry, mobileExample, parseMobile, pinDestinationRefusal, type MobileNumber } from '../../../src/core/customers/mobile.js';
 
 describe('parseMobile', () => {
   it.each([
@@ -46,6 +46,57 @@ describe('parseMobile', () => {
     ['a UK premium-rate number', '+44 843 123 4567'],
   ])('refuses %s: it cannot receive the SMS', (_why, input) => {
     expect(parseMobile(input)).toBeUndefined();
+  });
+});
+
+describe('parseMobile with a default country (CONNECT_DEFAULT_COUNTRY): numbers as customers type them', () => {
+  it.each([
+    ['PH', '0917 123 4567', '+639171234567'],
+    ['PH', '09171234567', '+639171234567'],
+    ['PH', ' 0917-123-4567 ', '+639171234567'],
+    ['PH', '(0917) 123 4567', '+639171234567'],
+    ['PH', '917 123 4567', '+639171234567'],
+    ['PH', '+63 917 123 4567', '+639171234567'],
+    ['PH', '0063 917 123 4567', '+639171234567'],
+    // The international format keeps its own country, whatever the default.
+    ['PH', '+65 9123 4567', '+6591234567'],
+    ['SG', '9123 4567', '+6591234567'],
+    ['SG', '+63 917 123 4567', '+639171234567'],
+    ['GB', '07911 123456', '+447911123456'],
+  ])('%s: %j is %s', (country, input, e164) => {
+    expect(parseMobile(input, { defaultCountry: country })?.e164).toBe(e164);
+  });
+
+  it.each([
+    ['PH', 'one digit short', '0917 123 456'],
+    ['PH', 'one digit too many', '0917 123 45678'],
+    ['PH', 'a Manila fixed line', '02 8123 4567'],
+    ['PH', 'a + inside', '0917+1234567'],
+    ['PH', 'letters', '0917 ABC 4567'],
+    ['PH', 'an extension', '0917 123 4567 ext 9'],
+    ['PH', 'empty', ''],
+    ['SG', 'a Philippine national number', '0917 123 4567'],
+    ['SG', 'a Singapore fixed line', '6123 4567'],
+    ['XX', 'a national number with no country to read it by', '0917 123 4567'],
+  ])('%s: refuses %s (%j)', (country, _why, input) => {
+    expect(parseMobile(input, { defaultCountry: country })).toBeUndefined();
+  });
+
+  it('without a default country only the international format is read (user_id, the command line)', () => {
+    expect(parseMobile('0917 123 4567')).toBeUndefined();
+    expect(parseMobile('0917 123 4567', {})).toBeUndefined();
+  });
+});
+
+describe('mobileExample', () => {
+  it.each([
+    ['PH', '0917 123 4567', '+63 917 123 4567'],
+    ['SG', '8123 4567', '+65 8123 4567'],
+    ['GB', '07400 123456', '+44 7400 123456'],
+  ])('%s: %s, or %s', (country, national, international) => {
+    expect(mobileExample(country)).toEqual({ national, international });
+    // The example reads back as a mobile of that country.
+    expect(parseMobile(national, { defaultCountry: country })?.country).toBe(country);
   });
 });
 

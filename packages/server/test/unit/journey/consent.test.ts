@@ -47,7 +47,20 @@ describe('showConsent', () => {
       kind: 'consent',
       journey: { requestId: t.journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null, uiLocale: null },
       maskedMobile: MASKED,
+      scopes: [],
+      otherAccount: true,
     });
+  });
+
+  it('lists every scope of the client, with the descriptions it has; no other account when user_id named the customer', async () => {
+    const t = await atConsent();
+    const withScopes = { ...ACME, scopes: ['payments:read', 'profile'], scopeDescriptions: { profile: 'Your name' } };
+    expect(await showConsent(t.journey.context, { ...t.deps, findClient: async () => withScopes })).toMatchObject({
+      scopes: [{ scope: 'payments:read' }, { scope: 'profile', description: 'Your name' }],
+      otherAccount: true,
+    });
+    const hinted = await atConsent({ user_id: MOBILE });
+    expect(await showConsent(hinted.journey.context, hinted.deps)).toMatchObject({ otherAccount: false });
   });
 
   it('on a journey that is not asking for consent: that journey\'s page', async () => {

@@ -62,7 +62,7 @@ function fullQueue() {
 }
 
 /** The SMS body without its one-time code, which could contain the PIN's digits by chance. */
-const withoutCode = (body: string | undefined) => (body ?? '').replace(/^\d{6} /, '');
+const withoutCode = (body: string | undefined) => (body ?? '').replace(/^\d{6} /, '').replace(/ #\d{6}$/, '');
 
 describe('showLogin and showRegistration', () => {
   it('show the login page; the registration page on request', async () => {

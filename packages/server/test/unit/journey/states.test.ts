@@ -22,6 +22,7 @@ const EXPECTED: Record<TransitionName, { from: readonly JourneyState[]; to: Jour
   pinReset: { from: ['reset_verified'], to: 'pending' },
   approved: { from: ['consent_required'], to: 'code_issued' },
   loginRequired: { from: ['consent_required'], to: 'pending' },
+  accountSwitched: { from: ['consent_required'], to: 'pending' },
   cancelled: { from: [...SIGNING_IN, 'consent_required'], to: 'cancelled' },
 };
 

@@ -80,8 +80,9 @@ describe('deliverPin', () => {
       {
         to: LOGIN.mobile,
         body:
-          '012345 is your Connect one-time PIN to link your account to Acme Shop. ' +
-          'It expires in 5 minutes. Never share this code with anyone, not even Connect staff.',
+          '012345 is your Connect code to link your account to Acme Shop. ' +
+          'It expires in 5 minutes. Never share this code with anyone, not even Connect staff.\n\n' +
+          '@auth.connect.test #012345',
       },
     ]);
   });

@@ -97,7 +97,7 @@ export const LOGIN = {
 } as const;
 
 /** Who asks for the codes of {@link LOGIN}: the client's name and the customer's address. */
-export const CONTEXT = { clientId: 'acme', clientName: 'Acme Shop', address: testAddress('203.0.113.7'), profileId: '123456789012' } as const;
+export const CONTEXT = { clientId: 'acme', clientName: 'Acme Shop', address: testAddress('203.0.113.7'), profileId: '123456789012', locale: 'en', authHost: 'auth.connect.test' } as const;
 
 /**
  * Issues a challenge as the journey does: made, stored, then its code sent

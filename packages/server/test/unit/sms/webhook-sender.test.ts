@@ -7,7 +7,7 @@ import { createWebhookSender, type WebhookOptions } from '../../../src/sms/webho
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of 32 bytes. */
 const SECRET = `whsec_${Buffer.from('connect-test-webhook-key-32bytes').toString('base64')}`;
-const MESSAGE = { to: '+639171234567', body: '482915 is your Connect one-time PIN to link your account to Acme Shop.' };
+const MESSAGE = { to: '+639171234567', body: '482915 is your Connect code to link your account to Acme Shop.\n\n@auth.connect.test #482915' };
 const NOW = 1_767_225_600;
 
 /** One request as the gateway received it. */

@@ -23,7 +23,7 @@ export interface Notice {
  *
  * Entries are plain text. `{client}`, `{mobile}` and `{example}` mark where
  * the page puts the client's name, the masked mobile number or an example
- * number (each escaped, and set in bold or kept on one line); a
+ * number (`mobile_invalid` says `{example}` too) (each escaped, and set in bold or kept on one line); a
  * translation keeps the same placeholders, in whatever order its grammar
  * needs. Entries that count are functions of the count.
  */
@@ -35,7 +35,10 @@ export interface Catalogue {
     /** `{client}` asks to link the customer's account. */
     readonly linkRequest: string;
     readonly mobileLabel: string;
-    /** `{example}`: an example number in international format. */
+    /**
+     * `{example}`: an example number as customers of `CONNECT_DEFAULT_COUNTRY`
+     * type it (`0917 123 4567`); `{international}`: the same in international format.
+     */
     readonly mobileHint: string;
     readonly mobileFixedHint: string;
     readonly pinLabel: string;
@@ -129,6 +132,29 @@ export interface Catalogue {
     /** `{mobile}`: the signed-in customer. */
     readonly signedInAs: string;
     readonly allow: string;
+    /** `{client}`: above the list of what approving grants. */
+    readonly grants: string;
+    /** What every client learns: the first line of the list. */
+    readonly identity: string;
+    /**
+     * How a scope without the operator's description is said
+     * (`http/views/scope-wording.ts`): the scopes of OpenID Connect and
+     * OAuth by name; `{resource}:read`-like scopes as seeing, and
+     * `{resource}:write`-like ones as changing, that resource; any other
+     * by its name, `{scope}`.
+     */
+    readonly scopes: {
+      readonly known: { readonly openid: string; readonly profile: string; readonly phone: string; readonly email: string; readonly offline_access: string };
+      /** `{resource}`: the scope's resource in words (`payments`, `payment history`). */
+      readonly read: string;
+      /** `{resource}` */
+      readonly write: string;
+      /** `{scope}`: the scope's own name. */
+      readonly other: string;
+    };
+    /** Before the button that ends the session and goes to the login page. */
+    readonly notYou: string;
+    readonly otherAccount: string;
   };
   /** The error pages' line under every message. */
   readonly errorPage: {

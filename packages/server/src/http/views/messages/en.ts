@@ -7,10 +7,10 @@ const inMinutes = (n: number) => `in ${count(n, 'minute', 'minutes')}`;
 export const en: Catalogue = {
   page: {
     secureSignIn: 'Secure sign-in',
-    safetyReminder: 'Never share your PIN or one-time code with anyone. Connect will never ask for them by phone, SMS or email.',
+    safetyReminder: 'Never share your PIN or the code we text you with anyone. Connect will never ask for them by phone, SMS or email.',
     linkRequest: '{client} wants to link your account.',
     mobileLabel: 'Mobile number',
-    mobileHint: 'With country code, for example {example}',
+    mobileHint: 'For example {example}, or with the country code, {international}',
     mobileFixedHint: 'This is the number linked to your request; it cannot be changed here.',
     pinLabel: 'PIN',
     pinHint: '4 to 6 digits',
@@ -79,13 +79,29 @@ export const en: Catalogue = {
     heading: 'Allow {client}?',
     signedInAs: 'You are signed in as {mobile}. Your answer is for this app only.',
     allow: 'Allow',
+    grants: '{client} will be able to:',
+    identity: 'Know that it is you: your Connect ID, and your mobile number with only its country code and last 4 digits',
+    scopes: {
+      known: {
+        openid: 'Confirm who you are',
+        profile: 'See your basic profile',
+        phone: 'See your mobile number',
+        email: 'See your email address',
+        offline_access: 'Stay linked to your account when you are not using the app',
+      },
+      read: 'See your {resource}',
+      write: 'Make changes to your {resource}',
+      other: 'Use the access named {scope}',
+    },
+    notYou: 'Not you?',
+    otherAccount: 'Use another account',
   },
   errorPage: {
     closeHint: 'You can close this page and go back to the app you came from.',
     details: 'Details:',
   },
   problems: {
-    mobile_invalid: 'Enter your mobile number in international format, for example +63 917 123 4567.',
+    mobile_invalid: 'That is not a mobile number. Enter it as you would dial it, for example {example}.',
     mobile_taken: 'This mobile number already has an account. Log in instead.',
     pin_format: 'Your PIN is 4 to 6 digits.',
     pin_format_new: 'Choose a PIN of 4 to 6 digits.',

@@ -11,10 +11,10 @@ const afterMinutes = (n: number) => `pagkalipas ng ${n} minuto`;
 export const fil: Catalogue = {
   page: {
     secureSignIn: 'Ligtas na pag-sign in',
-    safetyReminder: 'Huwag ibigay kahit kanino ang iyong PIN o one-time code. Hindi kailanman hihingin ng Connect ang mga ito sa tawag, SMS o email.',
+    safetyReminder: 'Huwag ibigay kahit kanino ang iyong PIN o ang code na ipinadala namin sa SMS. Hindi kailanman hihingin ng Connect ang mga ito sa tawag, SMS o email.',
     linkRequest: 'Gustong i-link ng {client} ang iyong account.',
     mobileLabel: 'Numero ng mobile',
-    mobileHint: 'Kasama ang country code, halimbawa {example}',
+    mobileHint: 'Halimbawa {example}, o kasama ang country code, {international}',
     mobileFixedHint: 'Ito ang numerong naka-link sa iyong request; hindi ito mapapalitan dito.',
     pinLabel: 'PIN',
     pinHint: '4 hanggang 6 na digit',
@@ -86,13 +86,29 @@ export const fil: Catalogue = {
     heading: 'Payagan ang {client}?',
     signedInAs: 'Naka-sign in ka bilang {mobile}. Para sa app na ito lang ang iyong sagot.',
     allow: 'Payagan',
+    grants: 'Magagawa ng {client} na:',
+    identity: 'Malaman na ikaw ito: ang iyong Connect ID, at ang iyong numero ng mobile na country code at huling 4 na digit lang ang makikita',
+    scopes: {
+      known: {
+        openid: 'Kumpirmahin kung sino ka',
+        profile: 'Makita ang iyong pangunahing profile',
+        phone: 'Makita ang iyong numero ng mobile',
+        email: 'Makita ang iyong email address',
+        offline_access: 'Manatiling naka-link sa iyong account kahit hindi mo ginagamit ang app',
+      },
+      read: 'Makita ang iyong {resource}',
+      write: 'Gumawa ng mga pagbabago sa iyong {resource}',
+      other: 'Gamitin ang access na {scope}',
+    },
+    notYou: 'Hindi ikaw?',
+    otherAccount: 'Gumamit ng ibang account',
   },
   errorPage: {
     closeHint: 'Puwede mo nang isara ang page na ito at bumalik sa app na pinanggalingan mo.',
     details: 'Mga detalye:',
   },
   problems: {
-    mobile_invalid: 'Ilagay ang iyong numero ng mobile sa international format, halimbawa +63 917 123 4567.',
+    mobile_invalid: 'Hindi iyan numero ng mobile. Ilagay ito gaya ng pag-dial mo, halimbawa {example}.',
     mobile_taken: 'May account na ang numerong ito. Mag-log in na lang.',
     pin_format: 'Ang iyong PIN ay 4 hanggang 6 na digit.',
     pin_format_new: 'Pumili ng PIN na 4 hanggang 6 na digit.',

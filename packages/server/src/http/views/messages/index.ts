@@ -30,12 +30,16 @@ export type ProblemPage = 'login' | 'register' | 'otp' | 'reset' | 'reset_otp' |
 
 /**
  * A problem as the page says it (core names it by its code); `page` picks
- * the wording of `pin_format` on the registration and new-PIN pages, where a PIN is chosen.
+ * the wording of `pin_format` on the registration and new-PIN pages, where
+ * a PIN is chosen; `mobileExample`, the example number `mobile_invalid`
+ * shows, as customers of `CONNECT_DEFAULT_COUNTRY` type it.
  */
-export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage): string {
+export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage, mobileExample = '0917 123 4567'): string {
   const { problems } = text;
   const wait = problem.retryAfterSeconds ?? 0;
   switch (problem.code) {
+    case 'mobile_invalid':
+      return problems.mobile_invalid.replace('{example}', mobileExample);
     case 'pin_format':
       return page === 'register' || page === 'new_pin' ? problems.pin_format_new : problems.pin_format;
     case 'pin_locked':

@@ -17,6 +17,7 @@ import * as scopes from './2026-11-25T21-00-scopes.js';
 import * as refreshReuse from './2026-11-27T10-00-refresh-reuse.js';
 import * as databaseEnvironment from './2026-11-27T10-10-database-environment.js';
 import * as journeyEndedBy from './2026-11-28T10-00-journey-ended-by.js';
+import * as scopeDescriptions from './2026-11-28T10-00-scope-descriptions.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T10-00-refresh-reuse': refreshReuse,
   '2026-11-27T10-10-database-environment': databaseEnvironment,
   '2026-11-28T10-00-journey-ended-by': journeyEndedBy,
+  '2026-11-28T10-00-scope-descriptions': scopeDescriptions,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

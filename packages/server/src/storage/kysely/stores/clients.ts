@@ -30,6 +30,7 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       if (patch.grants !== undefined) values.grants = patch.grants.join(' ');
       if (patch.requirePkce !== undefined) values.require_pkce = patch.requirePkce ? 1 : 0;
       if (patch.scopes !== undefined) values.scopes = formatScope(patch.scopes);
+      if (patch.scopeDescriptions !== undefined) values.scope_descriptions = JSON.stringify(patch.scopeDescriptions);
       if (patch.status !== undefined) values.status = patch.status;
       if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
       if (patch.previousSecretHash !== undefined) values.previous_secret_hash = patch.previousSecretHash;
@@ -66,6 +67,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     grants: row.grants.split(' ').filter(isGrantType),
     requirePkce: row.require_pkce === 1,
     scopes: splitScope(row.scopes),
+    scopeDescriptions: toScopeDescriptions(row.scope_descriptions),
     status: row.status as ClientStatus,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -73,6 +75,16 @@ function toClient(row: Selectable<ClientsTable>): Client {
     previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
     tokensEndedAt: row.tokens_ended_at === null ? null : Number(row.tokens_ended_at),
   };
+}
+
+/** The stored JSON object of scope descriptions: its string entries, in a null-prototype object (a scope may be named `__proto__`). */
+function toScopeDescriptions(value: string): Readonly<Record<string, string>> {
+  const parsed: unknown = JSON.parse(value);
+  const descriptions: Record<string, string> = Object.create(null);
+  if (parsed && typeof parsed === 'object') {
+    for (const [scope, text] of Object.entries(parsed)) if (typeof text === 'string') descriptions[scope] = text;
+  }
+  return descriptions;
 }
 
 function toKind(value: string): ClientKind {
@@ -90,6 +102,7 @@ function toRow(client: Client): Insertable<ClientsTable> {
     grants: client.grants.join(' '),
     require_pkce: client.requirePkce ? 1 : 0,
     scopes: formatScope(client.scopes),
+    scope_descriptions: JSON.stringify(client.scopeDescriptions),
     status: client.status,
     created_at: client.createdAt,
     updated_at: client.updatedAt,

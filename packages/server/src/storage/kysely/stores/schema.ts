@@ -25,6 +25,8 @@ export interface ClientsTable {
   tokens_ended_at: number | null;
   /** Space-separated scopes the client is registered with (RFC 6749 §3.3); empty: none. */
   scopes: Generated<string>;
+  /** JSON object from scope to the operator's description of it for customers; `{}`: none. */
+  scope_descriptions: Generated<string>;
 }
 
 export interface SigningKeysTable {
