@@ -74,6 +74,19 @@ async function expectEnded(b: OperatorBench, s: AtOtpPage, smsBefore: number, sa
   expect(await b.t.storage.customerSessions.endCustomerSessionsOf(s.profileId, b.clock.nowSeconds())).toBe(0);
 }
 
+/** A PIN reset in a new browser, to `pin`: its journey back at its login page. */
+async function resetIn(b: OperatorBench, pin: string = NEW_PIN): Promise<{ browser: Browser; requestId: string; login: Response }> {
+  const browser = new Browser(b.t.app);
+  const { requestId } = await startLogin(browser, authorizeParams(await b.t.createClient()));
+  const resetPage = await browser.open(`/login/reset?request=${requestId}`);
+  const codePage = await browser.follow(await browser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+  await b.t.services.afterAnswer.idle();
+  const pinPage = await browser.follow(await browser.submit(codePage, { otp: await latestOtp(b.t.app, MOBILE), action: 'verify' }));
+  const done = await browser.submit(pinPage, { pin, pin_confirmation: pin, action: 'change' });
+  expectSeeOther(done, /^\/login\?request=/);
+  return { browser, requestId, login: await browser.follow(done) };
+}
+
 function endedTests(open: () => Promise<OperatorBench>): void {
   it('customers lock at the one-time-PIN page: "Send a new code" sends nothing and says the account is locked; after unlock neither the old code nor a new one signs in', async () => {
     const b = await open();
@@ -135,6 +148,39 @@ function endedTests(open: () => Promise<OperatorBench>): void {
     expect(pageText(resent.body)).toContain('This account cannot sign in right now.');
     expect(await outbox(b.t.app, MOBILE)).toHaveLength(1);
     expect(await status(b, s.requestId)).toBe('otp_sent');
+  });
+
+  it("customers lock right after a PIN reset ends the journey back at its login page: after unlock, the reset's code proves the phone for no login", async () => {
+    const b = await open();
+    const { profileId } = await addCustomer(b.t);
+    const { browser, requestId, login } = await resetIn(b);
+    expect(await status(b, requestId)).toBe('pending');
+    b.clock.advance(1);
+    const locked = await b.w.cliJson<{ ended: Record<string, number> }>(['customers', 'lock', profileId]);
+    expect(locked.ended).toMatchObject({ journeys: 1 });
+    expect(await status(b, requestId)).toBe('cancelled');
+    const refused = await browser.submit(login, { mobile: MOBILE, pin: NEW_PIN, action: 'login' });
+    expectPage(refused, 400);
+    expect(pageText(refused.body)).toContain(LOCKED);
+    await b.w.cliJson(['customers', 'unlock', profileId]);
+    // Unlocked within the reset's 10 minutes: the new PIN in that journey brings no code back to the client.
+    const again = await browser.submit(login, { mobile: MOBILE, pin: NEW_PIN, action: 'login' });
+    expectPage(again, 400);
+    expect(pageText(again.body)).toContain(FINISHED);
+    expect(await outbox(b.t.app, MOBILE)).toHaveLength(1);
+  });
+
+  it("a second PIN reset in another browser ends the first reset's journey back at its login page: its reset code proves the phone no more", async () => {
+    const b = await open();
+    await addCustomer(b.t);
+    const first = await resetIn(b);
+    b.clock.advance(1);
+    const second = await resetIn(b, '590318');
+    expect(await status(b, second.requestId)).toBe('pending');
+    expect(await status(b, first.requestId)).toBe('cancelled');
+    const res = await first.browser.submit(first.login, { mobile: MOBILE, pin: '590318', action: 'login' });
+    expectPage(res, 400);
+    expect(pageText(res.body)).toContain(FINISHED);
   });
 
   it('only the journeys of that customer end: another customer at the one-time-PIN page goes on', async () => {

@@ -549,7 +549,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await storage.authorizationRequests.transitionAuthorizationRequest('request-1', TRANSITIONS.cancelled, T + 899)).toMatchObject({ status: 'cancelled' });
       });
 
-      it("ends every journey of one customer past its first page, bound to them or holding their challenge: no one else's, no pending, final or expired one, not the one spared", async () => {
+      it("ends every journey of one customer past its first page, bound to them or holding their challenge, and a pending one holding their challenge (after a PIN reset): no one else's, no other pending, final or expired one, not the one spared", async () => {
         const PROFILE = '123456789012';
         const requests = storage.authorizationRequests;
         const journeys: Array<[string, Partial<AuthorizationRequestRecord>, string | null, boolean]> = [
@@ -559,7 +559,10 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
           ['reset-code', { status: 'reset_otp_sent', profileId: null }, PROFILE, true],
           ['reset-verified', { status: 'reset_verified', profileId: PROFILE }, PROFILE, true],
           ['spared', { status: 'reset_verified', profileId: PROFILE }, PROFILE, false],
-          ['pending', { status: 'pending', profileId: null }, PROFILE, false],
+          // Back at its login page after a PIN reset of the customer: the reset's code would prove the phone.
+          ['pending-after-reset', { status: 'pending', profileId: null }, PROFILE, true],
+          ['pending-bound', { status: 'pending', profileId: PROFILE }, null, false],
+          ['pending-other', { status: 'pending', profileId: null }, '999999999999', false],
           ['issued', { status: 'code_issued', profileId: PROFILE, completedAt: T + 1 }, PROFILE, false],
           ['expired', { status: 'otp_sent', profileId: PROFILE, expiresAt: T + 5 }, PROFILE, false],
           ['other', { status: 'otp_sent', profileId: '999999999999' }, '999999999999', false],
@@ -569,7 +572,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
           await requests.insertAuthorizationRequest(authorizationRequest({ idHash: id, ...fields }));
           await storage.otpChallenges.insertOtpChallenge(challenge({ id: `challenge-${id}`, requestHash: id, profileId }));
         }
-        expect(await requests.endJourneysOf(PROFILE, T + 10, 'pin_reset', 'spared')).toBe(4);
+        expect(await requests.endJourneysOf(PROFILE, T + 10, 'pin_reset', 'spared')).toBe(5);
         for (const [id, fields, , ended] of journeys) {
           const after = await requests.findAuthorizationRequest(id);
           if (ended) expect(after, id).toMatchObject({ status: 'cancelled', completedAt: T + 10, endedBy: 'pin_reset' });

@@ -38,7 +38,10 @@ export interface AuthorizationRequestStore {
    * Ends every journey of a customer that has not reached its code, in one
    * statement: each unexpired journey at `now` past its first page (`otp_sent`,
    * `reset_otp_sent`, `reset_verified`, `consent_required`) that is bound to
-   * `profileId` or holds a one-time-PIN challenge of that customer becomes
+   * `profileId` or holds a one-time-PIN challenge of that customer, and
+   * each `pending` one that holds such a challenge (back at its login page
+   * after a PIN reset, whose code would prove the phone for the next login:
+   * docs/journey.md, "After a PIN reset"), becomes
    * `cancelled` (`completedAt` = `now`, `endedBy` = `endedBy`), but for the
    * journey `except` (the PIN reset's own). Run by `customers lock` and a
    * PIN reset in their transaction (docs/journey.md, "When a sign-in

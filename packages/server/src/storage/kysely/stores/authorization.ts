@@ -68,18 +68,22 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
       const result = await db
         .updateTable('authorization_requests')
         .set({ status: 'cancelled', completed_at: now, ended_by: endedBy })
-        .where('status', 'in', [...JOURNEYS_OF_A_CUSTOMER])
         .where('expires_at', '>', now)
         .where((eb) =>
           eb.or([
-            eb('profile_id', '=', profileId),
-            eb.exists(
-              eb
-                .selectFrom('otp_challenges')
-                .select(sql`1`.as('one'))
-                .whereRef('otp_challenges.request_hash', '=', 'authorization_requests.id_hash')
-                .where('otp_challenges.profile_id', '=', profileId),
-            ),
+            eb.and([eb('status', 'in', [...JOURNEYS_OF_A_CUSTOMER]), eb('profile_id', '=', profileId)]),
+            // Also one back at its login page after a PIN reset: its reset's code proves the phone
+            // for the next login (docs/journey.md, "After a PIN reset"), which must not outlive this.
+            eb.and([
+              eb('status', 'in', [...JOURNEYS_OF_A_CUSTOMER, 'pending']),
+              eb.exists(
+                eb
+                  .selectFrom('otp_challenges')
+                  .select(sql`1`.as('one'))
+                  .whereRef('otp_challenges.request_hash', '=', 'authorization_requests.id_hash')
+                  .where('otp_challenges.profile_id', '=', profileId),
+              ),
+            ]),
           ]),
         )
         .$if(except !== undefined, (query) => query.where('id_hash', '<>', except ?? ''))
