@@ -9,7 +9,7 @@ import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import type { OtpView, Problem, StepResult } from './outcomes.js';
+import type { LimitName, OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
 import type { SignInCompletion } from './stores.js';
@@ -58,7 +58,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   // challenge's own 5 entries, counted before they are compared, stay the
   // hard bound (so concurrent entries overshoot this one by at most 5).
   const spent = await deps.otpEntries.spent(challenge.mobile);
-  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'otp_per_mobile' });
   const outcome = await enterCode(journey, challenge, code, context.sessionId, deps);
   if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
     await deps.otpEntries.count(challenge.mobile);
@@ -264,13 +264,16 @@ export function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
   };
 }
 
+/** The limit behind each spent send budget but the whole deployment's. */
+const SEND_LIMITS = { mobile: 'sms_per_mobile', address: 'sms_per_address', requester: 'reset_sms_per_requester' } as const satisfies Record<string, LimitName>;
+
 /** A refused send, as the code's page says it. */
 export function refusalProblem(refusal: SendRefusal): Problem {
   switch (refusal.reason) {
     case 'rate_limited':
-      return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds };
+      return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds, limit: SEND_LIMITS[refusal.budget] };
     case 'budget_spent':
-      return { code: 'sms_budget_spent', retryAfterSeconds: refusal.retryAfterSeconds };
+      return { code: 'sms_budget_spent', retryAfterSeconds: refusal.retryAfterSeconds, limit: 'sms_global' };
     case 'too_soon':
       return { code: 'sms_too_soon', retryAfterSeconds: refusal.retryAfterSeconds };
     case 'no_more_resends':

@@ -10,17 +10,18 @@ import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../core
 import { showNewPin, submitNewPin } from '../../core/journey/new-pin.js';
 import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
 import type { StepContext } from '../../core/journey/open.js';
-import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
+import type { JourneyPage, Problem, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage, type PageLanguage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
 import { fill } from '../views/html.js';
-import { problemMessage } from '../views/messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage } from '../views/pages.js';
+import { limitNote } from '../views/limit-notes.js';
+import { problemMessage, type ProblemPage } from '../views/messages/index.js';
+import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage, type PageError } from '../views/pages.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -70,6 +71,14 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     csrfOpts: { userInfo: true, hmacKey: Buffer.from(deps.csrfKey) },
   });
 
+  const sandbox = deps.environment === 'sandbox';
+  /** A problem as its page shows it; in the sandbox with what sets the limit behind it. */
+  const pageError = (language: PageLanguage, problem: Problem, page: ProblemPage): PageError => ({
+    field: problem.field,
+    message: problemMessage(language.text, problem, page),
+    note: limitNote(problem.limit, sandbox),
+  });
+
   const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
@@ -106,7 +115,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
+          error: problem && pageError(language, problem, result.kind),
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
         };
@@ -131,7 +140,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('reset', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset') },
+          error: problem && pageError(language, problem, 'reset'),
           // As on the login page: with user_id the mobile is fixed.
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: journey.fixedMobile !== null,
@@ -148,7 +157,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl(result.kind, journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
+          error: problem && pageError(language, problem, result.kind),
           codeSent: result.notice === 'code_sent',
           reset: result.kind === 'reset_otp',
           ...result.otp,
@@ -163,7 +172,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('new_pin', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'new_pin') },
+          error: problem && pageError(language, problem, 'new_pin'),
           maskedMobile: result.maskedMobile,
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });

@@ -162,7 +162,7 @@ describe('showReset and submitReset', () => {
     for (const t of [registered, unregistered]) {
       await t.ask();
       await t.ask();
-      expect(await t.ask()).toEqual({ kind: 'reset', journey: view(t.journey), mobile: MOBILE, problem: { code: 'sms_rate_limited', retryAfterSeconds: 900 } });
+      expect(await t.ask()).toEqual({ kind: 'reset', journey: view(t.journey), mobile: MOBILE, problem: { code: 'sms_rate_limited', retryAfterSeconds: 900, limit: 'sms_per_mobile' } });
     }
     expect(registered.sms.messages).toHaveLength(2);
     expect(unregistered.sms.messages).toHaveLength(0);
