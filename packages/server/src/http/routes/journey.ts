@@ -14,14 +14,15 @@ import type { JourneyPage, Problem, StepResult } from '../../core/journey/outcom
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { startJourney } from '../../core/journey/start.js';
+import { maskedRedirectUri } from '../../core/authorize/redirect.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage, type PageLanguage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
-import { fill } from '../views/html.js';
+import { fill, type SafeHtml } from '../views/html.js';
 import { limitNote } from '../views/limit-notes.js';
 import { problemMessage, type ProblemPage } from '../views/messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage, type PageError } from '../views/pages.js';
+import { consentPage, loginPage, newPinPage, otpPage, redirectMismatchNote, registerPage, resetPage, type PageError } from '../views/pages.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -210,7 +211,15 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     if (result.kind === 'page_error') {
       const language = requestLanguage(request);
       const message = fill(language.text.linkErrors[result.reason], { client: result.clientName ?? '' });
-      return sendErrorPage(reply, 400, { language, title: language.text.linkErrors.title, message });
+      let note: SafeHtml | undefined;
+      if (result.redirectUris) {
+        // Never redirected to, and shown or logged only without its query (docs/journey.md, "`GET /authorize`").
+        const registered = maskedRedirectUri(result.redirectUris.registered);
+        const received = maskedRedirectUri(result.redirectUris.received);
+        request.log.info({ clientId: request.query.client_id, registeredRedirectUri: registered, receivedRedirectUri: received }, 'redirect_uri is not the one registered for the client');
+        if (sandbox) note = redirectMismatchNote(result.redirectUris.registered, received);
+      }
+      return sendErrorPage(reply, 400, { language, title: language.text.linkErrors.title, message, note });
     }
     return render(request, reply, result);
   });

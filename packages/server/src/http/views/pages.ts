@@ -12,7 +12,7 @@ export interface PageError {
 }
 
 /** The sandbox's note under a message, if any. */
-function sandboxNote(note: string | undefined): SafeHtml {
+function sandboxNote(note: SafeHtml | string | undefined): SafeHtml {
   return note ? html`<p class="hint sandbox-note" lang="en">${note}</p>` : html``;
 }
 
@@ -281,12 +281,22 @@ ${hiddenCsrf(page.csrfToken)}
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }
 
+
+/**
+ * The sandbox's note on a redirect URI that is not the registered one:
+ * both, as text (never a link), the received one without its query.
+ */
+export function redirectMismatchNote(registered: string, receivedMasked: string): SafeHtml {
+  return html`Sandbox: the redirect URI registered for this client is <code>${registered}</code>; this request named <code>${receivedMasked}</code>. They must be equal, character for character (connect-auth clients update ID --redirect-uri URI changes the registered one).`;
+}
+
 /**
  * An error page: nowhere to go but back to the app. `details`: a request
  * error's technical description, shown below the message as it is (in
- * English, like an error code).
+ * English, like an error code). `note`: the sandbox's word to the
+ * developer, in English (what sets a limit, which redirect URIs differ).
  */
-export function errorPage(page: Page & { title: string; message: SafeHtml | string; details?: string | undefined; note?: string | undefined }): string {
+export function errorPage(page: Page & { title: string; message: SafeHtml | string; details?: string | undefined; note?: SafeHtml | string | undefined }): string {
   const text = page.language.text;
   const body = html`<div class="status">
 <span class="status-icon">${alertIcon()}</span>
