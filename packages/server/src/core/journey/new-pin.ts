@@ -108,7 +108,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       // This browser's session ended with the others: its cookie goes too.
       return { kind: 'goto', page: 'login', requestId: journey.requestId, endSession: true };
     case 'account_unavailable':
-      return deadEnd('account_unavailable', journey.record);
+      return deadEnd('account_unavailable', journey.record, journey.view.clientName);
     case 'lost':
       // Set by a concurrent submit, or the time ran out, or another tab moved the journey on.
       return whereItStandsNow(journey, deps);

@@ -71,7 +71,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
-      return deadEnd('account_unavailable', journey.record);
+      return deadEnd('account_unavailable', journey.record, journey.view.clientName);
     case 'lost':
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);
@@ -193,7 +193,7 @@ function newAccount(challenge: OtpChallengeRecord, now: number): Customer | unde
 async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   if (challenge.profileId !== null && (await deps.db.customers.findCustomer(challenge.profileId))?.status !== 'active') {
-    return deadEnd('account_unavailable', journey.record);
+    return deadEnd('account_unavailable', journey.record, journey.view.clientName);
   }
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended

@@ -70,8 +70,13 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
  * with it. (`expired` is answered without it, the same whether the journey
  * exists or not.)
  */
-export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>): StepResult {
-  return record.uiLocale === null ? { kind: 'dead_end', reason } : { kind: 'dead_end', reason, uiLocale: record.uiLocale };
+export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>, clientName?: string): StepResult {
+  return {
+    kind: 'dead_end',
+    reason,
+    ...(record.uiLocale === null ? {} : { uiLocale: record.uiLocale }),
+    ...(clientName === undefined ? {} : { clientName }),
+  };
 }
 
 /** Whether `opened` is a journey (not a step result). */

@@ -148,4 +148,10 @@ export type StepResult =
    * chose one (never for `expired`, which must look the same whether or not
    * the journey exists).
    */
-  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason; readonly uiLocale?: UiLocale };
+  | {
+      readonly kind: 'dead_end';
+      readonly reason: DeadEndReason;
+      readonly uiLocale?: UiLocale;
+      /** `account_unavailable`: the client the customer came from, whose support to contact. */
+      readonly clientName?: string;
+    };

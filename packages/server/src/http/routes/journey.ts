@@ -19,7 +19,7 @@ import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 import { cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage, type PageLanguage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
-import { fill, type SafeHtml } from '../views/html.js';
+import { fill, html as safeHtml, type SafeHtml } from '../views/html.js';
 import { limitNote } from '../views/limit-notes.js';
 import { problemMessage, type ProblemPage } from '../views/messages/index.js';
 import { consentPage, loginPage, newPinPage, otpPage, redirectMismatchNote, registerPage, resetPage, type PageError } from '../views/pages.js';
@@ -74,9 +74,9 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
 
   const sandbox = deps.environment === 'sandbox';
   /** A problem as its page shows it; in the sandbox with what sets the limit behind it. */
-  const pageError = (language: PageLanguage, problem: Problem, page: ProblemPage): PageError => ({
+  const pageError = (language: PageLanguage, problem: Problem, page: ProblemPage, clientName: string): PageError => ({
     field: problem.field,
-    message: problemMessage(language.text, problem, page),
+    message: problemMessage(language.text, problem, page, clientName),
     note: limitNote(problem.limit, sandbox),
   });
 
@@ -104,7 +104,9 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
         return seeOther(reply, result.location);
       case 'dead_end': {
         const language = pageLanguage(request, result.uiLocale);
-        return sendErrorPage(reply, 400, { language, ...language.text.deadEnds[result.reason] });
+        const { title, message } = language.text.deadEnds[result.reason];
+        // `{client}`: whose support to contact, the client the customer came from.
+        return sendErrorPage(reply, 400, { language, title, message: fill(message, { client: safeHtml`<strong>${result.clientName ?? ''}</strong>` }) });
       }
       case 'login':
       case 'register': {
@@ -116,7 +118,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, result.kind),
+          error: problem && pageError(language, problem, result.kind, journey.clientName),
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
         };
@@ -141,7 +143,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('reset', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, 'reset'),
+          error: problem && pageError(language, problem, 'reset', journey.clientName),
           // As on the login page: with user_id the mobile is fixed.
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: journey.fixedMobile !== null,
@@ -158,7 +160,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl(result.kind, journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, result.kind),
+          error: problem && pageError(language, problem, result.kind, journey.clientName),
           codeSent: result.notice === 'code_sent',
           reset: result.kind === 'reset_otp',
           ...result.otp,
@@ -173,7 +175,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('new_pin', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, 'new_pin'),
+          error: problem && pageError(language, problem, 'new_pin', journey.clientName),
           maskedMobile: result.maskedMobile,
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });

@@ -417,7 +417,7 @@ describe('showNewPin and submitNewPin', () => {
     const t = await atNewPin();
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
     await t.storage.customers.lockCustomer(customer?.profileId ?? '', T0);
-    expect(await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN })).toEqual({ kind: 'dead_end', reason: 'account_unavailable' });
+    expect(await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN })).toEqual({ kind: 'dead_end', reason: 'account_unavailable', clientName: 'Acme Shop' });
     expect((await t.storage.customers.findCustomer(customer?.profileId ?? ''))?.pinHash).toBe(customer?.pinHash);
     expect((await t.journey.record()).status).toBe('reset_verified');
   });

@@ -30,9 +30,10 @@ export type ProblemPage = 'login' | 'register' | 'otp' | 'reset' | 'reset_otp' |
 
 /**
  * A problem as the page says it (core names it by its code); `page` picks
- * the wording of `pin_format` on the registration and new-PIN pages, where a PIN is chosen.
+ * the wording of `pin_format` on the registration and new-PIN pages, where a PIN is chosen;
+ * `clientName` fills `{client}` (whose customer support to contact).
  */
-export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage): string {
+export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage, clientName: string): string {
   const { problems } = text;
   const wait = problem.retryAfterSeconds ?? 0;
   switch (problem.code) {
@@ -47,6 +48,8 @@ export function problemMessage(text: Catalogue, problem: Problem, page: ProblemP
       return problems.sms_too_soon(Math.max(1, Math.ceil(wait)));
     case 'otp_wrong':
       return problems.otp_wrong(problem.attemptsLeft ?? 0);
+    case 'account_locked':
+      return problems.account_locked.replaceAll('{client}', clientName);
     default:
       return problems[problem.code];
   }
