@@ -17,7 +17,7 @@ const minutes = (seconds: number) => `${seconds / 60} minutes`;
 const LIMIT_NOTES: Readonly<Record<LimitName, string>> = {
   sms_per_mobile: 'Sandbox: codes sent to one mobile number per 15 minutes, set by CONNECT_SMS_LIMIT_PER_MOBILE.',
   sms_per_address: 'Sandbox: codes asked for from one client address per hour, set by CONNECT_SMS_LIMIT_PER_ADDRESS.',
-  sms_global: 'Sandbox: codes sent per hour by the whole deployment, set by CONNECT_SMS_LIMIT_GLOBAL (unset in the sandbox: no such budget).',
+  sms_global: 'Sandbox: codes sent per hour by the whole deployment, set by CONNECT_SMS_LIMIT_GLOBAL (by default the sandbox has no such budget).',
   pin_per_address: 'Sandbox: failed PIN checks from one client address per hour, set by CONNECT_PIN_LIMIT_PER_ADDRESS.',
   journey_per_address: 'Sandbox: sign-ins started from one client address per hour, set by CONNECT_JOURNEY_LIMIT_PER_ADDRESS.',
   pin_lock: `Sandbox: ${PIN_MAX_ATTEMPTS} wrong PINs in a row lock PIN login for ${minutes(PIN_LOCK_SECONDS)}, a fixed rule that no variable sets; connect-auth customers unlock lifts the lock.`,
