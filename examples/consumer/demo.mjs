@@ -5,11 +5,39 @@ import { startServer } from '@connect-auth/server';
 import { startConsumerApp } from './dist/consumer-app.js';
 import { startPlatformApi } from './dist/platform-api.js';
 
-const SHOP_PORT = 4000;
-const API_PORT = 4001; // the example platform API, a resource server
+// Each listener has its own variable, with a default: PORT is Connect's
+// (as for `npm start`), SHOP_PORT the shop's and API_PORT the platform
+// API's (as for examples/consumer/dist/main.js). PORT=0 picks a free port.
+const port = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value > 65535 || (value === 0 && name !== 'PORT')) {
+    console.error(`${name} must be a port number from 1 to 65535${name === 'PORT' ? ' (or 0 for a free one)' : ''}, not ${JSON.stringify(raw)}`);
+    process.exit(1);
+  }
+  return value;
+};
+const CONNECT_PORT = port('PORT', 3000);
+const SHOP_PORT = port('SHOP_PORT', 4000);
+const API_PORT = port('API_PORT', 4001); // the example platform API, a resource server
+const ports = [
+  ['PORT', CONNECT_PORT, 'Connect'],
+  ['SHOP_PORT', SHOP_PORT, 'the demo shop'],
+  ['API_PORT', API_PORT, 'the platform API'],
+];
+for (const [i, [name, value, what]] of ports.entries()) {
+  for (const [otherName, otherValue, otherWhat] of ports.slice(i + 1)) {
+    if (value !== 0 && value === otherValue) {
+      console.error(`${name} and ${otherName} are both ${value}: ${what} and ${otherWhat} need a port each; set one of them to another port`);
+      process.exit(1);
+    }
+  }
+}
+console.log(`Ports: Connect ${CONNECT_PORT} (PORT), demo shop ${SHOP_PORT} (SHOP_PORT), platform API ${API_PORT} (API_PORT)`);
 
 const connect = await startServer({
-  env: { CONNECT_LOG_LEVEL: 'warn', ...process.env },
+  env: { CONNECT_LOG_LEVEL: 'warn', ...process.env, PORT: String(CONNECT_PORT) },
   seedDemo: true,
   // The demo client takes its customers back to the shop (with `npm start`, to the sandbox's callback page).
   demoRedirectUri: `http://127.0.0.1:${SHOP_PORT}/callback`,
@@ -35,7 +63,9 @@ try {
 } catch (error) {
   await api?.close();
   await connect.close();
-  console.error(`The demo shop or platform API could not listen on 127.0.0.1:${SHOP_PORT} / ${API_PORT}: ${error.message}`);
+  console.error(
+    `The demo shop (127.0.0.1:${SHOP_PORT}, SHOP_PORT) or the platform API (127.0.0.1:${API_PORT}, API_PORT) could not listen: ${error.message}`,
+  );
   process.exit(1);
 }
 

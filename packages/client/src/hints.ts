@@ -49,7 +49,7 @@ const CODE_STILL_VALID = 'The code is still valid and unused: exchange it again 
  * match wins; `test/error-table.test.ts` drives each against a server.
  */
 const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly description: RegExp; readonly hint: string }> = [
-  // The code exchange (CONTRACT.md section 4): a wrong binding leaves the code as it was.
+  // The code exchange (docs/consumer-guide.md): a wrong binding leaves the code as it was.
   {
     code: 'invalid_grant',
     description: /^redirect_uri does not match the authorization request$/,

@@ -7,6 +7,8 @@ import { KeyOperationRefused } from '../core/keys/key-rotation.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { openRuntime } from '../compose/runtime.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
+import { describeDatabaseFailure } from '../storage/kysely/database-failures.js';
+import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
 import { Interrupted, UsageError } from './commands/output.js';
 import { processInput, type CliInput } from './pin-input.js';
 import { buildProgram, commandPath, type CliActions } from './program.js';
@@ -85,7 +87,7 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
       err(describeConfigProblems(error.problems));
       return 1;
     }
-    err(`connect-auth: ${oneLine(describeFailure(error))}\n`);
+    err(`connect-auth: ${oneLine(describeFailure(error, env))}\n`);
     return 1;
   }
 }
@@ -132,11 +134,12 @@ function kidsAsOperands(argv: readonly string[]): string[] {
   return [...argv.slice(0, 2), ...rest.filter((arg) => !isKid(arg)), '--', ...rest.filter(isKid)];
 }
 
-function describeFailure(error: unknown): string {
+function describeFailure(error: unknown, env: Readonly<Record<string, string | undefined>>): string {
   // A database failure carries the driver's error, and its code, as its cause.
   const code = ((error instanceof StorageUnavailable ? error.cause : error) as { code?: string } | null)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === '3D000' || code === '28P01') {
-    return `cannot reach the database (${code}): check DATABASE_URL`;
+  if (error instanceof StorageUnavailable || code === 'ECONNREFUSED' || code === 'ENOTFOUND') {
+    const described = describeDatabaseFailure(code, databaseOf(env));
+    if (described) return described;
   }
   if (
     error instanceof ConfigError ||
@@ -148,9 +151,25 @@ function describeFailure(error: unknown): string {
   ) {
     return error.message;
   }
-  if (code === 'EADDRINUSE') return 'the port is in use: set PORT to a free port (PORT=0 picks one)';
+  if (code === 'EADDRINUSE') return `${listenAddress(error) ?? 'the port'} is in use: set PORT to a free port (PORT=0 picks one)`;
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] ?? 'failed';
+}
+
+/** The database the configuration names, if it can be read. */
+function databaseOf(env: Readonly<Record<string, string | undefined>>): DatabaseLocation | undefined {
+  try {
+    return loadConfig(env).database;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `host:port` of a listener that could not bind (`[::1]:3000` for IPv6). */
+function listenAddress(error: unknown): string | undefined {
+  const { address, port } = (error ?? {}) as { address?: unknown; port?: unknown };
+  if (typeof address !== 'string' || typeof port !== 'number') return undefined;
+  return `${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /**

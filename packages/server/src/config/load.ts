@@ -358,7 +358,7 @@ function toConfig(values: Parsed, cwd: string): Config {
     secretRotationGraceSeconds: values.CONNECT_SECRET_ROTATION_GRACE ?? DEFAULTS.secretRotationGraceSeconds,
     shutdownDelaySeconds: values.CONNECT_SHUTDOWN_DELAY ?? DEFAULTS.shutdownDelaySeconds[environment],
     shutdownGraceSeconds: values.CONNECT_SHUTDOWN_GRACE ?? DEFAULTS.shutdownGraceSeconds,
-    smsLimitPerMobile: values.CONNECT_SMS_LIMIT_PER_MOBILE ?? DEFAULTS.smsLimitPerMobile,
+    smsLimitPerMobile: values.CONNECT_SMS_LIMIT_PER_MOBILE ?? DEFAULTS.smsLimitPerMobile[environment],
     smsLimitPerAddress: values.CONNECT_SMS_LIMIT_PER_ADDRESS ?? DEFAULTS.smsLimitPerAddress[environment],
     pinLimitPerAddress: values.CONNECT_PIN_LIMIT_PER_ADDRESS ?? DEFAULTS.pinLimitPerAddress[environment],
     journeyLimitPerAddress: values.CONNECT_JOURNEY_LIMIT_PER_ADDRESS ?? DEFAULTS.journeyLimitPerAddress[environment],

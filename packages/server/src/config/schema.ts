@@ -111,7 +111,9 @@ export interface Config {
   readonly shutdownGraceSeconds: number;
   /**
    * `CONNECT_SMS_LIMIT_PER_MOBILE`: one-time PINs sent to one mobile number
-   * per 15 minutes; default 5. Counted across every instance.
+   * per 15 minutes; default 5 in production, 1000 in the sandbox (where a
+   * consumer's test suite logs one demo customer in hundreds of times).
+   * Counted across every instance.
    */
   readonly smsLimitPerMobile: number;
   /**
@@ -224,7 +226,7 @@ export const DEFAULTS = {
   secretRotationGraceSeconds: 86_400,
   shutdownDelaySeconds: { production: 5, sandbox: 0 },
   shutdownGraceSeconds: 10,
-  smsLimitPerMobile: 5,
+  smsLimitPerMobile: { production: 5, sandbox: 1000 },
   smsLimitPerAddress: { production: 20, sandbox: 1000 },
   smsLimitGlobal: { production: 10_000, sandbox: undefined },
   pinLimitPerAddress: { production: 50, sandbox: 1000 },

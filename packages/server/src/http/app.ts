@@ -117,7 +117,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
     done();
   });
 
-  registerErrorHandling(app, services.outages);
+  registerErrorHandling(app, services.outages, { sandbox: config.environment === 'sandbox' });
   refuseControlCharacters(app);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });

@@ -140,7 +140,7 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
     '',
     `Connect sandbox is running at ${authUrl}`,
     '',
-    `Demo client ${demo.created ? 'created' : ''}(its ID and secret stay the same for this data folder):`,
+    `Demo client${demo.created ? ' created' : ''} (its ID and secret stay the same for this data folder):`,
     `  client ID:     ${demo.clientId}`,
     `  client secret: ${demo.clientSecret}`,
     `  redirect URI:  ${demo.redirectUri}`,

@@ -747,10 +747,10 @@ describe('migrate', () => {
     expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
   });
 
-  it('says in one line that the database cannot be reached, naming DATABASE_URL', async () => {
+  it('says in one line that the database cannot be reached, naming the server, the database and DATABASE_URL', async () => {
     // Nothing listens on port 1: the connection is refused at once.
     const line = expectFailure(await cli(['migrate'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/connect' }), 1);
-    expect(line).toBe('connect-auth: cannot reach the database (ECONNREFUSED): check DATABASE_URL\n');
+    expect(line).toBe('connect-auth: cannot reach PostgreSQL on 127.0.0.1:1 for database "connect": the connection was refused; is it running there? check DATABASE_URL (ECONNREFUSED)\n');
   });
 });
 

@@ -31,7 +31,8 @@ noticePostgresSkipped('an ended sign-in stays ended, on PostgreSQL');
 const NEW_PIN = '590316';
 const FINISHED = 'This sign-in has already finished. Go back to the app to continue.';
 /** The page of a journey a lock ended, while the customer is locked: the account, not the sign-in (docs/journey.md, "When a sign-in ends"). */
-const LOCKED = 'This account cannot sign in right now. Please contact customer support.';
+/** The page of a journey a lock ended names whose customer support to contact: the client's. */
+const LOCKED = 'This account cannot sign in right now. Please contact the customer support of Acme';
 
 interface AtOtpPage {
   readonly browser: Browser;

@@ -37,7 +37,7 @@ function suite(engine: 'sqlite' | 'postgres') {
       const { w } = await workspace();
       const first = await w.cli(['migrate']);
       expect(first).toMatchObject({ code: 0, stderr: '' });
-      expect(first.stdout).toBe(`applied ${ALL.length} migrations (${engine}):\n${ALL.map((name) => `  ${name}\n`).join('')}database is up to date\n`);
+      expect(first.stdout).toBe(`applied ${ALL.length} migrations (${engine}), now up to date:\n${ALL.map((name) => `  ${name}\n`).join('')}`);
       expect(await w.cli(['migrate'])).toEqual({ code: 0, stdout: `database is up to date (${engine}): no migrations pending\n`, stderr: '' });
     });
 
@@ -58,7 +58,7 @@ function suite(engine: 'sqlite' | 'postgres') {
       }
       const pending = ALL.slice(3);
       expect((await w.cli(['migrate'])).stdout).toBe(
-        `applied ${pending.length} migration${pending.length === 1 ? '' : 's'} (${engine}):\n${pending.map((name) => `  ${name}\n`).join('')}database is up to date\n`,
+        `applied ${pending.length} migration${pending.length === 1 ? '' : 's'} (${engine}), now up to date:\n${pending.map((name) => `  ${name}\n`).join('')}`,
       );
     });
   });

@@ -294,8 +294,9 @@ describe('connect-auth serve --seed-demo', () => {
     const firstToken = (await runCurlLine(first.banner)).access_token as string;
     await stopCleanly(first.server);
 
+    expect(first.server.stdout()).toContain('\nDemo client created (its ID and secret stay the same for this data folder):\n');
     const second = await serveSeeded(dataDir);
-    expect(second.server.stdout()).toMatch(/its ID and secret stay the same for this data folder/);
+    expect(second.server.stdout()).toContain('\nDemo client (its ID and secret stay the same for this data folder):\n');
     expect(second.banner.clientId).toBe(first.banner.clientId);
     expect(second.banner.clientSecret).toBe(first.banner.clientSecret);
     expect(/PIN:\s+(\d+)/.exec(second.server.stdout())?.[1]).toBe(/PIN:\s+(\d+)/.exec(first.server.stdout())?.[1]);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { HttpBrowser, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
 /**
  * Two `connect-auth serve` processes on one PostgreSQL database, as behind a
@@ -20,7 +21,8 @@ noticePostgresSkipped('one SMS budget for two instances');
 const REDIRECT_URI = 'https://shop.example/callback';
 const PIN = '3817';
 const BUDGET = 3;
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('one SMS budget for two instances, in Redis');
 
 beforeAll(requireBuiltCli);
 

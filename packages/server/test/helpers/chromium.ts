@@ -4,6 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestContext } from 'vitest';
+import { noteSkipped } from './skip-notices.js';
 
 /**
  * Debian's Chromium for the browser tests, driven by playwright-core: no
@@ -11,8 +12,14 @@ import type { TestContext } from 'vitest';
  * shop's test in examples/consumer.
  */
 
-/** Where Debian's chromium package installs the browser. */
-export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * The browser: `CONNECT_TEST_CHROMIUM` if set, else where Debian's chromium
+ * package installs it. `CONNECT_TEST_CHROMIUM=none` hides it, as on a
+ * machine without Chromium (README.md, "Tests").
+ */
+export const CHROMIUM = process.env.CONNECT_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+const chromiumHere = (): boolean => CHROMIUM !== '' && CHROMIUM !== 'none' && existsSync(CHROMIUM);
 
 const CHROMIUM_ARGS = [
   '--headless',
@@ -33,22 +40,13 @@ export const BROWSER_TEST_MS = 60_000;
 
 /**
  * Whether the browser tests `what` run here. Without Chromium they are
- * skipped with a loud warning on a developer machine; in CI (`CI` set) they
- * run, and {@link launchChromium} fails, since CI must install Chromium.
+ * skipped and the run names Chromium once at its end
+ * (test/helpers/skip-notices.ts); in CI (`CI` set) they run, and
+ * {@link launchChromium} fails, since CI must install Chromium.
  */
 export function browserTestsRun(what: string): boolean {
-  if (existsSync(CHROMIUM) || process.env.CI) return true;
-  console.warn(
-    [
-      '',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      `!!  SKIPPED (${what}): ${CHROMIUM} is not installed.`,
-      '!!  Install it with: apt-get update && apt-get install -y chromium',
-      '!!  (In CI, where CI is set, these tests fail instead of skipping.)',
-      '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
-      '',
-    ].join('\n'),
-  );
+  if (chromiumHere() || process.env.CI) return true;
+  noteSkipped('Chromium', what);
   return false;
 }
 
@@ -57,7 +55,7 @@ export function browserTestsRun(what: string): boolean {
  * `--user-data-dir` and removes it on close.
  */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
+  if (!chromiumHere()) {
     throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium package (.ci/run installs it)`);
   }
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });

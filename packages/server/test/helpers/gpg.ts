@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { noteSkipped } from './skip-notices.js';
 
 /**
  * Real GnuPG for the credential delivery tests: keys are made and files
@@ -18,15 +19,16 @@ export const GPG_AVAILABLE = (() => {
 })();
 
 /**
- * Whether tests that need GnuPG can run. Without `gpg` they are skipped with
- * a loud warning on a developer machine, and fail in CI (`CI` set), where
- * the package gnupg must be installed.
+ * Whether tests that need GnuPG can run. Without `gpg` they are skipped and
+ * the run names GnuPG once at its end on a developer machine
+ * (test/helpers/skip-notices.ts), and fail in CI (`CI` set), where the
+ * package gnupg must be installed.
  */
 export function gpgForTests(file: string): boolean {
   if (GPG_AVAILABLE) return true;
   const message = `${file}: GnuPG (gpg) is not installed; install the Debian package gnupg to run these tests`;
   if (process.env.CI) throw new Error(message);
-  console.warn(`\n*** SKIPPED: ${message} ***\n`);
+  noteSkipped('GnuPG', file);
   return false;
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, inject } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
 import { adminStatement } from './postgres-template.js';
+import { noteSkipped } from './skip-notices.js';
 import type { Storage } from '../../src/storage/ports.js';
 
 /**
@@ -15,11 +16,13 @@ if (!postgresAdminUrl && process.env.CI) {
   throw new Error('CONNECT_TEST_POSTGRES_URL must be set in CI: the PostgreSQL suites are required there');
 }
 
-/** Prints, once per file, that the PostgreSQL suite did not run. */
+/**
+ * Notes that the PostgreSQL suite `suite` did not run; the run names
+ * PostgreSQL once at its end, however many suites it skipped
+ * (test/helpers/skip-notices.ts).
+ */
 export function noticePostgresSkipped(suite: string): void {
-  if (!postgresAdminUrl) {
-    process.stderr.write(`\nNOTICE: PostgreSQL suite "${suite}" SKIPPED: set CONNECT_TEST_POSTGRES_URL to run it.\n\n`);
-  }
+  if (!postgresAdminUrl) noteSkipped('PostgreSQL', suite);
 }
 
 /** A database created for one test file, dropped by `drop()`. */
@@ -51,13 +54,15 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
  * For a `describe` block on PostgreSQL: a fresh migrated database for every test,
  * dropped afterwards with every storage opened on it. `open()` opens one
  * more storage (connection pool) on the current database; `databaseUrl()`
- * is its URL, for raw queries.
+ * is its URL, for raw queries. Without `CONNECT_TEST_POSTGRES_URL` no
+ * database is made, so SQLite tests in the same block still run; a test
+ * that calls `open()` then fails.
  */
 export function usePostgresStorage(): { open(options?: StorageOptions): Storage; databaseUrl(): string } {
   let database: TestDatabase | undefined;
   const storages: Storage[] = [];
   beforeEach(async () => {
-    database = await createTestDatabase({ migrated: true });
+    if (postgresAdminUrl) database = await createTestDatabase({ migrated: true });
   });
   afterEach(async () => {
     for (const storage of storages.splice(0)) await storage.close();
@@ -65,6 +70,7 @@ export function usePostgresStorage(): { open(options?: StorageOptions): Storage;
     database = undefined;
   });
   const current = () => {
+    if (!postgresAdminUrl) throw new Error('CONNECT_TEST_POSTGRES_URL is not set');
     if (!database) throw new Error('usePostgresStorage: for use inside a test');
     return database;
   };

@@ -83,8 +83,8 @@ describe('GET /authorize: an unverified client or redirect URI gets an error pag
     expectPage(res, 400);
     expect(res.headers.location).toBeUndefined();
     expect(pageText(res.body)).toContain(message);
-    // Nothing on the page leads to the unverified address.
-    expect(res.body).not.toMatch(/evil|http-equiv|<form|<a\s/i);
+    // Nothing on the page leads to the unverified address: the sandbox shows it as text only (below).
+    expect(res.body.replace(/<code>[^<]*<\/code>/g, '')).not.toMatch(/evil|http-equiv|<form|<a\s/i);
     expect(res.headers['content-security-policy']).toContain("form-action 'self';");
   });
 
@@ -94,6 +94,31 @@ describe('GET /authorize: an unverified client or redirect URI gets an error pag
     const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client)) });
     expectPage(res, 400);
     expect(pageText(res.body)).toContain('Acme cannot sign customers in right now.');
+  });
+
+  it('a mismatched redirect URI: in the sandbox the page shows the registered and the received one (its query masked, HTML escaped); the log line says the same in both environments', async () => {
+    const received = 'https://evil.example/cb?code=secret<script>#frag';
+    for (const environment of ['sandbox', 'production'] as const) {
+      const t = await build({ environment, captureLogs: true });
+      const client = await t.createClient({ name: 'Acme', redirectUri: 'https://acme.example/callback?tenant=7' });
+      const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { redirect_uri: received })) });
+      expectPage(res, 400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.body).not.toMatch(/secret|<script>|frag|<a\s|<form|http-equiv/);
+      const shown = pageText(res.body);
+      expect(shown).toContain('The return address is not the one registered for Acme.');
+      if (environment === 'sandbox') {
+        expect(res.body).toContain('<code>https://acme.example/callback?tenant=7</code>');
+        expect(res.body).toContain('<code>https://evil.example/cb?…</code>');
+        expect(shown).toContain('They must be equal, character for character');
+      } else {
+        expect(res.body).not.toMatch(/acme\.example|evil\.example|Sandbox/);
+      }
+      const lines = t.logs.filter((line) => line.includes('redirect_uri is not the one registered'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ clientId: client.id, registeredRedirectUri: 'https://acme.example/callback?…', receivedRedirectUri: 'https://evil.example/cb?…' });
+      expect(lines[0]).not.toMatch(/secret|tenant|frag/);
+    }
   });
 
   it("another client's redirect URI → 400 page", async () => {

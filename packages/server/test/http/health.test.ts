@@ -7,10 +7,11 @@ import { build, type TestApp } from '../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { expectJson } from './wire.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
 noticePostgresSkipped('/readyz with PostgreSQL');
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
-if (!redisUrl) process.stderr.write('\nNOTICE: "/readyz with Redis" SKIPPED: set CONNECT_TEST_REDIS_URL to run it.\n\n');
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('/readyz with Redis');
 
 /** `GET /readyz`: its status, body and how long it took (ms). */
 async function readyz(t: TestApp): Promise<{ status: number; body: Record<string, unknown>; ms: number }> {

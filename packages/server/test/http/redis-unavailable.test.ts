@@ -5,6 +5,7 @@ import { ConfigError } from '../../src/config/load.js';
 import { build } from '../helpers/build.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, outbox, pageText, PIN, startLogin, type Response } from './customer-flow.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
 /**
  * With `REDIS_URL` set, the PIN and SMS limits count in Redis, and they
@@ -14,8 +15,8 @@ import { addCustomer, authorizeParams, Browser, expectPage, expectSeeOther, outb
  * a proxy of the test's own, which it cuts.
  */
 
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
-if (!redisUrl) process.stderr.write('\nNOTICE: "login while Redis is unavailable" SKIPPED: set CONNECT_TEST_REDIS_URL to run it.\n\n');
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('login while Redis is unavailable');
 
 describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
   let proxy: TcpProxy | undefined;

@@ -21,10 +21,11 @@ import {
   wrongOtp,
   type Response,
 } from './customer-flow.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
 noticePostgresSkipped('the PIN reset budgets, on PostgreSQL');
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
-if (!redisUrl) process.stderr.write('\nNOTICE: "the PIN reset budgets, in Redis" SKIPPED: set CONNECT_TEST_REDIS_URL to run it.\n\n');
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('the PIN reset budgets, in Redis');
 
 /**
  * What a stranger who knows only a mobile number can do with "Forgot PIN?"

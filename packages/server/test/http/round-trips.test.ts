@@ -9,6 +9,7 @@ import { addCustomer, attribute, authorizeParams, authorizeUrl, Browser, enterOt
 import type { SmsMessage, SmsSender } from '../../src/core/sms/sms-sender.js';
 import { expectRefreshed, expectTokensBody, postTokens, redeem, refreshAtToken, REFRESH_GRANTS } from './token-session.js';
 import { obtainToken } from './wire.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
 /**
  * The statements each customer endpoint sends to the database when it
@@ -86,7 +87,8 @@ function roundTrips(engine: string, open: (options: StorageOptions) => Storage) 
   });
 }
 
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('database round trips of a whole login');
 
 /** An SMS gateway outside the database (as the webhook is), keeping what it was given. */
 function gateway(): SmsSender & { messages: SmsMessage[] } {
@@ -152,8 +154,11 @@ function loginRoundTrips(engine: string, open: (options: StorageOptions) => Stor
 describe('database round trips of the customer endpoints', () => {
   roundTrips('SQLite', (options) => openStorage({ engine: 'sqlite', path: ':memory:' }, options));
   noticePostgresSkipped('round trips');
-  const pg = usePostgresStorage();
-  if (postgresAdminUrl) roundTrips('PostgreSQL', (options) => pg.open(options));
+  // Its own block: the PostgreSQL set-up runs for its tests only, never the SQLite ones above.
+  describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
+    const pg = usePostgresStorage();
+    roundTrips('PostgreSQL', (options) => pg.open(options));
+  });
 });
 
 describe.skipIf(!redisUrl)('database round trips of a whole login', () => {
@@ -165,8 +170,9 @@ describe.skipIf(!redisUrl)('database round trips of a whole login', () => {
     'GET /login/otp': 1,
     'POST /login/otp': 9,
   });
-  const pg = usePostgresStorage();
-  if (postgresAdminUrl) {
+  noticePostgresSkipped('round trips of a whole login');
+  describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
+    const pg = usePostgresStorage();
     loginRoundTrips('PostgreSQL', (options) => pg.open(options), { 'GET /authorize': 1, 'GET /login': 1, 'POST /login': 3, 'GET /login/otp': 1, 'POST /login/otp': 2 });
-  }
+  });
 });

@@ -23,7 +23,7 @@ import {
  */
 
 const ONE_ADDRESS = '192.0.2.10';
-/** One-time PINs one mobile may receive per 15 minutes, in both environments. */
+/** One-time PINs each of these mobiles receives: within production's budget per mobile (5 per 15 minutes; the sandbox's is 1000). */
 const PER_MOBILE = 5;
 
 describe('send budgets with the default configuration', () => {

@@ -6,11 +6,10 @@ import { createLimits, hashLimitKey, LIMIT_KEY_PREFIXES } from '../../src/limits
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { BUDGETS, describeLimits, freshAddress, freshMobile, usedKeys } from './limits.js';
+import { noticeRedisSkipped, redisTestUrl } from '../helpers/redis.js';
 
-const redisUrl = process.env.CONNECT_TEST_REDIS_URL || undefined;
-if (!redisUrl) {
-  process.stderr.write('\nNOTICE: Redis suite "limits on Redis" SKIPPED: set CONNECT_TEST_REDIS_URL to run it.\n\n');
-}
+const redisUrl = redisTestUrl;
+noticeRedisSkipped('limits on Redis');
 
 // As the server connects: fail at once rather than queue while disconnected.
 const SERVER_OPTIONS: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1 };

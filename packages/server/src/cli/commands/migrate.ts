@@ -11,6 +11,6 @@ export function migrateCommand(runtime: Runtime): CommandResult {
   const text =
     applied.length === 0
       ? `database is up to date (${engine}): no migrations pending\n`
-      : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'} (${engine}):\n${applied.map((name) => `  ${name}\n`).join('')}database is up to date\n`;
+      : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'} (${engine}), now up to date:\n${applied.map((name) => `  ${name}\n`).join('')}`;
   return { json: { migrated: true, engine, applied }, text };
 }

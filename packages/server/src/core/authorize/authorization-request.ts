@@ -43,6 +43,12 @@ export interface PageError {
   readonly kind: 'page_error';
   readonly reason: PageErrorReason;
   readonly clientName?: string;
+  /**
+   * `redirect_uri_mismatch`: the client's registered redirect URI and the
+   * one the request named, as they are (the sandbox's page shows them and
+   * the log names them, each without its query; docs/journey.md, "`GET /authorize`").
+   */
+  readonly redirectUris?: { readonly registered: string; readonly received: string };
 }
 
 /** The outcome of checking an `/authorize` query. */
@@ -97,7 +103,9 @@ export async function checkAuthorizationRequest(
   if (redirectUri === 'repeated') return pageError('redirect_uri_repeated');
   if (redirectUri === undefined) return pageError('redirect_uri_missing');
   // Exact string comparison: no normalisation, no prefix or pattern matching (RFC 9700 §4.1.3).
-  if (redirectUri !== client.redirectUri) return pageError('redirect_uri_mismatch', client.name);
+  if (redirectUri !== client.redirectUri) {
+    return { kind: 'page_error', reason: 'redirect_uri_mismatch', clientName: client.name, redirectUris: { registered: client.redirectUri, received: redirectUri } };
+  }
 
   const stateValue = single('state');
   const state = stateValue === 'repeated' || stateValue === undefined || stateValue.length > MAX_VALUE_LENGTH ? null : stateValue;

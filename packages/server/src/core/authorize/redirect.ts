@@ -15,3 +15,17 @@ export function buildRedirect(redirectUri: string, params: Record<string, string
   if (extra) url.search = existing ? `${existing}&${extra}` : extra;
   return url.href;
 }
+
+/** The longest redirect URI shown or logged whole; a longer one is cut. */
+const SHOWN_URI_LENGTH = 512;
+
+/**
+ * A redirect URI as a page or a log line may show it: its query and
+ * fragment, which may carry codes or tokens, each replaced by `…`
+ * (`https://app.example/cb?…`), and cut after {@link SHOWN_URI_LENGTH}
+ * characters. Never a URI to send anyone to.
+ */
+export function maskedRedirectUri(uri: string): string {
+  const masked = uri.replace(/([?#]).*$/s, '$1…');
+  return masked.length > SHOWN_URI_LENGTH ? `${masked.slice(0, SHOWN_URI_LENGTH)}…` : masked;
+}

@@ -25,7 +25,7 @@ export async function showConsent(context: StepContext, deps: JourneyDeps): Prom
   if (!isOpen(journey)) return journey;
   if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey);
   const customer = await deps.db.customers.findCustomer(journey.record.profileId);
-  if (!customer) return deadEnd('account_unavailable', journey.record);
+  if (!customer) return deadEnd('account_unavailable', journey.record, journey.view.clientName);
   const { scopes, scopeDescriptions } = journey.client;
   return {
     kind: 'consent',

@@ -109,7 +109,7 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
   // Taken before the entry is compared (one atomic step of the counters), given back unless it was
   // wrong: entries sent at once never get past the budget.
   const spent = await deps.resetOtpEntries.take(context.address);
-  if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'reset_otp_per_address' });
   const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
     deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
   const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock }).catch(

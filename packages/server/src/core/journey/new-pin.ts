@@ -116,7 +116,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
         knownDevice: proveKnownDevice(context.knownDevice, profileId, now, deps.knownDeviceKey),
       };
     case 'account_unavailable':
-      return deadEnd('account_unavailable', journey.record);
+      return deadEnd('account_unavailable', journey.record, journey.view.clientName);
     case 'lost':
       // Set by a concurrent submit, or the time ran out, or another tab moved the journey on.
       return whereItStandsNow(journey, deps);

@@ -10,7 +10,7 @@ import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import { proveKnownDevice } from './known-device.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import type { OtpView, Problem, StepResult } from './outcomes.js';
+import type { LimitName, OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import { canMove, TRANSITIONS } from './states.js';
 import type { SignInCompletion } from './stores.js';
@@ -115,7 +115,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   // challenge's own 5 entries, counted before they are compared, stay the
   // hard bound (so concurrent entries overshoot this one by at most 5).
   const spent = await deps.otpEntries.spent(challenge.mobile);
-  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds });
+  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'otp_per_mobile' });
   const outcome = await enterCode(journey, challenge, code, context.sessionId, deps);
   if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
     await deps.otpEntries.count(challenge.mobile);
@@ -142,7 +142,7 @@ async function completed(journey: OpenJourney, outcome: Entry, context: StepCont
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
-      return deadEnd('account_unavailable', journey.record);
+      return deadEnd('account_unavailable', journey.record, journey.view.clientName);
     case 'lost':
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);
@@ -264,7 +264,7 @@ function newAccount(challenge: OtpChallengeRecord, now: number): Customer | unde
 async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   if (challenge.profileId !== null && (await deps.db.customers.findCustomer(challenge.profileId))?.status !== 'active') {
-    return deadEnd('account_unavailable', journey.record);
+    return deadEnd('account_unavailable', journey.record, journey.view.clientName);
   }
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
@@ -339,13 +339,22 @@ export function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
   };
 }
 
+/** The limit behind each spent send budget but the whole deployment's. */
+const SEND_LIMITS = {
+  mobile: 'sms_per_mobile',
+  address: 'sms_per_address',
+  requester: 'reset_sms_per_requester',
+  unsolicited: 'reset_sms_unsolicited',
+  device: 'reset_sms_per_device',
+} as const satisfies Record<string, LimitName>;
+
 /** A refused send, as the code's page says it. */
 export function refusalProblem(refusal: SendRefusal): Problem {
   switch (refusal.reason) {
     case 'rate_limited':
-      return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds };
+      return { code: 'sms_rate_limited', retryAfterSeconds: refusal.retryAfterSeconds, limit: SEND_LIMITS[refusal.budget] };
     case 'budget_spent':
-      return { code: 'sms_budget_spent', retryAfterSeconds: refusal.retryAfterSeconds };
+      return { code: 'sms_budget_spent', retryAfterSeconds: refusal.retryAfterSeconds, limit: 'sms_global' };
     case 'too_soon':
       return { code: 'sms_too_soon', retryAfterSeconds: refusal.retryAfterSeconds };
     case 'no_more_resends':

@@ -82,8 +82,13 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
  * with it. (`expired` is answered without it, the same whether the journey
  * exists or not.)
  */
-export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>): StepResult {
-  return record.uiLocale === null ? { kind: 'dead_end', reason } : { kind: 'dead_end', reason, uiLocale: record.uiLocale };
+export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<AuthorizationRequestRecord, 'uiLocale'>, clientName?: string): StepResult {
+  return {
+    kind: 'dead_end',
+    reason,
+    ...(record.uiLocale === null ? {} : { uiLocale: record.uiLocale }),
+    ...(clientName === undefined ? {} : { clientName }),
+  };
 }
 
 /**
@@ -92,12 +97,13 @@ export function deadEnd(reason: Exclude<DeadEndReason, 'expired'>, record: Pick<
  * (docs/journey.md, "When a sign-in ends"); any other, and that one once
  * the customer was unlocked, that the sign-in has finished.
  */
-async function ended(found: JourneyRecord, deps: Pick<JourneyDeps, 'db'>): Promise<StepResult> {
+async function ended(found: JourneyRecord, deps: Pick<JourneyDeps, 'db'> & Partial<Pick<JourneyDeps, 'findClient'>>, clientName?: string): Promise<StepResult> {
   const { request, challenge } = found;
   const profileId = request.profileId ?? challenge?.profileId ?? null;
   if (request.endedBy === 'lock' && profileId !== null) {
     const customer = await deps.db.customers.findCustomer(profileId);
-    if (customer?.status !== 'active') return deadEnd('account_unavailable', request);
+    // The page names whose customer support to contact: the client's.
+    if (customer?.status !== 'active') return deadEnd('account_unavailable', request, clientName ?? (await deps.findClient?.(request.clientId))?.name);
   }
   return deadEnd('finished', request);
 }
@@ -138,7 +144,7 @@ export function pageForState(journey: OpenJourney): StepResult {
 export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock'>): Promise<StepResult> {
   const current = await deps.db.signIns.findJourney(journey.record.idHash);
   if (!current) return deadEnd('finished', journey.record);
-  if (FINAL_STATES.includes(current.request.status)) return ended(current, deps);
+  if (FINAL_STATES.includes(current.request.status)) return ended(current, deps, journey.view.clientName);
   if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
 }

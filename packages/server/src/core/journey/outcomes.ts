@@ -59,12 +59,35 @@ export type ProblemCode =
   /** A reset code was right, but the new PIN came too late: ask for a new code. */
   | 'reset_expired';
 
+/**
+ * The limit that refused a step: the sandbox's pages name what sets it
+ * (docs/journey.md, "Limits in the sandbox"). `sms_per_mobile`,
+ * `sms_per_address`, `sms_global`, `pin_per_address` and
+ * `journey_per_address` are set by configuration; `pin_lock`,
+ * `otp_per_mobile`, `reset_sms_per_requester`, `reset_sms_unsolicited`,
+ * `reset_sms_per_device` and `reset_otp_per_address` are fixed rules (`core/lifetimes.ts`).
+ */
+export type LimitName =
+  | 'sms_per_mobile'
+  | 'sms_per_address'
+  | 'sms_global'
+  | 'pin_per_address'
+  | 'journey_per_address'
+  | 'pin_lock'
+  | 'otp_per_mobile'
+  | 'reset_sms_per_requester'
+  | 'reset_sms_unsolicited'
+  | 'reset_sms_per_device'
+  | 'reset_otp_per_address';
+
 /** A problem to show, tied to a field when it is about one. */
 export interface Problem {
   readonly code: ProblemCode;
   readonly field?: FormField;
   readonly retryAfterSeconds?: number;
   readonly attemptsLeft?: number;
+  /** The limit behind a wait (`pin_locked`, `too_many_attempts`, `otp_too_many`, `sms_rate_limited`, `sms_budget_spent`). */
+  readonly limit?: LimitName;
 }
 
 /** What the pages of an open journey show about it. */
@@ -155,4 +178,10 @@ export type StepResult =
    * chose one (never for `expired`, which must look the same whether or not
    * the journey exists).
    */
-  | { readonly kind: 'dead_end'; readonly reason: DeadEndReason; readonly uiLocale?: UiLocale };
+  | {
+      readonly kind: 'dead_end';
+      readonly reason: DeadEndReason;
+      readonly uiLocale?: UiLocale;
+      /** `account_unavailable`: the client the customer came from, whose support to contact. */
+      readonly clientName?: string;
+    };

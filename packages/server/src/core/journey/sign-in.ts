@@ -7,6 +7,7 @@ import { cancelJourney } from './cancel.js';
 import { resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
 import type { JourneyDeps } from './deps.js';
 import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { refusalProblem } from './one-time-pin.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
@@ -77,7 +78,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
   const wrong: Problem = journey.record.loginHint ? { code: 'pin_wrong', field: 'pin' } : { code: 'credentials_wrong', field: 'pin' };
 
   const limited = await deps.pinAttempts.take(context.address);
-  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds }, mobile);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
 
   const checks = { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock };
   const result = await checkPin(mobile, pin, checks, { clearLater: true }).catch(async (error: unknown) => {
@@ -98,7 +99,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: J
         requestId: context.correlationId,
       });
     }
-    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds() }, mobile);
+    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile);
   }
   const { customer, attempt } = result;
   const count: PinCountToLift = { profileId: customer.profileId, attempt, lifted: false };
@@ -144,7 +145,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
 
   const limited = await deps.pinAttempts.take(context.address);
-  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds }, mobile);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
   if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
   const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin)).catch(async (error: unknown) => {
     // Busy, or the hash failed: nothing ran, so it does not count against the address.
@@ -184,8 +185,7 @@ async function sendFirstCode(
   const limited = await deps.sends.take(input.mobile, context.address);
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);
-    const code = refusal.reason === 'budget_spent' ? 'sms_budget_spent' : 'sms_rate_limited';
-    return { kind, journey: journey.view, mobile: input.mobile, problem: { code, retryAfterSeconds: limited.retryAfterSeconds } };
+    return { kind, journey: journey.view, mobile: input.mobile, problem: refusalProblem(refusal) };
   }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });

@@ -12,9 +12,9 @@ import { generateOtp, type OtpHasher } from './one-time-pin.js';
 import type { OtpChallengeStore } from './otp-challenge-store.js';
 import type { OtpChallengeRecord, OtpPurpose } from './records.js';
 
-/** Why no code was sent. */
+/** Why no code was sent; `budget`: the send budget that was spent. */
 export type SendRefusal =
-  | { readonly reason: 'rate_limited'; readonly retryAfterSeconds: number }
+  | { readonly reason: 'rate_limited'; readonly budget: Exclude<SendRefused['budget'], 'global'>; readonly retryAfterSeconds: number }
   | { readonly reason: 'budget_spent'; readonly retryAfterSeconds: number }
   | { readonly reason: 'too_soon'; readonly retryAfterSeconds: number }
   | { readonly reason: 'no_more_resends' }
@@ -140,7 +140,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
  * are the customers' own and are not recorded.
  */
 export async function noteRefusedSend(refused: SendRefused, context: PinSendContext, deps: Pick<PinDeliveryDeps, 'audit' | 'log'>): Promise<SendRefusal> {
-  if (refused.budget !== 'global') return { reason: 'rate_limited', retryAfterSeconds: refused.retryAfterSeconds };
+  if (refused.budget !== 'global') return { reason: 'rate_limited', budget: refused.budget, retryAfterSeconds: refused.retryAfterSeconds };
   deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
   await deps.audit.record({
     type: 'sms.budget_spent',

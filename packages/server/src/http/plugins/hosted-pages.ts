@@ -127,7 +127,7 @@ function withVary(current: unknown, name: string): string {
 export function sendErrorPage(
   reply: FastifyReply,
   status: number,
-  page: { language: PageLanguage; title: string; message: SafeHtml | string; details?: string | undefined },
+  page: { language: PageLanguage; title: string; message: SafeHtml | string; details?: string | undefined; note?: SafeHtml | string | undefined },
 ): FastifyReply {
   return sendPage(reply, status, errorPage(page), { language: page.language });
 }

@@ -16,6 +16,7 @@ import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
 import { RequestTimedOut } from './request-deadline.js';
 import { minutesToWait } from '../views/messages/index.js';
 import { markUnavailable } from './request-log.js';
+import { limitNote } from '../views/limit-notes.js';
 import { dependencyOf, type OutageLog } from '../../compose/outage-log.js';
 
 /**
@@ -42,7 +43,7 @@ import { dependencyOf, type OutageLog } from '../../compose/outage-log.js';
  * (RFC 9110 §10.2.3, RFC 6585 §4). Every `error_description` is written in
  * the characters RFC 6749 §5.2 allows (`conformantDescription`).
  */
-export function registerErrorHandling(app: FastifyInstance, outages?: OutageLog): void {
+export function registerErrorHandling(app: FastifyInstance, outages?: OutageLog, options: { readonly sandbox?: boolean } = {}): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const oauthError = toOAuthError(error);
     if (oauthError instanceof TemporarilyUnavailable) {
@@ -61,7 +62,9 @@ export function registerErrorHandling(app: FastifyInstance, outages?: OutageLog)
       if (oauthError instanceof TemporarilyUnavailable) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       if (oauthError instanceof TooManyRequests) reply.header('retry-after', String(oauthError.retryAfterSeconds));
       const language = requestLanguage(request);
-      return sendErrorPage(reply, oauthError.status, { language, ...pageMessage(error, oauthError, language) });
+      // Only start-up of a journey answers a page with 429: its budget is the journeys per address.
+      const note = oauthError instanceof TooManyRequests ? limitNote('journey_per_address', options.sandbox === true) : undefined;
+      return sendErrorPage(reply, oauthError.status, { language, ...pageMessage(error, oauthError, language), note });
     }
     return sendOAuthError(reply, oauthError);
   });

@@ -11,18 +11,20 @@ import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../core
 import { showNewPin, submitNewPin } from '../../core/journey/new-pin.js';
 import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
 import type { StepContext } from '../../core/journey/open.js';
-import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
+import type { JourneyPage, Problem, StepResult } from '../../core/journey/outcomes.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { KNOWN_DEVICE_TTL_SECONDS } from '../../core/journey/known-device.js';
 import { startJourney } from '../../core/journey/start.js';
+import { maskedRedirectUri } from '../../core/authorize/redirect.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
+import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage, type PageLanguage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
-import { fill } from '../views/html.js';
-import { problemMessage } from '../views/messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage } from '../views/pages.js';
+import { fill, html as safeHtml, type SafeHtml } from '../views/html.js';
+import { limitNote } from '../views/limit-notes.js';
+import { problemMessage, type ProblemPage } from '../views/messages/index.js';
+import { consentPage, loginPage, newPinPage, otpPage, redirectMismatchNote, registerPage, resetPage, type PageError } from '../views/pages.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -83,6 +85,14 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
 
   // The example number of the mobile fields' hint and of `mobile_invalid` (CONNECT_DEFAULT_COUNTRY).
   const mobileExample = mobileExampleOf(deps.journey.defaultCountry ?? 'PH');
+  const sandbox = deps.environment === 'sandbox';
+  /** A problem as its page shows it; in the sandbox with what sets the limit behind it. */
+  const pageError = (language: PageLanguage, problem: Problem, page: ProblemPage, clientName: string): PageError => ({
+    field: problem.field,
+    message: problemMessage(language.text, problem, page, clientName, mobileExample.national),
+    note: limitNote(problem.limit, sandbox),
+  });
+
   const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
@@ -112,7 +122,9 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
         return seeOther(reply, result.location);
       case 'dead_end': {
         const language = pageLanguage(request, result.uiLocale);
-        return sendErrorPage(reply, 400, { language, ...language.text.deadEnds[result.reason] });
+        const { title, message } = language.text.deadEnds[result.reason];
+        // `{client}`: whose support to contact, the client the customer came from.
+        return sendErrorPage(reply, 400, { language, title, message: fill(message, { client: safeHtml`<strong>${result.clientName ?? ''}</strong>` }) });
       }
       case 'login':
       case 'register': {
@@ -124,7 +136,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           language,
           clientName: journey.clientName,
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind, mobileExample.national) },
+          error: problem && pageError(language, problem, result.kind, journey.clientName),
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: fixed,
           mobileExample,
@@ -150,7 +162,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('reset', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'reset', mobileExample.national) },
+          error: problem && pageError(language, problem, 'reset', journey.clientName),
           // As on the login page: with user_id the mobile is fixed.
           mobile: journey.fixedMobile ?? result.mobile,
           mobileReadonly: journey.fixedMobile !== null,
@@ -168,7 +180,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl(result.kind, journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, result.kind) },
+          error: problem && pageError(language, problem, result.kind, journey.clientName),
           codeSent: result.notice === 'code_sent',
           reset: result.kind === 'reset_otp',
           ...result.otp,
@@ -184,7 +196,7 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
           clientName: journey.clientName,
           action: pageUrl('new_pin', journey.requestId),
           csrfToken: csrfToken(),
-          error: problem && { field: problem.field, message: problemMessage(language.text, problem, 'new_pin') },
+          error: problem && pageError(language, problem, 'new_pin', journey.clientName),
           maskedMobile: result.maskedMobile,
         });
         return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
@@ -224,7 +236,15 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     if (result.kind === 'page_error') {
       const language = requestLanguage(request);
       const message = fill(language.text.linkErrors[result.reason], { client: result.clientName ?? '' });
-      return sendErrorPage(reply, 400, { language, title: language.text.linkErrors.title, message });
+      let note: SafeHtml | undefined;
+      if (result.redirectUris) {
+        // Never redirected to, and shown or logged only without its query (docs/journey.md, "`GET /authorize`").
+        const registered = maskedRedirectUri(result.redirectUris.registered);
+        const received = maskedRedirectUri(result.redirectUris.received);
+        request.log.info({ clientId: request.query.client_id, registeredRedirectUri: registered, receivedRedirectUri: received }, 'redirect_uri is not the one registered for the client');
+        if (sandbox) note = redirectMismatchNote(result.redirectUris.registered, received);
+      }
+      return sendErrorPage(reply, 400, { language, title: language.text.linkErrors.title, message, note });
     }
     return render(request, reply, result);
   });

@@ -12,6 +12,13 @@ import { describeScope } from './scope-wording.js';
 export interface PageError {
   readonly field?: string | undefined;
   readonly message: string;
+  /** In the sandbox, what sets the limit that refused (views/limit-notes.ts): English, below the message. */
+  readonly note?: string | undefined;
+}
+
+/** The sandbox's note under a message, if any. */
+function sandboxNote(note: SafeHtml | string | undefined): SafeHtml {
+  return note ? html`<p class="hint sandbox-note" lang="en">${note}</p>` : html``;
 }
 
 /** What every page knows: the language it is in. */
@@ -63,11 +70,11 @@ ${more ? html`<p class="lead">${more}</p>` : html``}`;
 /** A message about the whole form (not one field). */
 function errorSummary(error: PageError | undefined): SafeHtml {
   if (!error || error.field) return html``;
-  return html`<div class="alert" role="alert" id="form-error">${alertIcon()}<p>${error.message}</p></div>`;
+  return html`<div class="alert" role="alert" id="form-error">${alertIcon()}<p>${error.message}</p></div>${sandboxNote(error.note)}`;
 }
 
 function fieldError(error: PageError | undefined, field: string): SafeHtml {
-  return error?.field === field ? html`<p class="field-error" id="${field}-error" role="alert">${alertIcon()}<span>${error.message}</span></p>` : html``;
+  return error?.field === field ? html`<p class="field-error" id="${field}-error" role="alert">${alertIcon()}<span>${error.message}</span></p>${sandboxNote(error.note)}` : html``;
 }
 
 /** `aria-invalid`, `aria-describedby` (hint, then error) and `autofocus` of an input. */
@@ -331,18 +338,29 @@ ${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }
 
+
+/**
+ * The sandbox's note on a redirect URI that is not the registered one:
+ * both, as text (never a link), the received one without its query.
+ */
+export function redirectMismatchNote(registered: string, receivedMasked: string): SafeHtml {
+  return html`Sandbox: the redirect URI registered for this client is <code>${registered}</code>; this request named <code>${receivedMasked}</code>. They must be equal, character for character (connect-auth clients update ID --redirect-uri URI changes the registered one).`;
+}
+
 /**
  * An error page: nowhere to go but back to the app. `details`: a request
  * error's technical description, shown below the message as it is (in
- * English, like an error code).
+ * English, like an error code). `note`: the sandbox's word to the
+ * developer, in English (what sets a limit, which redirect URIs differ).
  */
-export function errorPage(page: Page & { title: string; message: SafeHtml | string; details?: string | undefined }): string {
+export function errorPage(page: Page & { title: string; message: SafeHtml | string; details?: string | undefined; note?: SafeHtml | string | undefined }): string {
   const text = page.language.text;
   const body = html`<div class="status">
 <span class="status-icon">${alertIcon()}</span>
 <h1>${page.title}</h1>
 <div class="message" role="alert">${page.message}</div>
 ${page.details ? html`<p class="hint">${text.errorPage.details} <code lang="en">${page.details}</code></p>` : html``}
+${sandboxNote(page.note)}
 <p class="lead">${text.errorPage.closeHint}</p>
 </div>`;
   return layout({ language: page.language, title: page.title, body });

@@ -25,11 +25,13 @@ const deps = { findClient: async (id: string) => CLIENTS.get(id) };
 const BASE = { response_type: 'code', client_id: 'cid_acme', redirect_uri: REDIRECT, state: 'xyz' } as const;
 
 type Expected =
-  | { kind: 'page_error'; reason: PageErrorReason; clientName?: string }
+  | { kind: 'page_error'; reason: PageErrorReason; clientName?: string; redirectUris?: { registered: string; received: string } }
   | { kind: 'redirect_error'; error: string; description: RegExp; state: string | null }
   | { kind: 'valid'; request: Record<string, unknown> };
 
 const page = (reason: PageErrorReason, clientName?: string): Expected => ({ kind: 'page_error', reason, ...(clientName ? { clientName } : {}) });
+/** A redirect URI that is not the registered one: the page error names both. */
+const mismatch = (received: string): Expected => ({ kind: 'page_error', reason: 'redirect_uri_mismatch', clientName: 'Acme Shop', redirectUris: { registered: REDIRECT, received } });
 const back = (error: string, description: RegExp, state: string | null = 'xyz'): Expected => ({ kind: 'redirect_error', error, description, state });
 
 // In the order authorization-request.ts checks them: nothing is redirected before
@@ -48,12 +50,12 @@ const CASES: ReadonlyArray<readonly [string, AuthorizeQuery, Expected]> = [
   ['redirect_uri repeated', { ...BASE, redirect_uri: [REDIRECT, REDIRECT] }, page('redirect_uri_repeated')],
   ['redirect_uri missing', { ...BASE, redirect_uri: undefined }, page('redirect_uri_missing')],
   ['redirect_uri empty', { ...BASE, redirect_uri: '' }, page('redirect_uri_missing')],
-  ['redirect_uri with a trailing slash', { ...BASE, redirect_uri: `${REDIRECT}/` }, page('redirect_uri_mismatch', 'Acme Shop')],
-  ['redirect_uri in other case', { ...BASE, redirect_uri: REDIRECT.replace('acme', 'ACME') }, page('redirect_uri_mismatch', 'Acme Shop')],
-  ['redirect_uri extending the registered one', { ...BASE, redirect_uri: `${REDIRECT}&next=https://evil.example` }, page('redirect_uri_mismatch', 'Acme Shop')],
-  ['redirect_uri percent-encoded differently', { ...BASE, redirect_uri: REDIRECT.replace('from', '%66rom') }, page('redirect_uri_mismatch', 'Acme Shop')],
-  ['redirect_uri of another client', { ...BASE, redirect_uri: 'https://other.example/cb' }, page('redirect_uri_mismatch', 'Acme Shop')],
-  ['redirect_uri mismatch, even with other errors', { ...BASE, response_type: 'token', redirect_uri: 'https://evil.example/' }, page('redirect_uri_mismatch', 'Acme Shop')],
+  ['redirect_uri with a trailing slash', { ...BASE, redirect_uri: `${REDIRECT}/` }, mismatch(`${REDIRECT}/`)],
+  ['redirect_uri in other case', { ...BASE, redirect_uri: REDIRECT.replace('acme', 'ACME') }, mismatch(REDIRECT.replace('acme', 'ACME'))],
+  ['redirect_uri extending the registered one', { ...BASE, redirect_uri: `${REDIRECT}&next=https://evil.example` }, mismatch(`${REDIRECT}&next=https://evil.example`)],
+  ['redirect_uri percent-encoded differently', { ...BASE, redirect_uri: REDIRECT.replace('from', '%66rom') }, mismatch(REDIRECT.replace('from', '%66rom'))],
+  ['redirect_uri of another client', { ...BASE, redirect_uri: 'https://other.example/cb' }, mismatch('https://other.example/cb')],
+  ['redirect_uri mismatch, even with other errors', { ...BASE, response_type: 'token', redirect_uri: 'https://evil.example/' }, mismatch('https://evil.example/')],
   ['a parameter repeated', { ...BASE, scope: ['a', 'b'] }, back('invalid_request', /^scope is repeated$/)],
   ['response_type repeated', { ...BASE, response_type: ['code', 'code'] }, back('invalid_request', /^response_type is repeated$/)],
   ['state repeated: not echoed', { ...BASE, state: ['a', 'b'] }, back('invalid_request', /^state is repeated$/, null)],

@@ -62,7 +62,7 @@ describe('loadConfig: defaults', () => {
       secretRotationGraceSeconds: 86_400,
       shutdownDelaySeconds: 0,
       shutdownGraceSeconds: 10,
-      smsLimitPerMobile: 5,
+      smsLimitPerMobile: 1000,
       smsLimitPerAddress: 1000,
       pinLimitPerAddress: 1000,
       journeyLimitPerAddress: 10_000,
@@ -80,7 +80,7 @@ describe('loadConfig: defaults', () => {
 
   it('keeps the sandbox per-address limits high for test suites, and production ones low', () => {
     expect(loadConfig(PRODUCTION, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 20, pinLimitPerAddress: 50, journeyLimitPerAddress: 300 });
-    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD)).toMatchObject({ smsLimitPerMobile: 5, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000, journeyLimitPerAddress: 10_000 });
+    expect(loadConfig({ CONNECT_ENVIRONMENT: 'sandbox' }, CWD)).toMatchObject({ smsLimitPerMobile: 1000, smsLimitPerAddress: 1000, pinLimitPerAddress: 1000, journeyLimitPerAddress: 10_000 });
     expect(loadConfig({ CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '25' }, CWD).journeyLimitPerAddress).toBe(25);
     expect(() => loadConfig({ CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '0' }, CWD)).toThrow(/CONNECT_JOURNEY_LIMIT_PER_ADDRESS/);
   });

@@ -77,14 +77,14 @@ describe('waits are said as durations, never as clock times', () => {
 
   it.each(waiting)('%s: 11 min 30 s to wait is "12 minutes" in English and Filipino', (code, english, filipino) => {
     const problem: Problem = { code, retryAfterSeconds: 690 };
-    expect(problemMessage(CATALOGUES.en, problem, 'login')).toContain(english);
-    expect(problemMessage(CATALOGUES.fil, problem, 'login')).toContain(filipino);
+    expect(problemMessage(CATALOGUES.en, problem, 'login', 'Acme')).toContain(english);
+    expect(problemMessage(CATALOGUES.fil, problem, 'login', 'Acme')).toContain(filipino);
   });
 
   it('rounds a wait up to whole minutes, at least one, and says one minute in the singular', () => {
     expect([1, 59, 60, 61, 900].map(minutesToWait)).toEqual([1, 1, 1, 2, 15]);
-    expect(problemMessage(CATALOGUES.en, { code: 'pin_locked', retryAfterSeconds: 30 }, 'login')).toContain('Try again in 1 minute.');
-    expect(problemMessage(CATALOGUES.fil, { code: 'pin_locked', retryAfterSeconds: 30 }, 'login')).toContain('pagkalipas ng 1 minuto.');
+    expect(problemMessage(CATALOGUES.en, { code: 'pin_locked', retryAfterSeconds: 30 }, 'login', 'Acme')).toContain('Try again in 1 minute.');
+    expect(problemMessage(CATALOGUES.fil, { code: 'pin_locked', retryAfterSeconds: 30 }, 'login', 'Acme')).toContain('pagkalipas ng 1 minuto.');
   });
 
   it.each(UI_LOCALES)('%s: no entry shows a time of day or a date', (locale) => {
@@ -96,15 +96,15 @@ describe('waits are said as durations, never as clock times', () => {
   });
 
   it('says the seconds until a new code, and the tries left', () => {
-    expect(problemMessage(CATALOGUES.en, { code: 'sms_too_soon', retryAfterSeconds: 30 }, 'otp')).toBe('You can ask for a new code in 30 seconds.');
-    expect(problemMessage(CATALOGUES.fil, { code: 'sms_too_soon', retryAfterSeconds: 30 }, 'otp')).toBe('Puwede kang humingi ng bagong code pagkalipas ng 30 segundo.');
-    expect(problemMessage(CATALOGUES.en, { code: 'otp_wrong', attemptsLeft: 1 }, 'otp')).toBe('That code is not right. 1 try left.');
-    expect(problemMessage(CATALOGUES.fil, { code: 'otp_wrong', attemptsLeft: 3 }, 'otp')).toBe('Mali ang code na iyan. 3 subok na lang ang natitira.');
+    expect(problemMessage(CATALOGUES.en, { code: 'sms_too_soon', retryAfterSeconds: 30 }, 'otp', 'Acme')).toBe('You can ask for a new code in 30 seconds.');
+    expect(problemMessage(CATALOGUES.fil, { code: 'sms_too_soon', retryAfterSeconds: 30 }, 'otp', 'Acme')).toBe('Puwede kang humingi ng bagong code pagkalipas ng 30 segundo.');
+    expect(problemMessage(CATALOGUES.en, { code: 'otp_wrong', attemptsLeft: 1 }, 'otp', 'Acme')).toBe('That code is not right. 1 try left.');
+    expect(problemMessage(CATALOGUES.fil, { code: 'otp_wrong', attemptsLeft: 3 }, 'otp', 'Acme')).toBe('Mali ang code na iyan. 3 subok na lang ang natitira.');
   });
 
   it('words pin_format for the page: a PIN is chosen on registration', () => {
     const text: Catalogue = CATALOGUES.en;
-    expect(problemMessage(text, { code: 'pin_format' }, 'register')).toBe('Choose a PIN of 4 to 6 digits.');
-    expect(problemMessage(text, { code: 'pin_format' }, 'login')).toBe('Your PIN is 4 to 6 digits.');
+    expect(problemMessage(text, { code: 'pin_format' }, 'register', 'Acme')).toBe('Choose a PIN of 4 to 6 digits.');
+    expect(problemMessage(text, { code: 'pin_format' }, 'login', 'Acme')).toBe('Your PIN is 4 to 6 digits.');
   });
 });

@@ -216,7 +216,7 @@ describe('submitOtp: the right code', () => {
   it('of a customer locked meanwhile: a dead end, nothing written', async () => {
     const t = await atOtp();
     await t.storage.customers.updateCustomer(t.customer.profileId, { status: 'locked' }, T0);
-    expect(await t.enter(t.code)).toEqual({ kind: 'dead_end', reason: 'account_unavailable' });
+    expect(await t.enter(t.code)).toEqual({ kind: 'dead_end', reason: 'account_unavailable', clientName: 'Acme Shop' });
     await expectNotCompleted(t, t.journey, 'otp_sent', t.customer.profileId, true);
   });
 });

@@ -164,7 +164,7 @@ describe('showReset and submitReset', () => {
     for (const t of [registered, unregistered]) {
       await t.ask();
       await t.ask();
-      expect(await t.ask()).toEqual({ kind: 'reset', journey: view(t.journey), mobile: MOBILE, problem: { code: 'sms_rate_limited', retryAfterSeconds: 900 } });
+      expect(await t.ask()).toEqual({ kind: 'reset', journey: view(t.journey), mobile: MOBILE, problem: { code: 'sms_rate_limited', retryAfterSeconds: 900, limit: 'sms_per_mobile' } });
     }
     expect(registered.sms.messages).toHaveLength(2);
     expect(unregistered.sms.messages).toHaveLength(0);
@@ -427,7 +427,7 @@ describe('showNewPin and submitNewPin', () => {
     const t = await atNewPin();
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
     await t.storage.customers.lockCustomer(customer?.profileId ?? '', T0);
-    expect(await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN })).toEqual({ kind: 'dead_end', reason: 'account_unavailable' });
+    expect(await t.choose({ pin: NEW_PIN, pinConfirmation: NEW_PIN })).toEqual({ kind: 'dead_end', reason: 'account_unavailable', clientName: 'Acme Shop' });
     expect((await t.storage.customers.findCustomer(customer?.profileId ?? ''))?.pinHash).toBe(customer?.pinHash);
     expect((await t.journey.record()).status).toBe('reset_verified');
   });

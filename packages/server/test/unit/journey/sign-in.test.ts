@@ -354,7 +354,7 @@ describe('submitLogin and submitRegistration: send limits', () => {
       kind: 'login',
       journey: view(second),
       mobile: MOBILE,
-      problem: { code: 'sms_rate_limited', retryAfterSeconds: 840 },
+      problem: { code: 'sms_rate_limited', retryAfterSeconds: 840, limit: 'sms_per_mobile' },
     });
     expect(await second.record()).toMatchObject({ status: 'pending', profileId: null });
     expect(await t.storage.otpChallenges.findLatestOtpChallenge(second.idHash)).toBeUndefined();
@@ -394,7 +394,7 @@ describe('submitLogin and submitRegistration: send limits', () => {
       kind: 'register',
       journey: view(t.journey),
       mobile: MOBILE,
-      problem: { code: 'sms_rate_limited', retryAfterSeconds: 42 },
+      problem: { code: 'sms_rate_limited', retryAfterSeconds: 42, limit: 'sms_per_mobile' },
     });
     expect(calls).toEqual([[MOBILE, ADDRESS]]);
     await expectNothingHappened(t, t.journey);

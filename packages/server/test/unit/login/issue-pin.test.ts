@@ -215,7 +215,7 @@ describe('resendPin', () => {
     const { clock, sms, code, resend, verify } = await withChallenge(sends);
     refuse = true;
     clock.set(T0 + 30);
-    expect(await resend()).toEqual({ reason: 'rate_limited', retryAfterSeconds: 60 });
+    expect(await resend()).toEqual({ reason: 'rate_limited', budget: 'mobile', retryAfterSeconds: 60 });
     expect(sms.messages).toHaveLength(1);
     expect((await verify(code)).ok).toBe(true);
   });

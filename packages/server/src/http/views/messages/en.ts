@@ -112,7 +112,7 @@ export const en: Catalogue = {
     pin_wrong: 'That PIN is not right.',
     credentials_wrong: 'The mobile number or PIN is not right.',
     pin_locked: (minutes) => `Too many wrong PINs. For your security, PIN login for this number is locked. Try again ${inMinutes(minutes)}.`,
-    account_locked: 'This account is locked. Please contact customer support.',
+    account_locked: 'This account is locked. Please contact the customer support of {client}.',
     too_many_attempts: (minutes) => `Too many attempts were made from your network. Try again ${inMinutes(minutes)}.`,
     otp_format: 'Enter the 6-digit code from the SMS.',
     otp_wrong: (triesLeft) => `That code is not right. ${count(triesLeft, 'try', 'tries')} left.`,
@@ -134,7 +134,7 @@ export const en: Catalogue = {
     },
     finished: { title: 'This sign-in is finished', message: 'This sign-in has already finished. Go back to the app to continue.' },
     client_unavailable: { title: 'This sign-in cannot continue', message: 'The app that sent you here cannot sign customers in right now.' },
-    account_unavailable: { title: 'This sign-in cannot continue', message: 'This account cannot sign in right now. Please contact customer support.' },
+    account_unavailable: { title: 'This sign-in cannot continue', message: 'This account cannot sign in right now. Please contact the customer support of {client}.' },
   },
   linkErrors: {
     title: 'This link cannot be used',

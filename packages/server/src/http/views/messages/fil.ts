@@ -120,7 +120,7 @@ export const fil: Catalogue = {
     credentials_wrong: 'Mali ang numero ng mobile o ang PIN.',
     pin_locked: (minutes) =>
       `Masyadong maraming maling PIN. Para sa iyong seguridad, naka-lock ang pag-log in gamit ang PIN para sa numerong ito. Subukang muli ${afterMinutes(minutes)}.`,
-    account_locked: 'Naka-lock ang account na ito. Makipag-ugnayan sa customer support.',
+    account_locked: 'Naka-lock ang account na ito. Makipag-ugnayan sa customer support ng {client}.',
     too_many_attempts: (minutes) => `Masyadong maraming pagsubok mula sa iyong network. Subukang muli ${afterMinutes(minutes)}.`,
     otp_format: 'Ilagay ang 6-digit na code mula sa SMS.',
     otp_wrong: (triesLeft) => `Mali ang code na iyan. ${triesLeft} subok na lang ang natitira.`,
@@ -147,7 +147,7 @@ export const fil: Catalogue = {
     },
     account_unavailable: {
       title: 'Hindi maituloy ang pag-sign in',
-      message: 'Hindi makapag-sign in ang account na ito sa ngayon. Makipag-ugnayan sa customer support.',
+      message: 'Hindi makapag-sign in ang account na ito sa ngayon. Makipag-ugnayan sa customer support ng {client}.',
     },
   },
   linkErrors: {

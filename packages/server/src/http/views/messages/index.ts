@@ -31,10 +31,11 @@ export type ProblemPage = 'login' | 'register' | 'otp' | 'reset' | 'reset_otp' |
 /**
  * A problem as the page says it (core names it by its code); `page` picks
  * the wording of `pin_format` on the registration and new-PIN pages, where
- * a PIN is chosen; `mobileExample`, the example number `mobile_invalid`
- * shows, as customers of `CONNECT_DEFAULT_COUNTRY` type it.
+ * a PIN is chosen; `clientName` fills `{client}` (whose customer support to
+ * contact); `mobileExample`, the example number `mobile_invalid` shows, as
+ * customers of `CONNECT_DEFAULT_COUNTRY` type it.
  */
-export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage, mobileExample = '0917 123 4567'): string {
+export function problemMessage(text: Catalogue, problem: Problem, page: ProblemPage, clientName: string, mobileExample = '0917 123 4567'): string {
   const { problems } = text;
   const wait = problem.retryAfterSeconds ?? 0;
   switch (problem.code) {
@@ -51,6 +52,8 @@ export function problemMessage(text: Catalogue, problem: Problem, page: ProblemP
       return problems.sms_too_soon(Math.max(1, Math.ceil(wait)));
     case 'otp_wrong':
       return problems.otp_wrong(problem.attemptsLeft ?? 0);
+    case 'account_locked':
+      return problems.account_locked.replaceAll('{client}', clientName);
     default:
       return problems[problem.code];
   }
