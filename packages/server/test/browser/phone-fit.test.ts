@@ -9,6 +9,7 @@ import type { UiLocale } from '../../src/core/authorize/ui-locales.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { RESET_PROVES_PHONE_SECONDS } from '../../src/core/lifetimes.js';
 import { runCli } from '../../src/cli/main.js';
+import { DEMO_CLIENT_NAME } from '../../src/demo/seed-demo.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { CATALOGUES } from '../../src/http/views/messages/index.js';
 import { timeOfDay } from '../../src/http/views/time-of-day.js';
@@ -185,7 +186,7 @@ describe.skipIf(!browserTestsRun('the hosted pages on a phone in Chromium'))('th
     await page.locator('input[name=mobile]').fill(LOCKED.mobile);
     await page.locator('input[name=pin]').fill(LOCKED.pin);
     await page.getByRole('button', { name: text.login.submit }).click();
-    await expect(page.locator('main').innerText()).resolves.toContain(text.problems.account_locked);
+    await expect(page.locator('main').innerText()).resolves.toContain(text.problems.account_locked.replace('{client}', DEMO_CLIENT_NAME));
     await check(page, 'locked', language, context);
 
     // Login, registration and back: the links between them.
