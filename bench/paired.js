@@ -16,9 +16,9 @@
 // (token-bench.js). Two processes on one core also share its caches, which
 // costs the one with more code on its path a little more than when it runs
 // alone.
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { checkPinning, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
 import { fmt, loadAverage, machine, median, progressPrinter, textTable, writeResults } from './report.js';
 import { BENCH, checkTokenResponse, createConnectClient, readServerConfig, ROOT, SERVERS, serverLabel, serverLaunch, tokenRequest, waitUntilServing } from './token-servers.js';
@@ -30,17 +30,24 @@ const progress = progressPrinter(startedAt);
 /**
  * One side of the pair: `name` or `name:VAR=value:VAR=value`, the variables
  * set in that server's environment only (`connect:CONNECT_LOG_LEVEL=silent`).
+ * `connect@/path/to/checkout` is Connect as built in another checkout (a
+ * build before a change, in a git worktree of its own).
  */
 function parseServer(spec) {
-  const [name, ...settings] = spec.split(':').map((part) => part.trim());
+  const [named, ...settings] = spec.split(':').map((part) => part.trim());
+  const at = named.indexOf('@');
+  const name = at === -1 ? named : named.slice(0, at);
+  const connectRoot = at === -1 ? ROOT : resolve(named.slice(at + 1));
   if (!SERVERS[name]) fail(`BENCH_PAIR: unknown server "${name}"; known: ${Object.keys(SERVERS).join(', ')}`);
+  if (at !== -1 && name !== 'connect') fail(`BENCH_PAIR: only connect takes @<checkout>, not ${name}`);
+  if (at !== -1 && !existsSync(join(connectRoot, 'packages/server/dist/cli/main.js'))) fail(`BENCH_PAIR: no built Connect in ${connectRoot}`);
   const env = {};
   for (const setting of settings) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(setting);
     if (!match) fail(`BENCH_PAIR: "${setting}" is not VARIABLE=value`);
     env[match[1]] = match[2];
   }
-  return { spec, name, env };
+  return { spec, name, env, connectRoot };
 }
 
 function readConfig(env) {
@@ -62,6 +69,7 @@ function readConfig(env) {
 
 function labelOf(side) {
   const settings = Object.entries(side.env).map(([name, value]) => `${name}=${value}`);
+  if (side.connectRoot !== ROOT) settings.unshift(`built in ${side.connectRoot}`);
   return serverLabel(side.name, config) + (settings.length > 0 ? ` (${settings.join(', ')})` : '');
 }
 
@@ -69,7 +77,7 @@ function labelOf(side) {
 async function startServer(side, index, workDir, client) {
   const port = await freePort();
   const url = `http://${HOST}:${port}/token`;
-  const { script, env } = serverLaunch(side.name, { port, workDir, client, config });
+  const { script, env } = serverLaunch(side.name, { port, workDir, client, config, connectRoot: side.connectRoot });
   const logFile = join(workDir, `${index}-${side.name}.log`);
   const out = openSync(logFile, 'a');
   const child = spawnTracked('taskset', ['-c', config.serverCpu, process.execPath, ...script], {

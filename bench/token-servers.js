@@ -76,9 +76,15 @@ export async function createConnectClient(workDir, config) {
   return { id: created.clientId, secret: created.clientSecret };
 }
 
-/** The script (and its arguments) and environment that start server `name` on `port`. */
-export function serverLaunch(name, { port, workDir, client, config }) {
-  if (name === 'connect') return { script: [CONNECT_BIN, 'serve'], env: { ...connectEnv(workDir, config), PORT: String(port) } };
+/**
+ * The script (and its arguments) and environment that start server `name` on
+ * `port`; Connect from the built checkout `connectRoot` (default: this one).
+ */
+export function serverLaunch(name, { port, workDir, client, config, connectRoot = ROOT }) {
+  if (name === 'connect') {
+    const bin = join(connectRoot, 'packages/server/bin/connect-auth.js');
+    return { script: [bin, 'serve'], env: { ...connectEnv(workDir, config), PORT: String(port) } };
+  }
   return {
     script: [join(BENCH, name === 'ceiling' ? 'ceiling-server.js' : 'oidc-provider-server.js')],
     env: {

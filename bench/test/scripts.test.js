@@ -41,6 +41,15 @@ describe('benchmark scripts', () => {
     expect(code).toBe(2);
   });
 
+  it('paired.js refuses connect@ a checkout with no built Connect in it, and @ on any other server', async () => {
+    const unbuilt = await runScript('paired.js', { BENCH_PAIR: `ceiling,connect@${BENCH}` });
+    expect(unbuilt.stderr.trim()).toBe(`bench: BENCH_PAIR: no built Connect in ${BENCH.replace(/\/$/, '')}`);
+    expect(unbuilt.code).toBe(2);
+    const other = await runScript('paired.js', { BENCH_PAIR: `ceiling@${BENCH},connect` });
+    expect(other.stderr.trim()).toBe('bench: BENCH_PAIR: only connect takes @<checkout>, not ceiling');
+    expect(other.code).toBe(2);
+  });
+
   it('paired.js names a server it does not know', async () => {
     const { code, stderr } = await runScript('paired.js', { BENCH_PAIR: 'ceiling,nginx' });
     expect(stderr.trim()).toBe('bench: BENCH_PAIR: unknown server "nginx"; known: connect, oidc-provider, ceiling');
