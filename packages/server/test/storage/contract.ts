@@ -446,8 +446,8 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await storage.customers.insertCustomer(customer());
         const version = async () => (await storage.customers.findCustomer('123456789012'))?.credentialVersion;
         expect(await version()).toBe(0);
-        // Neither a name, wrong PINs, a right one, a sign-in held, nor a status set to what it was.
-        await storage.customers.updateCustomer('123456789012', { name: 'Maria', status: 'active', pinAttempts: 0, lockedUntil: null }, T + 1);
+        // Neither a name, wrong PINs, a right one, a sign-in held, nor a PIN or a status set to what it was.
+        await storage.customers.updateCustomer('123456789012', { name: 'Maria', status: 'active', pinHash: customer().pinHash, pinAttempts: 0, lockedUntil: null }, T + 1);
         await storage.customers.claimPinAttempt('+639171234567', T + 2, 5, 900);
         await storage.customers.clearPinAttempts('123456789012', 1, T + 3);
         await storage.customers.holdCustomerForSignIn('123456789012', T + 4);

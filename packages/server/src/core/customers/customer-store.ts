@@ -24,9 +24,9 @@ export interface CustomerStore {
   /** Adds a customer. Throws `Conflict` when the profile ID or the mobile number is taken. */
   insertCustomer(customer: Customer): Promise<void>;
   /**
-   * Changes the given fields, sets `updatedAt`; throws `NotFound`. A new
-   * `pinHash`, or a `status` other than the customer's, adds 1 to
-   * `credentialVersion` in the same update.
+   * Changes the given fields, sets `updatedAt`; throws `NotFound`. A
+   * `pinHash` or a `status` other than the customer's adds to
+   * `credentialVersion` in the same update; the same one set again does not.
    */
   updateCustomer(profileId: string, patch: CustomerPatch, now: number): Promise<Customer>;
   /**

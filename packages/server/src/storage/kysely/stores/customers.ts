@@ -35,9 +35,13 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.pinHash !== undefined) values.pin_hash = patch.pinHash;
       if (patch.status !== undefined) values.status = patch.status;
-      // A new PIN, or a status that changes, ends the known-device proofs made before (docs/journey.md).
-      if (patch.pinHash !== undefined) values.credential_version = sql<number>`credential_version + 1`;
-      else if (patch.status !== undefined) values.credential_version = sql<number>`case when status = ${patch.status} then credential_version else credential_version + 1 end`;
+      // A PIN or a status that changes ends the known-device proofs made before (docs/journey.md,
+      // "After a PIN reset"); the same value set again (the sandbox's demo customer at each start) does not.
+      const changes = [
+        ...(patch.pinHash !== undefined ? [sql<number>`case when pin_hash = ${patch.pinHash} then 0 else 1 end`] : []),
+        ...(patch.status !== undefined ? [sql<number>`case when status = ${patch.status} then 0 else 1 end`] : []),
+      ];
+      if (changes.length > 0) values.credential_version = sql<number>`credential_version + ${sql.join(changes, sql` + `)}`;
       if (patch.pinAttempts !== undefined) values.failed_pin_attempts = patch.pinAttempts;
       if (patch.lockedUntil !== undefined) values.locked_until = patch.lockedUntil;
       const row = await db.updateTable('customers').set(values).where('profile_id', '=', profileId).returningAll().executeTakeFirst();
