@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -25,6 +26,26 @@ interface Manifest {
 }
 
 describe('the published package', () => {
+  it('is built by npm pack and npm publish themselves (prepack): a checkout without dist/ packs the SDK', async () => {
+    // A copy of the package without dist/, in the repository's layout (the base tsconfig two levels up,
+    // the repository's node_modules for TypeScript), outside the repository.
+    const root = await mkdtemp(join(tmpdir(), 'connect-sdk-prepack-'));
+    try {
+      const copy = join(root, 'packages/client');
+      await mkdir(copy, { recursive: true });
+      for (const entry of ['src', 'package.json', 'tsconfig.json', 'README.md', 'LICENSE']) await cp(join(PACKAGE_DIR, entry), join(copy, entry), { recursive: true });
+      await cp(join(PACKAGE_DIR, '../../tsconfig.base.json'), join(root, 'tsconfig.base.json'));
+      await symlink(join(PACKAGE_DIR, '../../node_modules'), join(root, 'node_modules'), 'dir');
+      const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json'], { cwd: copy });
+      const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+      const files = (pack?.files ?? []).map((f) => f.path);
+      expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map']));
+      expect(files.filter((f) => f.startsWith('dist/') && f.endsWith('.js')).length).toBe((await packedFiles()).filter((f) => f.startsWith('dist/') && f.endsWith('.js')).length);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('ships only the built output, README.md, LICENSE and package.json', async () => {
     const files = await packedFiles();
     const manifest = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as Manifest;

@@ -249,22 +249,42 @@ describe('unknown CONNECT_* variables', () => {
   });
 
   it('are logged once by the server, as a warning', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'connect-envsrv-'));
-    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    });
-    const server = await startServer({
-      env: { PORT: '0', CONNECT_DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', CONNECT_ENVIROMENT: 'production' },
-      print: () => {},
-      logDestination: destination,
-    });
-    await server.close();
-    const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level === 40);
-    expect(warnings.map((entry) => entry.msg)).toEqual(['CONNECT_ENVIROMENT is not a Connect setting; did you mean CONNECT_ENVIRONMENT?']);
+    const warnings = await startUpWarnings({ CONNECT_ENVIROMENT: 'production' });
+    expect(warnings).toEqual(['CONNECT_ENVIROMENT is not a Connect setting; did you mean CONNECT_ENVIRONMENT?']);
+  });
+});
+
+/** The server's start-up in `env` (an in-memory database, any port): the messages it logged as warnings. */
+async function startUpWarnings(env: Record<string, string>): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'connect-envsrv-'));
+  onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const server = await startServer({
+    env: { PORT: '0', CONNECT_DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', ...env },
+    print: () => {},
+    logDestination: destination,
+  });
+  await server.close();
+  return lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level === 40).map((entry) => entry.msg);
+}
+
+describe('CONNECT_SMS_LIMIT_PER_MOBILE not above the unsolicited reset budget (docs/journey.md, "A stranger cannot lock the owner out")', () => {
+  it('is one warning line at start-up, naming the variable; 4 or more, and the defaults, are not', async () => {
+    for (const limit of ['1', '3']) {
+      const warnings = await startUpWarnings({ CONNECT_SMS_LIMIT_PER_MOBILE: limit });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toBe(
+        `CONNECT_SMS_LIMIT_PER_MOBILE=${limit} is not above the 3 unsolicited PIN-reset codes a stranger may have sent to a mobile: ` +
+          "they can hold the owner's PIN reset from a known device for up to 15 minutes; set it to 4 or more",
+      );
+    }
+    expect(await startUpWarnings({ CONNECT_SMS_LIMIT_PER_MOBILE: '4' })).toEqual([]);
+    expect(await startUpWarnings({})).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SmsMessage, SmsSender } from '../../src/core/sms/sms-sender.js';
+import { lockCustomer, unlockCustomer } from '../../src/core/operator/lock-customer.js';
 import type { Storage } from '../../src/storage/ports.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
@@ -105,6 +106,26 @@ async function signIn(b: Bench, browser: Browser, pin: string = PIN, mobile: str
 
 /** The known-device cookie's name in production (docs/journey.md, "A stranger cannot lock the owner out"). */
 const DEVICE_COOKIE = '__Host-connect_device';
+
+/** An internet café where the owner once signed in. */
+const CAFE = '192.0.2.77';
+
+/** "Forgot PIN?" for `mobile` in a new journey of `browser` (which keeps its cookies). The response to the mobile submitted. */
+async function askResetIn(b: Bench, browser: Browser, mobile: string = MOBILE): Promise<Response> {
+  const { requestId } = await startLogin(browser, authorizeParams(b.client, { prompt: 'login' }));
+  const resetPage = await browser.open(`/login/reset?request=${requestId}`);
+  expectPage(resetPage, 200);
+  return browser.submit(resetPage, { mobile, action: 'send' });
+}
+
+/** The PIN reset in `browser` after `asked` sent its code: the code from the SMS, then {@link NEW_PIN}; back at the login page. */
+async function resetPin(b: Bench, browser: Browser, asked: Response): Promise<void> {
+  const page = await codePage(browser, asked);
+  const verified = await browser.submit(page, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
+  expectSeeOther(verified, NEW_PIN_PAGE);
+  const changed = await browser.submit(await browser.follow(verified), { pin: NEW_PIN, pin_confirmation: NEW_PIN, action: 'change' });
+  expectSeeOther(changed, LOGIN);
+}
 
 /** The 4 networks of the stranger. */
 const STRANGER_NETWORKS = ['198.51.100.7', '198.51.100.8', '203.0.113.9', '192.0.2.10'];
@@ -265,6 +286,55 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
     const resetPage = await ownerBrowser.open(`/login/reset?request=${requestId}`);
     await codePage(ownerBrowser, await ownerBrowser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
     expect(await b.sent()).toHaveLength(sent + 1);
+  });
+
+  it('a PIN reset in another browser ends the own budget of every browser known before it; the browser that reset the PIN has one', async () => {
+    const b = await open();
+    // The owner once signed in at an internet café: a known device, for 180 days.
+    const cafe = new Browser(b.t.app, { remoteAddress: CAFE });
+    await signIn(b, cafe);
+    // Later the owner resets the PIN at home, from a browser that was not known (an unsolicited code).
+    const home = new Browser(b.t.app, { remoteAddress: OWNER });
+    await resetPin(b, home, await askResetIn(b, home));
+    // A stranger spends the rest of the unsolicited budget.
+    for (const network of STRANGER_NETWORKS.slice(0, 2)) {
+      const { browser, res } = await askReset(b, network);
+      await codePage(browser, res);
+    }
+    const sent = (await b.sent()).length;
+
+    // The café's proof was made before the reset: it gives no budget of its own any more.
+    const refused = await askResetIn(b, cafe);
+    expectPage(refused, 400);
+    expect(pageText(refused.body)).toContain('Too many codes were sent.');
+    expect(await b.sent()).toHaveLength(sent);
+    // The home browser's proof, made by the reset, does.
+    await codePage(home, await askResetIn(b, home));
+    expect(await b.sent()).toHaveLength(sent + 1);
+  });
+
+  it('customers lock and unlock end the own budget of every browser known before; a sign-in after the unlock makes it known again', async () => {
+    const b = await open();
+    const { t } = b;
+    const cafe = new Browser(t.app, { remoteAddress: CAFE });
+    await signIn(b, cafe);
+    const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
+    await lockCustomer(customer?.profileId ?? '', t.storage, t.clock.nowSeconds());
+    await unlockCustomer(customer?.profileId ?? '', t.storage.customers, t.clock.nowSeconds());
+    for (const network of STRANGER_NETWORKS.slice(0, 3)) {
+      const { browser, res } = await askReset(b, network);
+      await codePage(browser, res);
+    }
+    const sent = (await b.sent()).length;
+
+    const refused = await askResetIn(b, cafe);
+    expectPage(refused, 400);
+    expect(pageText(refused.body)).toContain('Too many codes were sent.');
+    expect(await b.sent()).toHaveLength(sent);
+    // Signed in again after the unlock: known again, with its own budget.
+    await signIn(b, cafe);
+    await codePage(cafe, await askResetIn(b, cafe));
+    expect(await b.sent()).toHaveLength(sent + 2);
   });
 
   it('a registered number and an unregistered one get the same answers, in the same order, from the same networks and browsers', async () => {

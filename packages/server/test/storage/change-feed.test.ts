@@ -57,7 +57,7 @@ function feedSuite(engine: string, open: () => Promise<{ writer: Storage; reader
       await writer.clients.updateClient('cid_a', { status: 'disabled' }, T0);
       await writer.customers.insertCustomer({
         profileId: '100000000001', mobile: '+639171234567', name: null, pinHash: 'x', status: 'active',
-        pinAttempts: 0, lockedUntil: null, createdAt: T0, updatedAt: T0,
+        pinAttempts: 0, lockedUntil: null, credentialVersion: 0, createdAt: T0, updatedAt: T0,
       });
       await writer.customers.updateCustomer('100000000001', { status: 'locked' }, T0);
       await writer.tokenSessions.insertTokenSession({
@@ -84,7 +84,7 @@ function feedSuite(engine: string, open: () => Promise<{ writer: Storage; reader
       const { writer, feed, heard } = await opened();
       await writer.customers.insertCustomer({
         profileId: '100000000002', mobile: '+639171234568', name: null, pinHash: 'x', status: 'active',
-        pinAttempts: 0, lockedUntil: null, createdAt: T0, updatedAt: T0,
+        pinAttempts: 0, lockedUntil: null, credentialVersion: 0, createdAt: T0, updatedAt: T0,
       });
       // A wrong PIN counted: the status is unchanged.
       await writer.customers.updateCustomer('100000000002', { pinAttempts: 1 }, T0);

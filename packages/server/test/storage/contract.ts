@@ -51,6 +51,7 @@ function customer(overrides: Partial<Customer> = {}): Customer {
     status: 'active',
     pinAttempts: 0,
     lockedUntil: null,
+    credentialVersion: 0,
     createdAt: T,
     updatedAt: T,
     ...overrides,
@@ -399,7 +400,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
       it('locks a customer once: a second lock, or an unknown customer, changes nothing', async () => {
         await storage.customers.insertCustomer(customer({ pinAttempts: 2 }));
-        expect(await storage.customers.lockCustomer('123456789012', T + 5)).toEqual(customer({ pinAttempts: 2, status: 'locked', updatedAt: T + 5 }));
+        expect(await storage.customers.lockCustomer('123456789012', T + 5)).toEqual(customer({ pinAttempts: 2, status: 'locked', credentialVersion: 1, updatedAt: T + 5 }));
         expect(await storage.customers.lockCustomer('123456789012', T + 6)).toBeUndefined();
         expect((await storage.customers.findCustomer('123456789012'))?.updatedAt).toBe(T + 5);
         expect(await storage.customers.lockCustomer('999999999999', T + 6)).toBeUndefined();
@@ -434,10 +435,30 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       it('updates only the given fields and sets updatedAt', async () => {
         await storage.customers.insertCustomer(customer({ pinAttempts: 2, lockedUntil: T + 5 }));
         const updated = await storage.customers.updateCustomer('123456789012', { status: 'locked', lockedUntil: null }, T + 99);
-        expect(updated).toEqual(customer({ status: 'locked', pinAttempts: 2, lockedUntil: null, updatedAt: T + 99 }));
+        // A status that changes is a new credential version.
+        expect(updated).toEqual(customer({ status: 'locked', pinAttempts: 2, lockedUntil: null, credentialVersion: 1, updatedAt: T + 99 }));
         expect(await storage.customers.findCustomer('123456789012')).toEqual(updated);
         const renamed = await storage.customers.updateCustomer('123456789012', { name: null, pinHash: 'new', pinAttempts: 0 }, T + 100);
-        expect(renamed).toEqual(customer({ status: 'locked', name: null, pinHash: 'new', lockedUntil: null, updatedAt: T + 100 }));
+        expect(renamed).toEqual(customer({ status: 'locked', name: null, pinHash: 'new', lockedUntil: null, credentialVersion: 2, updatedAt: T + 100 }));
+      });
+
+      it('changes the credential version with the PIN and the status only (docs/journey.md, "After a PIN reset")', async () => {
+        await storage.customers.insertCustomer(customer());
+        const version = async () => (await storage.customers.findCustomer('123456789012'))?.credentialVersion;
+        expect(await version()).toBe(0);
+        // Neither a name, wrong PINs, a right one, a sign-in held, nor a PIN or a status set to what it was.
+        await storage.customers.updateCustomer('123456789012', { name: 'Maria', status: 'active', pinHash: customer().pinHash, pinAttempts: 0, lockedUntil: null }, T + 1);
+        await storage.customers.claimPinAttempt('+639171234567', T + 2, 5, 900);
+        await storage.customers.clearPinAttempts('123456789012', 1, T + 3);
+        await storage.customers.holdCustomerForSignIn('123456789012', T + 4);
+        expect(await version()).toBe(0);
+        // A PIN reset, an operator's lock (once), an unlock, a new PIN set by an operator: one each.
+        expect(await storage.customers.replacePin('123456789012', 'scrypt$new', T + 5)).toMatchObject({ credentialVersion: 1 });
+        expect(await storage.customers.lockCustomer('123456789012', T + 6)).toMatchObject({ credentialVersion: 2 });
+        expect(await storage.customers.lockCustomer('123456789012', T + 7)).toBeUndefined();
+        expect(await storage.customers.updateCustomer('123456789012', { status: 'active', pinAttempts: 0, lockedUntil: null }, T + 8)).toMatchObject({ credentialVersion: 3 });
+        expect(await storage.customers.updateCustomer('123456789012', { pinHash: 'scrypt$other' }, T + 9)).toMatchObject({ credentialVersion: 4 });
+        expect(await version()).toBe(4);
       });
 
       it('throws NotFound when updating an unknown customer', async () => {
@@ -494,7 +515,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       it("replaces an active customer's PIN and clears the wrong-PIN count and lock; refuses a locked or unknown customer", async () => {
         await storage.customers.insertCustomer(customer({ pinAttempts: 5, lockedUntil: T + 900 }));
         expect(await storage.customers.replacePin('123456789012', 'scrypt$new', T + 7)).toEqual(
-          customer({ pinHash: 'scrypt$new', pinAttempts: 0, lockedUntil: null, updatedAt: T + 7 }),
+          customer({ pinHash: 'scrypt$new', pinAttempts: 0, lockedUntil: null, credentialVersion: 1, updatedAt: T + 7 }),
         );
         expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinHash: 'scrypt$new', pinAttempts: 0, lockedUntil: null });
         await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639171234568', status: 'locked', pinAttempts: 2 }));
@@ -789,9 +810,10 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
       });
 
       it('completes a sign-in on the right entry: the challenge used up, the journey code_issued, the old session ended, session, approval and code stored', async () => {
-        await awaitingCode();
+        // With the credential version the sign-in held the customer at.
+        await awaitingCode({}, { credentialVersion: 3 });
         await storage.customerSessions.insertCustomerSession(customerSession({ idHash: 'session-old' }));
-        expect(await signIns().enterOtp(entry({ endSessionHash: 'session-old' }))).toEqual({ kind: 'right', done: 'completed' });
+        expect(await signIns().enterOtp(entry({ endSessionHash: 'session-old' }))).toEqual({ kind: 'right', done: { kind: 'completed', credentialVersion: 3 } });
         expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 1, consumedAt: T + 10 });
         expect(await written()).toEqual({
           status: 'code_issued',
@@ -807,14 +829,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
       it('counts a right entry but completes nothing and leaves the challenge when the journey moved on, or the customer is locked', async () => {
         await awaitingCode({ status: 'cancelled' });
-        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: 'lost' });
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: { kind: 'lost' } });
         expect(await written()).toEqual({ status: 'cancelled', session: undefined, consent: undefined, code: undefined });
         expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 1, consumedAt: null });
 
         await storage.customers.lockCustomer('123456789012', T);
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
         await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2' }));
-        expect(await signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2' }))).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2' }))).toEqual({ kind: 'right', done: { kind: 'customer_unavailable' } });
         expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
         expect(await storage.otpChallenges.findOtpChallenge('challenge-2')).toMatchObject({ attempts: 1, consumedAt: null });
         expect(await storage.customerSessions.findCustomerSession('session-new')).toBeUndefined();
@@ -822,7 +844,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
 
       it('completes nothing for a customer whose PIN login is locked', async () => {
         await awaitingCode({}, { pinAttempts: 5, lockedUntil: T + 900 });
-        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: { kind: 'customer_unavailable' } });
         expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
       });
 
@@ -830,14 +852,14 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ status: 'otp_sent' }));
         await storage.otpChallenges.insertOtpChallenge(challenge({ purpose: 'register', profileId: null, pendingPinHash: 'scrypt$pending' }));
         const account = customer({ pinHash: 'scrypt$pending', createdAt: T + 10, updatedAt: T + 10 });
-        expect(await signIns().enterOtp(entry({ customer: { create: account } }))).toEqual({ kind: 'right', done: 'completed' });
+        expect(await signIns().enterOtp(entry({ customer: { create: account } }))).toEqual({ kind: 'right', done: { kind: 'completed', credentialVersion: 0 } });
         expect(await storage.customers.findCustomer('123456789012')).toEqual(account);
         expect(await written()).toMatchObject({ status: 'code_issued', consent: { profileId: '123456789012' } });
 
         await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', status: 'otp_sent' }));
         await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-2', requestHash: 'request-2', purpose: 'register', profileId: null }));
         const again = entry({ idHash: 'request-2', challengeId: 'challenge-2', customer: { create: customer({ profileId: '999999999999' }) }, session: customerSession({ idHash: 'session-2' }) });
-        expect(await signIns().enterOtp(again)).toEqual({ kind: 'right', done: 'customer_unavailable' });
+        expect(await signIns().enterOtp(again)).toEqual({ kind: 'right', done: { kind: 'customer_unavailable' } });
         expect(await storage.otpChallenges.findOtpChallenge('challenge-2')).toMatchObject({ consumedAt: null });
         expect(await storage.customers.findCustomer('999999999999')).toBeUndefined();
         expect((await storage.authorizationRequests.findAuthorizationRequest('request-2'))?.status).toBe('otp_sent');
@@ -978,7 +1000,7 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         const right = await concurrently(10, (i) =>
           signIns().enterOtp(entry({ idHash: 'request-2', challengeId: 'challenge-2', session: customerSession({ idHash: `session-${i}` }), code: authorizationCode({ codeHash: `code-${i}` }) })),
         );
-        expect(right.filter((r) => r.kind === 'right' && r.done === 'completed')).toHaveLength(1);
+        expect(right.filter((r) => r.kind === 'right' && r.done.kind === 'completed')).toHaveLength(1);
         expect(right.filter((r) => r.kind === 'not_counted')).toHaveLength(9);
       });
     });

@@ -29,6 +29,7 @@ function customer(overrides: Partial<Customer> = {}): Customer {
     status: 'active',
     pinAttempts: 0,
     lockedUntil: null,
+    credentialVersion: 0,
     createdAt: T,
     updatedAt: T,
     ...overrides,

@@ -71,6 +71,7 @@ async function atOtpPage(storage: Storage): Promise<void> {
       status: 'active',
       pinAttempts: 1,
       lockedUntil: null,
+      credentialVersion: 0,
       createdAt: T,
       updatedAt: T,
     });

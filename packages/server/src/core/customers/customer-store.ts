@@ -23,11 +23,16 @@ export interface CustomerStore {
   listCustomers(): Promise<Customer[]>;
   /** Adds a customer. Throws `Conflict` when the profile ID or the mobile number is taken. */
   insertCustomer(customer: Customer): Promise<void>;
-  /** Changes the given fields, sets `updatedAt`; throws `NotFound`. */
+  /**
+   * Changes the given fields, sets `updatedAt`; throws `NotFound`. A
+   * `pinHash` or a `status` other than the customer's adds to
+   * `credentialVersion` in the same update; the same one set again does not.
+   */
   updateCustomer(profileId: string, patch: CustomerPatch, now: number): Promise<Customer>;
   /**
    * An operator's lock, in one conditional update that takes the
-   * customer's row: status `locked`, only while it is not locked already.
+   * customer's row: status `locked`, only while it is not locked already,
+   * and `credentialVersion` one more.
    *
    * @returns the customer after the change for the one caller that locked
    *   them; `undefined` when there is no such customer or they were locked already.
@@ -50,7 +55,7 @@ export interface CustomerStore {
   claimPinAttempt(mobile: string, now: number, maxAttempts: number, lockSeconds: number): Promise<{ customer: Customer; attempt: number } | undefined>;
   /**
    * The customer, when they may sign in at `now` (not locked by an operator,
-   * PIN login not locked), or `undefined`. Inside a transaction it holds the
+   * PIN login not locked), or `undefined`. Changes nothing. Inside a transaction it holds the
    * customer's row until the transaction ends, so an operator's
    * `customers lock` either waits for the sign-in to finish (and then ends
    * what it created) or is seen by it.
@@ -60,7 +65,8 @@ export interface CustomerStore {
    * A PIN reset's new PIN (`pinHash`, from `hashPin`), in one conditional
    * update that takes the customer's row: only while the customer is
    * `active` (an operator's lock refuses it). The count of wrong PINs starts
-   * again and the lock they may have set is lifted.
+   * again and the lock they may have set is lifted; `credentialVersion`
+   * is one more.
    *
    * @returns the customer after the change, or `undefined` when there is no
    *   such active customer (nothing changed).

@@ -8,6 +8,9 @@ export type CustomerStatus = 'active' | 'locked';
  * scrypt with a per-account salt. `pinAttempts` counts PIN checks since
  * the last right PIN, each counted before it runs; `lockedUntil` (epoch
  * seconds) is the lock of PIN login that the fifth one sets.
+ * `credentialVersion` counts the changes of the PIN and of `status`
+ * (docs/journey.md, "After a PIN reset"): a known-device proof is made
+ * under it, so each change ends the proofs made before.
  */
 export interface Customer {
   readonly profileId: string;
@@ -18,6 +21,7 @@ export interface Customer {
   readonly status: CustomerStatus;
   readonly pinAttempts: number;
   readonly lockedUntil: number | null;
+  readonly credentialVersion: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

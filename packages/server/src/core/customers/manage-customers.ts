@@ -124,6 +124,7 @@ export function newCustomer(input: { mobile: string; pinHash: string; name?: str
     status: 'active',
     pinAttempts: 0,
     lockedUntil: null,
+    credentialVersion: 0,
     createdAt: now,
     updatedAt: now,
   };

@@ -6,7 +6,7 @@ import type { OtpChallengeRecord } from '../login/records.js';
 import { verifyPin, type MakeEntry } from '../login/verify-pin.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
-import { knownDeviceOf } from './known-device.js';
+import { knownDeviceOf, type KnownDeviceCustomer } from './known-device.js';
 import { otpView, refusalOf, refusalProblem, type OtpForm } from './one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
@@ -30,8 +30,9 @@ import type { ResetVerification } from './stores.js';
  * entry of it is counted wrong, as a wrong code is.
  *
  * Which budgets a code takes (docs/journey.md, "A stranger cannot lock the
- * owner out"): from a known device of the mobile's customer
- * (`known-device.ts`), that device's own; from any other browser, the
+ * owner out"): from a known device of the mobile's customer at its
+ * current credential version (`known-device.ts`; read with the mobile's
+ * lookup that every reset makes), that device's own; from any other browser, the
  * mobile's per address and its unsolicited budget over every address. A
  * mobile without an account has no known device, so it is counted as a
  * registered one asked for from a browser that is not.
@@ -141,11 +142,12 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
 async function sendResetCode(journey: OpenJourney, mobile: string, context: StepContext, deps: JourneyDeps): Promise<{ sent: true } | SendRefusal | 'lost'> {
   const customer = await deps.db.customers.findCustomerByMobile(mobile);
   // Only an active account may reset its PIN; an operator's lock is lifted by an operator only.
-  const profileId = customer?.status === 'active' ? customer.profileId : null;
+  const resettable = customer?.status === 'active' ? customer : null;
+  const profileId = resettable?.profileId ?? null;
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
-  const limited = await deps.resetSends.take(mobile, context.address, sendOptions(profileId, context, deps));
+  const limited = await deps.resetSends.take(mobile, context.address, sendOptions(profileId, resettable, context, deps));
   if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
@@ -171,6 +173,10 @@ async function sendResetCode(journey: OpenJourney, mobile: string, context: Step
  */
 async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
+  // The customer's credential version as it is now (a known-device proof made before a PIN change
+  // or a lock no longer counts); read for every mobile alike, as the first code's step reads it.
+  const customer = await deps.db.customers.findCustomerByMobile(challenge.mobile);
+  const resettable = challenge.profileId !== null && customer?.status === 'active' && customer.profileId === challenge.profileId ? customer : null;
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await sendResetCode(journey, challenge.mobile, context, deps)
@@ -181,7 +187,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
         audit: deps.audit,
         log: deps.log,
         // Nothing is sent for a mobile without an account: the global budget is not spent.
-        sends: { take: (to, address) => deps.resetSends.take(to, address, sendOptions(challenge.profileId, context, deps)) },
+        sends: { take: (to, address) => deps.resetSends.take(to, address, sendOptions(challenge.profileId, resettable, context, deps)) },
         clock: deps.clock,
         deliver: async (to, code, sent) => {
           if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);
@@ -216,15 +222,25 @@ async function sendLater(mobile: string, code: string, sendContext: PinSendConte
 /**
  * How a reset code for the customer `profileId` (`null`: no account that
  * may reset its PIN) is counted: nothing is sent without a customer, so the
- * global budget is only checked; a browser holding a proof of that
- * customer (a known device) spends its own budget.
+ * global budget is only checked; a browser holding a proof of that customer
+ * at the credential version just read (`current`; `null` when the account
+ * is not the challenge's or may not reset its PIN now) is a known device and
+ * spends its own budget.
  */
-function sendOptions(profileId: string | null, context: StepContext, deps: Pick<JourneyDeps, 'clock' | 'knownDeviceKey'>): SendOptions {
+function sendOptions(
+  profileId: string | null,
+  current: KnownDeviceCustomer | null,
+  context: StepContext,
+  deps: Pick<JourneyDeps, 'clock' | 'knownDeviceKey'>,
+): SendOptions {
   // Checked for every mobile alike (a mobile without an account has no proof), so that its time says nothing either.
-  const deviceId = knownDeviceOf(context.knownDevice, profileId ?? '', deps.clock.nowSeconds(), deps.knownDeviceKey);
+  const deviceId = knownDeviceOf(context.knownDevice, current ?? NO_CUSTOMER, deps.clock.nowSeconds(), deps.knownDeviceKey);
   if (profileId === null) return { sendsNothing: true };
-  return deviceId === undefined ? {} : { knownDevice: { profileId, deviceId } };
+  return deviceId === undefined || current?.profileId !== profileId ? {} : { knownDevice: { profileId, deviceId } };
 }
+
+/** Stands for a mobile without an account that may reset its PIN: no proof is ever made for it. */
+const NO_CUSTOMER: KnownDeviceCustomer = { profileId: '', credentialVersion: 0 };
 
 function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
   return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };

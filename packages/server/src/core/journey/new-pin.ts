@@ -7,7 +7,7 @@ import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { endCustomerAccess, type EndedAccess } from './end-access.js';
-import { proveKnownDevice } from './known-device.js';
+import { proveKnownDevice, type KnownDeviceCustomer } from './known-device.js';
 import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { Problem, StepResult } from './outcomes.js';
 
@@ -46,7 +46,7 @@ export async function showNewPin(context: StepContext, deps: JourneyDeps): Promi
   return { kind: 'new_pin', journey: journey.view, maskedMobile: maskedMobile(proof.mobile) };
 }
 
-type Reset = { readonly kind: 'done'; readonly ended: EndedAccess } | { readonly kind: 'lost' } | { readonly kind: 'account_unavailable' };
+type Reset = { readonly kind: 'done'; readonly ended: EndedAccess; readonly customer: KnownDeviceCustomer } | { readonly kind: 'lost' } | { readonly kind: 'account_unavailable' };
 
 /**
  * `POST /login/reset/pin`: the new PIN twice, or cancel
@@ -56,7 +56,9 @@ type Reset = { readonly kind: 'done'; readonly ended: EndedAccess } | { readonly
  * here, where the 5-try lock does not apply.
  *
  * The new PIN is hashed first; then ONE transaction takes the customer's
- * row (active: the PIN replaced, wrong-PIN count and lock cleared), spends
+ * row (active: the PIN replaced, wrong-PIN count and lock cleared, the
+ * credential version one more, which ends every known-device proof made
+ * before), spends
  * the journey's proof (`SignInStore.usePinReset`: back to `pending`, so
  * it cannot be replayed), ends every session, unredeemed code and token
  * session of the customer as `customers lock` does, and records
@@ -84,7 +86,9 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
   const { profileId } = proof;
   const outcome = await atomically<Reset, Reset>(deps.db, async (tx, rollback) => {
     // The customer's row first, then the journey's: the order every step takes them in.
-    if (!(await tx.customers.replacePin(profileId, pinHash, now))) return rollback({ kind: 'account_unavailable' });
+    // A new credential version: the known-device proofs made before stop counting (docs/journey.md, "After a PIN reset").
+    const customer = await tx.customers.replacePin(profileId, pinHash, now);
+    if (!customer) return rollback({ kind: 'account_unavailable' });
     const spent = await tx.signIns.usePinReset({
       idHash: journey.record.idHash,
       challengeId: proof.id,
@@ -102,18 +106,18 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       details: { client_id: journey.client.id, journeys_ended: ended.journeys, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },
       requestId: context.correlationId,
     });
-    return { kind: 'done', ended };
+    return { kind: 'done', ended, customer };
   });
   switch (outcome.kind) {
     case 'done':
       // This browser's session ended with the others: its cookie goes too. The
-      // reset's code proved the phone in this browser: it is a known device of the customer.
+      // reset's code proved the phone in this browser: it is a known device of the customer, at the new version.
       return {
         kind: 'goto',
         page: 'login',
         requestId: journey.requestId,
         endSession: true,
-        knownDevice: proveKnownDevice(context.knownDevice, profileId, now, deps.knownDeviceKey),
+        knownDevice: proveKnownDevice(context.knownDevice, outcome.customer, now, deps.knownDeviceKey),
       };
     case 'account_unavailable':
       return deadEnd('account_unavailable', journey.record, journey.view.clientName);

@@ -8,7 +8,7 @@ import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify
 import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
-import { proveKnownDevice } from './known-device.js';
+import { proveKnownDevice, type KnownDeviceCustomer } from './known-device.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { LimitName, OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
@@ -132,12 +132,13 @@ async function completed(journey: OpenJourney, outcome: Entry, context: StepCont
       // Only an entry of the code the server itself made (after a PIN reset) gets here: it cannot be wrong.
       return whereItStandsNow(journey, deps);
     case 'done':
-      // The one-time PIN proved the phone in this browser: it is a known device of the customer.
+      // The one-time PIN proved the phone in this browser: it is a known device of the customer,
+      // at the credential version the sign-in completed at (docs/journey.md, "After a PIN reset").
       return {
         kind: 'redirect',
         location: outcome.location,
         session: outcome.session,
-        knownDevice: proveKnownDevice(context.knownDevice, outcome.profileId, deps.clock.nowSeconds(), deps.knownDeviceKey),
+        knownDevice: proveKnownDevice(context.knownDevice, outcome.customer, deps.clock.nowSeconds(), deps.knownDeviceKey),
       };
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
@@ -151,7 +152,7 @@ async function completed(journey: OpenJourney, outcome: Entry, context: StepCont
 
 type Entry =
   | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }> }
-  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly profileId: string }
+  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
@@ -187,9 +188,9 @@ async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, co
     });
   const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
   if (!result.ok) return { kind: 'refused', result };
-  switch (result.done) {
+  switch (result.done.kind) {
     case 'completed':
-      return { kind: 'done', location: issued.location, session: session.id, profileId: customer.profileId };
+      return { kind: 'done', location: issued.location, session: session.id, customer: { profileId: customer.profileId, credentialVersion: result.done.credentialVersion } };
     case 'lost':
       return { kind: 'lost' };
     case 'customer_unavailable':

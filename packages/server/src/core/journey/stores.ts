@@ -101,13 +101,16 @@ export interface OtpEntry {
 
 /**
  * What a right entry did: `completed` the sign-in (and used the challenge
- * up); found the journey `lost` (moved on or expired meanwhile); or found
+ * up), with the customer's credential version as the sign-in held it; found the journey `lost` (moved on or expired meanwhile); or found
  * the customer unavailable (locked meanwhile, or a registration's mobile
  * taken meanwhile). A right entry that cannot complete leaves the challenge
  * as it was but for its count, unless the lock or the other tab changed
  * things in the very instant of the entry: then the challenge may be used up.
  */
-export type SignInCompletion = 'completed' | 'lost' | 'customer_unavailable';
+export type SignInCompletion =
+  | { readonly kind: 'completed'; readonly credentialVersion: number }
+  | { readonly kind: 'lost' }
+  | { readonly kind: 'customer_unavailable' };
 
 /** What became of a one-time-PIN entry (`not_counted`: the challenge was answered, used up, expired or is gone). */
 export type OtpEntryOutcome = MadeEntry<SignInCompletion>;

@@ -362,11 +362,13 @@ describe('showNewPin and submitNewPin', () => {
       knownDevice: expect.any(String),
     });
     // The browser is now a known device of the customer (docs/journey.md, "A stranger cannot lock the owner out").
+    // At the customer's new credential version (docs/journey.md, "After a PIN reset").
     const knownDevice = done.kind === 'goto' ? done.knownDevice : undefined;
-    expect(knownDeviceOf(knownDevice, profileId, T0 + 10, t.deps.knownDeviceKey)).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    expect(knownDeviceOf(knownDevice, 'another-profile', T0 + 10, t.deps.knownDeviceKey)).toBeUndefined();
     const after = await t.storage.customers.findCustomer(profileId);
-    expect(after).toMatchObject({ status: 'active', pinAttempts: 0, lockedUntil: null, updatedAt: T0 + 10 });
+    expect(after).toMatchObject({ status: 'active', pinAttempts: 0, lockedUntil: null, credentialVersion: (customer?.credentialVersion ?? 0) + 1, updatedAt: T0 + 10 });
+    expect(knownDeviceOf(knownDevice, { profileId, credentialVersion: after?.credentialVersion ?? -1 }, T0 + 10, t.deps.knownDeviceKey)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(knownDeviceOf(knownDevice, { profileId, credentialVersion: customer?.credentialVersion ?? -1 }, T0 + 10, t.deps.knownDeviceKey)).toBeUndefined();
+    expect(knownDeviceOf(knownDevice, { profileId: 'another-profile', credentialVersion: after?.credentialVersion ?? -1 }, T0 + 10, t.deps.knownDeviceKey)).toBeUndefined();
     expect(await verifyCustomerPin(NEW_PIN, after?.pinHash ?? '')).toBe(true);
     expect(await verifyCustomerPin(PIN, after?.pinHash ?? '')).toBe(false);
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(sessionId)))?.endedAt).toBe(T0 + 10);
@@ -468,7 +470,8 @@ describe('showNewPin and submitNewPin', () => {
       const done = expectKind(await submitLogin(t.journey.context, { mobile: MOBILE, pin: NEW_PIN }, t.deps), 'redirect');
       expect(redirectParams(done)).toMatchObject({ state: 'xyz', userId: MASKED, profileId: customer?.profileId });
       expect(done.session).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(knownDeviceOf(done.knownDevice, customer?.profileId ?? '', t.clock.nowSeconds(), t.deps.knownDeviceKey)).toBeDefined();
+      const now = await t.storage.customers.findCustomer(customer?.profileId ?? '');
+      expect(knownDeviceOf(done.knownDevice, { profileId: now?.profileId ?? '', credentialVersion: now?.credentialVersion ?? -1 }, t.clock.nowSeconds(), t.deps.knownDeviceKey)).toBeDefined();
       expect(t.sms.messages).toHaveLength(sent);
       expect(await t.journey.record()).toMatchObject({ status: 'code_issued', profileId: customer?.profileId });
       // The PIN's count was lifted, and the journey is over: a replay finds it finished.

@@ -146,6 +146,7 @@ export async function awaitEntries(storage: Storage, ...requestHashes: string[])
       status: 'active',
       pinAttempts: 0,
       lockedUntil: null,
+      credentialVersion: 0,
       createdAt: T0,
       updatedAt: T0,
     });

@@ -16,7 +16,7 @@ async function challenge() {
 describe('verifyPin', () => {
   it('accepts the right code at once, counting the entry and using the challenge up; says what the entry completed', async () => {
     const { code, verify, stored } = await challenge();
-    expect(await verify(code)).toEqual({ ok: true, done: 'completed' });
+    expect(await verify(code)).toEqual({ ok: true, done: { kind: 'completed', credentialVersion: 0 } });
     expect(await stored()).toMatchObject({ attempts: 1, consumedAt: T0 });
   });
 

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable, type UpdateObject } from 'kysely';
 import type { Customer, CustomerStatus } from '../../../core/customers/customer.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { CustomerPatch, CustomerStore } from '../../../core/customers/customer-store.js';
@@ -31,10 +31,17 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
     },
 
     async updateCustomer(profileId, patch: CustomerPatch, now) {
-      const values: Partial<CustomersTable> = { updated_at: now };
+      const values: UpdateObject<Database, 'customers'> = { updated_at: now };
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.pinHash !== undefined) values.pin_hash = patch.pinHash;
       if (patch.status !== undefined) values.status = patch.status;
+      // A PIN or a status that changes ends the known-device proofs made before (docs/journey.md,
+      // "After a PIN reset"); the same value set again (the sandbox's demo customer at each start) does not.
+      const changes = [
+        ...(patch.pinHash !== undefined ? [sql<number>`case when pin_hash = ${patch.pinHash} then 0 else 1 end`] : []),
+        ...(patch.status !== undefined ? [sql<number>`case when status = ${patch.status} then 0 else 1 end`] : []),
+      ];
+      if (changes.length > 0) values.credential_version = sql<number>`credential_version + ${sql.join(changes, sql` + `)}`;
       if (patch.pinAttempts !== undefined) values.failed_pin_attempts = patch.pinAttempts;
       if (patch.lockedUntil !== undefined) values.locked_until = patch.lockedUntil;
       const row = await db.updateTable('customers').set(values).where('profile_id', '=', profileId).returningAll().executeTakeFirst();
@@ -45,7 +52,7 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
     async lockCustomer(profileId, now) {
       const row = await db
         .updateTable('customers')
-        .set({ status: 'locked', updated_at: now })
+        .set({ status: 'locked', credential_version: sql<number>`credential_version + 1`, updated_at: now })
         .where('profile_id', '=', profileId)
         .where('status', '<>', 'locked')
         .returningAll()
@@ -92,7 +99,7 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
     async replacePin(profileId, pinHash, now) {
       const row = await db
         .updateTable('customers')
-        .set({ pin_hash: pinHash, failed_pin_attempts: 0, locked_until: null, updated_at: now })
+        .set({ pin_hash: pinHash, failed_pin_attempts: 0, locked_until: null, credential_version: sql<number>`credential_version + 1`, updated_at: now })
         .where('profile_id', '=', profileId)
         .where('status', '=', 'active')
         .returningAll()
@@ -122,6 +129,7 @@ export function customerRow(c: Customer): Insertable<CustomersTable> {
     status: c.status,
     failed_pin_attempts: c.pinAttempts,
     locked_until: c.lockedUntil,
+    credential_version: c.credentialVersion,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };
@@ -136,6 +144,7 @@ function toCustomer(row: Selectable<CustomersTable>): Customer {
     status: row.status as CustomerStatus,
     pinAttempts: Number(row.failed_pin_attempts),
     lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
+    credentialVersion: Number(row.credential_version),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -53,6 +53,8 @@ export interface CustomersTable {
   status: string;
   failed_pin_attempts: number;
   locked_until: number | null;
+  /** Counts changes of the PIN and the status; known-device proofs name it (`core/journey/known-device.ts`). */
+  credential_version: number;
   created_at: number;
   updated_at: number;
 }

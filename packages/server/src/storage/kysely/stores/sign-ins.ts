@@ -181,8 +181,12 @@ async function outcomeOf(claim: Claim | undefined, customerOk: () => Promise<boo
   return undefined;
 }
 
-function right(done: SignInCompletion): OtpEntryOutcome {
-  return { kind: 'right', done };
+function right(kind: Exclude<SignInCompletion['kind'], 'completed'>): OtpEntryOutcome {
+  return { kind: 'right', done: { kind } };
+}
+
+function completed(credentialVersion: number | string): OtpEntryOutcome {
+  return { kind: 'right', done: { kind: 'completed', credentialVersion: Number(credentialVersion) } };
 }
 
 async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promise<OtpEntryOutcome> {
@@ -194,11 +198,14 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
   if (decided) return decided;
   const { now } = entry;
   const customers = createCustomerStore(db);
-  const available =
+  // The credential version the sign-in completes at: a new account's own, or the one held.
+  const version =
     'profileId' in entry.customer
-      ? (await customers.holdCustomerForSignIn(entry.customer.profileId, now)) !== undefined
-      : (await customers.findCustomerByMobile(entry.customer.create.mobile)) === undefined;
-  if (!available) return right('customer_unavailable');
+      ? (await customers.holdCustomerForSignIn(entry.customer.profileId, now))?.credentialVersion
+      : (await customers.findCustomerByMobile(entry.customer.create.mobile)) === undefined
+        ? entry.customer.create.credentialVersion
+        : undefined;
+  if (version === undefined) return right('customer_unavailable');
   if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.otpVerified, now))) return right('lost');
   if ('create' in entry.customer) {
     const created = await db
@@ -214,7 +221,7 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
   await sessions.insertCustomerSession(entry.session);
   await createConsentStore(db).insertConsent(entry.consent);
   await createAuthorizationCodeStore(db).insertAuthorizationCode(entry.code);
-  return right('completed');
+  return completed(version);
 }
 
 async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, profileId: string): Promise<OtpEntryOutcome> {
@@ -227,13 +234,21 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
   // and a PIN reset take them in (the customer, then its challenges, then its journeys), and a right
   // PIN's step (the customer, then the journey), so none of them waits on another in a cycle.
   // `claim` reads `first` through a subquery evaluated once before the challenge's row is scanned.
-  const { rows } = await sql<{ attempts: number | null; consumed_at: number | string | null; is_right: number | null; customer_ok: number; held: number; completed: number }>`
+  const { rows } = await sql<{
+    attempts: number | null;
+    consumed_at: number | string | null;
+    is_right: number | null;
+    customer_ok: number;
+    held: number;
+    credential_version: number | string | null;
+    completed: number;
+  }>`
     with first as (select profile_id from customers where profile_id = ${profileId} for update),
     claim as (${claimEntry(entry, sql`and (select count(*) from first) >= 0`)}),
     held as (update customers set updated_at = updated_at
              where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
                and exists (select 1 from claim where consumed_at is not null)
-             returning profile_id),
+             returning profile_id, credential_version),
     moved as (update authorization_requests set status = ${TRANSITIONS.otpVerified.to}, completed_at = ${now}
               where id_hash = ${entry.idHash} and status in (${sql.join(OTP_VERIFIABLE)}) and expires_at > ${now} and exists (select 1 from held)
               returning id_hash),
@@ -247,12 +262,13 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
              select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null, ${formatScope(k.scopes)} from moved)
     select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select is_right from claim) as is_right,
       (case when ${customerCanSignIn(entry)} then 1 else 0 end) as customer_ok,
-      (select count(*) from held)::integer as held, (select count(*) from moved)::integer as completed`.execute(db);
+      (select count(*) from held)::integer as held, (select credential_version from held) as credential_version,
+      (select count(*) from moved)::integer as completed`.execute(db);
   const row = rows[0];
   const claim = row && row.attempts !== null ? { attempts: row.attempts, consumed_at: row.consumed_at, is_right: row.is_right ?? 0 } : undefined;
   const decided = await outcomeOf(claim, async () => Number(row?.customer_ok) === 1);
   if (decided) return decided;
-  if (Number(row?.completed) === 1) return right('completed');
+  if (Number(row?.completed) === 1) return completed(row?.credential_version ?? 0);
   // Used up, yet not completed: a lock or another tab changed the customer or the journey in the same instant.
   return right(Number(row?.held) === 1 ? 'lost' : 'customer_unavailable');
 }
