@@ -32,6 +32,8 @@ export interface ConnectMetadata {
   readonly grantTypesSupported: readonly string[];
   /** `scopes_supported`: the scopes the operator lists (docs/tokens.md, "Scopes"); `[]` when none. */
   readonly scopesSupported: readonly string[];
+  /** `acr_values_supported`: the `acr` values customer tokens carry (docs/tokens.md, "How the customer signed in"); `[]` when none listed. */
+  readonly acrValuesSupported: readonly string[];
   /** `authorization_response_iss_parameter_supported` (RFC 9207); `parseCallback` requires `iss` either way. */
   readonly issParameterSupported: boolean;
   /** The whole metadata document as Connect sent it. */
@@ -109,6 +111,7 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
     jwksUri: `${issuer}/.well-known/jwks.json`,
     grantTypesSupported: grants,
     scopesSupported: strings(metadata.scopes_supported),
+    acrValuesSupported: strings(metadata.acr_values_supported),
     issParameterSupported: metadata.authorization_response_iss_parameter_supported === true,
     metadata,
   };

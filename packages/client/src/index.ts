@@ -45,6 +45,7 @@ export {
   type TokenVerifier,
   type TokenVerifierOptions,
   type VerifiedClientToken,
+  type CustomerAuthentication,
   type VerifiedCustomerToken,
   type VerifiedToken,
   type VerifiedTokenOf,

@@ -26,6 +26,19 @@ interface VerifiedTokenBase {
   readonly claims: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * How the customer signed in (docs/tokens.md, "How the customer signed
+ * in"), the same through every refresh of the session.
+ */
+export interface CustomerAuthentication {
+  /** `acr`: the authentication context class, e.g. `urn:connect:acr:pin-sms` (PIN + one-time PIN by SMS). */
+  readonly acr: string;
+  /** `amr`: RFC 8176 methods, e.g. `['pin', 'sms', 'mfa']`. */
+  readonly amr: readonly string[];
+  /** `auth_time`: when the customer completed the sign-in, epoch seconds on Connect's clock. */
+  readonly authTime: number;
+}
+
 /** A customer access token: it stands for the customer `profileId`, linked through `clientId`. */
 export interface VerifiedCustomerToken extends VerifiedTokenBase {
   readonly kind: 'customer';
@@ -33,6 +46,8 @@ export interface VerifiedCustomerToken extends VerifiedTokenBase {
   readonly profileId: string;
   /** `sid`: the customer's token session with that client. */
   readonly sessionId: string;
+  /** `acr`, `amr` and `auth_time` of the customer's sign-in; `null` when Connect has none for the token (sessions from before it recorded them). */
+  readonly authentication: CustomerAuthentication | null;
 }
 
 /** A client access token (client credentials): it stands for the client itself. */
@@ -244,9 +259,16 @@ async function introspect(options: ResolvedOptions, token: string): Promise<Veri
   const scopes = grantedScopes(scope as string | undefined);
   const base = { clientId, issuer: iss, audience: aud as string | undefined, tokenId: jti, issuedAt: iat, expiresAt: exp, scopes, claims };
   // A customer access token belongs to a token session; a client access token's subject is the client itself.
-  if (typeof sid === 'string') return { kind: 'customer', ...base, profileId: sub, sessionId: sid };
+  if (typeof sid === 'string') return { kind: 'customer', ...base, profileId: sub, sessionId: sid, authentication: authenticationOf(claims) };
   if (sub !== clientId) throw invalid();
   return { kind: 'client', ...base };
+}
+
+/** The sign-in of an introspection answer: all of `acr`, `amr` and `auth_time` well formed, or `null`. */
+function authenticationOf(claims: Record<string, unknown>): CustomerAuthentication | null {
+  const { acr, amr, auth_time: authTime } = claims;
+  if (!isText(acr) || !Array.isArray(amr) || !amr.every(isText) || !isSeconds(authTime)) return null;
+  return { acr, amr: [...amr], authTime };
 }
 
 function isText(value: unknown): value is string {

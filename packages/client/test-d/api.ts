@@ -29,6 +29,7 @@ import {
   type SdkErrorCode,
   type TokenStore,
   type VerifiedClientToken,
+  type CustomerAuthentication,
   type VerifiedCustomerToken,
   type VerifiedToken,
 } from '../src/index.js';
@@ -128,6 +129,13 @@ void (async () => {
   }
   const customer = await verifier.verify(header, { kind: 'customer' });
   assertType<Equal<typeof customer, VerifiedCustomerToken>>();
+  assertType<Equal<typeof customer.authentication, CustomerAuthentication | null>>();
+  if (customer.authentication) {
+    const signedInAt: number = customer.authentication.authTime;
+    const methods: readonly string[] = customer.authentication.amr;
+    void signedInAt;
+    void methods;
+  }
   const client = await verifier.verify('x.y.z', { kind: 'client', signal: AbortSignal.timeout(1000) });
   assertType<Equal<typeof client, VerifiedClientToken>>();
   // @ts-expect-error not a kind of token

@@ -76,8 +76,11 @@ describe('createTokenVerifier', () => {
       issuedAt: clock.nowSeconds(),
       expiresAt: clock.nowSeconds() + 5,
       scopes: [],
+      // The customer's sign-in (PIN + SMS), from the browser's first login: the same for every token since.
+      authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: expect.any(Number) },
       claims: expect.objectContaining({ active: true, token_type: 'Bearer', sub: connect.demo.customer.profileId }),
     } satisfies VerifiedCustomerToken);
+    expect(token.kind === 'customer' && token.authentication !== null && token.authentication.authTime <= clock.nowSeconds()).toBe(true);
     // RFC 7662 §2.1 with client_secret_basic: the resource server's own credentials, nothing else.
     const [request] = recorder.requests;
     expect(request?.headers.get('authorization')).toBe(`Basic ${btoa(`${api.clientId}:${api.clientSecret}`)}`);

@@ -11,6 +11,7 @@ import type { Storage } from '../../src/storage/ports.js';
 import { createPinCheckQueue } from '../../src/core/customers/pin.js';
 import type { CliInput } from '../../src/cli/pin-input.js';
 import { pipedInput, terminalInput } from './command-line.js';
+import { pinSmsAuthentication } from '../../src/core/authentication.js';
 
 /** 2026-01-01T00:00:00Z. */
 const T0 = 1_767_225_600;
@@ -109,7 +110,7 @@ function login(storage: Storage, pin: string) {
 
 /** Starts a session for the customer, as a completed login does; returns the cookie value. */
 async function startSession(storage: Storage, profileId: string): Promise<string> {
-  const session = newSession(profileId, clock.nowSeconds(), { sessionSeconds: 43_200 });
+  const session = newSession(profileId, pinSmsAuthentication(clock.nowSeconds(), 'sign_in_otp'), clock.nowSeconds(), { sessionSeconds: 43_200 });
   await storage.customerSessions.insertCustomerSession(session.record);
   return session.id;
 }

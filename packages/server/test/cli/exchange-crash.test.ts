@@ -59,6 +59,7 @@ function suite(engine: 'sqlite' | 'postgres') {
         const location = await issueCode(
           { clientId: created.clientId, redirectUri: REDIRECT_URI, state: null, codeChallenge: null, scopes: [] },
           { profileId: customer.profileId, mobile: MOBILE },
+          null,
           storage.codes,
           { clock: systemClock, lifetimes: { codeSeconds: 300 }, issuer: 'http://connect.test' },
         );

@@ -11,6 +11,7 @@ import { accessClaims, expectInactive, introspect, lifecycle } from '../http/tok
 import { holdingTokenSessionInserts, pausingBetweenRedeemSteps, someoneWaitsForALock, untilLockWaiters } from './operator-bench.js';
 import { hashCode } from '../../src/core/journey/code.js';
 import { expectOAuthError } from '../http/wire.js';
+import { pinSmsAuthentication } from '../../src/core/authentication.js';
 
 noticePostgresSkipped('customers lock during a sign-in');
 
@@ -41,7 +42,7 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
     // The sign-in's completion, as the journey runs it: hold the customer, then write the session and the approval.
     const signIn = server.transaction(async (tx) => {
       held = await tx.customers.holdCustomerForSignIn(profileId, T0);
-      await tx.customerSessions.insertCustomerSession(newSession(profileId, T0, { sessionSeconds: 3600 }).record);
+      await tx.customerSessions.insertCustomerSession(newSession(profileId, pinSmsAuthentication(T0, 'sign_in_otp'), T0, { sessionSeconds: 3600 }).record);
       await tx.consents.insertConsent({ profileId, clientId: 'cid_sandbox_acme', approvedAt: T0 });
       await finishing;
     });

@@ -14,6 +14,7 @@ const code = (codeHash: string, expiresAt: number) => ({
   expiresAt,
   consumedAt: null,
   scopes: [],
+  authentication: null,
 });
 
 describe('connect-auth purge', () => {

@@ -34,6 +34,7 @@ async function setUp(t: TestApp) {
     const location = await issueCode(
       { clientId: client.id, redirectUri: REDIRECT_URI, state: null, codeChallenge: null, scopes: [] },
       customer,
+      null,
       t.storage.codes,
       { clock: t.clock, lifetimes: { codeSeconds: 300 }, issuer: 'https://connect.test' },
     );

@@ -64,6 +64,9 @@ describe('POST /introspect (RFC 7662)', () => {
       exp: T0 + 3600,
       jti: claims.jti,
       sid: claims.sid,
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: T0,
     });
   });
 
@@ -81,6 +84,9 @@ describe('POST /introspect (RFC 7662)', () => {
       exp: T0 + 604_800,
       jti: claims.jti,
       sid: claims.sid,
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: T0,
     });
   });
 

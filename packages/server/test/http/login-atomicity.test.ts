@@ -24,6 +24,7 @@ import {
   requestIdOf,
   type Response,
 } from './customer-flow.js';
+import { pinSmsAuthentication } from '../../src/core/authentication.js';
 
 /**
  * The login completion is all or nothing (docs/journey.md): the right
@@ -88,7 +89,7 @@ async function reachOtp(t: TestApp, flow: Flow, i: number) {
   const client = await t.createClient();
   const [previousCustomer] = await addCustomers(t, flow === 'login' ? [previous, mobile] : [previous]);
   const browser = new Browser(t.app);
-  const session = newSession(previousCustomer?.profileId as string, t.clock.nowSeconds(), { sessionSeconds: 43_200 });
+  const session = newSession(previousCustomer?.profileId as string, pinSmsAuthentication(t.clock.nowSeconds(), 'sign_in_otp'), t.clock.nowSeconds(), { sessionSeconds: 43_200 });
   await t.storage.customerSessions.insertCustomerSession(session.record);
   browser.cookies.set('connect_session', session.id);
 

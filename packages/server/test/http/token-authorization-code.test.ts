@@ -98,17 +98,23 @@ describe('POST /token grant_type=authorization_code', () => {
       jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
       iat: now,
       exp: now + 3600,
+      // How the customer signed in: PIN + SMS, completed when the code was issued (T0), not at the exchange.
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: T0,
     });
 
     expect(body.refresh_token.split('.')).toHaveLength(3);
     const { payload: refresh, protectedHeader } = await verifyRefreshToken(t, body.refresh_token);
     expect(protectedHeader).toMatchObject({ typ: 'rt+jwt', alg: 'ES256', kid: t.keyRing.signingKey().kid });
     expect(refresh).toMatchObject({ iss: TEST_AUTH_URL, sub: profileId, client_id: client.id, sid: access.sid, iat: now, exp: now + 604_800 });
+    expect(refresh).toMatchObject({ acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], auth_time: T0 });
     expect(refresh.jti).toMatch(/^[0-9a-f-]{36}$/);
     expect(refresh.jti).not.toBe(access.jti);
 
     const session = await t.storage.tokenSessions.findTokenSession(access.sid as string);
     expect(session).toMatchObject({ clientId: client.id, profileId, accessJti: access.jti, refreshJti: refresh.jti, revokedAt: null, createdAt: now });
+    expect(session?.authentication).toEqual({ acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 });
   });
 
   it('a client without the refresh_token grant gets no refresh token: access_token, token_type and expires_in only', async () => {

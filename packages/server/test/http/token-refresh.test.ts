@@ -49,6 +49,10 @@ describe('POST /token grant_type=refresh_token', () => {
       jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
       iat: T0 + 42,
       exp: T0 + 42 + 3600,
+      // Those of the sign-in at T0, unchanged: a refresh is no new authentication.
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: T0,
     });
     expect(after.jti).not.toBe(before.jti);
 

@@ -62,7 +62,7 @@ function feedSuite(engine: string, open: () => Promise<{ writer: Storage; reader
       await writer.customers.updateCustomer('100000000001', { status: 'locked' }, T0);
       await writer.tokenSessions.insertTokenSession({
         sid: 's1', clientId: 'cid_a', profileId: '100000000001', codeHash: null, refreshJti: 'r', accessJti: 'a1',
-        createdAt: T0, refreshExpiresAt: T0 + 100, accessExpiresAt: T0 + 10, revokedAt: null,
+        createdAt: T0, refreshExpiresAt: T0 + 100, accessExpiresAt: T0 + 10, revokedAt: null, authentication: null,
       });
       await writer.tokenSessions.replaceAccessToken('s1', { clientId: 'cid_a', refreshJti: 'r', accessJti: 'a2', accessExpiresAt: T0 + 20, now: T0 });
       await writer.tokenSessions.revokeTokenSession('s1', T0);

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Authentication } from '../../src/core/authentication.js';
 import type { Client } from '../../src/core/clients/client.js';
 import { clientRecord } from '../helpers/client-record.js';
 import type { Customer } from '../../src/core/customers/customer.js';
@@ -98,6 +99,9 @@ function challenge(overrides: Partial<OtpChallengeRecord> = {}): OtpChallengeRec
   };
 }
 
+/** How the customer of the fixtures signed in: PIN + SMS, 5 seconds before T. */
+const SIGN_IN: Authentication = { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T - 5 };
+
 function customerSession(overrides: Partial<CustomerSessionRecord> = {}): CustomerSessionRecord {
   return {
     idHash: 'session-1',
@@ -106,6 +110,7 @@ function customerSession(overrides: Partial<CustomerSessionRecord> = {}): Custom
     lastSeenAt: T,
     expiresAt: T + 43_200,
     endedAt: null,
+    authentication: SIGN_IN,
     ...overrides,
   };
 }
@@ -124,6 +129,7 @@ function authorizationCode(overrides: Partial<AuthorizationCodeRecord> = {}): Au
     expiresAt: T + 300,
     consumedAt: null,
     scopes: ['payments:read', 'profile'],
+    authentication: SIGN_IN,
     ...overrides,
   };
 }
@@ -140,6 +146,7 @@ function tokenSession(overrides: Partial<TokenSessionRecord> = {}): TokenSession
     refreshExpiresAt: T + 604_800,
     accessExpiresAt: T + 3600,
     revokedAt: null,
+    authentication: SIGN_IN,
     ...overrides,
   };
 }
@@ -1132,6 +1139,19 @@ export function describeStorageContract(engine: string, factory: StorageFactory)
         expect(await redeem('code-1', 'cid_sandbox_contract', T + 11)).toBe('refused');
         expect((await codes().findAuthorizationCode('code-1'))?.consumedAt).toBe(T + 10);
         expect(await sessionsOf('code-1')).toEqual([session]);
+      });
+
+      it('keeps how the customer signed in, or that it is unknown, on sessions, codes and token sessions', async () => {
+        await storage.customerSessions.insertCustomerSession(customerSession({ idHash: 'session-unknown', authentication: null }));
+        expect((await storage.customerSessions.findCustomerSession('session-unknown'))?.authentication).toBeNull();
+        expect((await storage.customerSessions.useCustomerSession('session-unknown', T + 1, 3600))?.authentication).toBeNull();
+        await storage.customerSessions.insertCustomerSession(customerSession());
+        expect((await storage.customerSessions.useCustomerSession('session-1', T + 1, 3600))?.authentication).toEqual(SIGN_IN);
+        await codes().insertAuthorizationCode(authorizationCode({ authentication: null }));
+        expect((await codes().findAuthorizationCode('code-1'))?.authentication).toBeNull();
+        const session = { ...sessionOf('code-1', 'cid_sandbox_contract'), authentication: null };
+        expect(await codes().redeemAuthorizationCode(session, T + 10, BINDING)).toBe('redeemed');
+        expect(await storage.tokenSessions.findTokenSession(session.sid)).toEqual(session);
       });
 
       it('redeems a code for exactly one of 20 concurrent calls, which alone adds a token session', async () => {

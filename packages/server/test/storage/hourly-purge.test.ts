@@ -27,6 +27,7 @@ async function expiredCodes(storage: Storage, count: number): Promise<void> {
       expiresAt: T + 300,
       consumedAt: null,
       scopes: [],
+      authentication: null,
     });
   }
 }

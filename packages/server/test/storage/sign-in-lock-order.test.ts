@@ -45,9 +45,9 @@ const ENTRY: OtpEntry = {
   maxAttempts: 5,
   customer: { profileId: PROFILE },
   endSessionHash: null,
-  session: { idHash: 'session-new', profileId: PROFILE, createdAt: T + 10, lastSeenAt: T + 10, expiresAt: T + 3600, endedAt: null },
+  session: { idHash: 'session-new', profileId: PROFILE, createdAt: T + 10, lastSeenAt: T + 10, expiresAt: T + 3600, endedAt: null, authentication: null },
   consent: { profileId: PROFILE, clientId: 'cid_sandbox_acme', approvedAt: T + 10 },
-  code: { codeHash: 'code-new', clientId: 'cid_sandbox_acme', redirectUri: 'https://acme.example/cb', profileId: PROFILE, codeChallenge: null, createdAt: T + 10, expiresAt: T + 70, consumedAt: null, scopes: [] },
+  code: { codeHash: 'code-new', clientId: 'cid_sandbox_acme', redirectUri: 'https://acme.example/cb', profileId: PROFILE, codeChallenge: null, createdAt: T + 10, expiresAt: T + 70, consumedAt: null, scopes: [], authentication: null },
 };
 
 /** Waits until `count` statements of the database wait for a lock. */

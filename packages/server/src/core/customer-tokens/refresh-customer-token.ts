@@ -117,7 +117,11 @@ export async function prepareRefresh(
 
   const now = deps.clock.nowSeconds();
   // A refresh token's subject and session are those of its token session, minted together.
-  const access = await mintCustomerAccessToken({ profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes }, deps);
+  // `acr`, `amr` and `auth_time` stay those of the sign-in (docs/tokens.md, "How the customer signed in"): a refresh is no new authentication.
+  const access = await mintCustomerAccessToken(
+    { profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes, authentication: claims.authentication },
+    deps,
+  );
   const refreshed: RefreshedTokens = {
     accessToken: access.token,
     refreshToken,

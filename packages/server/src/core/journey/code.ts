@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sha256 } from './session.js';
+import type { Authentication } from '../authentication.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
@@ -38,10 +39,11 @@ export interface CodeRequest {
 export async function issueCode(
   request: CodeRequest,
   customer: Pick<Customer, 'profileId' | 'mobile'>,
+  authentication: Authentication | null,
   codes: Pick<AuthorizationCodeStore, 'insertAuthorizationCode'>,
   deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
 ): Promise<string> {
-  const { record, location } = newCode(request, customer, deps);
+  const { record, location } = newCode(request, customer, authentication, deps);
   await codes.insertAuthorizationCode(record);
   return location;
 }
@@ -51,11 +53,15 @@ export async function issueCode(
  * redirect that carries it: `code`, `state`, `userId` (masked mobile),
  * `profileId` and `iss` (RFC 9207). The code carries 256 random bits and is
  * stored only as its SHA-256, bound to the client, redirect URI, customer
- * and PKCE challenge, with the scopes granted to the request.
+ * and PKCE challenge, with the scopes granted to the request and how the
+ * customer signed in (`authentication`: the sign-in that just completed,
+ * or the customer session's for a silent sign-in or a consent; `null` for
+ * a session from before it was recorded, whose tokens then carry none).
  */
 export function newCode(
   request: CodeRequest,
   customer: Pick<Customer, 'profileId' | 'mobile'>,
+  authentication: Authentication | null,
   deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
 ): { record: AuthorizationCodeRecord; location: string } {
   const code = randomBytes(32).toString('base64url');
@@ -70,6 +76,7 @@ export function newCode(
     expiresAt: now + deps.lifetimes.codeSeconds,
     consumedAt: null,
     scopes: request.scopes,
+    authentication,
   };
   const location = buildRedirect(request.redirectUri, {
     code,
@@ -161,7 +168,8 @@ export async function redeemCode(
 
   const sid = randomBytes(16).toString('base64url');
   const scopes = keepScopes(record.scopes, client.scopes);
-  const subject = { profileId: record.profileId, clientId: client.id, sid, scopes };
+  // The sign-in the code was issued for: every token of the session carries it (docs/tokens.md, "How the customer signed in").
+  const subject = { profileId: record.profileId, clientId: client.id, sid, scopes, authentication: record.authentication };
   // A refresh token is issued only to a client that may use it.
   const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
   const access = await mintCustomerAccessToken(subject, deps);
@@ -178,6 +186,7 @@ export async function redeemCode(
       refreshExpiresAt: refresh?.expiresAt ?? access.expiresAt,
       accessExpiresAt: access.expiresAt,
       revokedAt: null,
+      authentication: record.authentication,
     },
     now,
     binding,

@@ -59,14 +59,15 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     const held = isPlausibleId(context.sessionId) && record.profileId !== null ? await tx.customers.holdCustomerForSignIn(record.profileId, now) : undefined;
     const session = held ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId ?? ''), now, deps.lifetimes.sessionIdleSeconds) : undefined;
     const customer = session && session.profileId === held?.profileId ? held : undefined;
-    if (!customer) {
+    if (!customer || !session) {
       // Committed: the journey now needs a login.
       await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.loginRequired, now, null);
       return { kind: 'login_required' };
     }
     if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.approved, now))) return rollback({ kind: 'lost' });
     await tx.consents.insertConsent({ profileId: customer.profileId, clientId: record.clientId, approvedAt: now });
-    return { kind: 'done', location: await issueCode(record, customer, tx.codes, deps) };
+    // The code carries the session's sign-in (docs/tokens.md, "How the customer signed in"), not this approval.
+    return { kind: 'done', location: await issueCode(record, customer, session.authentication, tx.codes, deps) };
   });
   switch (outcome.kind) {
     case 'done':

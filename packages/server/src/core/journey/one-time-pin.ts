@@ -1,3 +1,4 @@
+import { pinSmsAuthentication, type PhoneProof } from '../authentication.js';
 import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
@@ -51,7 +52,8 @@ export async function signInOnResetProof(
   pinCount.lifted = true;
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (!moved) return whereItStandsNow(journey, deps);
-  const outcome = await enterCode(journey, record, code, context.sessionId, deps);
+  // No second SMS, yet the phone was proved by one: the reset's code (amr still has `sms`).
+  const outcome = await enterCode(journey, record, code, context.sessionId, 'reset_otp', deps);
   return completed(journey, outcome, context, deps);
 }
 
@@ -116,7 +118,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: Journ
   // hard bound (so concurrent entries overshoot this one by at most 5).
   const spent = await deps.otpEntries.spent(challenge.mobile);
   if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'otp_per_mobile' });
-  const outcome = await enterCode(journey, challenge, code, context.sessionId, deps);
+  const outcome = await enterCode(journey, challenge, code, context.sessionId, 'sign_in_otp', deps);
   if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
     await deps.otpEntries.count(challenge.mobile);
   }
@@ -164,14 +166,25 @@ type Entry =
  * account) and stored only if the entry is right, the journey can still
  * move and the customer can sign in. Entries of one challenge are counted
  * one after another, on any number of instances, so at most one is right.
+ * The session and the code record the sign-in as PIN + SMS completed now
+ * (docs/tokens.md, "How the customer signed in"), `proof` saying which SMS
+ * code proved the phone.
  */
-async function enterCode(journey: OpenJourney, challenge: OtpChallengeRecord, code: string, previousSessionId: string | undefined, deps: JourneyDeps): Promise<Entry> {
+async function enterCode(
+  journey: OpenJourney,
+  challenge: OtpChallengeRecord,
+  code: string,
+  previousSessionId: string | undefined,
+  proof: PhoneProof,
+  deps: JourneyDeps,
+): Promise<Entry> {
   const now = deps.clock.nowSeconds();
   const { record } = journey;
   const created = challenge.purpose === 'register' ? newAccount(challenge, now) : undefined;
   const customer = created ?? { profileId: challenge.profileId ?? '', mobile: challenge.mobile };
-  const session = newSession(customer.profileId, now, deps.lifetimes);
-  const issued = newCode(record, customer, deps);
+  const authentication = pinSmsAuthentication(now, proof);
+  const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
+  const issued = newCode(record, customer, authentication, deps);
   const enter: MakeEntry<SignInCompletion> = (codeHash) =>
     deps.db.signIns.enterOtp({
       idHash: record.idHash,

@@ -2,6 +2,7 @@
  * Records of the customer's journey, as stores keep them.
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
+import type { Authentication } from '../authentication.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import type { JourneyEnd, JourneyState } from './states.js';
 
@@ -43,6 +44,12 @@ export interface CustomerSessionRecord {
   /** Absolute end of the session. */
   readonly expiresAt: number;
   readonly endedAt: number | null;
+  /**
+   * How the customer signed in to start it (docs/tokens.md, "How the
+   * customer signed in"): every code issued from the session, silently or
+   * after consent, carries this one, not the time of its own issue.
+   */
+  readonly authentication: Authentication | null;
 }
 
 /** An authorization code, single use. */
@@ -58,6 +65,8 @@ export interface AuthorizationCodeRecord {
   readonly consumedAt: number | null;
   /** The scopes granted at `/authorize`, which the code's token session gets. */
   readonly scopes: readonly string[];
+  /** How the customer signed in (docs/tokens.md, "How the customer signed in"), which the code's token session gets; `null`: unknown. */
+  readonly authentication: Authentication | null;
 }
 
 /** A customer's approval of one client: its sessions then sign in to that client silently. */

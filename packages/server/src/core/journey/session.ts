@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Authentication } from '../authentication.js';
 import type { Clock } from '../clock.js';
 import { maySignIn, type Customer } from '../customers/customer.js';
 import type { Lifetimes } from '../lifetimes.js';
@@ -23,32 +24,45 @@ export function isPlausibleId(value: string | undefined): value is string {
 
 /**
  * A new customer session after a completed login: a new random ID every
- * time (no session fixation). Returns the cookie value and the record to
- * store (in the transaction that completes the login).
+ * time (no session fixation), keeping how the customer signed in. Returns
+ * the cookie value and the record to store (in the transaction that
+ * completes the login).
  */
-export function newSession(profileId: string, now: number, lifetimes: Pick<Lifetimes, 'sessionSeconds'>): { id: string; record: CustomerSessionRecord } {
+export function newSession(
+  profileId: string,
+  authentication: Authentication,
+  now: number,
+  lifetimes: Pick<Lifetimes, 'sessionSeconds'>,
+): { id: string; record: CustomerSessionRecord } {
   const id = randomBytes(32).toString('base64url');
   return {
     id,
-    record: { idHash: hashCookieValue(id), profileId, createdAt: now, lastSeenAt: now, expiresAt: now + lifetimes.sessionSeconds, endedAt: null },
+    record: { idHash: hashCookieValue(id), profileId, createdAt: now, lastSeenAt: now, expiresAt: now + lifetimes.sessionSeconds, endedAt: null, authentication },
   };
 }
 
+/** A live session's customer, and how that customer signed in to start the session (`null`: unknown). */
+export interface SessionCustomer {
+  readonly customer: Customer;
+  readonly authentication: Authentication | null;
+}
+
 /**
- * The customer of a live session, or `undefined`. The session is checked and
- * marked as used in one conditional update (unended, inside its absolute and
- * idle lifetimes), and its customer must still be allowed to sign in.
+ * The customer of a live session, with how the session was signed in to,
+ * or `undefined`. The session is checked and marked as used in one
+ * conditional update (unended, inside its absolute and idle lifetimes),
+ * and its customer must still be allowed to sign in.
  */
 export async function useSession(
   sessionId: string | undefined,
   deps: { db: Pick<JourneyStores, 'customerSessions' | 'customers'>; clock: Clock; lifetimes: Pick<Lifetimes, 'sessionIdleSeconds'> },
-): Promise<Customer | undefined> {
+): Promise<SessionCustomer | undefined> {
   if (!isPlausibleId(sessionId)) return undefined;
   const now = deps.clock.nowSeconds();
   const session = await deps.db.customerSessions.useCustomerSession(hashCookieValue(sessionId), now, deps.lifetimes.sessionIdleSeconds);
   if (!session) return undefined;
   const customer = await deps.db.customers.findCustomer(session.profileId);
-  return customer && maySignIn(customer, now) ? customer : undefined;
+  return customer && maySignIn(customer, now) ? { customer, authentication: session.authentication } : undefined;
 }
 
 /** Ends a session (`prompt=login`, or a new login in the same browser). */

@@ -53,10 +53,12 @@ export async function startJourney(query: AuthorizeQuery, browser: BrowserCookie
 
   const forceLogin = request.prompt === 'login';
   if (forceLogin) await endSession(browser.sessionId, deps.db, now);
-  const customer = forceLogin ? undefined : await useSession(browser.sessionId, deps);
-  if (customer && (request.loginHint === null || customer.mobile === request.loginHint)) {
+  const signedIn = forceLogin ? undefined : await useSession(browser.sessionId, deps);
+  const customer = signedIn?.customer;
+  if (signedIn && customer && (request.loginHint === null || customer.mobile === request.loginHint)) {
     if (await deps.db.consents.findConsent(customer.profileId, request.client.id)) {
-      const location = await issueCode(codeRequest(request), customer, deps.db.codes, deps);
+      // A silent sign-in: the code carries the session's sign-in (its auth_time, amr, acr), not this moment.
+      const location = await issueCode(codeRequest(request), customer, signedIn.authentication, deps.db.codes, deps);
       return { kind: 'redirect', location };
     }
     if (request.prompt === 'none') return back('consent_required', 'the customer has not approved this client', request.state, request.redirectUri);

@@ -1,3 +1,4 @@
+import type { Authentication } from '../authentication.js';
 import { createChangeCache } from '../changes/change-cache.js';
 import type { ChangeFeed } from '../changes/change-feed.js';
 import type { Clock } from '../clock.js';
@@ -25,6 +26,8 @@ export interface CustomerAccess {
   readonly expiresAt: number;
   /** The scopes the token was granted (docs/tokens.md, "Scopes"); empty for none. */
   readonly scopes: readonly string[];
+  /** How the customer signed in: `acr`, `amr`, `auth_time` (docs/tokens.md, "How the customer signed in"); `null` when the token carries none. */
+  readonly authentication: Authentication | null;
 }
 
 /** What one check requires of a token besides being valid. */
@@ -118,7 +121,15 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
       }
       const session = held.session;
       if (!acceptable(session, claims)) throw new InvalidToken('the access token has been replaced or revoked');
-      const access = { profileId: claims.sub, clientId: claims.clientId, sid: claims.sid, jti: claims.jti, expiresAt: claims.exp, scopes: claims.scopes };
+      const access = {
+        profileId: claims.sub,
+        clientId: claims.clientId,
+        sid: claims.sid,
+        jti: claims.jti,
+        expiresAt: claims.exp,
+        scopes: claims.scopes,
+        authentication: claims.authentication,
+      };
       return requireScopes(access, requirements.scopes);
     },
     /** Stops listening to the change signal. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { authenticationClaims, type Authentication } from '../authentication.js';
 import type { Clock } from '../clock.js';
 import { ENCRYPTION_ALG, ENCRYPTION_ENC, type ActiveEncryptionKey, type ActiveSigningKey } from '../keys/key-ring.js';
 import { encryptJwt, signJwt } from './jwt.js';
@@ -25,6 +26,8 @@ export interface CustomerTokenSubject {
   readonly sid: string;
   /** The scopes granted to the session (docs/tokens.md, "Scopes"); none when absent. */
   readonly scopes?: readonly string[] | undefined;
+  /** How the customer signed in (docs/tokens.md, "How the customer signed in"); `null` or absent: unknown, no such claims. */
+  readonly authentication?: Authentication | null | undefined;
 }
 
 /** The `scope` claim of a subject's tokens: present only when it was granted any (RFC 9068 §2.2.3). */
@@ -43,8 +46,9 @@ export interface MintedToken {
 /**
  * Mints a customer access token: a compact JWE (`dir` + `A256GCM`), opaque to
  * the consumer, whose plaintext is a JWT with `iss`, `sub` (profile ID),
- * `aud` (base URL), `client_id`, `sid`, `jti`, `iat`, `exp` and, when the
- * session was granted any, `scope` (docs/tokens.md, "Claims"). `exp - iat` is exactly the configured lifetime.
+ * `aud` (base URL), `client_id`, `sid`, `jti`, `iat`, `exp`, when the
+ * session was granted any, `scope`, and `acr`, `amr` and `auth_time` of
+ * the customer's sign-in when known (docs/tokens.md, "Claims"). `exp - iat` is exactly the configured lifetime.
  */
 export async function mintCustomerAccessToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
   const now = deps.clock.nowSeconds();
@@ -52,7 +56,7 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
   const jti = randomUUID();
   const { kid, key } = deps.keys.encryptionKey();
   const token = await encryptJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject) },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication) },
     { alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' },
     key,
   );
@@ -62,8 +66,9 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
 /**
  * Mints a refresh token: a JWT signed with the active key, `typ` `rt+jwt`,
  * with `iss`, `sub`, `aud` (the auth URL: only Connect accepts it),
- * `client_id`, `sid`, `jti`, `iat`, `exp` and the session's `scope`, which
- * every access token it refreshes carries. It is also checked against the
+ * `client_id`, `sid`, `jti`, `iat`, `exp`, the session's `scope` and the
+ * sign-in's `acr`, `amr` and `auth_time`, which every access token it
+ * refreshes carries unchanged. It is also checked against the
  * stored token session, so it can be revoked.
  */
 export async function mintRefreshToken(subject: CustomerTokenSubject, deps: CustomerTokenDeps): Promise<MintedToken> {
@@ -72,7 +77,7 @@ export async function mintRefreshToken(subject: CustomerTokenSubject, deps: Cust
   const jti = randomUUID();
   const { kid, alg, key } = deps.keys.signingKey();
   const token = await signJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject) },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication) },
     { alg, typ: REFRESH_TOKEN_JWT_TYPE, kid },
     key,
   );

@@ -1,4 +1,5 @@
 import type { Client } from '../clients/client.js';
+import { authenticationClaims } from '../authentication.js';
 import { formatScope } from '../scopes.js';
 import { clientTokenEnded } from './authenticate-bearer.js';
 import type { RevokedTokenStore, TokenSessionStore } from './token-session-store.js';
@@ -32,6 +33,10 @@ export type IntrospectionResponse =
       readonly sid?: string;
       /** The token's scopes, space-separated; absent when it has none. */
       readonly scope?: string;
+      /** Customer tokens: how the customer signed in (docs/tokens.md, "How the customer signed in"); absent when unknown. */
+      readonly acr?: string;
+      readonly amr?: string[];
+      readonly auth_time?: number;
     };
 
 /** A token Connect recognised, with what decides whether it is still good. */
@@ -104,12 +109,14 @@ export async function introspectToken(token: string | undefined, client: Client,
   const session = await deps.tokenSessions.findTokenSession(found.claims.sid);
   const now = deps.clock.nowSeconds();
   if (!session || session.revokedAt !== null || session.clientId !== claims.clientId || session.profileId !== claims.sub) return inactive;
+  // RFC 7662 §2.2 allows other claims: the sign-in's acr, amr and auth_time, as the token carries them.
+  const signIn = authenticationClaims(found.claims.authentication);
   if (found.kind === 'customer_access') {
     if (session.accessJti !== claims.jti) return inactive;
-    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid };
+    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid, ...signIn };
   }
   if (session.refreshJti !== claims.jti || session.refreshExpiresAt <= now) return inactive;
-  return { active: true, ...base, aud: deps.urls.authUrl, sid: found.claims.sid };
+  return { active: true, ...base, aud: deps.urls.authUrl, sid: found.claims.sid, ...signIn };
 }
 
 /**

@@ -1,14 +1,14 @@
 import { CompactEncrypt, CompactSign, type CompactJWEHeaderParameters, type CompactJWSHeaderParameters, type CryptoKey } from 'jose';
 
 /**
- * The claims set of a token Connect issues (RFC 7519 §4): strings, and whole
- * seconds since the epoch for `iat` and `exp`, all of them values Connect
- * produced itself.
+ * The claims set of a token Connect issues (RFC 7519 §4): strings, lists
+ * of strings (`amr`), and whole seconds since the epoch for `iat`, `exp`
+ * and `auth_time`, all of them values Connect produced itself.
  */
-export type JwtClaims = Readonly<Record<string, string | number>>;
+export type JwtClaims = Readonly<Record<string, string | number | readonly string[]>>;
 
 const encoder = new TextEncoder();
-const NUMERIC_DATE_CLAIMS = ['iat', 'nbf', 'exp'] as const;
+const NUMERIC_DATE_CLAIMS = ['iat', 'nbf', 'exp', 'auth_time'] as const;
 
 /**
  * The claims set as the JWS payload or JWE plaintext: its UTF-8 JSON (RFC 7519
@@ -18,7 +18,7 @@ function claimsBytes(claims: JwtClaims): Uint8Array | TypeError {
   for (const name of NUMERIC_DATE_CLAIMS) {
     const value = claims[name];
     // RFC 7519 §2: a NumericDate is a number of seconds (JSON.stringify would write NaN as null).
-    if (value !== undefined && !Number.isSafeInteger(value)) return new TypeError(`JWT claim ${name} must be whole seconds`);
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value))) return new TypeError(`JWT claim ${name} must be whole seconds`);
   }
   return encoder.encode(JSON.stringify(claims));
 }

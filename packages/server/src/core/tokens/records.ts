@@ -3,6 +3,8 @@
  * Every timestamp is epoch seconds; every secret is stored only hashed.
  */
 
+import type { Authentication } from '../authentication.js';
+
 /**
  * The tokens one authorization gave a client for a customer (`sid`): the
  * refresh token and the one access token currently valid.
@@ -21,6 +23,12 @@ export interface TokenSessionRecord {
   readonly refreshExpiresAt: number;
   readonly accessExpiresAt: number;
   readonly revokedAt: number | null;
+  /**
+   * How the customer signed in, from the session's code (docs/tokens.md,
+   * "How the customer signed in"); every token of the session carries it.
+   * `null`: unknown (sessions from before it was recorded).
+   */
+  readonly authentication: Authentication | null;
 }
 
 /**

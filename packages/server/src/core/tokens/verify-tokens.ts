@@ -1,4 +1,5 @@
 import { errors, jwtDecrypt, jwtVerify, type JWTPayload } from 'jose';
+import { authenticationOfClaims, type Authentication } from '../authentication.js';
 import { clockDate, type Clock } from '../clock.js';
 import { ENCRYPTION_ALG, ENCRYPTION_ENC, SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
 import { ACCESS_TOKEN_JWT_TYPE } from './client-access-token.js';
@@ -25,9 +26,11 @@ export interface TokenClaims {
   readonly scopes: readonly string[];
 }
 
-/** Claims of customer tokens: also the token session. */
+/** Claims of customer tokens: also the token session and how the customer signed in. */
 export interface CustomerTokenClaims extends TokenClaims {
   readonly sid: string;
+  /** `acr`, `amr` and `auth_time`; `null` for a token that carries none (minted before they were recorded). */
+  readonly authentication: Authentication | null;
 }
 
 /** Longer than any token Connect issues; longer input is not even parsed. */
@@ -119,5 +122,5 @@ function claims(payload: JWTPayload): TokenClaims | undefined {
 
 function customerClaims(payload: JWTPayload): CustomerTokenClaims | undefined {
   const base = claims(payload);
-  return base && typeof payload.sid === 'string' ? { ...base, sid: payload.sid } : undefined;
+  return base && typeof payload.sid === 'string' ? { ...base, sid: payload.sid, authentication: authenticationOfClaims(payload) } : undefined;
 }

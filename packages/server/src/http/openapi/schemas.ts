@@ -128,6 +128,13 @@ export const SCHEMAS = {
       jti: string('The token ID.'),
       sid: string("Customer tokens: the customer's token session."),
       scope: string('The granted scopes, space-separated (RFC 6749 §3.3).'),
+      acr: string('Customer tokens: the authentication context class of the sign-in (`urn:connect:acr:pin-sms`); absent when unknown.'),
+      amr: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Customer tokens: the RFC 8176 methods of the sign-in (`["pin","sms","mfa"]`); absent when unknown.',
+      },
+      auth_time: epochSeconds('Customer tokens: when the customer completed the sign-in; unchanged by refreshes. Absent when unknown'),
     },
   },
   Introspection: {
@@ -212,6 +219,7 @@ export const SCHEMAS = {
       prompt_values_supported: { type: 'array', items: { type: 'string', enum: ['login', 'none'] } },
       authorization_response_iss_parameter_supported: { type: 'boolean', const: true, description: 'RFC 9207: every redirect back carries `iss`.' },
       scopes_supported: { type: 'array', items: { type: 'string' }, description: 'The scopes clients may be registered with.' },
+      acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry (`urn:connect:acr:pin-sms`).' },
     },
   },
   ClientAuthMethods: {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ACR_VALUES_SUPPORTED } from '../../core/authentication.js';
 import type { GrantRegistry } from '../../core/grants/registry.js';
 import type { KeyRing } from '../../core/keys/key-ring.js';
 import type { PublicUrls } from '../../core/tokens/public-urls.js';
@@ -61,6 +62,8 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     grant_types_supported: [...deps.grants.keys()],
     // RFC 8414 §2: the scopes the operator lists (CONNECT_SCOPES_SUPPORTED); clients obtain those they are registered with.
     scopes_supported: [...deps.scopesSupported],
+    // The acr values customer tokens carry (docs/tokens.md, "How the customer signed in").
+    acr_values_supported: [...ACR_VALUES_SUPPORTED],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     introspection_endpoint: `${issuer}/introspect`,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

@@ -5,7 +5,7 @@ import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, type Refresh
 import { InvalidGrant, InvalidRequest, InvalidScope } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
-import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS, type SessionTokens } from '../tokens/token-fixtures.js';
+import { ACME, OTHER, PROFILE_ID, rejectionOf, SIGN_IN, T0, tokenSetup, URLS, type SessionTokens } from '../tokens/token-fixtures.js';
 
 type Setup = Awaited<ReturnType<typeof tokenSetup>>;
 
@@ -92,6 +92,7 @@ async function storedSession(s: Setup, overrides: Partial<TokenSessionRecord>): 
     refreshExpiresAt: refresh.expiresAt,
     accessExpiresAt: T0 + 3600,
     revokedAt: null,
+    authentication: null,
     ...overrides,
   });
   return refresh.token;
@@ -167,6 +168,10 @@ describe('refreshCustomerToken', () => {
       jti: expect.stringMatching(/^[0-9a-f-]{36}$/),
       iat: T0 + 120,
       exp: T0 + 120 + 3600,
+      // The sign-in's, as the refresh token carries them: unchanged by the refresh.
+      acr: SIGN_IN.acr,
+      amr: SIGN_IN.amr,
+      auth_time: SIGN_IN.authTime,
     });
     expect(payload.jti).not.toBe(session.accessJti);
     expect(payload.jti).toBe(result.accessJti);

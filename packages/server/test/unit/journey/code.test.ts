@@ -16,6 +16,7 @@ import type { Storage } from '../../../src/storage/ports.js';
 import { memoryStorage } from '../login/otp-fixtures.js';
 import { cachedPinHash } from '../../helpers/pin-hash.js';
 import { ACME, ISSUER, MASKED, MOBILE, OTHER_CLIENT, PIN, REDIRECT, T0 } from './fixtures.js';
+import { pinSmsAuthentication, type Authentication } from '../../../src/core/authentication.js';
 
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 /** Acme allowed to refresh: only such a client gets a refresh token. */
@@ -33,6 +34,7 @@ describe('issueCode', () => {
     const location = await issueCode(
       { clientId: ACME.id, redirectUri: 'https://acme.example/cb?from=connect', state: 'st 1&2', codeChallenge: null, scopes: [] },
       customer,
+      null,
       storage.codes,
       { clock: fixedClock(T0), lifetimes: { codeSeconds: 300 }, issuer: ISSUER },
     );
@@ -47,7 +49,7 @@ describe('issueCode', () => {
     const storage = await memoryStorage();
     const customer = await addCustomer(storage);
     const challenge = s256Challenge(VERIFIER);
-    const location = await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: challenge, scopes: [] }, customer, storage.codes, {
+    const location = await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: challenge, scopes: [] }, customer, null, storage.codes, {
       clock: fixedClock(T0),
       lifetimes: { codeSeconds: 120 },
       issuer: ISSUER,
@@ -65,6 +67,7 @@ describe('issueCode', () => {
       expiresAt: T0 + 120,
       consumedAt: null,
       scopes: [],
+      authentication: null,
     });
   });
 
@@ -74,7 +77,7 @@ describe('issueCode', () => {
     const deps = { clock: fixedClock(T0), lifetimes: { codeSeconds: 300 }, issuer: ISSUER };
     const codes = new Set<string | null>();
     for (let i = 0; i < 10; i++) {
-      codes.add(new URL(await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: null, scopes: [] }, customer, storage.codes, deps)).searchParams.get('code'));
+      codes.add(new URL(await issueCode({ clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: null, scopes: [] }, customer, null, storage.codes, deps)).searchParams.get('code'));
     }
     expect(codes.size).toBe(10);
   });
@@ -91,8 +94,11 @@ describe('errorRedirect', () => {
   });
 });
 
+/** How the customer of `withCode` signed in: PIN + SMS, 30 s before the code was issued (a silent sign-in's code is younger than its sign-in). */
+const SIGN_IN = pinSmsAuthentication(T0 - 30, 'sign_in_otp');
+
 /** A real in-memory database and key ring, a customer, and one code of Acme issued at T0 (valid 300 s). */
-async function withCode(options: { codeChallenge?: string } = {}) {
+async function withCode(options: { codeChallenge?: string; authentication?: Authentication | null } = {}) {
   const storage = await memoryStorage();
   const clock = fixedClock(T0);
   const customer = await addCustomer(storage, clock);
@@ -110,6 +116,7 @@ async function withCode(options: { codeChallenge?: string } = {}) {
   const location = await issueCode(
     { clientId: ACME.id, redirectUri: REDIRECT, state: null, codeChallenge: options.codeChallenge ?? null, scopes: [] },
     customer,
+    options.authentication === undefined ? SIGN_IN : options.authentication,
     storage.codes,
     { clock, lifetimes: { codeSeconds: 300 }, issuer: ISSUER },
   );
@@ -209,6 +216,10 @@ describe('redeemCode', () => {
     expect(refresh).toMatchObject({ sub: s.customer.profileId, client_id: ACME.id, iss: ISSUER, aud: ISSUER, iat: T0 + 5, exp: T0 + 5 + 86_400, jti: refreshToken!.jti });
     const { payload: access } = await jwtDecrypt(accessToken.token, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 5) * 1000) });
     expect(access).toMatchObject({ sub: s.customer.profileId, client_id: ACME.id, aud: URLS.baseUrl, sid: refresh.sid, iat: T0 + 5, exp: T0 + 5 + 3600, jti: accessToken.jti });
+    // Both carry the code's sign-in as it was, not the exchange's time.
+    const signIn = { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], auth_time: T0 - 30 };
+    expect(access).toMatchObject(signIn);
+    expect(refresh).toMatchObject(signIn);
     expect(await s.stored()).toMatchObject({ consumedAt: T0 + 5 });
     expect(await s.storage.tokenSessions.findTokenSession(String(refresh.sid))).toEqual({
       sid: refresh.sid,
@@ -221,7 +232,20 @@ describe('redeemCode', () => {
       refreshExpiresAt: T0 + 5 + 86_400,
       accessExpiresAt: T0 + 5 + 3600,
       revokedAt: null,
+      authentication: SIGN_IN,
     });
+  });
+
+  it('a code of a session whose sign-in is unknown (from before it was recorded) gives tokens without acr, amr or auth_time', async () => {
+    const s = await withCode({ authentication: null });
+    const { accessToken, refreshToken } = await s.redeem();
+    const { payload: access } = await jwtDecrypt(accessToken.token, s.keys.encryptionKey().key, { currentDate: new Date(T0 * 1000) });
+    for (const claims of [access, decodeJwt(refreshToken!.token)]) {
+      expect(claims).not.toHaveProperty('acr');
+      expect(claims).not.toHaveProperty('amr');
+      expect(claims).not.toHaveProperty('auth_time');
+    }
+    expect((await s.storage.tokenSessions.findTokenSession(String(access.sid)))?.authentication).toBeNull();
   });
 
   it('a client without the refresh_token grant gets an access token only; its session has no refresh token and ends with it', async () => {
@@ -241,6 +265,7 @@ describe('redeemCode', () => {
       refreshExpiresAt: T0 + 5 + 3600,
       accessExpiresAt: T0 + 5 + 3600,
       revokedAt: null,
+      authentication: SIGN_IN,
     });
   });
 

@@ -25,6 +25,7 @@ import { createLimits, hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets } fro
 import type { Storage } from '../../../src/storage/ports.js';
 import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, recordingSender, T0, type RecordingSender } from '../login/otp-fixtures.js';
+import { pinSmsAuthentication } from '../../../src/core/authentication.js';
 
 export { T0 };
 
@@ -159,7 +160,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
       return customer;
     },
     async session(profileId) {
-      const session = newSession(profileId, clock.nowSeconds(), deps.lifetimes);
+      const session = newSession(profileId, pinSmsAuthentication(clock.nowSeconds(), 'sign_in_otp'), clock.nowSeconds(), deps.lifetimes);
       await storage.customerSessions.insertCustomerSession(session.record);
       return session.id;
     },

@@ -113,6 +113,8 @@ describe('submitOtp: the right code', () => {
       expiresAt: now + 300,
       consumedAt: null,
       scopes: [],
+      // PIN + SMS, completed now.
+      authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: now },
     });
     expect(await t.journey.record()).toMatchObject({ status: 'code_issued', completedAt: now, profileId: t.customer.profileId });
     expect((await t.challenge()).consumedAt).toBe(now);
@@ -126,6 +128,7 @@ describe('submitOtp: the right code', () => {
       lastSeenAt: now,
       expiresAt: now + 43_200,
       endedAt: null,
+      authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: now },
     });
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(previous)))?.endedAt).toBe(now);
     expect(await t.storage.consents.findConsent(t.customer.profileId, ACME.id)).toEqual({ profileId: t.customer.profileId, clientId: ACME.id, approvedAt: now });

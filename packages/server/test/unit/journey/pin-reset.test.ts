@@ -346,9 +346,9 @@ describe('showNewPin and submitNewPin', () => {
     await t.storage.customers.updateCustomer(profileId, { pinAttempts: 5, lockedUntil: T0 + 900 }, T0);
     const sessionId = await t.session(profileId);
     await t.session(profileId);
-    await t.storage.codes.insertAuthorizationCode({ codeHash: 'code-1', clientId: ACME.id, redirectUri: 'https://acme.example/cb', profileId, codeChallenge: null, createdAt: T0, expiresAt: T0 + 300, consumedAt: null, scopes: [] });
+    await t.storage.codes.insertAuthorizationCode({ codeHash: 'code-1', clientId: ACME.id, redirectUri: 'https://acme.example/cb', profileId, codeChallenge: null, createdAt: T0, expiresAt: T0 + 300, consumedAt: null, scopes: [], authentication: null });
     await t.storage.tokenSessions.insertTokenSession({
-      sid: 'sid-1', clientId: ACME.id, profileId, codeHash: null, refreshJti: 'r', accessJti: 'a', createdAt: T0, refreshExpiresAt: T0 + 604_800, accessExpiresAt: T0 + 3600, revokedAt: null,
+      sid: 'sid-1', clientId: ACME.id, profileId, codeHash: null, refreshJti: 'r', accessJti: 'a', createdAt: T0, refreshExpiresAt: T0 + 604_800, accessExpiresAt: T0 + 3600, revokedAt: null, authentication: null,
     });
     t.clock.advance(10);
 

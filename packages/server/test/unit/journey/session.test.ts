@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { endSession, hashCookieValue, isPlausibleId, newSession, useSession } from '../../../src/core/journey/session.js';
+import { pinSmsAuthentication } from '../../../src/core/authentication.js';
 import { journeySetup, MOBILE, OTHER_MOBILE, T0, type JourneyOptions } from './fixtures.js';
 
 /** A customer and a session of theirs, started at T0. */
@@ -8,7 +9,7 @@ async function setup(options: JourneyOptions = {}) {
   const t = await journeySetup(options);
   const customer = await t.addCustomer();
   const start = async () => {
-    const session = newSession(customer.profileId, t.clock.nowSeconds(), t.deps.lifetimes);
+    const session = newSession(customer.profileId, pinSmsAuthentication(t.clock.nowSeconds(), 'sign_in_otp'), t.clock.nowSeconds(), t.deps.lifetimes);
     await t.storage.customerSessions.insertCustomerSession(session.record);
     return session.id;
   };
@@ -45,12 +46,16 @@ describe('newSession', () => {
       lastSeenAt: T0 + 3,
       expiresAt: T0 + 3 + deps.lifetimes.sessionSeconds,
       endedAt: null,
+      authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 + 3 },
     });
-    expect((await use(id))?.profileId).toBe(customer.profileId);
+    expect((await use(id))?.customer.profileId).toBe(customer.profileId);
+    // Used later, it still says when the customer signed in, not when it was used.
+    clock.advance(60);
+    expect((await use(id))?.authentication?.authTime).toBe(T0 + 3);
   });
 
   it('gives every session a new ID', () => {
-    const ids = new Set(Array.from({ length: 20 }, () => newSession('123456789012', T0, { sessionSeconds: 60 }).id));
+    const ids = new Set(Array.from({ length: 20 }, () => newSession('123456789012', pinSmsAuthentication(T0, 'sign_in_otp'), T0, { sessionSeconds: 60 }).id));
     expect(ids.size).toBe(20);
   });
 });
@@ -60,7 +65,7 @@ describe('useSession', () => {
     const { storage, clock, customer, start, use } = await setup();
     const id = await start();
     clock.advance(100);
-    expect(await use(id)).toEqual(customer);
+    expect((await use(id))?.customer).toEqual(customer);
     expect((await storage.customerSessions.findCustomerSession(hashCookieValue(id)))?.lastSeenAt).toBe(T0 + 100);
   });
 
@@ -134,10 +139,10 @@ describe('useSession', () => {
     const { storage, clock, customer, start, use, addCustomer } = await setup();
     const other = await addCustomer(OTHER_MOBILE);
     const mine = await start();
-    const theirs = newSession(other.profileId, clock.nowSeconds(), { sessionSeconds: 60 });
+    const theirs = newSession(other.profileId, pinSmsAuthentication(clock.nowSeconds(), 'sign_in_otp'), clock.nowSeconds(), { sessionSeconds: 60 });
     await storage.customerSessions.insertCustomerSession(theirs.record);
-    expect((await use(mine))?.mobile).toBe(MOBILE);
-    expect((await use(theirs.id))?.profileId).toBe(other.profileId);
+    expect((await use(mine))?.customer.mobile).toBe(MOBILE);
+    expect((await use(theirs.id))?.customer.profileId).toBe(other.profileId);
     expect(customer.profileId).not.toBe(other.profileId);
   });
 });

@@ -175,6 +175,8 @@ describe('startJourney with a live session', () => {
       expiresAt: T0 + 360,
       consumedAt: null,
       scopes: [],
+      // The session's sign-in at T0, not this silent one a minute later.
+      authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 },
     });
     // Using the session counts as activity.
     expect((await t.storage.customerSessions.findCustomerSession(hashCookieValue(t.sessionId)))?.lastSeenAt).toBe(T0 + 60);

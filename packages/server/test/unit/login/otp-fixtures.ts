@@ -129,9 +129,9 @@ export function entriesOf(storage: Storage, challenge: { id: string; requestHash
       maxAttempts: OTP_MAX_ATTEMPTS,
       customer: { profileId: LOGIN.profileId },
       endSessionHash: null,
-      session: { idHash: randomUUID(), profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null },
+      session: { idHash: randomUUID(), profileId: LOGIN.profileId, createdAt: now, lastSeenAt: now, expiresAt: now + 3600, endedAt: null, authentication: null },
       consent: { profileId: LOGIN.profileId, clientId: 'acme', approvedAt: now },
-      code: { codeHash: randomUUID(), clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null, scopes: [] },
+      code: { codeHash: randomUUID(), clientId: 'acme', redirectUri: 'https://acme.example/cb', profileId: LOGIN.profileId, codeChallenge: null, createdAt: now, expiresAt: now + 60, consumedAt: null, scopes: [], authentication: null },
     });
 }
 

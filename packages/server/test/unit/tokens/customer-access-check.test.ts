@@ -4,7 +4,7 @@ import { InsufficientScope, InvalidToken } from '../../../src/core/errors.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
-import { ACME, OTHER, PROFILE_ID, rejectionOf, T0, tokenSetup, URLS } from './token-fixtures.js';
+import { ACME, OTHER, PROFILE_ID, rejectionOf, SIGN_IN, T0, tokenSetup, URLS } from './token-fixtures.js';
 import { localChangeFeed } from '../../../src/core/changes/change-feed.js';
 
 /** A check over the setup's database whose session reads are counted. */
@@ -49,6 +49,7 @@ describe('createCustomerAccessCheck', () => {
       jti: session.accessJti,
       expiresAt: T0 + 3600,
       scopes: [],
+      authentication: SIGN_IN,
     });
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
 import { identifyToken, introspectToken, revokeToken, type TokenStateDeps } from '../../../src/core/tokens/introspect-token.js';
-import { ACME, OTHER, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';
+import { ACME, OTHER, PROFILE_ID, SIGN_IN, T0, tokenSetup, URLS } from './token-fixtures.js';
 import { authenticateBearer, type BearerDeps } from '../../../src/core/tokens/authenticate-bearer.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { clientRecord } from '../../helpers/client-record.js';
@@ -129,6 +129,9 @@ describe('introspectToken by a resource server', () => {
       aud: URLS.baseUrl,
       iat: T0,
       exp: T0 + 3600,
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: SIGN_IN.authTime,
     });
     expect(await introspectToken(otherSession.accessToken, API, s.state)).toMatchObject({ active: true, client_id: OTHER.id, sub: '210987654321' });
     expect(await introspectToken(s.clientToken, API, s.state)).toMatchObject({ active: true, token_type: 'Bearer', client_id: ACME.id, sub: ACME.id });

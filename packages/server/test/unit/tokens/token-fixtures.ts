@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
+import { pinSmsAuthentication } from '../../../src/core/authentication.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
@@ -11,6 +12,9 @@ import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, T0 } from '../login/otp-fixtures.js';
 
 export { T0 };
+
+/** How the customer of `openSession` signed in: PIN + SMS, 10 s before T0. */
+export const SIGN_IN = pinSmsAuthentication(T0 - 10, 'sign_in_otp');
 
 export const URLS = { authUrl: 'https://auth.connect.test', baseUrl: 'https://api.connect.test' } as const;
 function client(id: string): Client {
@@ -68,7 +72,7 @@ export async function tokenSetup(): Promise<{
     deps,
     async openSession(client = ACME, profileId = PROFILE_ID, scopes: readonly string[] = []) {
       const sid = randomBytes(16).toString('base64url');
-      const subject = { profileId, clientId: client.id, sid, scopes };
+      const subject = { profileId, clientId: client.id, sid, scopes, authentication: SIGN_IN };
       const access = await mintCustomerAccessToken(subject, deps);
       const refresh = await mintRefreshToken(subject, deps);
       await storage.tokenSessions.insertTokenSession({
@@ -82,6 +86,7 @@ export async function tokenSetup(): Promise<{
         refreshExpiresAt: refresh.expiresAt,
         accessExpiresAt: access.expiresAt,
         revokedAt: null,
+        authentication: SIGN_IN,
       });
       return { sid, accessToken: access.token, accessJti: access.jti, refreshToken: refresh.token, refreshJti: refresh.jti };
     },

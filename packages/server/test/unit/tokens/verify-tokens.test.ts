@@ -79,7 +79,7 @@ describe('verifyRefreshToken', () => {
     const s = await setup60();
     const token = await signed(s, 'rt+jwt', REFRESH_CLAIMS);
     s.clock.set(T0 + 59);
-    expect(await verifyRefreshToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60, scopes: [] });
+    expect(await verifyRefreshToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60, scopes: [], authentication: null });
     s.clock.set(T0 + 60);
     expect(await verifyRefreshToken(token, s.deps)).toBeUndefined();
   });
@@ -106,9 +106,21 @@ describe('decryptCustomerAccessToken', () => {
     const s = await setup60();
     const token = await encrypted(s, ACCESS_CLAIMS);
     s.clock.set(T0 + 59);
-    expect(await decryptCustomerAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60, scopes: [] });
+    expect(await decryptCustomerAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60, scopes: [], authentication: null });
     s.clock.set(T0 + 60);
     expect(await decryptCustomerAccessToken(token, s.deps)).toBeUndefined();
+  });
+
+  it('reads acr, amr and auth_time when the token carries all three well formed, and no authentication otherwise', async () => {
+    const s = await setup60();
+    const signIn = { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], auth_time: T0 - 100 };
+    const read = async (claims: JWTPayload) => (await decryptCustomerAccessToken(await encrypted(s, { ...ACCESS_CLAIMS, ...claims }), s.deps))?.authentication;
+    expect(await read(signIn)).toEqual({ acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 - 100 });
+    expect(await read({ ...signIn, amr: 'pin sms' })).toBeNull();
+    expect(await read({ ...signIn, amr: ['pin', 7] })).toBeNull();
+    expect(await read({ ...signIn, auth_time: '12' })).toBeNull();
+    expect(await read({ ...signIn, auth_time: 1.5 })).toBeNull();
+    expect(await read({ acr: signIn.acr, amr: signIn.amr })).toBeNull();
   });
 
   it.each<[string, JWTPayload, { typ?: string }]>([

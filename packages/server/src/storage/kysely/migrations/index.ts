@@ -18,6 +18,7 @@ import * as refreshReuse from './2026-11-27T10-00-refresh-reuse.js';
 import * as databaseEnvironment from './2026-11-27T10-10-database-environment.js';
 import * as journeyEndedBy from './2026-11-28T10-00-journey-ended-by.js';
 import * as scopeDescriptions from './2026-11-28T10-00-scope-descriptions.js';
+import * as authentication from './2026-11-28T11-00-authentication.js';
 import * as credentialVersion from './2026-11-28T11-30-credential-version.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T10-10-database-environment': databaseEnvironment,
   '2026-11-28T10-00-journey-ended-by': journeyEndedBy,
   '2026-11-28T10-00-scope-descriptions': scopeDescriptions,
+  '2026-11-28T11-00-authentication': authentication,
   '2026-11-28T11-30-credential-version': credentialVersion,
 };
 

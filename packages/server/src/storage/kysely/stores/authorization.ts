@@ -9,6 +9,7 @@ import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict, isUniqueViolation } from './insert-or-conflict.js';
 import { Conflict } from '../../../core/storage-errors.js';
+import { authenticationColumns, authenticationOfRow } from './authentication-columns.js';
 
 const num = (value: number | null): number | null => (value === null ? null : Number(value));
 
@@ -129,6 +130,7 @@ export function createCustomerSessionStore(db: Kysely<Database>): CustomerSessio
           last_seen_at: s.lastSeenAt,
           expires_at: s.expiresAt,
           ended_at: s.endedAt,
+          ...authenticationColumns(s.authentication),
         }),
         'customer session exists',
       );
@@ -188,6 +190,7 @@ function toSession(row: Selectable<CustomerSessionsTable>): CustomerSessionRecor
     lastSeenAt: Number(row.last_seen_at),
     expiresAt: Number(row.expires_at),
     endedAt: num(row.ended_at),
+    authentication: authenticationOfRow(row),
   };
 }
 
@@ -239,6 +242,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
           expires_at: c.expiresAt,
           consumed_at: c.consumedAt,
           scope: formatScope(c.scopes),
+          ...authenticationColumns(c.authentication),
         }),
         'authorization code exists',
       );
@@ -300,6 +304,7 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     expiresAt: Number(row.expires_at),
     consumedAt: num(row.consumed_at),
     scopes: splitScope(row.scope),
+    authentication: authenticationOfRow(row),
   };
 }
 
@@ -315,11 +320,14 @@ function redeemable(s: CodeSession, now: number, binding: CodeBinding) {
 
 /** The token session row of `s`, as the values of an `insert ... select`. */
 function sessionValues(s: CodeSession) {
+  const { acr, amr, auth_time: authTime } = authenticationColumns(s.authentication);
   return sql`${s.sid}, ${s.clientId}, ${s.profileId}, ${s.codeHash}, ${s.refreshJti}, ${s.accessJti},
-    cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null`;
+    cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null,
+    cast(${acr} as text), cast(${amr} as text), cast(${authTime} as bigint)`;
 }
 
-const SESSION_COLUMNS = sql`sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at`;
+const SESSION_COLUMNS = sql`sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at,
+  acr, amr, auth_time`;
 
 /**
  * PostgreSQL: the code consumed and its session added in one statement,

@@ -104,6 +104,12 @@ export interface CustomerSessionsTable {
   last_seen_at: number;
   expires_at: number;
   ended_at: number | null;
+  /** How the customer authenticated (`core/authentication.ts`); null when unknown (migration `2026-11-28T11-00-authentication`). */
+  acr: ColumnType<string | null, string | null | undefined>;
+  /** RFC 8176 methods, space-separated. */
+  amr: ColumnType<string | null, string | null | undefined>;
+  /** When the customer completed the sign-in, epoch seconds. */
+  auth_time: ColumnType<number | null, number | null | undefined>;
 }
 
 export interface AuthorizationCodesTable {
@@ -117,6 +123,12 @@ export interface AuthorizationCodesTable {
   consumed_at: number | null;
   /** Space-separated scopes granted to the code (`core/scopes.ts`); empty: none. */
   scope: Generated<string>;
+  /** How the customer authenticated (`core/authentication.ts`); null when unknown (migration `2026-11-28T11-00-authentication`). */
+  acr: ColumnType<string | null, string | null | undefined>;
+  /** RFC 8176 methods, space-separated. */
+  amr: ColumnType<string | null, string | null | undefined>;
+  /** When the customer completed the sign-in, epoch seconds. */
+  auth_time: ColumnType<number | null, number | null | undefined>;
 }
 
 export interface TokenSessionsTable {
@@ -136,6 +148,12 @@ export interface TokenSessionsTable {
   refreshed_scope: ColumnType<string | null, string | null | undefined>;
   /** That access token, sealed (`seal()` under the refresh-reuse key, labelled with the session). */
   refreshed_access: ColumnType<string | null, string | null | undefined>;
+  /** How the customer authenticated (`core/authentication.ts`); null when unknown (migration `2026-11-28T11-00-authentication`). */
+  acr: ColumnType<string | null, string | null | undefined>;
+  /** RFC 8176 methods, space-separated. */
+  amr: ColumnType<string | null, string | null | undefined>;
+  /** When the customer completed the sign-in, epoch seconds. */
+  auth_time: ColumnType<number | null, number | null | undefined>;
 }
 
 export interface SmsOutboxTable {

@@ -15,6 +15,7 @@ import { formatScope } from '../../../core/scopes.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore, toRequest } from './authorization.js';
 import { createCustomerStore, customerRow } from './customers.js';
 import { createOtpChallengeStore, toChallenge } from './otp-challenges.js';
+import { authenticationColumns } from './authentication-columns.js';
 import type { AuthorizationRequestsTable, Database, OtpChallengesTable } from './schema.js';
 
 /**
@@ -226,6 +227,8 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
 
 async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, profileId: string): Promise<OtpEntryOutcome> {
   const { now, session: s, consent, code: k } = entry;
+  const sa = authenticationColumns(s.authentication);
+  const ka = authenticationColumns(k.authentication);
   const endSession =
     entry.endSessionHash === null
       ? sql``
@@ -253,13 +256,15 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
               where id_hash = ${entry.idHash} and status in (${sql.join(OTP_VERIFIABLE)}) and expires_at > ${now} and exists (select 1 from held)
               returning id_hash),
     ${endSession}
-    session as (insert into customer_sessions (id_hash, profile_id, created_at, last_seen_at, expires_at, ended_at)
-                select ${s.idHash}, ${s.profileId}, ${s.createdAt}::bigint, ${s.lastSeenAt}::bigint, ${s.expiresAt}::bigint, null from moved),
+    session as (insert into customer_sessions (id_hash, profile_id, created_at, last_seen_at, expires_at, ended_at, acr, amr, auth_time)
+                select ${s.idHash}, ${s.profileId}, ${s.createdAt}::bigint, ${s.lastSeenAt}::bigint, ${s.expiresAt}::bigint, null,
+                  ${sa.acr}::text, ${sa.amr}::text, ${sa.auth_time}::bigint from moved),
     consent as (insert into consents (profile_id, client_id, approved_at)
                 select ${consent.profileId}, ${consent.clientId}, ${consent.approvedAt}::bigint from moved
                 on conflict (profile_id, client_id) do nothing),
-    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at, scope)
-             select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null, ${formatScope(k.scopes)} from moved)
+    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at, scope, acr, amr, auth_time)
+             select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null, ${formatScope(k.scopes)},
+               ${ka.acr}::text, ${ka.amr}::text, ${ka.auth_time}::bigint from moved)
     select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select is_right from claim) as is_right,
       (case when ${customerCanSignIn(entry)} then 1 else 0 end) as customer_ok,
       (select count(*) from held)::integer as held, (select credential_version from held) as credential_version,

@@ -4,6 +4,7 @@ import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { TokenSessionStore } from '../../../core/tokens/token-session-store.js';
 import type { Database, TokenSessionsTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
+import { authenticationColumns, authenticationOfRow } from './authentication-columns.js';
 
 /** The Kysely {@link TokenSessionStore}. */
 export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore {
@@ -21,6 +22,7 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
           refresh_expires_at: s.refreshExpiresAt,
           access_expires_at: s.accessExpiresAt,
           revoked_at: s.revokedAt,
+          ...authenticationColumns(s.authentication),
         }),
         'token session exists',
       );
@@ -122,5 +124,6 @@ function toTokenSession(row: Selectable<TokenSessionsTable>): TokenSessionRecord
     refreshExpiresAt: Number(row.refresh_expires_at),
     accessExpiresAt: Number(row.access_expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    authentication: authenticationOfRow(row),
   };
 }
