@@ -182,12 +182,29 @@ function demoBanner(demo: DemoCredentials, authUrl: string): string {
  * closed, and the process exits 0 all the same, within the grace.
  */
 export async function main(options: StartOptions): Promise<void> {
+  // The handlers come first: a signal that arrives while the server starts
+  // (its banner may already be out) is kept and acted on once it is up
+  // (start-up is bounded by the database's and Redis's timeouts), never
+  // left to end the process by default; a second one ends it at once.
+  let stop: ((signal: 'SIGTERM' | 'SIGINT') => void) | undefined;
+  const early: ('SIGTERM' | 'SIGINT')[] = [];
+  const onSignal = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stop) return stop(signal);
+    early.push(signal);
+    if (early.length > 1) {
+      process.stderr.write(`connect-auth: ${signal} again during start-up; stopping now\n`);
+      process.exit(1);
+    }
+  };
+  // `on`, not `once`: a second signal must not end the process by default mid-shutdown.
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
   const server = await startServer(options);
   const { shutdownDelaySeconds, shutdownGraceSeconds } = server.config;
   const log = server.app.log;
   let stopping = false;
   let endDelay: (() => void) | undefined;
-  const stop = (signal: 'SIGTERM' | 'SIGINT') => {
+  stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
       if (signal === 'SIGINT') endDelay?.();
       return;
@@ -205,9 +222,7 @@ export async function main(options: StartOptions): Promise<void> {
     });
     void delayed.then(() => closeWithinGrace(server, shutdownGraceSeconds * 1000));
   };
-  // `on`, not `once`: a second signal must not end the process by default mid-shutdown.
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  for (const signal of early.splice(0)) stop(signal);
 }
 
 /** Stops listening and closes everything; whatever is still open when the grace is nearly over is closed. Exits the process. */

@@ -11,7 +11,9 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startServer } from '../../src/http/server.js';
 import { basicAuth, form } from '../helpers/build.js';
+import { createTestDatabase, postgresAdminUrl } from '../helpers/postgres.js';
 import { RawConnection, refusesConnections } from '../helpers/raw-http.js';
+import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';
 
 const BIN = fileURLToPath(new URL('../../bin/connect-auth.js', import.meta.url));
 const BUILT_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -160,6 +162,44 @@ async function stopCleanly(server: Spawned): Promise<void> {
 }
 
 describe('connect-auth serve: SIGTERM', () => {
+  it.skipIf(!postgresAdminUrl)(
+    'a SIGTERM while it is still starting (its first lines out, the database not yet answering) is kept and stops it gracefully once started: exit 0, never killed by the signal',
+    { timeout: 60_000 },
+    async () => {
+      const dataDir = tempDir();
+      const database = await createTestDatabase();
+      const target = new URL(database.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      try {
+        // The database is silent from the start: start-up waits for it, after its first log line (a warning).
+        proxy.silence();
+        const server = spawnCli(
+          ['serve', '--seed-demo'],
+          {
+            CONNECT_DATA_DIR: dataDir,
+            PORT: '0',
+            CONNECT_LOG_LEVEL: 'info',
+            DATABASE_URL: throughProxy(database.url, proxy),
+            CONNECT_DB_TIMEOUT_MS: '20000',
+            CONNECT_NOT_A_SETTING: '1',
+          },
+          dataDir,
+        );
+        await waitForStdout(server, /CONNECT_NOT_A_SETTING/, 30_000);
+        server.child.kill('SIGTERM');
+        await delay(300);
+        expect(server.exit()).toBeUndefined();
+        await proxy.restore();
+        const exit = await waitForExit(server, 30_000);
+        expect(exit).toEqual({ code: 0, signal: null });
+        expect(server.stdout()).toMatch(/"signal":"SIGTERM"[^\n]*shutting down/);
+      } finally {
+        await proxy.close();
+        await database.drop();
+      }
+    },
+  );
+
   it('readyz turns 503, new connections are refused, idle ones closed, every request in flight is answered in full, and it exits 0 within the grace', { timeout: 30_000 }, async () => {
     const dataDir = tempDir();
     const grace = 5;
