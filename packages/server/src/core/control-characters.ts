@@ -16,6 +16,26 @@ export function hasControlCharacter(value: string): boolean {
 }
 
 /**
+ * Characters that change how the text around them is shown rather than
+ * showing anything: the line and paragraph separators, and the Unicode
+ * directional embeddings, overrides and isolates (U+202A to U+202E, U+2066
+ * to U+2069), after which text is shown in another order than it is
+ * written.
+ */
+const REARRANGING = /[\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * Whether `value`, text the hosted pages show customers as it was given (a
+ * client's name, a scope's description), holds a control character or a
+ * character that rearranges or breaks the text shown around it
+ * (docs/operator-guide.md, "Scopes"): such text could make a consent page
+ * say something other than what it says.
+ */
+export function hasUndisplayableCharacter(value: string): boolean {
+  return hasControlCharacter(value) || REARRANGING.test(value);
+}
+
+/**
  * `value` with every control character (and U+2028, U+2029) written as a
  * visible escape, `\x1b` or `\u2028`, so that a stored value printed on
  * an operator's terminal can neither move the cursor, colour the screen nor

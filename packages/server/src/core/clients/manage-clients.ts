@@ -6,7 +6,7 @@ import type { Client, GrantType } from './client.js';
 import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
 import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
 import { redirectUriProblem } from './redirect-uri.js';
-import { hasControlCharacter } from '../control-characters.js';
+import { hasUndisplayableCharacter } from '../control-characters.js';
 import { scopeListProblem, splitScope } from '../scopes.js';
 
 /** Invalid input to a client administration command; the message is shown to the operator. */
@@ -179,8 +179,8 @@ export async function updateClientSettings(
 function validateName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > 100) throw new ClientValidationError('name must be 1 to 100 characters');
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ClientValidationError('name must not contain control characters');
+  // Shown on every hosted page: nothing that could rearrange what the page says around it.
+  if (hasUndisplayableCharacter(trimmed)) throw new ClientValidationError('name must not contain control characters, line separators or direction overrides');
   return trimmed;
 }
 
@@ -223,7 +223,8 @@ export const MAX_SCOPE_DESCRIPTION_LENGTH = 160;
  * SCOPE is the part before an `=` that ends one of `scopes` (a scope token
  * may itself hold `=`). TEXT is trimmed, at most
  * {@link MAX_SCOPE_DESCRIPTION_LENGTH} characters, without control
- * characters (the rule of every value Connect takes, `core/control-characters.ts`).
+ * characters (the rule of every value Connect takes, `core/control-characters.ts`),
+ * line separators or direction overrides (`hasUndisplayableCharacter`).
  *
  * @throws ClientValidationError naming the entry and what is wrong (for a
  *   scope the client does not have, the scopes it has).
@@ -247,7 +248,9 @@ export function applyScopeDescriptions(current: Readonly<Record<string, string>>
     const text = entry.slice(at + 1).trim();
     if (seen.has(scope)) throw new ClientValidationError(`--scope-description: ${JSON.stringify(scope)} is given twice`);
     seen.add(scope);
-    if (hasControlCharacter(text)) throw new ClientValidationError(`--scope-description for ${JSON.stringify(scope)} must not contain control characters (tabs, line breaks, escapes)`);
+    if (hasUndisplayableCharacter(text)) {
+      throw new ClientValidationError(`--scope-description for ${JSON.stringify(scope)} must not contain control characters (tabs, line breaks, escapes), line separators or direction overrides`);
+    }
     const length = Array.from(text).length;
     if (length > MAX_SCOPE_DESCRIPTION_LENGTH) {
       throw new ClientValidationError(`--scope-description for ${JSON.stringify(scope)} has ${length} characters; at most ${MAX_SCOPE_DESCRIPTION_LENGTH}`);

@@ -85,6 +85,26 @@ describe('client administration', () => {
     await expect(registerClient({ name: 'x'.repeat(101), redirectUri: 'https://a.example/cb' }, deps)).rejects.toBeInstanceOf(ClientValidationError);
   });
 
+  it.each([
+    ['a C1 control (CSI)', 'Acme\u009b2J'],
+    ['a line separator', 'Acme\u2028Pay'],
+    ['a right-to-left override', 'Acme \u202eyaP'],
+    ['a directional isolate', 'Acme \u2067Pay\u2069'],
+  ])('refuses a name, shown on the consent page, with %s', async (_what, name) => {
+    const { deps } = memoryDeps();
+    await expect(registerClient({ name, redirectUri: 'https://a.example/cb' }, deps)).rejects.toBeInstanceOf(ClientValidationError);
+  });
+
+  it.each([
+    ['a line separator', 'payments:read=See your\u2028payments'],
+    ['a right-to-left override', 'payments:read=See your \u202estnemyap'],
+    ['a directional embedding', 'payments:read=\u202bSee your payments\u202c'],
+  ])('refuses a scope description, shown on the consent page, with %s', async (_what, entry) => {
+    const { deps } = memoryDeps();
+    const { client } = await registerClient({ name: 'Acme', redirectUri: 'https://a.example/cb', scopes: 'payments:read' }, deps);
+    await expect(updateClientSettings(client.id, { scopeDescriptions: [entry] }, deps)).rejects.toBeInstanceOf(ClientValidationError);
+  });
+
   it('refuses an update with nothing to change', async () => {
     const { deps } = memoryDeps();
     const { client } = await registerClient({ name: 'Acme', redirectUri: 'https://a.example/cb' }, deps);
