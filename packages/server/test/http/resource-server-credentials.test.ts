@@ -57,7 +57,12 @@ describe('a resource server checks tokens at /introspect', () => {
       aud: TEST_BASE_URL,
       iat: claims.iat,
       exp: claims.exp,
+      // How the customer signed in: PIN + SMS one-time PIN (docs/tokens.md).
+      acr: 'urn:connect:acr:pin-sms',
+      amr: ['pin', 'sms', 'mfa'],
+      auth_time: claims.auth_time,
     });
+    expect(body.auth_time).toEqual(expect.any(Number));
     expectInactive(await introspect(s.t.app, s.api, s.tokens.refreshToken));
     // By client_secret_post too.
     expect(expectIntrospection(await introspect(s.t.app, s.api, s.tokens.accessToken, 'post')).active).toBe(true);
