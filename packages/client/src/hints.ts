@@ -1,4 +1,4 @@
-import type { ConnectErrorCode, OAuthErrorCode } from './errors.js';
+import type { ConnectErrorCode, OAuthErrorCode } from './error-codes.js';
 
 /** What to do next, per error code, when nothing more particular is known. */
 export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {

@@ -4,10 +4,9 @@ import { hashPin, isValidPin } from '../customers/pin.js';
 import { weakPinReason } from '../customers/weak-pin.js';
 import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
 import { cancelJourney } from './cancel.js';
-import { resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
+import { refusalProblem, resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
 import type { JourneyDeps } from './deps.js';
 import { firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import { refusalProblem } from './one-time-pin.js';
 import type { Problem, StepResult } from './outcomes.js';
 import { canMove, TRANSITIONS } from './states.js';
 
