@@ -1,7 +1,7 @@
 import { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import { deriveKey } from '../core/keys/master-key.js';
-import { OtpHasher } from '../core/login/one-time-pin.js';
+import { OtpHasher } from '../core/otp/otp-hasher.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';

@@ -23,7 +23,7 @@ import type { CustomerStore } from '../core/customers/customer-store.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from '../core/journey/stores.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
-import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
+import type { OtpChallengeStore } from '../core/otp/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
 

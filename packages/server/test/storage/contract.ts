@@ -7,7 +7,7 @@ import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
 import { REPLAYED_CODE_EXPIRY, type CodeBinding, type OtpEntry, type PinResetUse, type ResetOtpEntry } from '../../src/core/journey/stores.js';
-import type { OtpChallengeRecord } from '../../src/core/login/records.js';
+import type { OtpChallengeRecord } from '../../src/core/otp/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
 import { Conflict, NotFound } from '../../src/core/storage-errors.js';

@@ -4,7 +4,7 @@ import { createClientAuthFailureAudit, MANY_ADDRESSES_ACTOR } from '../../../src
 import { fixedClock } from '../../../src/core/clock.js';
 import { InvalidClient } from '../../../src/core/errors.js';
 import type { Storage } from '../../../src/storage/ports.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 /** The start of a minute. */
 const MINUTE = T0 - (T0 % 60);

@@ -9,7 +9,7 @@ import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-cust
 import { mintCustomerAccessToken, mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { Storage } from '../../../src/storage/ports.js';
 import { clientRecord } from '../../helpers/client-record.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 export { T0 };
 
