@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import type { Environment } from '../core/environment.js';
 import { openStorage, type StorageOptions } from '../storage/kysely/open-storage.js';
-import type { Storage } from '../storage/ports.js';
+import type { Storage } from '../core/storage/storage.js';
 
 /** The services the server and every CLI command share. */
 export interface Runtime {

@@ -4,7 +4,7 @@
  * codes. Every change that a check depends on is one conditional update.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
 import type { JourneyEnd, JourneyTransition, TRANSITIONS } from './states.js';

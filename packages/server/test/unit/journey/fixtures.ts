@@ -22,7 +22,7 @@ import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { OtpHasher } from '../../../src/core/otp/otp-hasher.js';
 import type { SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { createLimits, hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets } from '../../../src/limits/create-limits.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 import { clientRecord } from '../../helpers/client-record.js';
 import { memoryStorage, recordingSender, T0, type RecordingSender } from '../otp/otp-fixtures.js';
 import { pinSmsAuthentication } from '../../../src/core/authentication.js';

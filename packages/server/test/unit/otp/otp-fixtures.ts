@@ -12,7 +12,7 @@ import type { SignInCompletion } from '../../../src/core/journey/stores.js';
 import { OTP_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 import { SmsDeliveryFailed, type SmsMessage, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 
 /** 2026-01-01T00:00:00Z. */
 export const T0 = 1_767_225_600;
