@@ -23,6 +23,7 @@ export { KeyRing } from './core/keys/key-ring.js';
 export { CHANGE_SIGNAL_TRUST_MS } from './core/lifetimes.js';
 export { localChangeFeed, type Change, type ChangeFeed } from './core/changes/change-feed.js';
 export { deriveKey } from './core/keys/master-key.js';
-export { openStorage, type DatabaseLocation } from './storage/kysely/open-storage.js';
+export { openStorage } from './storage/kysely/open-storage.js';
+export type { DatabaseLocation } from './core/storage/storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';
 export { InsufficientScope, InvalidToken, OAuthError } from './core/errors.js';

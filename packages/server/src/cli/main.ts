@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { openRuntime } from '../compose/runtime.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { describeDatabaseFailure } from '../storage/kysely/database-failures.js';
-import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
+import type { DatabaseLocation } from '../core/storage/storage.js';
 import { Interrupted, UsageError } from './commands/output.js';
 import { processInput, type CliInput } from './pin-input.js';
 import { buildProgram, commandPath, type CliActions } from './program.js';

@@ -7,7 +7,7 @@ import { describeCause } from './outage-log.js';
 import type { Clock } from '../core/clock.js';
 import { PURGE_FIRST_RUN_SECONDS, PURGE_INTERVAL_SECONDS } from '../core/lifetimes.js';
 import { purgeExpired, type PurgeCounts, type PurgeKind } from '../core/retention/purge.js';
-import type { Storage } from '../storage/ports.js';
+import type { Storage } from '../core/storage/storage.js';
 
 /** Where the purge reports (the server's logger). */
 export interface PurgeLog {

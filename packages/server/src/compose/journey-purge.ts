@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { JOURNEY_PURGE_INTERVAL_SECONDS, JOURNEY_PURGE_MAX_BATCHES, PURGE_BATCH_SIZE } from '../core/lifetimes.js';
-import type { Storage } from '../storage/ports.js';
+import type { Storage } from '../core/storage/storage.js';
 import { failureDetails, type PurgeLog } from './hourly-purge.js';
 
 /** One sweep: how many journeys it deleted, or why it did nothing. */

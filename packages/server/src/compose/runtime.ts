@@ -1,13 +1,13 @@
 import { ClientSecretHasher } from '../core/clients/client-secret.js';
 import type { Clock } from '../core/clock.js';
 import { deriveKey } from '../core/keys/master-key.js';
-import { OtpHasher } from '../core/login/one-time-pin.js';
+import { OtpHasher } from '../core/otp/otp-hasher.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import type { Environment } from '../core/environment.js';
 import { openStorage, type StorageOptions } from '../storage/kysely/open-storage.js';
-import type { Storage } from '../storage/ports.js';
+import type { Storage } from '../core/storage/storage.js';
 
 /** The services the server and every CLI command share. */
 export interface Runtime {

@@ -13,7 +13,7 @@ import {
   RESET_SMS_UNSOLICITED_PER_MOBILE,
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
-import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
+import type { DatabaseLocation } from '../core/storage/storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { Environment } from '../core/environment.js';
 import { DATABASE_TIMEOUT_MS, REDIS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, type Lifetimes } from '../core/lifetimes.js';
-import type { DatabaseLocation } from '../storage/kysely/open-storage.js';
+import type { DatabaseLocation } from '../core/storage/storage.js';
 
 /** Log verbosity, as pino names it. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -23,7 +23,7 @@ import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../core/li
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
-import type { AvailabilityObserver } from '../storage/ports.js';
+import type { AvailabilityObserver } from '../core/storage/storage.js';
 import { RateLimiterDatabase } from './rate-limiter-database.js';
 
 /** The budgets, as the configuration names them (`config/schema.ts`). */

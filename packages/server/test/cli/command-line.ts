@@ -10,7 +10,7 @@ import { MASTER_KEY_FILE } from '../../src/config/master-key-file.js';
 import type { AuditRecord } from '../../src/core/audit/audit-log.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
 
 /**

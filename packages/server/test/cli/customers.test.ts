@@ -7,7 +7,7 @@ import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import { checkPin } from '../../src/core/customers/check-pin.js';
 import { hashCookieValue, newSession, useSession } from '../../src/core/journey/session.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { createPinCheckQueue } from '../../src/core/customers/pin.js';
 import type { CliInput } from '../../src/cli/pin-input.js';
 import { pipedInput, terminalInput } from './command-line.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { AuditEventType, AuditRecord } from '../../src/core/audit/audit-log.js';
 import type { FixedClock } from '../../src/core/clock.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { approveIfAsked, authorizeParams, authorizeUrl, expectClientRedirect } from '../http/customer-flow.js';
 import { lifecycle, type Lifecycle } from '../http/token-session.js';

@@ -17,8 +17,7 @@ import type { PinCheckQueue } from '../../src/core/customers/pin.js';
 import type { KeyRing } from '../../src/core/keys/key-ring.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';
-import type { DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { DatabaseLocation, Storage } from '../../src/core/storage/storage.js';
 
 /** A start time for fixed clocks: 2026-01-01T00:00:00Z. */
 export const T0 = 1_767_225_600;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, inject } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
 import { adminStatement } from './postgres-template.js';
 import { noteSkipped } from './skip-notices.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 
 /**
  * The PostgreSQL server the tests use, from `CONNECT_TEST_POSTGRES_URL`

@@ -1,7 +1,7 @@
 import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import type { DatabaseLocation } from '../../src/storage/kysely/open-storage.js';
+import type { DatabaseLocation } from '../../src/core/storage/storage.js';
 
 /**
  * A connection of the test's own to the app's database (a SQLite file or a

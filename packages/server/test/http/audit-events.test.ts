@@ -5,7 +5,7 @@ import { AUTH_FAILURE_GROUPS_PER_MINUTE, MANY_ADDRESSES_ACTOR } from '../../src/
 import { basicAuth, build, form, T0, type TestApp } from '../helpers/build.js';
 import { fixedClock } from '../../src/core/clock.js';
 import { postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import {
   addCustomer,
   authorizeParams,

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { basicAuth, build, form, type TestApp } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { addCustomer, authorizeParams, authorizeUrl, Browser, expectPage, MOBILE, pageText, PIN, startLogin } from './customer-flow.js';

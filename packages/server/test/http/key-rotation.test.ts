@@ -12,7 +12,7 @@ import { deriveKey } from '../../src/core/keys/master-key.js';
 import { KEY_PUBLICATION_MARGIN_SECONDS, KEY_RETIREMENT_MARGIN_SECONDS, keyPublicationDelaySeconds } from '../../src/core/lifetimes.js';
 import { changeReached } from '../helpers/change-reached.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { build, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../helpers/build.js';
 import { expectInactive, expectInvalidToken, getProfile, introspect, lifecycle, postTokens, refreshAtToken } from './token-session.js';
 import { expectOAuthError, fetchJwks, obtainToken, verifyWithPublishedKeys } from './wire.js';

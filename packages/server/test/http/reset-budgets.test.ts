@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SmsMessage, SmsSender } from '../../src/core/sms/sms-sender.js';
 import { lockCustomer, unlockCustomer } from '../../src/core/operator/lock-customer.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { openStorage, type StorageOptions } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { build } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { addCustomer, attribute, authorizeParams, authorizeUrl, Browser, enterOtp, expectClientRedirect, inputTag, logIn, MOBILE, PIN } from './customer-flow.js';

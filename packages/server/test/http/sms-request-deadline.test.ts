@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { hashCookieValue } from '../../src/core/journey/session.js';
-import type { OtpChallengeRecord } from '../../src/core/login/records.js';
+import type { OtpChallengeRecord } from '../../src/core/otp/records.js';
 import { createLimits, type Limits } from '../../src/limits/create-limits.js';
 import { createWebhookSender } from '../../src/sms/webhook-sender.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';

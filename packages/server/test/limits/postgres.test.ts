@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { createLimits, hashLimitKey, LIMIT_KEY_PREFIXES } from '../../src/limits/create-limits.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { BUDGETS, concurrently, describeLimits, freshAddress, freshMobile } from './limits.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { createLimits } from '../../src/limits/create-limits.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { BUDGETS, describeLimits, freshAddress, freshMobile, type LimitsFixture } from './limits.js';
 
 /** A start time for the counters' clock: 2026-01-01T00:00:00Z, in milliseconds. */

@@ -5,7 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ChangeFeed, Heard } from '../../src/core/changes/change-feed.js';
 import { generateSigningKey } from '../../src/core/keys/key-ring.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { clientRecord } from '../helpers/client-record.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { startTcpProxy, throughProxy } from '../helpers/tcp-proxy.js';

@@ -7,11 +7,11 @@ import type { SigningKeyRecord } from '../../src/core/keys/signing-key.js';
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, CustomerSessionRecord } from '../../src/core/journey/records.js';
 import { TRANSITIONS } from '../../src/core/journey/states.js';
 import { REPLAYED_CODE_EXPIRY, type CodeBinding, type OtpEntry, type PinResetUse, type ResetOtpEntry } from '../../src/core/journey/stores.js';
-import type { OtpChallengeRecord } from '../../src/core/login/records.js';
+import type { OtpChallengeRecord } from '../../src/core/otp/records.js';
 import type { TokenSessionRecord } from '../../src/core/tokens/records.js';
 import type { IdempotentRequestRecord } from '../../src/core/customer-tokens/idempotent-request-store.js';
 import { Conflict, NotFound } from '../../src/core/storage-errors.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { purgeExpired } from '../../src/core/retention/purge.js';
 
 /** Opens a fresh, empty storage for one test, and disposes of it afterwards. */
@@ -158,7 +158,7 @@ function concurrently<R>(count: number, work: (index: number) => Promise<R>): Pr
 
 /**
  * The storage contract: every engine must behave exactly like this
- * (`storage/ports.ts` documents it). Each engine's test file calls it.
+ * (`core/storage/storage.ts` documents it). Each engine's test file calls it.
  */
 export function describeStorageContract(engine: string, factory: StorageFactory): void {
   describe(`storage contract: ${engine}`, () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidGrant } from '../../src/core/errors.js';
 import { Conflict, NotFound, StorageUnavailable } from '../../src/core/storage-errors.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { clientRecord } from '../helpers/client-record.js';
 import type { Customer } from '../../src/core/customers/customer.js';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../src/core/clock.js';
 import { startHourlyPurge, type HourlyPurge, type PurgeLog, type PurgeRun } from '../../src/compose/hourly-purge.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
 
 /** The server's hourly purge: one instance at a time, failures logged, never thrown. */

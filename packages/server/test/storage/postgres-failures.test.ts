@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import { DatabaseTimeout } from '../../src/storage/kysely/postgres.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { clientRecord } from '../helpers/client-record.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
 import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.js';

@@ -1,6 +1,6 @@
 import { describe } from 'vitest';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
 import { describeStorageContract } from './contract.js';
 

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { OtpChallengeRecord } from '../../src/core/login/records.js';
+import type { OtpChallengeRecord } from '../../src/core/otp/records.js';
 import type { OtpEntry } from '../../src/core/journey/stores.js';
 import { lockCustomer } from '../../src/core/operator/lock-customer.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 
 /**

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { embeddedSqliteDriver, openEmbeddedSqlite, type EmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/storage/ports.js';
+import type { Storage } from '../../src/core/storage/storage.js';
 import { clientRecord } from '../helpers/client-record.js';
 import { describeStorageFailures } from './failures.js';
 

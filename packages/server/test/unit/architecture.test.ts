@@ -146,6 +146,15 @@ describe('architecture', () => {
     expect(offenders('core', /from '(fastify|@fastify\/[^']+|kysely|pg|better-sqlite3|pino)'|from '\.\.\/(\.\.\/)?http\//)).toEqual([]);
   });
 
+  it('core and config import nothing from storage: the ports and their rules are core/storage/storage.ts, storage implements them', () => {
+    for (const dir of ['core', 'config']) {
+      const fromStorage = sourceFiles(join(SRC, dir)).flatMap((file) =>
+        importsOf(file).flatMap((entry) => (entry.kind === 'local' && entry.path.startsWith('storage/') ? [`${relative(SRC, file)} imports ${entry.path}`] : [])),
+      );
+      expect(fromStorage, dir).toEqual([]);
+    }
+  });
+
   it('one file opens SQLite files: the embedded engine picks its driver in one place', () => {
     expect(offenders('', /'(better-sqlite3|node:sqlite)'/)).toEqual(['storage/kysely/embedded-sqlite.ts']);
   });

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { createAuditLog, type AuditEvent } from '../../core/audit/audit-log.js';
 import type { Runtime } from '../../compose/runtime.js';
-import type { Stores } from '../../storage/ports.js';
+import type { Stores } from '../../core/storage/storage.js';
 
 /** Who runs the command, as the audit log names it: `cli:<system user>`. */
 export function cliActor(): string {

@@ -4,7 +4,7 @@ import { CLIENT_STATUS_WAIT_MS } from '../../core/lifetimes.js';
 import { disableClient, enableClient, type ClientStatusOutcome } from '../../core/operator/client-status.js';
 import type { Client } from '../../core/clients/client.js';
 import type { Runtime } from '../../compose/runtime.js';
-import type { Stores } from '../../storage/ports.js';
+import type { Stores } from '../../core/storage/storage.js';
 import { NotFound } from '../../core/storage-errors.js';
 import { clockDate } from '../../core/clock.js';
 import {

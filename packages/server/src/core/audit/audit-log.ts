@@ -66,7 +66,7 @@ export interface AuditRecord extends AuditEvent {
   readonly at: number;
 }
 
-/** Where audit records are kept (`storage/ports.ts` has the engine-backed one). */
+/** Where audit records are kept (`core/storage/storage.ts` has the engine-backed one). */
 export interface AuditStore {
   insertAuditEvent(record: AuditRecord): Promise<void>;
   /**

@@ -2,7 +2,7 @@
  * The storage port of idempotent `POST /tokens` requests.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
 
 /** What `POST /tokens` remembers of a request, by client and `Request-Reference-No`. */

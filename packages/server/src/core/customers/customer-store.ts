@@ -2,7 +2,7 @@
  * The storage port of customer accounts.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
 import type { Customer } from './customer.js';
 

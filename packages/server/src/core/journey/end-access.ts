@@ -1,4 +1,4 @@
-import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
+import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from './stores.js';
 

@@ -1,9 +1,9 @@
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS } from '../lifetimes.js';
-import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
+import { deliverOtp, newChallenge, noteRefusedSend, resendOtp, type OtpSendContext, type SendRefusal } from '../otp/issue-otp.js';
 import type { SendOptions } from '../limits/send-limiter.js';
-import type { OtpChallengeRecord } from '../login/records.js';
-import { verifyPin, type MakeEntry } from '../login/verify-pin.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
+import { verifyOtp, type MakeEntry } from '../otp/verify-otp.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { knownDeviceOf, type KnownDeviceCustomer } from './known-device.js';
@@ -113,7 +113,7 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
   if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'reset_otp_per_address' });
   const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
     deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
-  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock }).catch(
+  const result = await verifyOtp(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock }).catch(
     async (error: unknown) => {
       // Nothing was compared: it does not count.
       await deps.resetOtpEntries.giveBack(context.address).catch(() => {});
@@ -180,7 +180,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await sendResetCode(journey, challenge.mobile, context, deps)
-    : await resendPin(challenge.id, sendContextOf(journey, context, challenge.profileId, deps), {
+    : await resendOtp(challenge.id, sendContextOf(journey, context, challenge.profileId, deps), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
@@ -209,11 +209,11 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
  * retired challenge would make the page differ from a mobile's without an
  * account.)
  */
-async function sendLater(mobile: string, code: string, sendContext: PinSendContext, context: StepContext, deps: JourneyDeps): Promise<void> {
+async function sendLater(mobile: string, code: string, sendContext: OtpSendContext, context: StepContext, deps: JourneyDeps): Promise<void> {
   if (context.signal?.aborted) return;
   // The request's signal ends with its answer: the send after it goes without.
   const work = async () => {
-    await deliverPin(mobile, code, { ...sendContext, signal: undefined }, deps);
+    await deliverOtp(mobile, code, { ...sendContext, signal: undefined }, deps);
   };
   if (deps.later) deps.later(work);
   else await work();
@@ -242,7 +242,7 @@ function sendOptions(
 /** Stands for a mobile without an account that may reset its PIN: no proof is ever made for it. */
 const NO_CUSTOMER: KnownDeviceCustomer = { profileId: '', credentialVersion: 0 };
 
-function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
+function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
   return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };
 }
 

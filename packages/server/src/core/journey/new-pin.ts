@@ -2,7 +2,7 @@ import { parseMobile } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
 import { weakPinReason } from '../customers/weak-pin.js';
 import { PIN_RESET_WINDOW_SECONDS } from '../lifetimes.js';
-import type { OtpChallengeRecord } from '../login/records.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
 import { atomically } from './atomic.js';
 import { cancelJourney } from './cancel.js';
 import type { JourneyDeps } from './deps.js';

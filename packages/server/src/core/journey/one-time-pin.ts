@@ -3,9 +3,9 @@ import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, RESET_PROVES_PHONE_SECONDS } from '../lifetimes.js';
-import { deliverPin, newChallenge, noteRefusedSend, resendPin, type PinSendContext, type SendRefusal } from '../login/issue-pin.js';
-import type { OtpChallengeRecord } from '../login/records.js';
-import { verifyPin, type MakeEntry, type VerifyPinResult } from '../login/verify-pin.js';
+import { deliverOtp, newChallenge, noteRefusedSend, resendOtp, type OtpSendContext, type SendRefusal } from '../otp/issue-otp.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
+import { verifyOtp, type MakeEntry, type VerifyOtpResult } from '../otp/verify-otp.js';
 import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
@@ -153,7 +153,7 @@ async function completed(journey: OpenJourney, outcome: Entry, context: StepCont
 }
 
 type Entry =
-  | { readonly kind: 'refused'; readonly result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }> }
+  | { readonly kind: 'refused'; readonly result: Exclude<VerifyOtpResult<SignInCompletion>, { ok: true }> }
   | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
@@ -199,7 +199,7 @@ async function enterCode(
       consent: { profileId: customer.profileId, clientId: record.clientId, approvedAt: now },
       code: issued.record,
     });
-  const result = await verifyPin(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
+  const result = await verifyOtp(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock });
   if (!result.ok) return { kind: 'refused', result };
   switch (result.done.kind) {
     case 'completed':
@@ -215,7 +215,7 @@ async function enterCode(
 async function refusedEntry(
   journey: OpenJourney,
   challenge: OtpChallengeRecord,
-  result: Exclude<VerifyPinResult<SignInCompletion>, { ok: true }>,
+  result: Exclude<VerifyOtpResult<SignInCompletion>, { ok: true }>,
   context: StepContext,
   deps: JourneyDeps,
 ): Promise<StepResult> {
@@ -234,7 +234,7 @@ async function refusedEntry(
 export async function refusalOf(
   journey: OpenJourney,
   challenge: OtpChallengeRecord,
-  result: Exclude<VerifyPinResult<unknown>, { ok: true }>,
+  result: Exclude<VerifyOtpResult<unknown>, { ok: true }>,
   context: StepContext,
   deps: Pick<JourneyDeps, 'audit'>,
 ): Promise<Problem | undefined> {
@@ -283,7 +283,7 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
     ? await replaceChallenge(journey, challenge, context, deps)
-    : await resendPin(challenge.id, sendContext(journey, challenge, context, deps), {
+    : await resendOtp(challenge.id, sendContext(journey, challenge, context, deps), {
         challenges: deps.db.otpChallenges,
         hasher: deps.otpHasher,
         sms: deps.sms,
@@ -327,12 +327,12 @@ async function replaceChallenge(
     transition: TRANSITIONS.codeResent,
   });
   if (!moved) return 'lost';
-  if (await deliverPin(old.mobile, code, sendContext(journey, old, context, deps), deps)) return { sent: true };
+  if (await deliverOtp(old.mobile, code, sendContext(journey, old, context, deps), deps)) return { sent: true };
   await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
   return { reason: 'sms_unavailable' };
 }
 
-function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>): PinSendContext {
+function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
   return pinSendContext(journey, context, deps, challenge.profileId);
 }
 

@@ -1,9 +1,9 @@
 import type { UiLocale } from '../authorize/ui-locales.js';
 import type { ClientAddress } from '../client-address.js';
-import type { PinSendContext } from '../login/issue-pin.js';
+import type { OtpSendContext } from '../otp/issue-otp.js';
 import { authHostOf } from '../sms/one-time-pin-message.js';
 import type { Client } from '../clients/client.js';
-import type { OtpChallengeRecord } from '../login/records.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
 import type { JourneyDeps } from './deps.js';
 import type { DeadEndReason, JourneyView, StepResult } from './outcomes.js';
 import type { AuthorizationRequestRecord } from './records.js';
@@ -164,7 +164,7 @@ export function journeyLocale(journey: OpenJourney, context: StepContext): UiLoc
  * client, the customer's address and profile, the journey's language and
  * the auth URL's host (its origin-bound last line).
  */
-export function pinSendContext(journey: OpenJourney, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>, profileId: string | null): PinSendContext {
+export function pinSendContext(journey: OpenJourney, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>, profileId: string | null): OtpSendContext {
   return {
     clientId: journey.client.id,
     clientName: journey.client.name,

@@ -2,7 +2,7 @@ import { checkPin } from '../customers/check-pin.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { hashPin, isValidPin } from '../customers/pin.js';
 import { weakPinReason } from '../customers/weak-pin.js';
-import { deliverPin, newChallenge, noteRefusedSend, type ChallengeInput } from '../login/issue-pin.js';
+import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
 import { cancelJourney } from './cancel.js';
 import { refusalProblem, resetProvesPhone, signInOnResetProof } from './one-time-pin.js';
 import type { JourneyDeps } from './deps.js';
@@ -198,7 +198,7 @@ async function sendFirstCode(
   if (pinCount) pinCount.lifted = true;
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (!moved) return whereItStandsNow(journey, deps);
-  if (!(await deliverPin(input.mobile, code, sendContext, deps))) {
+  if (!(await deliverOtp(input.mobile, code, sendContext, deps))) {
     // The customer never saw this code: nothing may answer it.
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
   }

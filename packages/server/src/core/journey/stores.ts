@@ -4,13 +4,13 @@
  * codes. Every change that a check depends on is one conditional update.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
 import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from './records.js';
 import type { JourneyEnd, JourneyTransition, TRANSITIONS } from './states.js';
 import type { Customer } from '../customers/customer.js';
-import type { OtpChallengeRecord } from '../login/records.js';
-import type { MadeEntry } from '../login/verify-pin.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
+import type { MadeEntry } from '../otp/verify-otp.js';
 import type { TokenSessionRecord } from '../tokens/records.js';
 import type { TokenHolder } from '../tokens/token-session-store.js';
 

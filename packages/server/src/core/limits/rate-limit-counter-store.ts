@@ -3,7 +3,7 @@
  * there is no Redis, so every instance counts against the same budgets.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  * Unlike other stores, times here are epoch milliseconds (the rate limiter's unit).
  * Keys arrive hashed (`src/limits/`): no mobile number or client address is kept.
  */

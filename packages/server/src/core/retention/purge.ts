@@ -8,7 +8,7 @@ import type { IdempotentRequestStore } from '../customer-tokens/idempotent-reque
 import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../journey/stores.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, PURGE_BATCH_SIZE, SMS_OUTBOX_KEEP_SECONDS } from '../lifetimes.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
-import type { OtpChallengeStore } from '../login/otp-challenge-store.js';
+import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
 

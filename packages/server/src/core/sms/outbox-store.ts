@@ -2,7 +2,7 @@
  * The storage port of the sandbox SMS outbox.
  *
  * Implemented by `storage/kysely/` for both engines and held to this by
- * `test/storage/contract.ts`; the rules every store follows are in `storage/ports.ts`.
+ * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
 
 /** An SMS kept in the sandbox outbox. */

@@ -1,4 +1,4 @@
-import type { DatabaseLocation } from './open-storage.js';
+import type { DatabaseLocation } from '../../core/storage/storage.js';
 
 /**
  * A sentence for the operator about a database that could not be used at

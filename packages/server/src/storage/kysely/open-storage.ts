@@ -1,5 +1,5 @@
 import { Kysely, Migrator, sql, type Dialect } from 'kysely';
-import type { ExclusiveWork, Storage, Stores } from '../ports.js';
+import type { DatabaseLocation, ExclusiveWork, Storage, Stores } from '../../core/storage/storage.js';
 import { migrationProvider } from './migrations/index.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
@@ -21,9 +21,6 @@ import { createRevokedTokenStore } from './stores/revoked-tokens.js';
 import { createSignInStore } from './stores/sign-ins.js';
 import { createSmsOutboxStore } from './stores/sms-outbox.js';
 import { createTokenSessionStore } from './stores/token-sessions.js';
-
-/** Where the data lives: parsed from `DATABASE_URL` by `config/load.ts`. */
-export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
 /** PostgreSQL advisory lock keys of the work only one instance does at a time. */
 const ADVISORY_LOCKS: Record<ExclusiveWork, number> = { purge: 0x636f_0001, 'journey-purge': 0x636f_0002 };

@@ -1,7 +1,7 @@
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
 import { StorageError, StorageUnavailable } from '../../core/storage-errors.js';
 import { isUniqueViolation } from './stores/insert-or-conflict.js';
-import type { AvailabilityObserver } from '../ports.js';
+import type { AvailabilityObserver } from '../../core/storage/storage.js';
 
 /** A dialect whose driver reports its errors as `StorageUnavailable`; see {@link translateDriverErrors}. */
 export interface TranslatingDialect extends Dialect {

@@ -3,8 +3,8 @@ import { createAuditLog, type AuditRecord } from '../../../src/core/audit/audit-
 import { createClientAuthFailureAudit, MANY_ADDRESSES_ACTOR } from '../../../src/core/audit/client-auth-failures.js';
 import { fixedClock } from '../../../src/core/clock.js';
 import { InvalidClient } from '../../../src/core/errors.js';
-import type { Storage } from '../../../src/storage/ports.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 /** The start of a minute. */
 const MINUTE = T0 - (T0 % 60);

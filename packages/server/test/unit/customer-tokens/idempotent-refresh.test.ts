@@ -4,7 +4,7 @@ import { fixedClock } from '../../../src/core/clock.js';
 import { runIdempotently, type IdempotencyDeps, type PreparedWork } from '../../../src/core/customer-tokens/idempotent-refresh.js';
 import { InvalidGrant, InvalidRequest } from '../../../src/core/errors.js';
 import { unseal } from '../../../src/core/keys/master-key.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 import { rejectionOf } from '../tokens/token-fixtures.js';
 import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../../../src/core/lifetimes.js';
 

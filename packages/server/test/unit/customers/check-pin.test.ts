@@ -3,7 +3,7 @@ import { checkPin } from '../../../src/core/customers/check-pin.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 import { createPinCheckQueue } from '../../../src/core/customers/pin.js';
 

@@ -9,7 +9,7 @@ import {
 } from '../../../src/core/customers/manage-customers.js';
 import { hashPin, verifyPin } from '../../../src/core/customers/pin.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 
 const T0 = 1_767_225_600;
 const opened: Storage[] = [];

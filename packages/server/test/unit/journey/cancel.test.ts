@@ -6,7 +6,7 @@ import { isOpen, openJourney } from '../../../src/core/journey/open.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import type { JourneyState } from '../../../src/core/journey/states.js';
 import { submitLogin, submitRegistration } from '../../../src/core/journey/sign-in.js';
-import { smsDown } from '../login/otp-fixtures.js';
+import { smsDown } from '../otp/otp-fixtures.js';
 import { ISSUER, journeySetup, MOBILE, redirectParams, T0, type JourneyTest, type Started } from './fixtures.js';
 
 const CANCEL = { action: 'cancel' };

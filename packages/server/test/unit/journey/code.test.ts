@@ -12,8 +12,8 @@ import { errorRedirect, hashCode, issueCode, redeemCode, type RedeemCodeDeps } f
 import { NO_REFRESH_TOKEN } from '../../../src/core/tokens/records.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
-import type { Storage } from '../../../src/storage/ports.js';
-import { memoryStorage } from '../login/otp-fixtures.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
+import { memoryStorage } from '../otp/otp-fixtures.js';
 import { cachedPinHash } from '../../helpers/pin-hash.js';
 import { ACME, ISSUER, MASKED, MOBILE, OTHER_CLIENT, PIN, REDIRECT, T0 } from './fixtures.js';
 import { pinSmsAuthentication, type Authentication } from '../../../src/core/authentication.js';

@@ -19,12 +19,12 @@ import { startJourney, type StartResult } from '../../../src/core/journey/start.
 import type { Lifetimes } from '../../../src/core/lifetimes.js';
 import type { AttemptLimiter } from '../../../src/core/limits/attempt-limiter.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
-import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import { OtpHasher } from '../../../src/core/otp/otp-hasher.js';
 import type { SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { createLimits, hashLimitKey, LIMIT_KEY_PREFIXES, type LimitBudgets } from '../../../src/limits/create-limits.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 import { clientRecord } from '../../helpers/client-record.js';
-import { memoryStorage, recordingSender, T0, type RecordingSender } from '../login/otp-fixtures.js';
+import { memoryStorage, recordingSender, T0, type RecordingSender } from '../otp/otp-fixtures.js';
 import { pinSmsAuthentication } from '../../../src/core/authentication.js';
 
 export { T0 };

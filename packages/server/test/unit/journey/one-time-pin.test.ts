@@ -5,7 +5,7 @@ import { hashCode } from '../../../src/core/journey/code.js';
 import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { submitRegistration } from '../../../src/core/journey/sign-in.js';
-import { smsDown } from '../login/otp-fixtures.js';
+import { smsDown } from '../otp/otp-fixtures.js';
 import {
   ACME,
   ADDRESS,

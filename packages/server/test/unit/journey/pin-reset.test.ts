@@ -8,7 +8,7 @@ import { RESET_PROVES_PHONE_SECONDS } from '../../../src/core/lifetimes.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { showLogin, submitLogin } from '../../../src/core/journey/sign-in.js';
-import { smsDown } from '../login/otp-fixtures.js';
+import { smsDown } from '../otp/otp-fixtures.js';
 import {
   ACME,
   expectKind,

@@ -5,7 +5,7 @@ import * as pin from '../../../src/core/customers/pin.js';
 import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
 import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../../src/core/journey/sign-in.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
-import { smsDown } from '../login/otp-fixtures.js';
+import { smsDown } from '../otp/otp-fixtures.js';
 import {
   ACME,
   ADDRESS,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthorizationRequestRecord } from '../../../src/core/journey/records.js';
 import { canMove, codeState, FINAL_STATES, TRANSITIONS, type JourneyState } from '../../../src/core/journey/states.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 const STATES: readonly JourneyState[] = ['pending', 'otp_sent', 'reset_otp_sent', 'reset_verified', 'consent_required', 'code_issued', 'cancelled'];
 /** Where a customer may log in, register or ask for a PIN reset: every state of the sign-in but consent and the final ones. */

@@ -7,7 +7,7 @@ import { deriveKey } from '../../../src/core/keys/master-key.js';
 import { displayStatus, type SigningKeyRecord } from '../../../src/core/keys/signing-key.js';
 import { KEY_RETIREMENT_MARGIN_SECONDS } from '../../../src/core/lifetimes.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 
 const T0 = 1_800_000_000;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/core/clock.js';
 import { createConsoleSender } from '../../../src/sms/console-sender.js';
 import { createOutboxSender } from '../../../src/sms/outbox-sender.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 describe('outbox SMS sender', () => {
   it('keeps each message with the time of the clock, newest first', async () => {

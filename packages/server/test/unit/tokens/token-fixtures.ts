@@ -7,9 +7,9 @@ import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
 import { mintCustomerAccessToken, mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 import { clientRecord } from '../../helpers/client-record.js';
-import { memoryStorage, T0 } from '../login/otp-fixtures.js';
+import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 
 export { T0 };
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { OtpChallengeRecord, OtpPurpose } from '../../../core/login/records.js';
-import type { OtpChallengeStore } from '../../../core/login/otp-challenge-store.js';
+import type { OtpChallengeRecord, OtpPurpose } from '../../../core/otp/records.js';
+import type { OtpChallengeStore } from '../../../core/otp/otp-challenge-store.js';
 import type { Database, OtpChallengesTable } from './schema.js';
 import { insertOrConflict } from './insert-or-conflict.js';
 import { deleteBatch } from './delete-batch.js';

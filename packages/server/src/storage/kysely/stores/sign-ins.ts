@@ -10,7 +10,7 @@ import type {
   SignInStore,
 } from '../../../core/journey/stores.js';
 import { TRANSITIONS } from '../../../core/journey/states.js';
-import type { OtpChallengeRecord } from '../../../core/login/records.js';
+import type { OtpChallengeRecord } from '../../../core/otp/records.js';
 import { formatScope } from '../../../core/scopes.js';
 import { createAuthorizationCodeStore, createAuthorizationRequestStore, createConsentStore, createCustomerSessionStore, toRequest } from './authorization.js';
 import { createCustomerStore, customerRow } from './customers.js';

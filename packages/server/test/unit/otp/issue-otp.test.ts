@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { deliverPin, newChallenge, resendPin } from '../../../src/core/login/issue-pin.js';
-import { verifyPin } from '../../../src/core/login/verify-pin.js';
+import { deliverOtp, newChallenge, resendOtp } from '../../../src/core/otp/issue-otp.js';
+import { verifyOtp } from '../../../src/core/otp/verify-otp.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { SmsDeliveryFailed, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { StorageUnavailable } from '../../../src/core/storage-errors.js';
 import { awaitEntries, CONTEXT, entriesOf, issueChallenge, LOGIN, memoryStorage, openLimiter, otpSetup, recordingSender, smsDown, T0 } from './otp-fixtures.js';
 
-/** What deliverPin needs, with a log that keeps its lines. */
+/** What deliverOtp needs, with a log that keeps its lines. */
 async function deliveryDeps(sms: SmsSender) {
   const storage = await memoryStorage();
   const lines: Array<{ details: object; message: string }> = [];
@@ -23,8 +23,8 @@ async function withChallenge(sends?: SendLimiter) {
     ...setup,
     id,
     code,
-    verify: (value: string) => verifyPin(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps),
-    resend: () => resendPin(id, CONTEXT, setup.deps),
+    verify: (value: string) => verifyOtp(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps),
+    resend: () => resendOtp(id, CONTEXT, setup.deps),
   };
 }
 
@@ -72,10 +72,10 @@ describe('newChallenge', () => {
   });
 });
 
-describe('deliverPin', () => {
+describe('deliverOtp', () => {
   it('sends the code to the mobile in a message naming the service, the client and the expiry, warning not to share it', async () => {
     const sms = recordingSender();
-    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, await deliveryDeps(sms))).toBe(true);
+    expect(await deliverOtp(LOGIN.mobile, '012345', CONTEXT, await deliveryDeps(sms))).toBe(true);
     expect(sms.messages).toEqual([
       {
         to: LOGIN.mobile,
@@ -91,7 +91,7 @@ describe('deliverPin', () => {
     const sms = recordingSender();
     sms.failWith = new SmsDeliveryFailed('gateway timed out');
     const deps = await deliveryDeps(sms);
-    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
+    expect(await deliverOtp(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
     expect(deps.lines).toHaveLength(0);
     expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toMatchObject([
       { actor: `ip:${CONTEXT.address.ip}`, subject: CONTEXT.profileId, outcome: 'failure', details: { client_id: 'acme', reason: 'gateway timed out' } },
@@ -102,7 +102,7 @@ describe('deliverPin', () => {
     const sms = recordingSender();
     sms.failWith = new SmsDeliveryFailed('gateway answered HTTP 400', { refused: true });
     const deps = await deliveryDeps(sms);
-    expect(await deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
+    expect(await deliverOtp(LOGIN.mobile, '012345', CONTEXT, deps)).toBe(false);
     expect(deps.lines).toHaveLength(1);
     const line = JSON.stringify(deps.lines[0]);
     expect(line).not.toContain('012345');
@@ -117,14 +117,14 @@ describe('deliverPin', () => {
     const sms = recordingSender();
     const deps = await deliveryDeps(sms);
     sms.failWith = new TypeError('a bug');
-    await expect(deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(TypeError);
+    await expect(deliverOtp(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(TypeError);
     sms.failWith = new StorageUnavailable('down');
-    await expect(deliverPin(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(StorageUnavailable);
+    await expect(deliverOtp(LOGIN.mobile, '012345', CONTEXT, deps)).rejects.toThrow(StorageUnavailable);
     expect(await deps.storage.audit.listAuditEvents({ type: 'sms.send_failed', limit: 10 })).toEqual([]);
   });
 });
 
-describe('resendPin', () => {
+describe('resendOtp', () => {
   it('refuses before 30 s with the seconds left', async () => {
     const { clock, sms, resend } = await withChallenge();
     expect(await resend()).toEqual({ reason: 'too_soon', retryAfterSeconds: 30 });
@@ -205,7 +205,7 @@ describe('resendPin', () => {
     expect(await storage.otpChallenges.consumeOtpChallenge(id, T0)).toBe(true);
     clock.set(T0 + 30);
     expect(await resend()).toEqual({ reason: 'gone' });
-    expect(await resendPin('no-such-challenge', CONTEXT, deps)).toEqual({ reason: 'gone' });
+    expect(await resendOtp('no-such-challenge', CONTEXT, deps)).toEqual({ reason: 'gone' });
     expect(sms.messages).toHaveLength(1);
   });
 

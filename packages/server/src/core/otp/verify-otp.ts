@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js';
 import { OTP_MAX_ATTEMPTS } from '../lifetimes.js';
-import type { OtpHasher } from './one-time-pin.js';
+import type { OtpHasher } from './otp-hasher.js';
 import type { OtpChallengeStore } from './otp-challenge-store.js';
 
 /** What checking a one-time PIN needs. */
-export interface VerifyPinDeps {
+export interface VerifyOtpDeps {
   readonly challenges: Pick<OtpChallengeStore, 'findOtpChallenge'>;
   readonly hasher: OtpHasher;
   readonly clock: Clock;
@@ -27,7 +27,7 @@ export type MadeEntry<R> =
 export type MakeEntry<R> = (codeHash: string, now: number) => Promise<MadeEntry<R>>;
 
 /** The outcome of entering a one-time PIN. */
-export type VerifyPinResult<R> =
+export type VerifyOtpResult<R> =
   /** The code matched; `done` is what the entry completed. */
   | { readonly ok: true; readonly done: R }
   | { readonly ok: false; readonly reason: 'wrong'; readonly attemptsLeft: number }
@@ -44,7 +44,7 @@ export type VerifyPinResult<R> =
  * (`OtpHasher`) reaches the database, where it is compared with the stored
  * one: a timing difference there tells nothing without the key.
  */
-export async function verifyPin<R>(challengeId: string, code: string, make: MakeEntry<R>, deps: VerifyPinDeps): Promise<VerifyPinResult<R>> {
+export async function verifyOtp<R>(challengeId: string, code: string, make: MakeEntry<R>, deps: VerifyOtpDeps): Promise<VerifyOtpResult<R>> {
   // Not 6 digits cannot be the code: say so without spending an entry.
   if (!/^\d{6}$/.test(code)) return { ok: false, reason: 'malformed' };
   const made = await make(deps.hasher.hash(challengeId, code), deps.clock.nowSeconds());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateOtp, OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import { generateOtp, OtpHasher } from '../../../src/core/otp/otp-hasher.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 
 /** Pearson's chi-square statistic of observed counts against a uniform expectation. */

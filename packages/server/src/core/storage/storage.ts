@@ -1,31 +1,29 @@
 /**
- * The storage ports as one: every store, transactions, health and lifecycle.
- * Each store's interface is declared in `core/`, beside the records it
- * keeps, so core never imports storage; both engines (SQLite and
- * PostgreSQL, `kysely/`) implement exactly these and are held to them by
- * `test/storage/contract.ts`.
+ * The storage ports as one: every store, transactions, health and
+ * lifecycle, and the rules every store follows (on {@link Stores}). Each
+ * store's interface is declared in `core/`, beside the records it keeps;
+ * `storage/kysely/` implements them for both engines (SQLite and
+ * PostgreSQL), importing core and never imported by it, and is held to
+ * them by `test/storage/contract.ts`.
  *
- * Rules shared by every store:
- * - Timestamps are whole epoch seconds and "now" is always passed in; stores
- *   never read the clock.
- * - Lookups of a missing record return `undefined`; updates of one throw
- *   `NotFound`; inserting a duplicate key throws `Conflict`; a database that
- *   fails or does not answer in time throws `StorageUnavailable`
- *   (`core/storage-errors.ts`).
+ * @packageDocumentation
  */
-import type { ChangeFeed } from '../core/changes/change-feed.js';
-import type { Environment } from '../core/environment.js';
-import type { StorageUnavailable } from '../core/storage-errors.js';
-import type { AuditStore } from '../core/audit/audit-log.js';
-import type { ClientStore } from '../core/clients/client-store.js';
-import type { IdempotentRequestStore } from '../core/customer-tokens/idempotent-request-store.js';
-import type { CustomerStore } from '../core/customers/customer-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from '../core/journey/stores.js';
-import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
-import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
-import type { OtpChallengeStore } from '../core/login/otp-challenge-store.js';
-import type { SmsOutboxStore } from '../core/sms/outbox-store.js';
-import type { RevokedTokenStore, TokenSessionStore } from '../core/tokens/token-session-store.js';
+import type { ChangeFeed } from '../changes/change-feed.js';
+import type { Environment } from '../environment.js';
+import type { StorageUnavailable } from '../storage-errors.js';
+import type { AuditStore } from '../audit/audit-log.js';
+import type { ClientStore } from '../clients/client-store.js';
+import type { IdempotentRequestStore } from '../customer-tokens/idempotent-request-store.js';
+import type { CustomerStore } from '../customers/customer-store.js';
+import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from '../journey/stores.js';
+import type { SigningKeyStore } from '../keys/signing-key-store.js';
+import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
+import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
+import type { SmsOutboxStore } from '../sms/outbox-store.js';
+import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
+
+/** Where the data lives: parsed from `DATABASE_URL` by `config/load.ts`, opened by `storage/kysely/open-storage.ts`. */
+export type DatabaseLocation = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
 /**
  * Told how the database's operations end, for the log of outages
@@ -41,7 +39,17 @@ export interface AvailabilityObserver {
 /** Work that only one instance does at a time: the hourly purge, and the sweep of expired journeys. */
 export type ExclusiveWork = 'purge' | 'journey-purge';
 
-/** The stores that can take part in one transaction. */
+/**
+ * The stores that can take part in one transaction.
+ *
+ * Rules every store follows:
+ * - Timestamps are whole epoch seconds and "now" is always passed in; stores
+ *   never read the clock.
+ * - Lookups of a missing record return `undefined`; updates of one throw
+ *   `NotFound`; inserting a duplicate key throws `Conflict`; a database that
+ *   fails or does not answer in time throws `StorageUnavailable`
+ *   (`core/storage-errors.ts`).
+ */
 export interface Stores {
   readonly clients: ClientStore;
   readonly keys: SigningKeyStore;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verifyPin } from '../../../src/core/login/verify-pin.js';
+import { verifyOtp } from '../../../src/core/otp/verify-otp.js';
 import { awaitEntries, entriesOf, issueChallenge, LOGIN, otpSetup, T0 } from './otp-fixtures.js';
 
 /** A fresh challenge issued at T0, its code and a wrong one. */
@@ -10,10 +10,10 @@ async function challenge() {
   const wrong = code === '000000' ? '000001' : '000000';
   const stored = () => setup.storage.otpChallenges.findOtpChallenge(id);
   const consume = () => setup.storage.otpChallenges.consumeOtpChallenge(id, setup.clock.nowSeconds());
-  return { ...setup, id, code, wrong, stored, consume, verify: (value: string) => verifyPin(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps) };
+  return { ...setup, id, code, wrong, stored, consume, verify: (value: string) => verifyOtp(id, value, entriesOf(setup.storage, { id, requestHash: LOGIN.requestHash }), setup.deps) };
 }
 
-describe('verifyPin', () => {
+describe('verifyOtp', () => {
   it('accepts the right code at once, counting the entry and using the challenge up; says what the entry completed', async () => {
     const { code, verify, stored } = await challenge();
     expect(await verify(code)).toEqual({ ok: true, done: { kind: 'completed', credentialVersion: 0 } });
@@ -78,15 +78,15 @@ describe('verifyPin', () => {
     const second = await issueChallenge({ ...LOGIN, requestHash: 'request-hash-2' }, setup);
     if (first.code === second.code) return; // one in a million: nothing to tell apart
     const enter = (id: string, requestHash: string) => entriesOf(setup.storage, { id, requestHash });
-    expect(await verifyPin(second.id, first.code, enter(second.id, 'request-hash-2'), setup.deps)).toMatchObject({ ok: false, reason: 'wrong' });
+    expect(await verifyOtp(second.id, first.code, enter(second.id, 'request-hash-2'), setup.deps)).toMatchObject({ ok: false, reason: 'wrong' });
     // Nor an entry made for another journey.
-    expect(await verifyPin(first.id, first.code, enter(first.id, 'request-hash-2'), setup.deps)).toEqual({ ok: false, reason: 'expired' });
-    expect((await verifyPin(first.id, first.code, enter(first.id, LOGIN.requestHash), setup.deps)).ok).toBe(true);
+    expect(await verifyOtp(first.id, first.code, enter(first.id, 'request-hash-2'), setup.deps)).toEqual({ ok: false, reason: 'expired' });
+    expect((await verifyOtp(first.id, first.code, enter(first.id, LOGIN.requestHash), setup.deps)).ok).toBe(true);
   });
 
   it('answers "gone" for an unknown challenge', async () => {
     const { deps, storage } = await otpSetup();
-    expect(await verifyPin('no-such-challenge', '123456', entriesOf(storage, { id: 'no-such-challenge', requestHash: LOGIN.requestHash }), deps)).toEqual({
+    expect(await verifyOtp('no-such-challenge', '123456', entriesOf(storage, { id: 'no-such-challenge', requestHash: LOGIN.requestHash }), deps)).toEqual({
       ok: false,
       reason: 'gone',
     });

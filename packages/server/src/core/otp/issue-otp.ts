@@ -8,7 +8,7 @@ import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import { oneTimePinMessage } from '../sms/one-time-pin-message.js';
 import { SmsDeliveryFailed, type SmsLog, type SmsSender } from '../sms/sms-sender.js';
-import { generateOtp, type OtpHasher } from './one-time-pin.js';
+import { generateOtp, type OtpHasher } from './otp-hasher.js';
 import type { OtpChallengeStore } from './otp-challenge-store.js';
 import type { OtpChallengeRecord, OtpPurpose } from './records.js';
 
@@ -33,7 +33,7 @@ export interface ChallengeInput {
 /**
  * A new one-time-PIN challenge and its code, not stored yet: the caller
  * stores the record (in the transaction that moves the journey) and then
- * delivers the code with {@link deliverPin}. The code itself is never stored.
+ * delivers the code with {@link deliverOtp}. The code itself is never stored.
  */
 export function newChallenge(input: ChallengeInput, deps: { hasher: OtpHasher; clock: Clock }): { record: OtpChallengeRecord; code: string } {
   const now = deps.clock.nowSeconds();
@@ -56,14 +56,14 @@ export function newChallenge(input: ChallengeInput, deps: { hasher: OtpHasher; c
 }
 
 /** What sending a code needs: the gateway, and where a failure is reported. */
-export interface PinDeliveryDeps {
+export interface OtpDeliveryDeps {
   readonly sms: SmsSender;
   readonly audit: AuditLog;
   readonly log?: SmsLog | undefined;
 }
 
 /** Who a code is sent for, as the log and the audit log name them (never the code, never the whole mobile). */
-export interface PinSendContext {
+export interface OtpSendContext {
   readonly clientId: string;
   readonly clientName: string;
   /** The client address of the request. */
@@ -97,7 +97,7 @@ export interface PinSendContext {
  * the customer is asked to try again. Any other failure (the sandbox's
  * outbox unreachable: 503) is thrown.
  */
-export async function deliverPin(to: string, code: string, context: PinSendContext, deps: PinDeliveryDeps): Promise<boolean> {
+export async function deliverOtp(to: string, code: string, context: OtpSendContext, deps: OtpDeliveryDeps): Promise<boolean> {
   if (context.signal?.aborted) {
     deps.log?.warn({ mobile: maskedMobile(to), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
     return false;
@@ -139,7 +139,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
  * audited as `sms.budget_spent`. The per-mobile and per-address budgets
  * are the customers' own and are not recorded.
  */
-export async function noteRefusedSend(refused: SendRefused, context: PinSendContext, deps: Pick<PinDeliveryDeps, 'audit' | 'log'>): Promise<SendRefusal> {
+export async function noteRefusedSend(refused: SendRefused, context: OtpSendContext, deps: Pick<OtpDeliveryDeps, 'audit' | 'log'>): Promise<SendRefusal> {
   if (refused.budget !== 'global') return { reason: 'rate_limited', budget: refused.budget, retryAfterSeconds: refused.retryAfterSeconds };
   deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
   await deps.audit.record({
@@ -157,17 +157,17 @@ function maskedMobile(mobile: string): string {
 }
 
 /** What resending needs. */
-export interface ResendPinDeps extends PinDeliveryDeps {
+export interface ResendOtpDeps extends OtpDeliveryDeps {
   readonly challenges: Pick<OtpChallengeStore, 'findOtpChallenge' | 'resendOtpChallenge' | 'consumeOtpChallenge'>;
   readonly hasher: OtpHasher;
   readonly sends: SendLimiter;
   readonly clock: Clock;
   /**
-   * How the new code goes out; by default {@link deliverPin}. A PIN reset
+   * How the new code goes out; by default {@link deliverOtp}. A PIN reset
    * hands it over after the answer (or, for a mobile without an account,
    * sends nothing) and says it went.
    */
-  readonly deliver?: ((to: string, code: string, context: PinSendContext) => Promise<boolean>) | undefined;
+  readonly deliver?: ((to: string, code: string, context: OtpSendContext) => Promise<boolean>) | undefined;
 }
 
 /**
@@ -177,10 +177,10 @@ export interface ResendPinDeps extends PinDeliveryDeps {
  * the new code the challenge is retired, and the next "send a new code"
  * starts a new one.
  */
-export async function resendPin(
+export async function resendOtp(
   challengeId: string,
-  context: PinSendContext,
-  deps: ResendPinDeps,
+  context: OtpSendContext,
+  deps: ResendOtpDeps,
 ): Promise<{ sent: true } | SendRefusal> {
   const now = deps.clock.nowSeconds();
   const challenge = await deps.challenges.findOtpChallenge(challengeId);
@@ -203,7 +203,7 @@ export async function resendPin(
     maxResends: OTP_MAX_RESENDS,
   });
   if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
-  const deliver = deps.deliver ?? ((to: string, pin: string, sent: PinSendContext) => deliverPin(to, pin, sent, deps));
+  const deliver = deps.deliver ?? ((to: string, otp: string, sent: OtpSendContext) => deliverOtp(to, otp, sent, deps));
   if (!(await deliver(challenge.mobile, code, context))) {
     // As with a first code: nothing may answer a code the customer never saw.
     await deps.challenges.consumeOtpChallenge(challengeId, now);

@@ -4,15 +4,15 @@ import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterEach } from 'vitest';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
-import { deliverPin, newChallenge, type ChallengeInput, type ResendPinDeps } from '../../../src/core/login/issue-pin.js';
-import { OtpHasher } from '../../../src/core/login/one-time-pin.js';
+import { deliverOtp, newChallenge, type ChallengeInput, type ResendOtpDeps } from '../../../src/core/otp/issue-otp.js';
+import { OtpHasher } from '../../../src/core/otp/otp-hasher.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
-import type { MakeEntry, VerifyPinDeps } from '../../../src/core/login/verify-pin.js';
+import type { MakeEntry, VerifyOtpDeps } from '../../../src/core/otp/verify-otp.js';
 import type { SignInCompletion } from '../../../src/core/journey/stores.js';
 import { OTP_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 import { SmsDeliveryFailed, type SmsMessage, type SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../../src/storage/ports.js';
+import type { Storage } from '../../../src/core/storage/storage.js';
 
 /** 2026-01-01T00:00:00Z. */
 export const T0 = 1_767_225_600;
@@ -77,7 +77,7 @@ export async function otpSetup(sends: SendLimiter = openLimiter()): Promise<{
   clock: FixedClock;
   sms: RecordingSender;
   hasher: OtpHasher;
-  deps: ResendPinDeps & VerifyPinDeps;
+  deps: ResendOtpDeps & VerifyOtpDeps;
 }> {
   const storage = await memoryStorage();
   const clock = fixedClock(T0);
@@ -109,7 +109,7 @@ export async function issueChallenge(
 ): Promise<{ id: string; code: string; delivered: boolean }> {
   const { record, code } = newChallenge(input, { hasher: setup.hasher, clock: setup.clock });
   await setup.storage.otpChallenges.insertOtpChallenge(record);
-  const delivered = await deliverPin(input.mobile, code, CONTEXT, { sms: setup.sms, audit: createAuditLog(setup.storage.audit, setup.clock) });
+  const delivered = await deliverOtp(input.mobile, code, CONTEXT, { sms: setup.sms, audit: createAuditLog(setup.storage.audit, setup.clock) });
   return { id: record.id, code, delivered };
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 const randomInt = vi.hoisted(() => vi.fn<(min: number, max: number) => number>());
 vi.mock('node:crypto', async (importOriginal) => ({ ...(await importOriginal<typeof import('node:crypto')>()), randomInt }));
 
-const { generateOtp } = await import('../../../src/core/login/one-time-pin.js');
+const { generateOtp } = await import('../../../src/core/otp/otp-hasher.js');
 
 describe('generateOtp range', () => {
   it('asks the CSPRNG for an integer in [0, 1000000) and keeps leading zeros', () => {
