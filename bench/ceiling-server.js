@@ -20,8 +20,8 @@
 // CEILING_WITH: empty (default), or a list of Connect's own parts to add
 // (separated by `,` or `+`), to measure what they cost on their own: `log` (Connect's
 // logger and its one request line per request, to stdout) and `headers`
-// (Connect's security headers). They come from packages/server/dist, so
-// Connect must be built.
+// (Connect's security headers). They come from the server package's public
+// entry (`@connect-auth/server`), so Connect must be built.
 import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -106,15 +106,13 @@ function authenticate(header) {
   return client;
 }
 
-const connectDist = new URL('../packages/server/dist/http/', import.meta.url);
 async function connectLogging() {
-  const { createLogger } = await import(new URL('logger.js', connectDist).href);
-  const { requestLogging } = await import(new URL('plugins/request-log.js', connectDist).href);
+  const { createLogger, requestLogging } = await import('@connect-auth/server');
   return requestLogging(createLogger({ level: 'info' }));
 }
 const app = Fastify({ ...(withParts.includes('log') ? await connectLogging() : { logger: false }), bodyLimit: 16 * 1024 });
 if (withParts.includes('headers')) {
-  const { securityHeaders } = await import(new URL('plugins/security-headers.js', connectDist).href);
+  const { securityHeaders } = await import('@connect-auth/server');
   const headers = securityHeaders({ hsts: false });
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(headers);

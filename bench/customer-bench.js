@@ -18,8 +18,8 @@
 //      refresh a moment before;
 //   4. POST /tokens: the client's own access token as Bearer, JSON body
 //      {refreshToken}, a fresh UUIDv4 Request-Reference-No per request;
-//   5. the resource-server check (openCustomerAccessCheck from the built
-//      package, same environment as the server): one valid customer access
+//   5. the resource-server check (openCustomerAccessCheck from
+//      `@connect-auth/server`, same environment as the server): one valid customer access
 //      token verified in a loop, single core, in-process, warm cache.
 //
 // See bench/README.md, "Customer token endpoints", for the knobs.
@@ -36,7 +36,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BENCH = join(ROOT, 'bench');
 const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
-const CONNECT_DIST = join(ROOT, 'packages/server/dist/index.js');
 
 // ------------------------------------------------- micro-benchmark (child mode)
 
@@ -44,7 +43,8 @@ const CONNECT_DIST = join(ROOT, 'packages/server/dist/index.js');
 // in this process (pinned by the parent) and prints one JSON line.
 if (process.argv[2] === '--check') {
   const { env, token, seconds, dist } = JSON.parse(process.argv[3]);
-  const { openCustomerAccessCheck } = await import(pathToFileURL(dist ?? CONNECT_DIST).href);
+  // This build's server package by its public entry, or another build's entry file.
+  const { openCustomerAccessCheck } = await import(dist ? pathToFileURL(dist).href : '@connect-auth/server');
   const check = await openCustomerAccessCheck(env);
   try {
     const first = await check.verify(token);

@@ -40,7 +40,7 @@ function parseServer(spec) {
   const connectRoot = at === -1 ? ROOT : resolve(named.slice(at + 1));
   if (!SERVERS[name]) fail(`BENCH_PAIR: unknown server "${name}"; known: ${Object.keys(SERVERS).join(', ')}`);
   if (at !== -1 && name !== 'connect') fail(`BENCH_PAIR: only connect takes @<checkout>, not ${name}`);
-  if (at !== -1 && !existsSync(join(connectRoot, 'packages/server/dist/cli/main.js'))) fail(`BENCH_PAIR: no built Connect in ${connectRoot}`);
+  if (at !== -1 && !['packages/server/bin/connect-auth.js', 'packages/server/dist/index.js'].every((file) => existsSync(join(connectRoot, file)))) fail(`BENCH_PAIR: no built Connect in ${connectRoot}`);
   const env = {};
   for (const setting of settings) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(setting);

@@ -27,3 +27,12 @@ export { openStorage } from './storage/kysely/open-storage.js';
 export type { DatabaseLocation } from './core/storage/storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';
 export { InsufficientScope, InvalidToken, OAuthError } from './core/errors.js';
+
+// Connect's request logging and security headers, for an embedder's own
+// Fastify routes (and the benchmark's ceiling server, bench/README.md).
+/** The server's logger: pino JSON lines with secrets redacted, as `connect-auth serve` logs. */
+export { createLogger } from './http/logger.js';
+/** The Fastify options that log one flat line per request through a logger, as Connect does. */
+export { requestLogging } from './http/plugins/request-log.js';
+/** The security headers Connect sets on every response, computed once (`hsts` for `https://` deployments). */
+export { securityHeaders } from './http/plugins/security-headers.js';
