@@ -16,27 +16,27 @@
  *   {@link startAuthorization}; the granted scope in `ClientToken.scope` and `CustomerTokens.scope`.
  * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
  */
-export { systemClock, type Clock } from './clock.js';
-export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './connect-options.js';
-export type { RetryOptions } from './retry.js';
-export { discover, type ConnectMetadata, type DiscoverOptions } from './discover.js';
+export { systemClock, type Clock } from './transport/clock.js';
+export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './transport/connect-options.js';
+export type { RetryOptions } from './transport/retry.js';
+export { discover, type ConnectMetadata, type DiscoverOptions } from './flows/discover.js';
 
-export { requestClientToken, type ClientToken, type ClientTokenRequest } from './client-credentials.js';
-export type { ScopeInput } from './scope.js';
+export { requestClientToken, type ClientToken, type ClientTokenRequest } from './flows/client-credentials.js';
+export type { ScopeInput } from './flows/scope.js';
 export {
   ClientCredentialsProvider,
   DEFAULT_RENEW_BEFORE_SECONDS,
   type ClientCredentialsProviderOptions,
-} from './client-credentials-provider.js';
+} from './stateful/client-credentials-provider.js';
 
-export { createPkce, randomToken, type Pkce } from './pkce.js';
-export { startAuthorization, type AuthorizationOptions, type PendingAuthorization } from './start-authorization.js';
-export { parseCallback, type AuthorizationCallback, type CallbackExpectations } from './parse-callback.js';
-export { exchangeCode, type CodeGrant } from './exchange-code.js';
-export type { CustomerTokens } from './customer-tokens.js';
-export { refreshCustomerToken, type RefreshEndpoint, type RefreshOptions } from './refresh-customer-token.js';
-export { revokeToken } from './revoke-token.js';
-export { MemoryTokenStore, type TokenStore } from './token-store.js';
+export { createPkce, randomToken, type Pkce } from './flows/pkce.js';
+export { startAuthorization, type AuthorizationOptions, type PendingAuthorization } from './flows/start-authorization.js';
+export { parseCallback, type AuthorizationCallback, type CallbackExpectations } from './flows/parse-callback.js';
+export { exchangeCode, type CodeGrant } from './flows/exchange-code.js';
+export type { CustomerTokens } from './flows/customer-tokens.js';
+export { refreshCustomerToken, type RefreshEndpoint, type RefreshOptions } from './stateful/refresh-customer-token.js';
+export { revokeToken } from './flows/revoke-token.js';
+export { MemoryTokenStore, type TokenStore } from './stateful/token-store.js';
 export {
   bearerToken,
   createTokenVerifier,
@@ -50,13 +50,13 @@ export {
   type VerifiedToken,
   type VerifiedTokenOf,
   type VerifyOptions,
-} from './token-verifier.js';
+} from './stateful/token-verifier.js';
 export {
   CustomerTokenManager,
   type AuthorizationParams,
   type CustomerTokenManagerOptions,
   type LinkedCustomer,
-} from './customer-token-manager.js';
+} from './stateful/customer-token-manager.js';
 
 export {
   AccessDenied,
@@ -90,4 +90,4 @@ export {
   type OAuthErrorCode,
   type ReauthorizationReason,
   type SdkErrorCode,
-} from './errors.js';
+} from './transport/errors.js';

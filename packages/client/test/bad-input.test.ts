@@ -17,7 +17,7 @@ import {
   type ConnectOptions,
   type CustomerTokens,
 } from '../src/index.js';
-import { HINTS } from '../src/errors.js';
+import { HINTS } from '../src/transport/errors.js';
 import { startConnect, type TestConnect } from './support/test-connect.js';
 import { BrowserSession } from './support/browser-session.js';
 import { sendJson, startLocalServer, type LocalServer } from './support/local-server.js';

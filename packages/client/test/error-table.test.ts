@@ -35,7 +35,7 @@ import {
   type ConnectOptions,
   type CustomerTokens,
 } from '../src/index.js';
-import { errorForCode, HINTS, type ConnectErrorCode } from '../src/errors.js';
+import { errorForCode, HINTS, type ConnectErrorCode } from '../src/transport/errors.js';
 import { BrowserSession } from './support/browser-session.js';
 import { sendJson, startLocalServer } from './support/local-server.js';
 import { repeatedPhrase } from './support/repeats.js';

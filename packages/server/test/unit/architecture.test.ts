@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -207,5 +208,89 @@ describe('architecture', () => {
 
   it('migrations never import application code', () => {
     expect(offenders('storage/kysely/migrations', /from '\.\.\/\.\.\/|from '\.\.\/(?!migrations)/)).toEqual([]);
+  });
+});
+
+/** The consumer SDK's sources; its layers, lowest first: a file imports only from its own layer or a lower one. */
+const SDK_SRC = join(REPO, 'packages/client/src');
+const SDK_LAYERS = ['transport', 'flows', 'stateful'] as const;
+
+/** File-to-file import arrows under `root` (paths relative to it, without extension); type-only imports count. */
+function fileGraph(root: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles(root)) {
+    const from = relative(root, file).replace(/\.ts$/, '');
+    const to = importsOf(file)
+      .flatMap((entry) => (entry.kind === 'local' ? [relative(root, resolve(SRC, entry.path))] : []))
+      .filter((path) => !path.startsWith('..') && path !== from);
+    graph.set(from, new Set(to));
+  }
+  return graph;
+}
+
+/** A file's layer: the index of its top folder in `layers`; a file at the root (`index.ts`) sits above them all, an unknown folder at -1. */
+function layerOf(path: string, layers: readonly string[]): number {
+  return path.includes('/') ? layers.indexOf(path.split('/')[0] as string) : layers.length;
+}
+
+/** Every arrow of the file graph under `root` that points from a lower layer to a higher one, or leaves a file outside the layers. */
+function layerViolations(root: string, layers: readonly string[]): string[] {
+  return [...fileGraph(root)].flatMap(([from, targets]) =>
+    layerOf(from, layers) < 0
+      ? [`${from} is in no layer`]
+      : [...targets].filter((to) => layerOf(to, layers) > layerOf(from, layers)).map((to) => `${from} imports ${to}`),
+  );
+}
+
+/** A folder of planted `.ts` files (name → text) for checking the checks; removed after `use`. */
+function withPlanted<T>(files: Record<string, string>, use: (root: string) => T): T {
+  const root = mkdtempSync(join(tmpdir(), 'connect-architecture-'));
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, name)), { recursive: true });
+      writeFileSync(join(root, name), text);
+    }
+    return use(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('architecture: files and the SDK layers', () => {
+  it('no files import each other in a circle, in the server or the SDK (type-only imports count)', () => {
+    expect(circles(fileGraph(SRC))).toEqual([]);
+    expect(circles(fileGraph(SDK_SRC))).toEqual([]);
+  });
+
+  it('finds a circle of files, type-only imports included (the check itself works)', () => {
+    const found = withPlanted(
+      {
+        'x/a.ts': "import type { B } from '../y/b.js';\nexport type A = B;\n",
+        'y/b.ts': "import { c } from './c.js';\nexport type B = typeof c;\n",
+        'y/c.ts': "export type { A } from '../x/a.js';\nexport const c = 1;\n",
+        'y/d.ts': "import { c } from './c.js';\nexport const d = c;\n",
+      },
+      (root) => circles(fileGraph(root)),
+    );
+    expect(found).toEqual([['x/a', 'y/b', 'y/c']]);
+  });
+
+  it('the SDK imports only downward: stateful/ → flows/ → transport/, and index.ts above them', () => {
+    expect(readdirSync(SDK_SRC).sort()).toEqual(['flows', 'index.ts', 'stateful', 'transport']);
+    expect(layerViolations(SDK_SRC, SDK_LAYERS)).toEqual([]);
+  });
+
+  it('finds an import from a lower layer to a higher one, and a file in no layer (the check itself works)', () => {
+    const found = withPlanted(
+      {
+        'index.ts': "export { f } from './flows/f.js';\n",
+        'transport/t.ts': "import type { F } from '../flows/f.js';\nexport type T = F;\n",
+        'flows/f.ts': "import { s } from '../stateful/s.js';\nexport type F = string;\nexport const f = s;\n",
+        'stateful/s.ts': "export const s = 1;\nexport { f } from '../flows/f.js';\n",
+        'misc/m.ts': 'export const m = 1;\n',
+      },
+      (root) => layerViolations(root, SDK_LAYERS),
+    );
+    expect(found.sort()).toEqual(['flows/f imports stateful/s', 'misc/m is in no layer', 'transport/t imports flows/f']);
   });
 });

@@ -10,10 +10,10 @@ import {
   TemporarilyUnavailable,
   Timeout,
   type ClientCredentialsProviderOptions,
-} from '../src/index.js';
-import { startConnect, type TestConnect } from './support/test-connect.js';
-import { forward, sendJson, startLocalServer, type LocalServer } from './support/local-server.js';
-import { recordingFetch, recordingSleep } from './support/recording-fetch.js';
+} from '../../src/index.js';
+import { startConnect, type TestConnect } from '../support/test-connect.js';
+import { forward, sendJson, startLocalServer, type LocalServer } from '../support/local-server.js';
+import { recordingFetch, recordingSleep } from '../support/recording-fetch.js';
 
 // The provider against real Connect servers: one with the default lifetime, one with 120 s.
 let connect: TestConnect;

@@ -1,4 +1,4 @@
-import type { CustomerTokens } from './customer-tokens.js';
+import type { CustomerTokens } from '../flows/customer-tokens.js';
 
 /**
  * Where a {@link CustomerTokenManager} keeps each customer's tokens, by a

@@ -1,6 +1,9 @@
-import { checkUrl } from './connect-options.js';
+import { checkUrl } from '../transport/connect-options.js';
+import type { PendingAuthorization } from '../transport/pending-authorization.js';
 import { createPkce, randomToken } from './pkce.js';
 import { scopeParameter, type ScopeInput } from './scope.js';
+
+export type { PendingAuthorization } from '../transport/pending-authorization.js';
 
 /** What the authorization request says. */
 export interface AuthorizationOptions {
@@ -24,22 +27,6 @@ export interface AuthorizationOptions {
    * scope granted comes back with the tokens (`CustomerTokens.scope`).
    */
   readonly scope?: ScopeInput | undefined;
-}
-
-/**
- * An authorization in progress: send the browser to `url`, and keep
- * `state` and `codeVerifier` (server-side, with the customer's session)
- * until the callback arrives.
- */
-export interface PendingAuthorization {
-  /** `{auth_url}/authorize?…`, ready for a redirect. */
-  readonly url: string;
-  /** Must come back unchanged in the callback. */
-  readonly state: string;
-  /** The PKCE verifier for the code exchange; `undefined` without PKCE. Keep it secret. */
-  readonly codeVerifier: string | undefined;
-  /** The redirect URI of the request; the code exchange repeats it. */
-  readonly redirectUri: string;
 }
 
 /**

@@ -1,14 +1,14 @@
 import { ClientCredentialsProvider, DEFAULT_RENEW_BEFORE_SECONDS, renewalMargin } from './client-credentials-provider.js';
-import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import type { CustomerTokens } from './customer-tokens.js';
-import { InvalidGrant, ReauthorizationRequired, type ReauthorizationReason } from './errors.js';
-import { exchangeCode } from './exchange-code.js';
-import { parseCallback, type AuthorizationCallback } from './parse-callback.js';
-import { raceAbort } from './race-abort.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
+import type { CustomerTokens } from '../flows/customer-tokens.js';
+import { InvalidGrant, ReauthorizationRequired, type ReauthorizationReason } from '../transport/errors.js';
+import { exchangeCode } from '../flows/exchange-code.js';
+import { parseCallback, type AuthorizationCallback } from '../flows/parse-callback.js';
+import { raceAbort } from '../transport/race-abort.js';
 import { refreshAtToken, refreshAtTokens, type RefreshEndpoint } from './refresh-customer-token.js';
-import { revokeToken } from './revoke-token.js';
-import type { ScopeInput } from './scope.js';
-import { startAuthorization, type PendingAuthorization } from './start-authorization.js';
+import { revokeToken } from '../flows/revoke-token.js';
+import type { ScopeInput } from '../flows/scope.js';
+import { startAuthorization, type PendingAuthorization } from '../flows/start-authorization.js';
 import { MemoryTokenStore, type TokenStore } from './token-store.js';
 
 /** Per-customer parameters of an authorization request. */

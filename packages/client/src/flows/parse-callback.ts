@@ -1,4 +1,4 @@
-import { errorForCode, InvalidCallback, IssuerMismatch, StateMismatch } from './errors.js';
+import { errorForCode, InvalidCallback, IssuerMismatch, StateMismatch } from '../transport/errors.js';
 
 /** A successful callback: the code to exchange and who the customer is. */
 export interface AuthorizationCallback {

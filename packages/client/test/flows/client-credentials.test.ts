@@ -1,7 +1,7 @@
 import { fixedClock } from '@connect-auth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectError, InvalidClient, InvalidResponse, isConnectError, requestClientToken } from '../src/index.js';
-import { startConnect, type TestConnect } from './support/test-connect.js';
+import { ConnectError, InvalidClient, InvalidResponse, isConnectError, requestClientToken } from '../../src/index.js';
+import { startConnect, type TestConnect } from '../support/test-connect.js';
 
 // requestClientToken: one request, against a real Connect server on an ephemeral port.
 let connect: TestConnect;

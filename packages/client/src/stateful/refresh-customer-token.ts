@@ -1,10 +1,10 @@
 import { ClientCredentialsProvider } from './client-credentials-provider.js';
-import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import { customerTokensFrom, serverClockOffset, type CustomerTokens } from './customer-tokens.js';
-import { InvalidGrant, InvalidResponse, InvalidToken } from './errors.js';
-import { requestTokens } from './token-endpoint.js';
-import { withRetry } from './retry.js';
-import { sendRequest } from './send-request.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
+import { customerTokensFrom, serverClockOffset, type CustomerTokens } from '../flows/customer-tokens.js';
+import { InvalidGrant, InvalidResponse, InvalidToken } from '../transport/errors.js';
+import { requestTokens } from '../transport/token-endpoint.js';
+import { withRetry } from '../transport/retry.js';
+import { sendRequest } from '../transport/send-request.js';
 
 /**
  * Where a customer token is refreshed: `token` is `POST {auth_url}/token`

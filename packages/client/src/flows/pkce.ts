@@ -1,4 +1,4 @@
-import { encodeBase64Url } from './base64url.js';
+import { encodeBase64Url } from '../transport/base64url.js';
 
 /** A PKCE pair (RFC 7636): keep `codeVerifier` secret until the code exchange. */
 export interface Pkce {

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientCredentialsProvider, discover, InvalidResponse, IssuerMismatch } from '../src/index.js';
-import { startConnect, type TestConnect } from './support/test-connect.js';
-import { sendJson, startLocalServer } from './support/local-server.js';
+import { ClientCredentialsProvider, discover, InvalidResponse, IssuerMismatch } from '../../src/index.js';
+import { startConnect, type TestConnect } from '../support/test-connect.js';
+import { sendJson, startLocalServer } from '../support/local-server.js';
 
 // Discovery (RFC 8414) against real Connect servers: one at the root of its host, one whose auth URL has a path.
 let connect: TestConnect;

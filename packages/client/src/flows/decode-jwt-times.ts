@@ -1,4 +1,4 @@
-import { decodeBase64UrlText } from './base64url.js';
+import { decodeBase64UrlText } from '../transport/base64url.js';
 
 /** The time claims of a JWT, when present and numeric. */
 export interface JwtTimes {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import * as sdk from '../src/index.js';
-import { ConnectError, HINTS, InvalidClient, ReauthorizationRequired, type ConnectErrorCode } from '../src/errors.js';
+import * as sdk from '../../src/index.js';
+import { ConnectError, HINTS, InvalidClient, ReauthorizationRequired, type ConnectErrorCode } from '../../src/transport/errors.js';
 
 // Every error says what to do next: a hint per code, as the last sentence of its message.
 const pending = { url: 'http://connect.example/authorize?x', state: 's', codeVerifier: 'v', redirectUri: 'http://shop.example/cb' };

@@ -1,6 +1,6 @@
 import type { ConnectErrorCode, OAuthErrorCode } from './error-codes.js';
 import { HINTS, hintFor } from './hints.js';
-import type { PendingAuthorization } from './start-authorization.js';
+import type { PendingAuthorization } from './pending-authorization.js';
 
 export type { ConnectErrorCode, OAuthErrorCode, SdkErrorCode } from './error-codes.js';
 

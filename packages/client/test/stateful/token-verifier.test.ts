@@ -17,10 +17,10 @@ import {
   type CustomerTokens,
   type TokenVerifierOptions,
   type VerifiedCustomerToken,
-} from '../src/index.js';
-import { BrowserSession } from './support/browser-session.js';
-import { recordingFetch } from './support/recording-fetch.js';
-import { startConnect, type TestConnect } from './support/test-connect.js';
+} from '../../src/index.js';
+import { BrowserSession } from '../support/browser-session.js';
+import { recordingFetch } from '../support/recording-fetch.js';
+import { startConnect, type TestConnect } from '../support/test-connect.js';
 
 /*
  * createTokenVerifier against a real Connect server whose clock is the

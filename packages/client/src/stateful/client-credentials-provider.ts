@@ -1,8 +1,8 @@
-import { fetchClientToken, type ClientToken } from './client-credentials.js';
-import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import { raceAbort } from './race-abort.js';
-import { withRetry } from './retry.js';
-import { scopeParameter, type ScopeInput } from './scope.js';
+import { fetchClientToken, type ClientToken } from '../flows/client-credentials.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
+import { raceAbort } from '../transport/race-abort.js';
+import { withRetry } from '../transport/retry.js';
+import { scopeParameter, type ScopeInput } from '../flows/scope.js';
 
 /** Options of a {@link ClientCredentialsProvider}. */
 export interface ClientCredentialsProviderOptions extends ConnectOptions {

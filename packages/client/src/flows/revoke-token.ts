@@ -1,6 +1,6 @@
-import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions } from './connect-options.js';
-import { withRetry } from './retry.js';
-import { sendRequest } from './send-request.js';
+import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions } from '../transport/connect-options.js';
+import { withRetry } from '../transport/retry.js';
+import { sendRequest } from '../transport/send-request.js';
 
 /**
  * Revokes a token at `POST {auth_url}/revoke` (RFC 7009). Revoking a

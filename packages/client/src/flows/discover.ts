@@ -1,8 +1,8 @@
-import { checkUrl, DEFAULT_TIMEOUT_MS, type RequestOptions } from './connect-options.js';
-import { systemClock } from './clock.js';
-import { InvalidResponse, IssuerMismatch } from './errors.js';
-import { withRetry, type RetryOptions } from './retry.js';
-import { sendRequest, type JsonAnswer } from './send-request.js';
+import { checkUrl, DEFAULT_TIMEOUT_MS, type RequestOptions } from '../transport/connect-options.js';
+import { systemClock } from '../transport/clock.js';
+import { InvalidResponse, IssuerMismatch } from '../transport/errors.js';
+import { withRetry, type RetryOptions } from '../transport/retry.js';
+import { sendRequest, type JsonAnswer } from '../transport/send-request.js';
 
 /** How {@link discover} sends its request. */
 export interface DiscoverOptions extends RequestOptions {

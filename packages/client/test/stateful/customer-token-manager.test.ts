@@ -10,10 +10,10 @@ import {
   revokeToken,
   type ConnectOptions,
   type CustomerTokenManagerOptions,
-} from '../src/index.js';
-import { startConnect, type TestConnect } from './support/test-connect.js';
-import { BrowserSession } from './support/browser-session.js';
-import { recordingFetch, recordingSleep, type Intercept } from './support/recording-fetch.js';
+} from '../../src/index.js';
+import { startConnect, type TestConnect } from '../support/test-connect.js';
+import { BrowserSession } from '../support/browser-session.js';
+import { recordingFetch, recordingSleep, type Intercept } from '../support/recording-fetch.js';
 
 /*
  * The renewal rules of docs/consumer-guide.md ("When to renew which token")

@@ -1,6 +1,6 @@
-import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
 import { scopeParameter, type ScopeInput } from './scope.js';
-import { requestTokens } from './token-endpoint.js';
+import { requestTokens } from '../transport/token-endpoint.js';
 
 /** A client-credentials access token (docs/consumer-guide.md): send it as `Authorization: Bearer …`. */
 export interface ClientToken {

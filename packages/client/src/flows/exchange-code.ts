@@ -1,6 +1,6 @@
-import { resolveOptions, type ConnectOptions, type RequestOptions } from './connect-options.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions } from '../transport/connect-options.js';
 import { customerTokensFrom, type CustomerTokens } from './customer-tokens.js';
-import { requestTokens } from './token-endpoint.js';
+import { requestTokens } from '../transport/token-endpoint.js';
 
 /** The authorization code and what the authorization request said. */
 export interface CodeGrant {

@@ -1,9 +1,9 @@
-import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from './connect-options.js';
-import { InsufficientScope, InvalidResponse, InvalidToken } from './errors.js';
-import { raceAbort } from './race-abort.js';
-import { withRetry } from './retry.js';
-import { grantedScopes, scopeTokens, type ScopeInput } from './scope.js';
-import { sendRequest } from './send-request.js';
+import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
+import { InsufficientScope, InvalidResponse, InvalidToken } from '../transport/errors.js';
+import { raceAbort } from '../transport/race-abort.js';
+import { withRetry } from '../transport/retry.js';
+import { grantedScopes, scopeTokens, type ScopeInput } from '../flows/scope.js';
+import { sendRequest } from '../transport/send-request.js';
 
 /** The two kinds of access token Connect issues: a customer's (a JWE) and a client's own (a JWT). */
 export type TokenKind = 'customer' | 'client';
