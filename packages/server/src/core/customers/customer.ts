@@ -26,18 +26,6 @@ export interface Customer {
   readonly updatedAt: number;
 }
 
-/**
- * The masked user ID sent to the consumer (`userId`): the country code and
- * the last four digits stay, every other digit becomes `*`.
- *
- * @example maskMobile('+639171234567', '63') === '+63******4567'
- */
-export function maskMobile(mobile: string, countryCallingCode: string): string {
-  const national = mobile.slice(1 + countryCallingCode.length);
-  const visible = national.slice(-4);
-  return `+${countryCallingCode}${'*'.repeat(Math.max(0, national.length - visible.length))}${visible}`;
-}
-
 /** Whether PIN login of `customer` is locked (too many wrong PINs) at `now`. */
 export function isPinLocked(customer: Customer, now: number): boolean {
   return customer.lockedUntil !== null && customer.lockedUntil > now;

@@ -3,7 +3,7 @@ import type { ClientAddress } from '../client-address.js';
 import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import { parseMobile } from '../customers/mobile.js';
+import { maskedMobile } from '../customers/mobile.js';
 import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import { oneTimePinMessage } from '../sms/one-time-pin-message.js';
@@ -99,7 +99,7 @@ export interface PinSendContext {
  */
 export async function deliverPin(to: string, code: string, context: PinSendContext, deps: PinDeliveryDeps): Promise<boolean> {
   if (context.signal?.aborted) {
-    deps.log?.warn({ mobile: maskedMobile(to), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
+    deps.log?.warn({ mobile: maskedMobile(to, 'log'), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
     return false;
   }
   try {
@@ -116,7 +116,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
   } catch (error) {
     if (!(error instanceof SmsDeliveryFailed)) throw error;
     const { reason } = error;
-    const mobile = maskedMobile(to);
+    const mobile = maskedMobile(to, 'log');
     // A message refused is this message's matter: one line. A gateway down or
     // too slow is an outage, logged once for all its codes by the log of
     // outages (docs/operator-guide.md, "When a dependency fails").
@@ -150,10 +150,6 @@ export async function noteRefusedSend(refused: SendRefused, context: PinSendCont
     details: { client_id: context.clientId, budget: 'global', retry_after: refused.retryAfterSeconds },
   });
   return { reason: 'budget_spent', retryAfterSeconds: refused.retryAfterSeconds };
-}
-
-function maskedMobile(mobile: string): string {
-  return parseMobile(mobile)?.masked ?? `${mobile.slice(0, 3)}…`;
 }
 
 /** What resending needs. */
