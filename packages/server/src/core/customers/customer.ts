@@ -14,7 +14,7 @@ export type CustomerStatus = 'active' | 'locked';
  */
 export interface Customer {
   readonly profileId: string;
-  /** E.164, e.g. `+639171234567`. */
+  /** E.164, e.g. `+639171234567`: `mobileOf` reads it as a `MobileNumber`, `maskedMobile` masks it. */
   readonly mobile: string;
   readonly name: string | null;
   readonly pinHash: string;
