@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import { maskedMobile } from '../customers/mobile.js';
+import { auditActor } from '../audit/audit-actor.js';
 import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import { oneTimePinMessage } from '../sms/one-time-pin-message.js';
@@ -123,7 +124,7 @@ export async function deliverPin(to: string, code: string, context: PinSendConte
     if (error.refused) deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway refused it');
     await deps.audit.record({
       type: 'sms.send_failed',
-      actor: `ip:${context.address.ip}`,
+      actor: auditActor({ kind: 'address', ip: context.address.ip }),
       subject: context.profileId ?? mobile,
       outcome: 'failure',
       details: { client_id: context.clientId, reason },
@@ -144,7 +145,7 @@ export async function noteRefusedSend(refused: SendRefused, context: PinSendCont
   deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
   await deps.audit.record({
     type: 'sms.budget_spent',
-    actor: `ip:${context.address.ip}`,
+    actor: auditActor({ kind: 'address', ip: context.address.ip }),
     subject: null,
     outcome: 'failure',
     details: { client_id: context.clientId, budget: 'global', retry_after: refused.retryAfterSeconds },
