@@ -3,6 +3,7 @@ import type { Runtime } from '../compose/runtime.js';
 import type { Config } from '../config/schema.js';
 import { MAX_SCOPE_DESCRIPTION_LENGTH } from '../core/clients/manage-clients.js';
 import { checkNewMobile } from '../core/customers/manage-customers.js';
+import type { MobileNumber } from '../core/customers/mobile.js';
 import { auditCommand } from './commands/audit.js';
 import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient, type ClientsOptions } from './commands/clients.js';
 import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
@@ -235,15 +236,16 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
     .option('--json', JSON_OPTION)
     .action((options: PinOptions & { mobile?: string; name?: string }, cmd: Command) => {
       let pin = '';
+      let mobile: MobileNumber | undefined;
       return actions.run(
         {
           async prepare(config) {
             if (!options.mobile) throw new UsageError('--mobile is required');
             // The mobile is checked before the PIN is asked for; whether it is registered already, when the customer is inserted.
-            checkNewMobile(options.mobile, config.smsCountries);
+            mobile = checkNewMobile(options.mobile, config.smsCountries);
             pin = await readNewPin(options, actions.input);
           },
-          run: (runtime) => createCustomerCommand(runtime, { mobile: options.mobile, pin, name: options.name }),
+          run: (runtime) => createCustomerCommand(runtime, { mobile, pin, name: options.name }),
         },
         json(cmd),
       );

@@ -1,15 +1,18 @@
 import { userInfo } from 'node:os';
+import { auditActor, type AuditActor } from '../../core/audit/audit-actor.js';
 import { createAuditLog, type AuditEvent } from '../../core/audit/audit-log.js';
 import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../core/storage/storage.js';
 
 /** Who runs the command, as the audit log names it: `cli:<system user>`. */
-export function cliActor(): string {
+export function cliActor(): AuditActor {
+  let name: string;
   try {
-    return `cli:${userInfo().username}`;
+    name = userInfo().username;
   } catch {
-    return 'cli:unknown';
+    name = 'unknown';
   }
+  return auditActor({ kind: 'operator', name });
 }
 
 /** Records an admin action done by this command, in the transaction `tx` when given. */

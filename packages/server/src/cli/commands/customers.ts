@@ -1,7 +1,7 @@
 import { createCustomer, findCustomerByReference, hashNewPin } from '../../core/customers/manage-customers.js';
 import { lockCustomer, unlockCustomer } from '../../core/operator/lock-customer.js';
 import type { Customer } from '../../core/customers/customer.js';
-import { parseMobile } from '../../core/customers/mobile.js';
+import { maskedMobile, type MobileNumber } from '../../core/customers/mobile.js';
 import type { Runtime } from '../../compose/runtime.js';
 import { NotFound } from '../../core/storage-errors.js';
 import { recordAdminAction } from './audit-actor.js';
@@ -12,7 +12,7 @@ function customerView(customer: Customer, now: number) {
   return {
     profileId: customer.profileId,
     mobile: customer.mobile,
-    userId: parseMobile(customer.mobile)?.masked ?? customer.mobile,
+    userId: maskedMobile(customer.mobile, 'page'),
     name: customer.name,
     status: customer.status,
     lockedUntil: customer.lockedUntil !== null && customer.lockedUntil > now ? isoTime(customer.lockedUntil) : null,
@@ -52,20 +52,22 @@ async function findOrFail(runtime: Runtime, reference: string | undefined): Prom
 
 /**
  * `customers create --mobile E164 [--pin DIGITS | --pin-stdin] [--name N]`,
- * once the PIN has been read (`readNewPin`).
+ * once the PIN has been read (`readNewPin`); `mobile` as checked then
+ * (`checkNewMobile`), or as typed.
  */
 export async function createCustomerCommand(
   runtime: Runtime,
-  options: { mobile?: string | undefined; pin?: string | undefined; name?: string | undefined },
+  options: { mobile?: MobileNumber | string | undefined; pin?: string | undefined; name?: string | undefined },
 ): Promise<CommandResult> {
-  if (!options.mobile) throw new UsageError('--mobile is required');
-  if (!options.pin) throw new UsageError('a PIN is required');
+  const { mobile: typed, pin } = options;
+  if (!typed) throw new UsageError('--mobile is required');
+  if (!pin) throw new UsageError('a PIN is required');
   // The PIN hash takes about 100 ms: done before the transaction, which holds
   // the database's write lock until it ends (docs/operator-guide.md).
-  const pinHash = await hashNewPin(options.pin);
+  const pinHash = await hashNewPin(pin);
   const { customer, mobile } = await runtime.storage.transaction(async (tx) => {
     const created = await createCustomer(
-      { mobile: options.mobile as string, pin: options.pin as string, pinHash, name: options.name },
+      { mobile: typed, pin, pinHash, name: options.name },
       { customers: tx.customers, clock: runtime.clock, smsCountries: runtime.config.smsCountries },
     );
     await recordAdminAction(runtime, { type: 'customer.created', subject: created.customer.profileId }, tx);

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import type { AuditActor } from './audit-actor.js';
 
 /** Everything the audit log records: admin actions and security events. */
 export type AuditEventType =
@@ -49,8 +50,8 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
 /** One thing that happened. Details hold identifiers and reasons, never a secret, token, PIN or code. */
 export interface AuditEvent {
   readonly type: AuditEventType;
-  /** Who did it: `cli:<user>`, `client:<id>`, `ip:<address>`, `system`. */
-  readonly actor: string;
+  /** Who did it: `cli:<user>`, `client:<id>`, `ip:<address>`, `system` (`auditActor` renders one). */
+  readonly actor: AuditActor;
   /** What it was done to: a client ID, profile ID, `kid`, ... */
   readonly subject: string | null;
   readonly outcome: 'success' | 'failure';
@@ -59,8 +60,12 @@ export interface AuditEvent {
   readonly requestId?: string | undefined;
 }
 
-/** An event as stored. */
-export interface AuditRecord extends AuditEvent {
+/**
+ * An event as stored. Its `actor` is a string: what this version records
+ * is an {@link AuditActor}, what the store lists is whatever it holds.
+ */
+export interface AuditRecord extends Omit<AuditEvent, 'actor'> {
+  readonly actor: string;
   readonly id: string;
   /** Epoch seconds. */
   readonly at: number;

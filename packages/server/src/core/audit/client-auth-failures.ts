@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { InvalidClient } from '../errors.js';
+import { auditActor, type AuditActor } from './audit-actor.js';
 import type { AuditEvent, AuditLog } from './audit-log.js';
 
 /**
@@ -10,7 +11,7 @@ import type { AuditEvent, AuditLog } from './audit-log.js';
 export const AUTH_FAILURE_GROUPS_PER_MINUTE = 100;
 
 /** The actor of the events that collect the failures past the per-minute bound: many addresses. */
-export const MANY_ADDRESSES_ACTOR = 'ip:*';
+export const MANY_ADDRESSES_ACTOR: AuditActor = auditActor({ kind: 'address', ip: '*' });
 
 /** Where a failed client authentication came from. */
 export interface ClientAuthFailureSource {
@@ -64,7 +65,7 @@ export function createClientAuthFailureAudit(
       known || error.claimedClientId === undefined
         ? { method: error.attemptedMethod, reason: error.description }
         : { method: error.attemptedMethod, reason: error.description, client: 'unknown' };
-    const actor = `ip:${source.ip ?? 'unknown'}`;
+    const actor = auditActor({ kind: 'address', ip: source.ip ?? 'unknown' });
 
     const now = clock.nowSeconds();
     const thisMinute = now - (now % 60);

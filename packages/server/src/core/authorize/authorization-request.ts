@@ -3,6 +3,7 @@ import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { InvalidScope, parameterLabel } from '../errors.js';
 import { grantScope } from '../scopes.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
+import type { RedirectErrorCode } from './redirect.js';
 
 /** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
 export type Prompt = 'login' | 'none';
@@ -60,7 +61,7 @@ export type AuthorizationRequestCheck =
   | {
       readonly kind: 'redirect_error';
       readonly redirectUri: string;
-      readonly error: string;
+      readonly error: RedirectErrorCode;
       readonly description: string;
       readonly state: string | null;
     };
@@ -109,7 +110,7 @@ export async function checkAuthorizationRequest(
 
   const stateValue = single('state');
   const state = stateValue === 'repeated' || stateValue === undefined || stateValue.length > MAX_VALUE_LENGTH ? null : stateValue;
-  const fail = (error: string, description: string): AuthorizationRequestCheck => ({
+  const fail = (error: RedirectErrorCode, description: string): AuthorizationRequestCheck => ({
     kind: 'redirect_error',
     redirectUri,
     error,

@@ -1,3 +1,21 @@
+import { conformantDescription } from '../errors.js';
+
+/**
+ * The `error` codes a redirect carries back to the client: RFC 6749
+ * §4.1.2.1's, and OpenID Connect Core 1.0 §3.1.2.6's `login_required` and
+ * `consent_required`, the answers to `prompt=none` (docs/journey.md).
+ */
+export type RedirectErrorCode =
+  | 'invalid_request'
+  | 'unauthorized_client'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'login_required'
+  | 'consent_required';
+
 /**
  * Adds parameters to a redirect URI, keeping any query it already has
  * (RFC 6749 §3.1.2) and never touching anything else of it.
@@ -28,4 +46,18 @@ const SHOWN_URI_LENGTH = 512;
 export function maskedRedirectUri(uri: string): string {
   const masked = uri.replace(/([?#]).*$/s, '$1…');
   return masked.length > SHOWN_URI_LENGTH ? `${masked.slice(0, SHOWN_URI_LENGTH)}…` : masked;
+}
+
+/**
+ * The redirect that carries an error back to a verified redirect URI, with
+ * `state` and `iss`; its description in the characters RFC 6749 §4.1.2.1 allows.
+ */
+export function buildErrorRedirect(
+  redirectUri: string,
+  error: RedirectErrorCode,
+  description: string,
+  state: string | null,
+  issuer: string,
+): string {
+  return buildRedirect(redirectUri, { error, error_description: conformantDescription(description), state, iss: issuer });
 }

@@ -18,6 +18,7 @@ export interface CustomerPatch {
 /** Customer accounts. A mobile number belongs to one account at most. */
 export interface CustomerStore {
   findCustomer(profileId: string): Promise<Customer | undefined>;
+  /** The customer of a mobile number in E.164 (`MobileNumber.e164`, or a stored `Customer.mobile`). */
   findCustomerByMobile(mobile: string): Promise<Customer | undefined>;
   /** Every customer, oldest first. */
   listCustomers(): Promise<Customer[]>;

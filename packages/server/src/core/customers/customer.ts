@@ -14,7 +14,7 @@ export type CustomerStatus = 'active' | 'locked';
  */
 export interface Customer {
   readonly profileId: string;
-  /** E.164, e.g. `+639171234567`. */
+  /** E.164, e.g. `+639171234567`: `mobileOf` reads it as a `MobileNumber`, `maskedMobile` masks it. */
   readonly mobile: string;
   readonly name: string | null;
   readonly pinHash: string;
@@ -24,18 +24,6 @@ export interface Customer {
   readonly credentialVersion: number;
   readonly createdAt: number;
   readonly updatedAt: number;
-}
-
-/**
- * The masked user ID sent to the consumer (`userId`): the country code and
- * the last four digits stay, every other digit becomes `*`.
- *
- * @example maskMobile('+639171234567', '63') === '+63******4567'
- */
-export function maskMobile(mobile: string, countryCallingCode: string): string {
-  const national = mobile.slice(1 + countryCallingCode.length);
-  const visible = national.slice(-4);
-  return `+${countryCallingCode}${'*'.repeat(Math.max(0, national.length - visible.length))}${visible}`;
 }
 
 /** Whether PIN login of `customer` is locked (too many wrong PINs) at `now`. */

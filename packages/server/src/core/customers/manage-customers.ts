@@ -67,8 +67,8 @@ export async function hashNewPin(pin: string): Promise<string> {
  *
  * @throws CustomerValidationError when it is not.
  */
-export function checkNewMobile(input: string, smsCountries?: readonly string[]): MobileNumber {
-  const mobile = parseMobile(input);
+export function checkNewMobile(input: string | MobileNumber, smsCountries?: readonly string[]): MobileNumber {
+  const mobile = typeof input === 'string' ? parseMobile(input) : input;
   if (!mobile) throw new CustomerValidationError('mobile must be a valid mobile number in international format, e.g. +639171234567');
   const refusal = pinDestinationRefusal(mobile, smsCountries);
   if (refusal === 'no_country') throw new CustomerValidationError(`mobile ${mobile.e164} belongs to no country (satellite or international network): one-time PINs are never sent there`);
@@ -85,7 +85,7 @@ export function checkNewMobile(input: string, smsCountries?: readonly string[]):
  * taken as it is: its PIN was checked when it was hashed.
  */
 export async function createCustomer(
-  input: { mobile: string; pin: string; name?: string | null | undefined; pinHash?: string },
+  input: { mobile: string | MobileNumber; pin: string; name?: string | null | undefined; pinHash?: string },
   deps: CustomerAdminDeps,
 ): Promise<{ customer: Customer; mobile: MobileNumber }> {
   const mobile = checkNewMobile(input.mobile, deps.smsCountries);
@@ -99,7 +99,7 @@ export async function createCustomer(
   const now = deps.clock.nowSeconds();
   // A profile ID collision is astronomically rare; retry a few times all the same.
   for (let attempt = 0; ; attempt++) {
-    const customer = newCustomer({ mobile: mobile.e164, pinHash, name }, now);
+    const customer = newCustomer({ mobile, pinHash, name }, now);
     try {
       await deps.customers.insertCustomer(customer);
       return { customer, mobile };
@@ -114,11 +114,14 @@ export async function createCustomer(
   }
 }
 
-/** A new, active customer record with a fresh profile ID; `mobile` is E.164 and `pinHash` from `hashPin`. */
-export function newCustomer(input: { mobile: string; pinHash: string; name?: string | null }, now: number): Customer {
+/**
+ * A new, active customer record with a fresh profile ID; `mobile` is the
+ * value or its E.164 string, and `pinHash` from `hashPin`.
+ */
+export function newCustomer(input: { mobile: string | MobileNumber; pinHash: string; name?: string | null }, now: number): Customer {
   return {
     profileId: generateProfileId(),
-    mobile: input.mobile,
+    mobile: typeof input.mobile === 'string' ? input.mobile : input.mobile.e164,
     name: input.name ?? null,
     pinHash: input.pinHash,
     status: 'active',

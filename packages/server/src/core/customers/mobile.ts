@@ -1,16 +1,19 @@
 import { getExampleNumber, isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import mobileExampleNumbers from 'libphonenumber-js/mobile/examples';
-import { maskMobile } from './customer.js';
 
 const NOT_SMS_CAPABLE = new Set(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOICEMAIL', 'PAGER', 'UAN']);
 
-/** A mobile number checked and normalised. */
+/**
+ * A mobile number checked and normalised: made once, by {@link parseMobile},
+ * where a number enters (a form, `user_id`, the command line), and passed on
+ * as this value rather than as the string it was typed as.
+ */
 export interface MobileNumber {
   /** E.164, e.g. `+639171234567`. */
   readonly e164: string;
   /** The country calling code without `+`, e.g. `63`. */
   readonly countryCallingCode: string;
-  /** The masked form shown to consumers (`userId`). */
+  /** The masked form shown to consumers (`userId`, pages, logs): {@link maskMobile}. */
   readonly masked: string;
   /**
    * The ISO 3166 alpha-2 country the number belongs to, e.g. `PH`;
@@ -44,7 +47,10 @@ export function pinDestinationRefusal(mobile: MobileNumber, countries: readonly 
 
 /**
  * Parses a mobile number and checks it is a valid number that can receive
- * SMS; `undefined` otherwise. Spaces, dashes and brackets are tolerated.
+ * SMS; `undefined` otherwise. The edge's function: a number typed or sent
+ * (a form, `user_id`, the command line) is parsed here once, and the
+ * {@link MobileNumber} it makes is what travels on; a stored E.164 number
+ * is masked with {@link maskedMobile}. Spaces, dashes and brackets are tolerated.
  * Without `defaultCountry` only the international format is read (`+` and
  * country code: `user_id`, the command line). With it (`CONNECT_DEFAULT_COUNTRY`,
  * the hosted pages' mobile fields) a number as customers of that country
@@ -71,6 +77,59 @@ export function parseMobile(value: string, options: { readonly defaultCountry?: 
   if (NOT_SMS_CAPABLE.has(phone.getType() ?? '')) return undefined;
   const countryCallingCode = String(phone.countryCallingCode);
   return { e164: phone.number, countryCallingCode, masked: maskMobile(phone.number, countryCallingCode), country: phone.country };
+}
+
+/**
+ * The masked user ID sent to the consumer (`userId`): the country code and
+ * the last four digits stay, every other digit becomes `*`.
+ *
+ * @example maskMobile('+639171234567', '63') === '+63******4567'
+ */
+export function maskMobile(mobile: string, countryCallingCode: string): string {
+  const national = mobile.slice(1 + countryCallingCode.length);
+  const visible = national.slice(-4);
+  return `+${countryCallingCode}${'*'.repeat(Math.max(0, national.length - visible.length))}${visible}`;
+}
+
+/**
+ * Where a masked mobile number is shown, which decides what stands for a
+ * number that does not parse (a stored one libphonenumber no longer reads):
+ * - `user_id`: the `userId` of a redirect or a profile, and an audit
+ *   subject: `null`;
+ * - `page`: a hosted page or the command line: the number as stored;
+ * - `log`: a log line or an audit subject of an SMS send: its first three
+ *   characters and `…`, never the whole number.
+ */
+export type MaskedMobileForm = 'user_id' | 'page' | 'log';
+
+/** What {@link maskedMobile} returns for each form. */
+export type MaskedMobile<F extends MaskedMobileForm> = F extends 'user_id' ? string | null : string;
+
+/**
+ * The masked form of a mobile number (the value, or a stored E.164 string)
+ * as `form` shows it: {@link MobileNumber.masked} when it parses, else the
+ * form's stand-in ({@link MaskedMobileForm}).
+ *
+ * @example
+ * maskedMobile('+639171234567', 'page'); // '+63******4567'
+ * maskedMobile('+63917', 'page'); // '+63917'
+ * maskedMobile('+63917', 'log'); // '+63…'
+ * maskedMobile('+63917', 'user_id'); // null
+ */
+export function maskedMobile<F extends MaskedMobileForm>(mobile: MobileNumber | string, form: F): MaskedMobile<F> {
+  if (typeof mobile !== 'string') return mobile.masked;
+  const masked = parseMobile(mobile)?.masked;
+  if (masked !== undefined) return masked;
+  const standIn: Record<MaskedMobileForm, string | null> = { user_id: null, page: mobile, log: `${mobile.slice(0, 3)}…` };
+  return standIn[form] as MaskedMobile<F>;
+}
+
+/**
+ * The mobile number of a stored customer record (E.164) as the value;
+ * `undefined` for one that no longer parses.
+ */
+export function mobileOf(customer: { readonly mobile: string }): MobileNumber | undefined {
+  return parseMobile(customer.mobile);
 }
 
 /** An example mobile number of a country, as its customers type it and in international format. */

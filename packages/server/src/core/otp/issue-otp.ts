@@ -3,7 +3,8 @@ import type { ClientAddress } from '../client-address.js';
 import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import { parseMobile } from '../customers/mobile.js';
+import { maskedMobile } from '../customers/mobile.js';
+import { auditActor } from '../audit/audit-actor.js';
 import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import { oneTimePinMessage } from '../sms/one-time-pin-message.js';
@@ -99,7 +100,7 @@ export interface OtpSendContext {
  */
 export async function deliverOtp(to: string, code: string, context: OtpSendContext, deps: OtpDeliveryDeps): Promise<boolean> {
   if (context.signal?.aborted) {
-    deps.log?.warn({ mobile: maskedMobile(to), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
+    deps.log?.warn({ mobile: maskedMobile(to, 'log'), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
     return false;
   }
   try {
@@ -116,14 +117,14 @@ export async function deliverOtp(to: string, code: string, context: OtpSendConte
   } catch (error) {
     if (!(error instanceof SmsDeliveryFailed)) throw error;
     const { reason } = error;
-    const mobile = maskedMobile(to);
+    const mobile = maskedMobile(to, 'log');
     // A message refused is this message's matter: one line. A gateway down or
     // too slow is an outage, logged once for all its codes by the log of
     // outages (docs/operator-guide.md, "When a dependency fails").
     if (error.refused) deps.log?.warn({ mobile, clientId: context.clientId, reason }, 'one-time PIN not sent: the SMS gateway refused it');
     await deps.audit.record({
       type: 'sms.send_failed',
-      actor: `ip:${context.address.ip}`,
+      actor: auditActor({ kind: 'address', ip: context.address.ip }),
       subject: context.profileId ?? mobile,
       outcome: 'failure',
       details: { client_id: context.clientId, reason },
@@ -144,16 +145,12 @@ export async function noteRefusedSend(refused: SendRefused, context: OtpSendCont
   deps.log?.warn({ clientId: context.clientId, retryAfterSeconds: refused.retryAfterSeconds }, 'one-time PIN not sent: the global SMS budget (CONNECT_SMS_LIMIT_GLOBAL) is spent');
   await deps.audit.record({
     type: 'sms.budget_spent',
-    actor: `ip:${context.address.ip}`,
+    actor: auditActor({ kind: 'address', ip: context.address.ip }),
     subject: null,
     outcome: 'failure',
     details: { client_id: context.clientId, budget: 'global', retry_after: refused.retryAfterSeconds },
   });
   return { reason: 'budget_spent', retryAfterSeconds: refused.retryAfterSeconds };
-}
-
-function maskedMobile(mobile: string): string {
-  return parseMobile(mobile)?.masked ?? `${mobile.slice(0, 3)}…`;
 }
 
 /** What resending needs. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { CustomerAccessCheck } from '../../core/tokens/customer-access-check.js';
-import { parseMobile } from '../../core/customers/mobile.js';
+import { maskedMobile } from '../../core/customers/mobile.js';
 import { InvalidToken, presentsToken } from '../../core/errors.js';
 import type { CustomerStore } from '../../core/customers/customer-store.js';
 
@@ -25,7 +25,7 @@ export async function customerProfileRoutes(
     reply.header('cache-control', 'no-store');
     return {
       profileId: customer.profileId,
-      userId: parseMobile(customer.mobile)?.masked ?? null,
+      userId: maskedMobile(customer.mobile, 'user_id'),
       clientId: access.clientId,
       tokenExpiresAt: access.expiresAt,
     };

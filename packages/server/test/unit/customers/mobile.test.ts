@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maskMobile } from '../../../src/core/customers/customer.js';
-import { isSmsCountry, mobileExample, parseMobile, pinDestinationRefusal, type MobileNumber } from '../../../src/core/customers/mobile.js';
+import { isSmsCountry, maskedMobile, maskMobile, mobileExample, mobileOf, parseMobile, pinDestinationRefusal, type MobileNumber } from '../../../src/core/customers/mobile.js';
 
 describe('parseMobile', () => {
   it.each([
@@ -140,5 +139,55 @@ describe('maskMobile', () => {
     const masked = maskMobile('+447911123456', '44');
     expect(masked).toBe('+44******3456');
     expect(masked.replace(/\*/g, '')).toBe('+443456');
+  });
+});
+
+describe('maskedMobile', () => {
+  // Each form as the pages, the command line, `userId` and the logs showed it
+  // before one function made them all.
+  const before = {
+    page: (stored: string) => parseMobile(stored)?.masked ?? stored,
+    user_id: (stored: string) => parseMobile(stored)?.masked ?? null,
+    log: (stored: string) => parseMobile(stored)?.masked ?? `${stored.slice(0, 3)}…`,
+  };
+  const numbers = [
+    ['+639171234567', '+63******4567'],
+    ['+14155552671', '+1******2671'],
+    ['+6591234567', '+65****4567'],
+    ['+447911123456', '+44******3456'],
+    ['+881631234567', '+881*****4567'],
+    ['+63 917 123 4567', '+63******4567'],
+    ['+63917', undefined],
+    ['09171234567', undefined],
+    ['', undefined],
+    ['+1800 555 0199', undefined],
+  ] as const;
+
+  it.each(numbers)('%s: every form as before', (stored, masked) => {
+    for (const form of ['page', 'user_id', 'log'] as const) {
+      expect(maskedMobile(stored, form)).toBe(before[form](stored));
+    }
+    if (masked !== undefined) {
+      expect(maskedMobile(stored, 'page')).toBe(masked);
+      expect(maskedMobile(stored, 'user_id')).toBe(masked);
+      expect(maskedMobile(stored, 'log')).toBe(masked);
+    }
+  });
+
+  it('stands in for a number that does not parse, by form', () => {
+    expect(maskedMobile('+63917', 'page')).toBe('+63917');
+    expect(maskedMobile('+63917', 'user_id')).toBeNull();
+    expect(maskedMobile('+63917', 'log')).toBe('+63…');
+  });
+
+  it('masks the value it is given without parsing it again', () => {
+    const mobile = parseMobile('0917 123 4567', { defaultCountry: 'PH' }) as MobileNumber;
+    expect(mobile).toEqual({ e164: '+639171234567', countryCallingCode: '63', masked: '+63******4567', country: 'PH' });
+    for (const form of ['page', 'user_id', 'log'] as const) expect(maskedMobile(mobile, form)).toBe('+63******4567');
+  });
+
+  it("reads a customer record's mobile as the value", () => {
+    expect(mobileOf({ mobile: '+639171234567' })?.masked).toBe('+63******4567');
+    expect(mobileOf({ mobile: '+63917' })).toBeUndefined();
   });
 });
