@@ -9,7 +9,7 @@ import { authenticateClient, type ClientAuthInput } from '../core/clients/client
 import type { Client } from '../core/clients/client.js';
 import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
 import type { IdempotencyDeps } from '../core/customer-tokens/idempotent-refresh.js';
-import type { RefreshDeps } from '../core/customer-tokens/refresh-customer-token.js';
+import type { RefreshDeps } from '../core/grants/refresh-token.js';
 import { InvalidClient } from '../core/errors.js';
 import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';

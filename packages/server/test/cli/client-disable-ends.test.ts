@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { changeReached } from '../helpers/change-reached.js';
 import { introspectToken } from '../../src/core/tokens/introspect-token.js';
-import { issueClientAccessToken } from '../../src/core/tokens/client-access-token.js';
+import { issueClientAccessToken } from '../../src/core/grants/client-credentials.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
 import {
@@ -30,7 +30,7 @@ import {
   type CustomerHoldings,
   type OperatorBench,
 } from './operator-bench.js';
-import { hashCode } from '../../src/core/journey/code.js';
+import { hashCode } from '../../src/core/codes/authorization-code.js';
 
 noticePostgresSkipped('clients disable ends every token, on PostgreSQL');
 

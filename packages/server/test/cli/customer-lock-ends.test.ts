@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
-import { hashCode } from '../../src/core/journey/code.js';
+import { hashCode } from '../../src/core/codes/authorization-code.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import { exchangeCode, REDIRECT_URI } from '../http/customer-flow.js';
 import {

@@ -9,7 +9,7 @@ import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../
 import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
 import { accessClaims, expectInactive, introspect, lifecycle } from '../http/token-session.js';
 import { holdingTokenSessionInserts, pausingBetweenRedeemSteps, someoneWaitsForALock, untilLockWaiters } from './operator-bench.js';
-import { hashCode } from '../../src/core/journey/code.js';
+import { hashCode } from '../../src/core/codes/authorization-code.js';
 import { expectOAuthError } from '../http/wire.js';
 import { pinSmsAuthentication } from '../../src/core/authentication.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { hashCode } from '../../src/core/journey/code.js';
+import { hashCode } from '../../src/core/codes/authorization-code.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
 import {

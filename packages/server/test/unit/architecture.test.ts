@@ -143,6 +143,15 @@ describe('architecture', () => {
     expect(outside).toEqual([]);
   });
 
+  it('grants do not import the journey: the token endpoint stands without the hosted pages', () => {
+    const journey = sourceFiles(join(SRC, 'core/grants')).flatMap((file) =>
+      importsOf(file).flatMap((entry) =>
+        entry.kind === 'local' && (entry.path === 'core/journey' || entry.path.startsWith('core/journey/')) ? [`${relative(SRC, file)} imports ${entry.path}`] : [],
+      ),
+    );
+    expect(journey).toEqual([]);
+  });
+
   it('core imports nothing of Fastify, Kysely, the SQL drivers or the HTTP layer', () => {
     expect(offenders('core', /from '(fastify|@fastify\/[^']+|kysely|pg|better-sqlite3|pino)'|from '\.\.\/(\.\.\/)?http\//)).toEqual([]);
   });

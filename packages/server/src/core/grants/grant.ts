@@ -2,7 +2,10 @@ import type { Client, GrantType } from '../clients/client.js';
 
 /** A token request after parsing and client authentication. */
 export interface TokenRequest {
-  /** The form parameters, each present at most once (checked at the edge). */
+  /**
+   * The form parameters, each present at most once (checked at the edge):
+   * only those the grant declares, besides `grant_type` and client authentication.
+   */
   readonly params: Readonly<Record<string, string>>;
   /** The authenticated client, already checked to be allowed this grant. */
   readonly client: Client;
@@ -27,7 +30,7 @@ export interface TokenResult {
  */
 export interface GrantHandler<Deps> {
   readonly grantType: GrantType;
-  /** The parameters this grant reads, besides `grant_type` and client authentication. */
+  /** The parameters this grant reads, besides `grant_type` and client authentication; it is handed no others. */
   readonly parameters: readonly string[];
   handle(request: TokenRequest, deps: Deps): Promise<TokenResult>;
 }

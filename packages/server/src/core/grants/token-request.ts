@@ -25,7 +25,8 @@ export interface TokenEndpointDeps {
 /**
  * The token endpoint (RFC 6749 §3.2): picks the grant, authenticates the
  * client, checks the client may use that grant (a resource server may use
- * none), and runs it.
+ * none), and runs it with the parameters it declares (`GrantHandler.parameters`):
+ * any other is ignored (RFC 6749 §3.2).
  */
 export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenEndpointDeps): Promise<TokenResult> {
   const { params } = input;
@@ -50,5 +51,21 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }
   // Awaited, not returned: returning a promise from an async function takes extra microtask turns.
-  return await grant.handle({ params, client, correlationId: input.correlationId });
+  return await grant.handle({ params: declaredParameters(params, grant.parameters), client, correlationId: input.correlationId });
+}
+
+/** What every token request may carry whatever its grant: the grant type and client authentication (RFC 6749 §2.3.1, RFC 7521 §4.2). */
+const COMMON_PARAMETERS: readonly string[] = ['grant_type', 'client_id', 'client_secret', 'client_assertion', 'client_assertion_type'];
+
+/**
+ * The parameters a grant is handed: those it declares, besides
+ * {@link COMMON_PARAMETERS}. Any other is ignored (RFC 6749 §3.2), so it
+ * never reaches the grant.
+ */
+export function declaredParameters(params: Readonly<Record<string, string>>, declared: readonly string[]): Readonly<Record<string, string>> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (COMMON_PARAMETERS.includes(name) || declared.includes(name)) kept[name] = value;
+  }
+  return kept;
 }

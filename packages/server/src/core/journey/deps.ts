@@ -10,7 +10,8 @@ import type { OtpHasher } from '../otp/otp-hasher.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
+import type { AuthorizationCodeStore } from '../codes/code-store.js';
+import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
 export interface JourneyStores {

@@ -1,6 +1,7 @@
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from './stores.js';
+import type { AuthorizationCodeStore } from '../codes/code-store.js';
+import type { AuthorizationRequestStore, CustomerSessionStore } from './stores.js';
 
 /** The stores {@link endCustomerAccess} writes, all of the caller's transaction. */
 export interface CustomerAccessStores {

@@ -52,23 +52,6 @@ export interface CustomerSessionRecord {
   readonly authentication: Authentication | null;
 }
 
-/** An authorization code, single use. */
-export interface AuthorizationCodeRecord {
-  /** SHA-256 of the code. */
-  readonly codeHash: string;
-  readonly clientId: string;
-  readonly redirectUri: string;
-  readonly profileId: string;
-  readonly codeChallenge: string | null;
-  readonly createdAt: number;
-  readonly expiresAt: number;
-  readonly consumedAt: number | null;
-  /** The scopes granted at `/authorize`, which the code's token session gets. */
-  readonly scopes: readonly string[];
-  /** How the customer signed in (docs/tokens.md, "How the customer signed in"), which the code's token session gets; `null`: unknown. */
-  readonly authentication: Authentication | null;
-}
-
 /** A customer's approval of one client: its sessions then sign in to that client silently. */
 export interface ConsentRecord {
   readonly profileId: string;

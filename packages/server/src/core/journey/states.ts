@@ -25,7 +25,7 @@
  * so the customer logs in with the new PIN as usual, in the same journey.
  *
  * The code then lives its own short life: `issued` → `redeemed` (exactly
- * once) or `expired`.
+ * once) or `expired` (`codes/authorization-code.ts`).
  */
 
 /** Where a journey stands. */
@@ -101,13 +101,4 @@ export const FINAL_STATES: readonly JourneyState[] = ['code_issued', 'cancelled'
 /** Whether `transition` may start from `state`. */
 export function canMove(state: JourneyState, transition: JourneyTransition): boolean {
   return transition.from.includes(state);
-}
-
-/** Where an authorization code stands: `issued` until redeemed once or expired. */
-export type CodeState = 'issued' | 'redeemed' | 'expired';
-
-/** The state of a code at `now`. */
-export function codeState(code: { consumedAt: number | null; expiresAt: number }, now: number): CodeState {
-  if (code.consumedAt !== null) return 'redeemed';
-  return code.expiresAt > now ? 'issued' : 'expired';
 }

@@ -1,6 +1,6 @@
 import type { Client, ClientStatus } from '../clients/client.js';
 import type { ClientStore } from '../clients/client-store.js';
-import type { AuthorizationCodeStore } from '../journey/stores.js';
+import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import { NotFound } from '../storage-errors.js';
 import { STATUS_REACHES_SERVERS_SECONDS } from '../lifetimes.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';

@@ -5,7 +5,8 @@
  */
 import type { AuditStore } from '../audit/audit-log.js';
 import type { IdempotentRequestStore } from '../customer-tokens/idempotent-request-store.js';
-import type { AuthorizationCodeStore, AuthorizationRequestStore, CustomerSessionStore } from '../journey/stores.js';
+import type { AuthorizationCodeStore } from '../codes/code-store.js';
+import type { AuthorizationRequestStore, CustomerSessionStore } from '../journey/stores.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, PURGE_BATCH_SIZE, SMS_OUTBOX_KEEP_SECONDS } from '../lifetimes.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';

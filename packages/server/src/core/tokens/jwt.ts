@@ -7,6 +7,9 @@ import { CompactEncrypt, CompactSign, type CompactJWEHeaderParameters, type Comp
  */
 export type JwtClaims = Readonly<Record<string, string | number | readonly string[]>>;
 
+/** RFC 9068 §2.1: the `typ` header of a JWT access token. */
+export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';
+
 const encoder = new TextEncoder();
 const NUMERIC_DATE_CLAIMS = ['iat', 'nbf', 'exp', 'auth_time'] as const;
 

@@ -2,7 +2,7 @@ import { errors, jwtDecrypt, jwtVerify, type JWTPayload } from 'jose';
 import { authenticationOfClaims, type Authentication } from '../authentication.js';
 import { clockDate, type Clock } from '../clock.js';
 import { ENCRYPTION_ALG, ENCRYPTION_ENC, SIGNING_ALG, type KeyRing } from '../keys/key-ring.js';
-import { ACCESS_TOKEN_JWT_TYPE } from './client-access-token.js';
+import { ACCESS_TOKEN_JWT_TYPE } from './jwt.js';
 import { REFRESH_TOKEN_JWT_TYPE } from './customer-tokens.js';
 import type { PublicUrls } from './public-urls.js';
 import { splitScope } from '../scopes.js';

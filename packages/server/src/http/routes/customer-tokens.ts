@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
-import { checkReplayedTokens, prepareRefresh, type RefreshDeps, type RefreshedTokens } from '../../core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens } from '../../core/customer-tokens/check-replayed-tokens.js';
+import { prepareRefresh, type RefreshDeps, type RefreshedTokens } from '../../core/grants/refresh-token.js';
 import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
 import { formatScope } from '../../core/scopes.js';
 import { hasControlCharacter } from '../../core/control-characters.js';

@@ -89,4 +89,43 @@ describe('handleTokenRequest', () => {
   it('refuses to register one grant type twice', () => {
     expect(() => createGrantRegistry([bindGrant(echoGrant, { calls: [] }), bindGrant(echoGrant, { calls: [] })])).toThrow(/twice/);
   });
+
+  it('hands the grant only the parameters it declares, besides grant_type and client authentication (RFC 6749 §3.2)', async () => {
+    const seen: Array<Readonly<Record<string, string>>> = [];
+    const scopedGrant: GrantHandler<null> = {
+      grantType: 'client_credentials',
+      parameters: ['scope'],
+      async handle(request) {
+        seen.push(request.params);
+        return { accessToken: 'token', tokenType: 'Bearer', expiresIn: 60, scopes: [] };
+      },
+    };
+    const deps = { grants: createGrantRegistry([bindGrant(scopedGrant, null)]), authenticate: async () => acme };
+    const params = {
+      grant_type: 'client_credentials',
+      client_id: 'cid_sandbox_acme',
+      client_secret: 'secret',
+      scope: 'read',
+      code: 'not-this-grant',
+      refresh_token: 'not-this-grant-either',
+      audience: 'unknown',
+    };
+    await handleTokenRequest({ params }, deps);
+    expect(seen).toEqual([{ grant_type: 'client_credentials', client_id: 'cid_sandbox_acme', client_secret: 'secret', scope: 'read' }]);
+  });
+
+  it('does not hand a grant scope when it does not declare it', async () => {
+    const seen: Array<Readonly<Record<string, string>>> = [];
+    const grant: GrantHandler<null> = {
+      grantType: 'client_credentials',
+      parameters: [],
+      async handle(request) {
+        seen.push(request.params);
+        return { accessToken: 'token', tokenType: 'Bearer', expiresIn: 60, scopes: [] };
+      },
+    };
+    const deps = { grants: createGrantRegistry([bindGrant(grant, null)]), authenticate: async () => acme };
+    await handleTokenRequest({ params: { grant_type: 'client_credentials', scope: 'read', extra: 'x' } }, deps);
+    expect(seen).toEqual([{ grant_type: 'client_credentials' }]);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
-import { hashCode } from '../../../src/core/journey/code.js';
+import { hashCode } from '../../../src/core/codes/authorization-code.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { startJourney } from '../../../src/core/journey/start.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthorizationRequestRecord } from '../../../src/core/journey/records.js';
-import { canMove, codeState, FINAL_STATES, TRANSITIONS, type JourneyState } from '../../../src/core/journey/states.js';
+import { canMove, FINAL_STATES, TRANSITIONS, type JourneyState } from '../../../src/core/journey/states.js';
+import { codeState } from '../../../src/core/codes/authorization-code.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../../../src/core/lifetimes.js';
 import { memoryStorage, T0 } from '../otp/otp-fixtures.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { refreshCustomerToken } from '../../../src/core/grants/refresh-token.js';
 import { InsufficientScope, InvalidToken } from '../../../src/core/errors.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
-import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
+import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, SIGN_IN, T0, tokenSetup, URLS } from './token-fixtures.js';
 import { localChangeFeed } from '../../../src/core/changes/change-feed.js';
 

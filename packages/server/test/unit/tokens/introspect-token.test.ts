@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { refreshCustomerToken } from '../../../src/core/customer-tokens/refresh-customer-token.js';
-import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
+import { refreshCustomerToken } from '../../../src/core/grants/refresh-token.js';
+import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
 import { identifyToken, introspectToken, revokeToken, type TokenStateDeps } from '../../../src/core/tokens/introspect-token.js';
 import { ACME, OTHER, PROFILE_ID, SIGN_IN, T0, tokenSetup, URLS } from './token-fixtures.js';
 import { authenticateBearer, type BearerDeps } from '../../../src/core/tokens/authenticate-bearer.js';

@@ -5,7 +5,7 @@ import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { pinSmsAuthentication } from '../../../src/core/authentication.js';
 import { KeyRing } from '../../../src/core/keys/key-ring.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
-import type { RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import type { RefreshDeps } from '../../../src/core/grants/refresh-token.js';
 import { mintCustomerAccessToken, mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { clientRecord } from '../../helpers/client-record.js';

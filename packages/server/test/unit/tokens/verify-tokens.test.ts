@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EncryptJWT, SignJWT, type JWTPayload } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { issueClientAccessToken } from '../../../src/core/tokens/client-access-token.js';
+import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
 import { decryptCustomerAccessToken, verifyClientAccessToken, verifyRefreshToken } from '../../../src/core/tokens/verify-tokens.js';
 import { activateKeysNow, revokeKey, rotateKeys } from '../../../src/core/keys/key-rotation.js';
 import { ACME, PROFILE_ID, T0, tokenSetup, URLS } from './token-fixtures.js';

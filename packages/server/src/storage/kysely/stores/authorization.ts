@@ -1,10 +1,12 @@
 import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { deleteBatch } from './delete-batch.js';
-import type { AuthorizationCodeRecord, AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
+import type { AuthorizationCodeRecord } from '../../../core/codes/authorization-code.js';
+import type { AuthorizationRequestRecord, ConsentRecord, CustomerSessionRecord } from '../../../core/journey/records.js';
 import { FINAL_STATES, isJourneyEnd, type JourneyState } from '../../../core/journey/states.js';
 import { isUiLocale } from '../../../core/authorize/ui-locales.js';
 import { formatScope, splitScope } from '../../../core/scopes.js';
-import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type CodeBinding, type AuthorizationRequestStore, type ConsentStore, type CustomerSessionStore } from '../../../core/journey/stores.js';
+import { REPLAYED_CODE_EXPIRY, type AuthorizationCodeStore, type CodeBinding } from '../../../core/codes/code-store.js';
+import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore } from '../../../core/journey/stores.js';
 import type { TokenSessionRecord } from '../../../core/tokens/records.js';
 import type { AuthorizationCodesTable, AuthorizationRequestsTable, ConsentsTable, CustomerSessionsTable, Database } from './schema.js';
 import { insertOrConflict, isUniqueViolation } from './insert-or-conflict.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { refreshCustomerToken, type RefreshDeps } from '../../../src/core/grants/refresh-token.js';
 import { deriveKey } from '../../../src/core/keys/master-key.js';
 import { ACME, T0, tokenSetup } from '../tokens/token-fixtures.js';
 

@@ -1,7 +1,8 @@
 import { jwtDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { STILL_RUNNING } from '../../../src/core/customer-tokens/idempotent-refresh.js';
-import { checkReplayedTokens, prepareRefresh, refreshCustomerToken, type RefreshDeps } from '../../../src/core/customer-tokens/refresh-customer-token.js';
+import { checkReplayedTokens } from '../../../src/core/customer-tokens/check-replayed-tokens.js';
+import { prepareRefresh, refreshCustomerToken, type RefreshDeps } from '../../../src/core/grants/refresh-token.js';
 import { InvalidGrant, InvalidRequest, InvalidScope } from '../../../src/core/errors.js';
 import { mintRefreshToken } from '../../../src/core/tokens/customer-tokens.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
