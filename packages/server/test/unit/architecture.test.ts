@@ -152,6 +152,18 @@ describe('architecture', () => {
     expect(journey).toEqual([]);
   });
 
+  it('steps do not import each other: only steps/index.ts imports steps, all of them', () => {
+    const STEPS = 'core/journey/steps';
+    const steps = sourceFiles(join(SRC, STEPS)).map((file) => relative(SRC, file).replace(/\.ts$/, ''));
+    const index = `${STEPS}/index`;
+    const crossing = steps
+      .filter((step) => step !== index)
+      .flatMap((step) => importsOf(join(SRC, `${step}.ts`)).flatMap((entry) => (entry.kind === 'local' && entry.path.startsWith(`${STEPS}/`) ? [`${step} imports ${entry.path}`] : [])));
+    expect(crossing).toEqual([]);
+    const listed = importsOf(join(SRC, `${index}.ts`)).flatMap((entry) => (entry.kind === 'local' && entry.path.startsWith(`${STEPS}/`) ? [entry.path] : []));
+    expect(listed.sort()).toEqual(steps.filter((step) => step !== index).sort());
+  });
+
   it('core imports nothing of Fastify, Kysely, the SQL drivers or the HTTP layer', () => {
     expect(offenders('core', /from '(fastify|@fastify\/[^']+|kysely|pg|better-sqlite3|pino)'|from '\.\.\/(\.\.\/)?http\//)).toEqual([]);
   });

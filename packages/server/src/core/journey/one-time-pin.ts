@@ -3,18 +3,19 @@ import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
 import { parseMobile } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, RESET_PROVES_PHONE_SECONDS } from '../lifetimes.js';
-import { deliverOtp, newChallenge, noteRefusedSend, resendOtp, type OtpSendContext, type SendRefusal } from '../otp/issue-otp.js';
+import { newChallenge, type SendRefusal } from '../otp/issue-otp.js';
 import type { OtpChallengeRecord } from '../otp/records.js';
 import { verifyOtp, type MakeEntry, type VerifyOtpResult } from '../otp/verify-otp.js';
-import { cancelJourney } from './cancel.js';
 import { newCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import { proveKnownDevice, type KnownDeviceCustomer } from './known-device.js';
-import { deadEnd, firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { deadEnd, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { LimitName, OtpView, Problem, StepResult } from './outcomes.js';
 import { hashCookieValue, isPlausibleId, newSession } from './session.js';
-import { canMove, TRANSITIONS } from './states.js';
 import type { SignInCompletion } from './stores.js';
+
+/** What entering a sign-in's code uses of the journey's dependencies. */
+export type CodeEntryDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'otpHasher' | 'lifetimes' | 'knownDeviceKey'>;
 
 /**
  * The login right after a PIN reset in the same journey (docs/journey.md,
@@ -35,7 +36,7 @@ export async function signInOnResetProof(
   /** The right PIN's count, lifted with the challenge (`lifted` is then set). */
   pinCount: { readonly profileId: string; readonly attempt: number; lifted: boolean },
   context: StepContext,
-  deps: JourneyDeps,
+  deps: CodeEntryDeps,
 ): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge(
@@ -79,55 +80,8 @@ export interface OtpForm {
   readonly otp?: string | undefined;
 }
 
-/** `GET /login/otp`: the one-time-PIN page of a journey whose PIN was verified. */
-export async function showOtp(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
-  const journey = await openJourney(context, deps);
-  if (!isOpen(journey)) return journey;
-  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
-  const { challenge } = journey;
-  // A reset's code proves the phone, not the PIN: it never signs anyone in.
-  if (!challenge || challenge.purpose === 'reset') return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
-  return otpPage(journey, challenge, deps, challenge.consumedAt === null ? undefined : { code: 'sms_unavailable' });
-}
-
-/**
- * `POST /login/otp`: the one-time PIN, "send a new code", or cancel.
- *
- * The entry is counted, checked and (when right) completes the sign-in in
- * ONE atomic step (docs/journey.md, "Atomicity"): the challenge is used
- * up, the journey moves to `code_issued`, a registration creates the
- * account, the browser's previous session ends and a new one starts, the
- * client is approved and the code is issued. All of it, or (when any write
- * fails) none of it: a one-time PIN is accepted exactly once.
- */
-export async function submitOtp(context: StepContext, form: OtpForm, deps: JourneyDeps): Promise<StepResult> {
-  const journey = await openJourney(context, deps);
-  if (!isOpen(journey)) return journey;
-  if (form.action === 'cancel') return cancelJourney(journey, deps);
-  if (!canMove(journey.record.status, TRANSITIONS.otpVerified)) return pageForState(journey);
-  const { challenge } = journey;
-  // A reset's code proves the phone, not the PIN: it never signs anyone in.
-  if (!challenge || challenge.purpose === 'reset') return { kind: 'goto', page: firstPage(journey), requestId: journey.requestId };
-  if (form.action === 'resend') return resend(journey, challenge, context, deps);
-
-  const code = (form.otp ?? '').trim();
-  // Not 6 digits cannot be the code: said at once, without spending anything.
-  if (!/^\d{6}$/.test(code)) return otpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
-  // The mobile's budget of wrong entries over all its challenges; the
-  // challenge's own 5 entries, counted before they are compared, stay the
-  // hard bound (so concurrent entries overshoot this one by at most 5).
-  const spent = await deps.otpEntries.spent(challenge.mobile);
-  if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'otp_per_mobile' });
-  const outcome = await enterCode(journey, challenge, code, context.sessionId, 'sign_in_otp', deps);
-  if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
-    await deps.otpEntries.count(challenge.mobile);
-  }
-  if (outcome.kind === 'refused') return refusedEntry(journey, challenge, outcome.result, context, deps);
-  return completed(journey, outcome, context, deps);
-}
-
 /** The page for an entry that completed the sign-in, or found it could not. */
-async function completed(journey: OpenJourney, outcome: Entry, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+export async function completed(journey: OpenJourney, outcome: Entry, context: StepContext, deps: CodeEntryDeps): Promise<StepResult> {
   const { challenge } = journey;
   switch (outcome.kind) {
     case 'refused':
@@ -152,7 +106,8 @@ async function completed(journey: OpenJourney, outcome: Entry, context: StepCont
   }
 }
 
-type Entry =
+/** What one entry of a sign-in's code came to. */
+export type Entry =
   | { readonly kind: 'refused'; readonly result: Exclude<VerifyOtpResult<SignInCompletion>, { ok: true }> }
   | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer }
   | { readonly kind: 'lost' }
@@ -170,13 +125,13 @@ type Entry =
  * (docs/tokens.md, "How the customer signed in"), `proof` saying which SMS
  * code proved the phone.
  */
-async function enterCode(
+export async function enterCode(
   journey: OpenJourney,
   challenge: OtpChallengeRecord,
   code: string,
   previousSessionId: string | undefined,
   proof: PhoneProof,
-  deps: JourneyDeps,
+  deps: CodeEntryDeps,
 ): Promise<Entry> {
   const now = deps.clock.nowSeconds();
   const { record } = journey;
@@ -209,19 +164,6 @@ async function enterCode(
     case 'customer_unavailable':
       return { kind: challenge.purpose === 'register' ? 'mobile_taken' : 'account_unavailable' };
   }
-}
-
-/** The page for an entry that was not the right code (or could not be checked). */
-async function refusedEntry(
-  journey: OpenJourney,
-  challenge: OtpChallengeRecord,
-  result: Exclude<VerifyOtpResult<SignInCompletion>, { ok: true }>,
-  context: StepContext,
-  deps: JourneyDeps,
-): Promise<StepResult> {
-  const problem = await refusalOf(journey, challenge, result, context, deps);
-  // Consumed by a concurrent submit, or retired: where the journey stands now says where to go.
-  return problem ? otpPage(journey, challenge, deps, problem) : whereItStandsNow(journey, deps);
 }
 
 /**
@@ -266,78 +208,6 @@ export async function refusalOf(
 /** The account a registration's one-time PIN proves, made ready to be stored with the sign-in. */
 function newAccount(challenge: OtpChallengeRecord, now: number): Customer | undefined {
   return challenge.pendingPinHash === null ? undefined : newCustomer({ mobile: challenge.mobile, pinHash: challenge.pendingPinHash }, now);
-}
-
-/**
- * "Send a new code". A live challenge gets a new code (30 s apart, 3 times
- * at most); one that ended (used up, expired, or never delivered) is
- * replaced by a new challenge. Both within the send limits, and only for a
- * customer who is still active: a locked account gets no code
- * (docs/journey.md, "When a sign-in ends").
- */
-async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
-  const now = deps.clock.nowSeconds();
-  if (challenge.profileId !== null && (await deps.db.customers.findCustomer(challenge.profileId))?.status !== 'active') {
-    return deadEnd('account_unavailable', journey.record, journey.view.clientName);
-  }
-  const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
-  const outcome = ended
-    ? await replaceChallenge(journey, challenge, context, deps)
-    : await resendOtp(challenge.id, sendContext(journey, challenge, context, deps), {
-        challenges: deps.db.otpChallenges,
-        hasher: deps.otpHasher,
-        sms: deps.sms,
-        audit: deps.audit,
-        log: deps.log,
-        sends: deps.sends,
-        clock: deps.clock,
-      });
-  // The journey ended meanwhile (cancelled here or in another tab, by a lock or a PIN reset): no code.
-  if (outcome === 'lost') return whereItStandsNow(journey, deps);
-  const latest = (await deps.db.otpChallenges.findLatestOtpChallenge(journey.record.idHash)) ?? challenge;
-  if ('reason' in outcome) return otpPage(journey, latest, deps, refusalProblem(outcome));
-  return { kind: 'otp', journey: journey.view, otp: otpView(latest, now), notice: 'code_sent' };
-}
-
-/**
- * A new challenge for the same sign-in, when the last one can no longer be
- * answered: stored with the journey's move along `codeResent`, in one
- * atomic step (`SignInStore.startChallenge`), so a journey that ended
- * meanwhile gets no challenge and no SMS (`lost`).
- */
-async function replaceChallenge(
-  journey: OpenJourney,
-  old: OtpChallengeRecord,
-  context: StepContext,
-  deps: JourneyDeps,
-): Promise<{ sent: true } | SendRefusal | 'lost'> {
-  // A request already answered takes nothing from the budgets.
-  context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(old.mobile, context.address);
-  if (limited) return noteRefusedSend(limited, sendContext(journey, old, context, deps), deps);
-  const { record, code } = newChallenge(
-    { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
-    { hasher: deps.otpHasher, clock: deps.clock },
-  );
-  const moved = await deps.db.signIns.startChallenge({
-    idHash: journey.record.idHash,
-    now: record.createdAt,
-    profileId: journey.record.profileId,
-    challenge: record,
-    transition: TRANSITIONS.codeResent,
-  });
-  if (!moved) return 'lost';
-  if (await deliverOtp(old.mobile, code, sendContext(journey, old, context, deps), deps)) return { sent: true };
-  await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
-  return { reason: 'sms_unavailable' };
-}
-
-function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
-  return pinSendContext(journey, context, deps, challenge.profileId);
-}
-
-function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {
-  return { kind: 'otp', journey: journey.view, otp: otpView(challenge, deps.clock.nowSeconds()), ...(problem ? { problem } : {}) };
 }
 
 /** What a code's page shows of its challenge at `now`. */

@@ -5,26 +5,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
 import { mobileExample as mobileExampleOf } from '../../core/customers/mobile.js';
 import type { Environment } from '../../core/environment.js';
-import { showConsent, submitConsent } from '../../core/journey/consent.js';
 import type { JourneyDeps } from '../../core/journey/deps.js';
-import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../core/journey/forgot-pin.js';
-import { showNewPin, submitNewPin } from '../../core/journey/new-pin.js';
-import { showOtp, submitOtp } from '../../core/journey/one-time-pin.js';
 import type { StepContext } from '../../core/journey/open.js';
-import type { JourneyPage, Problem, StepResult } from '../../core/journey/outcomes.js';
-import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../core/journey/sign-in.js';
+import type { JourneyPage, StepResult } from '../../core/journey/outcomes.js';
 import { isPlausibleId } from '../../core/journey/session.js';
 import { KNOWN_DEVICE_TTL_SECONDS } from '../../core/journey/known-device.js';
 import { startJourney } from '../../core/journey/start.js';
+import { JOURNEY_STEPS, type AnyJourneyStep } from '../../core/journey/steps/index.js';
 import { maskedRedirectUri } from '../../core/authorize/redirect.js';
 import { clientAddressOf } from '../plugins/client-address.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
-import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage, type PageLanguage } from '../plugins/hosted-pages.js';
+import { acceptedLocale, cookiePolicy, pageLanguage, requestLanguage, seeOther, sendErrorPage, sendPage } from '../plugins/hosted-pages.js';
 import { requestSignal } from '../plugins/request-deadline.js';
 import { fill, html as safeHtml, type SafeHtml } from '../views/html.js';
 import { limitNote } from '../views/limit-notes.js';
-import { problemMessage, type ProblemPage } from '../views/messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, redirectMismatchNote, registerPage, resetPage, type PageError } from '../views/pages.js';
+import { problemMessage } from '../views/messages/index.js';
+import { redirectMismatchNote } from '../views/pages.js';
+import { renderStepPage } from '../views/step-pages.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -57,8 +54,10 @@ const PATHS: Record<JourneyPage, string> = {
  * The customer's journey over HTTP (docs/journey.md): `GET /authorize`, and
  * the hosted pages `/login`, `/register`, `/login/otp`, `/consent` and the
  * "Forgot PIN?" pages `/login/reset`, `/login/reset/otp`, `/login/reset/pin`, each
- * a GET that renders a plain HTML form and a POST that handles it. Each
- * route calls the one core step it stands for and renders what it answers.
+ * a GET that renders a plain HTML form and a POST that handles it. Every
+ * step of the step table (`core/journey/steps/`) is registered at its path
+ * in one loop; what it answers is rendered by the view of its kind
+ * (`views/step-pages.ts`).
  * Every POST needs the CSRF token of its form, bound to this browser's
  * cookie; the journey travels as `?request=` and only its own browser can
  * continue it.
@@ -86,13 +85,6 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
   // The example number of the mobile fields' hint and of `mobile_invalid` (CONNECT_DEFAULT_COUNTRY).
   const mobileExample = mobileExampleOf(deps.journey.defaultCountry ?? 'PH');
   const sandbox = deps.environment === 'sandbox';
-  /** A problem as its page shows it; in the sandbox with what sets the limit behind it. */
-  const pageError = (language: PageLanguage, problem: Problem, page: ProblemPage, clientName: string): PageError => ({
-    field: problem.field,
-    message: problemMessage(language.text, problem, page, clientName, mobileExample.national),
-    note: limitNote(problem.limit, sandbox),
-  });
-
   const pageUrl = (page: JourneyPage, requestId: string) => `${PATHS[page]}?request=${encodeURIComponent(requestId)}`;
 
   const contextOf = (request: FastifyRequest<PageRoute>): StepContext => ({
@@ -126,94 +118,24 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
         // `{client}`: whose support to contact, the client the customer came from.
         return sendErrorPage(reply, 400, { language, title, message: fill(message, { client: safeHtml`<strong>${result.clientName ?? ''}</strong>` }) });
       }
-      case 'login':
-      case 'register': {
-        const { journey, problem } = result;
-        const language = pageLanguage(request, journey.uiLocale);
-        // With user_id the mobile is fixed, and there is no switching between the two pages.
-        const fixed = journey.fixedMobile !== null;
-        const form = {
-          language,
-          clientName: journey.clientName,
-          csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, result.kind, journey.clientName),
-          mobile: journey.fixedMobile ?? result.mobile,
-          mobileReadonly: fixed,
-          mobileExample,
-        };
-        const other = (page: 'login' | 'register') => (fixed ? undefined : pageUrl(page, journey.requestId));
-        const body =
-          result.kind === 'login'
-            ? loginPage({
-                ...form,
-                action: pageUrl('login', journey.requestId),
-                registerHref: other('register'),
-                forgotHref: pageUrl('reset', journey.requestId),
-                pinChanged: result.notice === 'pin_changed',
-              })
-            : registerPage({ ...form, action: pageUrl('register', journey.requestId), loginHref: other('login') });
-        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
-      }
-      case 'reset': {
-        const { journey, problem } = result;
-        const language = pageLanguage(request, journey.uiLocale);
-        const body = resetPage({
-          language,
-          clientName: journey.clientName,
-          action: pageUrl('reset', journey.requestId),
-          csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, 'reset', journey.clientName),
-          // As on the login page: with user_id the mobile is fixed.
-          mobile: journey.fixedMobile ?? result.mobile,
-          mobileReadonly: journey.fixedMobile !== null,
-          mobileExample,
-          loginHref: pageUrl('login', journey.requestId),
-        });
-        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
-      }
-      case 'otp':
-      case 'reset_otp': {
-        const { journey, problem } = result;
-        const language = pageLanguage(request, journey.uiLocale);
-        const body = otpPage({
-          language,
-          clientName: journey.clientName,
-          action: pageUrl(result.kind, journey.requestId),
-          csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, result.kind, journey.clientName),
-          codeSent: result.notice === 'code_sent',
-          reset: result.kind === 'reset_otp',
-          ...result.otp,
-        });
-        // The resend countdown's script (views/scripts.ts).
-        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri, script: true });
-      }
-      case 'new_pin': {
-        const { journey, problem } = result;
-        const language = pageLanguage(request, journey.uiLocale);
-        const body = newPinPage({
-          language,
-          clientName: journey.clientName,
-          action: pageUrl('new_pin', journey.requestId),
-          csrfToken: csrfToken(),
-          error: problem && pageError(language, problem, 'new_pin', journey.clientName),
-          maskedMobile: result.maskedMobile,
-        });
-        return sendPage(reply, problem ? 400 : 200, body, { language, redirectUri: journey.redirectUri });
-      }
-      case 'consent': {
+      default: {
         const { journey } = result;
         const language = pageLanguage(request, journey.uiLocale);
-        const body = consentPage({
+        const rendered = renderStepPage(result, {
           language,
-          clientName: journey.clientName,
-          action: pageUrl('consent', journey.requestId),
-          csrfToken: csrfToken(),
-          maskedMobile: result.maskedMobile,
-          scopes: result.scopes,
-          otherAccount: result.otherAccount,
+          csrfToken,
+          pageUrl: (to) => pageUrl(to, journey.requestId),
+          // A problem as its page shows it; in the sandbox with what sets the limit behind it.
+          error: (problem, on) =>
+            problem && {
+              field: problem.field,
+              message: problemMessage(language.text, problem, on, journey.clientName, mobileExample.national),
+              note: limitNote(problem.limit, sandbox),
+            },
+          mobileExample,
         });
-        return sendPage(reply, 200, body, { language, redirectUri: journey.redirectUri });
+        const options = { language, redirectUri: journey.redirectUri, ...(rendered.script ? { script: true } : {}) };
+        return sendPage(reply, rendered.status, rendered.body, options);
       }
     }
   }
@@ -249,47 +171,16 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     return render(request, reply, result);
   });
 
-  app.get<PageRoute>(PATHS.login, html, async (request, reply) => render(request, reply, await showLogin(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.login, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    return render(request, reply, counted('login', await submitLogin(contextOf(request), { action: form.action, mobile: form.mobile, pin: form.pin }, deps.journey)));
-  });
+  /** The step's form as posted: each of its fields under the name the page posts it. */
+  const formOf = (step: AnyJourneyStep, body: FormParams | undefined) =>
+    Object.fromEntries(Object.entries(step.fields).map(([field, name]) => [field, body?.[name]]));
 
-  app.get<PageRoute>(PATHS.register, html, async (request, reply) => render(request, reply, await showRegistration(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.register, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    const fields = { action: form.action, mobile: form.mobile, pin: form.pin, pinConfirmation: form.pin_confirmation };
-    return render(request, reply, counted('register', await submitRegistration(contextOf(request), fields, deps.journey)));
-  });
-
-  app.get<PageRoute>(PATHS.otp, html, async (request, reply) => render(request, reply, await showOtp(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.otp, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    return render(request, reply, counted('otp', await submitOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey)));
-  });
-
-  app.get<PageRoute>(PATHS.reset, html, async (request, reply) => render(request, reply, await showReset(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.reset, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    return render(request, reply, counted('reset', await submitReset(contextOf(request), { action: form.action, mobile: form.mobile }, deps.journey)));
-  });
-
-  app.get<PageRoute>(PATHS.reset_otp, html, async (request, reply) => render(request, reply, await showResetOtp(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.reset_otp, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    return render(request, reply, counted('reset_otp', await submitResetOtp(contextOf(request), { action: form.action, otp: form.otp }, deps.journey)));
-  });
-
-  app.get<PageRoute>(PATHS.new_pin, html, async (request, reply) => render(request, reply, await showNewPin(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.new_pin, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    const fields = { action: form.action, pin: form.pin, pinConfirmation: form.pin_confirmation };
-    return render(request, reply, counted('new_pin', await submitNewPin(contextOf(request), fields, deps.journey)));
-  });
-
-  app.get<PageRoute>(PATHS.consent, html, async (request, reply) => render(request, reply, await showConsent(contextOf(request), deps.journey)));
-  app.post<FormRoute>(PATHS.consent, protectedForm, async (request, reply) => {
-    const form = request.body ?? {};
-    return render(request, reply, counted('consent', await submitConsent(contextOf(request), { action: form.action }, deps.journey)));
-  });
+  // Every step of the journey: its page at its path (GET) and its form (POST).
+  for (const step of JOURNEY_STEPS) {
+    app.get<PageRoute>(PATHS[step.page], html, async (request, reply) => render(request, reply, await step.show(contextOf(request), deps.journey)));
+    app.post<FormRoute>(PATHS[step.page], protectedForm, async (request, reply) => {
+      const result = await step.submit(contextOf(request), formOf(step, request.body), deps.journey);
+      return render(request, reply, counted(step.page, result));
+    });
+  }
 }

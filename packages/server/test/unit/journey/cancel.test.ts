@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { cancelJourney } from '../../../src/core/journey/cancel.js';
-import { submitConsent } from '../../../src/core/journey/consent.js';
-import { submitOtp } from '../../../src/core/journey/one-time-pin.js';
+import { submitConsent } from '../../../src/core/journey/steps/consent.js';
+import { submitOtp } from '../../../src/core/journey/steps/otp.js';
 import { isOpen, openJourney } from '../../../src/core/journey/open.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import type { JourneyState } from '../../../src/core/journey/states.js';
-import { submitLogin, submitRegistration } from '../../../src/core/journey/sign-in.js';
+import { submitLogin } from '../../../src/core/journey/steps/login.js';
+import { submitRegistration } from '../../../src/core/journey/steps/register.js';
 import { smsDown } from '../otp/otp-fixtures.js';
 import { ISSUER, journeySetup, MOBILE, redirectParams, T0, type JourneyTest, type Started } from './fixtures.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
 import { hashCode } from '../../../src/core/codes/authorization-code.js';
-import { showConsent, submitConsent } from '../../../src/core/journey/consent.js';
+import { showConsent, submitConsent } from '../../../src/core/journey/steps/consent.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { showLogin } from '../../../src/core/journey/sign-in.js';
+import { showLogin } from '../../../src/core/journey/steps/login.js';
 import {
   ACME,
   ISSUER,

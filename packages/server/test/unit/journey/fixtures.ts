@@ -14,7 +14,7 @@ import type { StepContext } from '../../../src/core/journey/open.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import type { AuthorizationRequestRecord } from '../../../src/core/journey/records.js';
 import { hashCookieValue, newSession } from '../../../src/core/journey/session.js';
-import { submitLogin } from '../../../src/core/journey/sign-in.js';
+import { submitLogin } from '../../../src/core/journey/steps/login.js';
 import { startJourney, type StartResult } from '../../../src/core/journey/start.js';
 import type { Lifetimes } from '../../../src/core/lifetimes.js';
 import type { AttemptLimiter } from '../../../src/core/limits/attempt-limiter.js';

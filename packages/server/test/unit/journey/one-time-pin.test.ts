@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
 import { verifyPin as verifyCustomerPin } from '../../../src/core/customers/pin.js';
 import { hashCode } from '../../../src/core/codes/authorization-code.js';
-import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
+import { showOtp, submitOtp } from '../../../src/core/journey/steps/otp.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { submitRegistration } from '../../../src/core/journey/sign-in.js';
+import { submitRegistration } from '../../../src/core/journey/steps/register.js';
 import { smsDown } from '../otp/otp-fixtures.js';
 import {
   ACME,

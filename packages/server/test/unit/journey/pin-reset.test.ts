@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { verifyPin as verifyCustomerPin } from '../../../src/core/customers/pin.js';
-import { showReset, showResetOtp, submitReset, submitResetOtp } from '../../../src/core/journey/forgot-pin.js';
+import { showReset, submitReset } from '../../../src/core/journey/steps/reset.js';
+import { showResetOtp, submitResetOtp } from '../../../src/core/journey/steps/reset-otp.js';
 import { knownDeviceOf } from '../../../src/core/journey/known-device.js';
-import { showNewPin, submitNewPin, type NewPinForm } from '../../../src/core/journey/new-pin.js';
-import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
+import { showNewPin, submitNewPin, type NewPinForm } from '../../../src/core/journey/steps/new-pin.js';
+import { showOtp, submitOtp } from '../../../src/core/journey/steps/otp.js';
 import { RESET_PROVES_PHONE_SECONDS } from '../../../src/core/lifetimes.js';
 import type { StepResult } from '../../../src/core/journey/outcomes.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { showLogin, submitLogin } from '../../../src/core/journey/sign-in.js';
+import { showLogin, submitLogin } from '../../../src/core/journey/steps/login.js';
 import { smsDown } from '../otp/otp-fixtures.js';
 import {
   ACME,

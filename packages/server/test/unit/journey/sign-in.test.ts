@@ -2,8 +2,9 @@ import type { ClientAddress } from '../../../src/core/client-address.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 import * as pin from '../../../src/core/customers/pin.js';
-import { showOtp, submitOtp } from '../../../src/core/journey/one-time-pin.js';
-import { showLogin, showRegistration, submitLogin, submitRegistration } from '../../../src/core/journey/sign-in.js';
+import { showOtp, submitOtp } from '../../../src/core/journey/steps/otp.js';
+import { showLogin, submitLogin } from '../../../src/core/journey/steps/login.js';
+import { showRegistration, submitRegistration } from '../../../src/core/journey/steps/register.js';
 import type { SendLimiter } from '../../../src/core/limits/send-limiter.js';
 import { smsDown } from '../otp/otp-fixtures.js';
 import {

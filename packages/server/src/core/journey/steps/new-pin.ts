@@ -1,15 +1,23 @@
-import { parseMobile } from '../customers/mobile.js';
-import { hashPin, isValidPin } from '../customers/pin.js';
-import { weakPinReason } from '../customers/weak-pin.js';
-import { PIN_RESET_WINDOW_SECONDS } from '../lifetimes.js';
-import type { OtpChallengeRecord } from '../otp/records.js';
-import { atomically } from './atomic.js';
-import { cancelJourney } from './cancel.js';
-import type { JourneyDeps } from './deps.js';
-import { endCustomerAccess, type EndedAccess } from './end-access.js';
-import { proveKnownDevice, type KnownDeviceCustomer } from './known-device.js';
-import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import type { Problem, StepResult } from './outcomes.js';
+import { parseMobile } from '../../customers/mobile.js';
+import { hashPin, isValidPin } from '../../customers/pin.js';
+import { weakPinReason } from '../../customers/weak-pin.js';
+import { PIN_RESET_WINDOW_SECONDS } from '../../lifetimes.js';
+import type { OtpChallengeRecord } from '../../otp/records.js';
+import { atomically } from '../atomic.js';
+import { cancelJourney } from '../cancel.js';
+import type { JourneyDeps } from '../deps.js';
+import { endCustomerAccess, type EndedAccess } from '../end-access.js';
+import { proveKnownDevice, type KnownDeviceCustomer } from '../known-device.js';
+import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
+import type { Problem, StepResult } from '../outcomes.js';
+
+import type { JourneyStep } from '../step.js';
+
+/** What the new PIN step uses of the journey's dependencies. */
+export type NewPinDeps = Pick<
+  JourneyDeps,
+  'db' | 'findClient' | 'clock' | 'issuer' | 'pinChecks' | 'knownDeviceKey' | 'audit'
+>;
 
 /** The new-PIN form as posted. */
 export interface NewPinForm {
@@ -37,7 +45,7 @@ function tooLate(journey: OpenJourney): StepResult {
 }
 
 /** `GET /login/reset/pin`: the new PIN's page, once the reset code was right. */
-export async function showNewPin(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+export async function showNewPin(context: StepContext, deps: NewPinDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (journey.record.status !== 'reset_verified') return pageForState(journey);
@@ -65,7 +73,7 @@ type Reset = { readonly kind: 'done'; readonly ended: EndedAccess; readonly cust
  * `customer.pin_reset`. All of it or none. The customer then logs in with
  * the new PIN, on the login page of the same journey.
  */
-export async function submitNewPin(context: StepContext, form: NewPinForm, deps: JourneyDeps): Promise<StepResult> {
+export async function submitNewPin(context: StepContext, form: NewPinForm, deps: NewPinDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
@@ -130,3 +138,11 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
 function maskedMobile(mobile: string): string {
   return parseMobile(mobile)?.masked ?? mobile;
 }
+
+/** `/login/reset/pin`: the new PIN, twice. */
+export const newPinStep: JourneyStep<NewPinForm, NewPinDeps> = {
+  page: 'new_pin',
+  fields: { action: 'action', pin: 'pin', pinConfirmation: 'pin_confirmation' },
+  show: showNewPin,
+  submit: submitNewPin,
+};

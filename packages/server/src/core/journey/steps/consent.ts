@@ -1,12 +1,20 @@
-import { parseMobile } from '../customers/mobile.js';
-import { atomically } from './atomic.js';
-import { cancelJourney } from './cancel.js';
-import { issueCode } from './code.js';
-import type { JourneyDeps } from './deps.js';
-import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
-import type { StepResult } from './outcomes.js';
-import { endSession, hashCookieValue, isPlausibleId } from './session.js';
-import { TRANSITIONS } from './states.js';
+import { parseMobile } from '../../customers/mobile.js';
+import { atomically } from '../atomic.js';
+import { cancelJourney } from '../cancel.js';
+import { issueCode } from '../code.js';
+import type { JourneyDeps } from '../deps.js';
+import { deadEnd, isOpen, openJourney, pageForState, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
+import type { StepResult } from '../outcomes.js';
+import { endSession, hashCookieValue, isPlausibleId } from '../session.js';
+import { TRANSITIONS } from '../states.js';
+
+import type { JourneyStep } from '../step.js';
+
+/** What the consent step uses of the journey's dependencies. */
+export type ConsentDeps = Pick<
+  JourneyDeps,
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer'
+>;
 
 /** The consent form as posted: `action=approve`, `action=cancel` or `action=switch_account` ("Not you?"). */
 export interface ConsentForm {
@@ -20,7 +28,7 @@ export interface ConsentForm {
  * approval lets the client sign the customer in silently with any of them
  * from then on.
  */
-export async function showConsent(context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+export async function showConsent(context: StepContext, deps: ConsentDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (journey.record.status !== 'consent_required' || journey.record.profileId === null) return pageForState(journey);
@@ -45,7 +53,7 @@ type Approval = { readonly kind: 'done'; readonly location: string } | { readonl
  * issued. When the session ended meanwhile the journey goes back to
  * `pending` and the customer logs in. `cancel`: `access_denied`.
  */
-export async function submitConsent(context: StepContext, form: ConsentForm, deps: JourneyDeps): Promise<StepResult> {
+export async function submitConsent(context: StepContext, form: ConsentForm, deps: ConsentDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
@@ -88,7 +96,7 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
  * meanwhile (approved in another tab), nothing changes and the customer is
  * shown where it stands.
  */
-async function switchAccount(journey: OpenJourney, context: StepContext, deps: JourneyDeps): Promise<StepResult> {
+async function switchAccount(journey: OpenJourney, context: StepContext, deps: ConsentDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   const switched = await atomically<boolean, false>(deps.db, async (tx, rollback) => {
     if (!(await tx.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.accountSwitched, now, null))) return rollback(false);
@@ -98,3 +106,11 @@ async function switchAccount(journey: OpenJourney, context: StepContext, deps: J
   if (!switched) return whereItStandsNow(journey, deps);
   return { kind: 'goto', page: 'login', requestId: journey.requestId, endSession: true };
 }
+
+/** `/consent`: approve the client, cancel, or use another account. */
+export const consentStep: JourneyStep<ConsentForm, ConsentDeps> = {
+  page: 'consent',
+  fields: { action: 'action' },
+  show: showConsent,
+  submit: submitConsent,
+};

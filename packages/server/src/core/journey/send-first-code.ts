@@ -1,0 +1,68 @@
+import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
+import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
+import type { JourneyDeps } from './deps.js';
+import { refusalProblem } from './one-time-pin.js';
+import { pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import type { StepResult } from './outcomes.js';
+
+/** What sending a sign-in's first code uses of the journey's dependencies. */
+export type SendFirstCodeDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'sends' | 'otpHasher' | 'sms' | 'audit' | 'log'>;
+
+/** A right PIN's count, lifted once: with the new challenge, or on its own when none is stored. */
+export interface PinCountToLift {
+  readonly profileId: string;
+  readonly attempt: number;
+  lifted: boolean;
+}
+
+/**
+ * After a right PIN (or an accepted registration form): within the send
+ * limits, one atomic step lifts the PIN's count, moves the journey to
+ * `otp_sent` and stores a new challenge; then the code is sent. If the
+ * gateway fails, the challenge is retired and the one-time-PIN page offers
+ * to send a code again (no PIN needed).
+ */
+export async function sendFirstCode(
+  journey: OpenJourney,
+  input: Omit<ChallengeInput, 'requestHash'>,
+  context: StepContext,
+  deps: SendFirstCodeDeps,
+  pinCount?: PinCountToLift,
+): Promise<StepResult> {
+  const kind = input.purpose === 'login' ? 'login' : 'register';
+  const sendContext = pinSendContext(journey, context, deps, input.profileId);
+  // A request already answered takes nothing from the budgets.
+  context.signal?.throwIfAborted();
+  const limited = await deps.sends.take(input.mobile, context.address);
+  if (limited) {
+    const refusal = await noteRefusedSend(limited, sendContext, deps);
+    return { kind, journey: journey.view, mobile: input.mobile, problem: refusalProblem(refusal) };
+  }
+  const now = deps.clock.nowSeconds();
+  const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
+  const moved = await deps.db.signIns.startChallenge({
+    idHash: journey.record.idHash,
+    now,
+    profileId: input.profileId,
+    challenge: record,
+    clearPin: pinCount && { profileId: pinCount.profileId, attempt: pinCount.attempt },
+  });
+  if (pinCount) pinCount.lifted = true;
+  // Another tab finished or cancelled this journey meanwhile, or it expired.
+  if (!moved) return whereItStandsNow(journey, deps);
+  if (!(await deliverOtp(input.mobile, code, sendContext, deps))) {
+    // The customer never saw this code: nothing may answer it.
+    await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
+  }
+  return { kind: 'goto', page: 'otp', requestId: journey.requestId };
+}
+
+/**
+ * Whether one-time PINs may go to `mobile` (E.164): a number of a country,
+ * and of one `CONNECT_SMS_COUNTRIES` lists (docs/operator-guide.md, "SMS
+ * budgets"). Checked before anything is counted or sent.
+ */
+export function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
+  const parsed = parseMobile(mobile);
+  return parsed !== undefined && pinDestinationRefusal(parsed, deps.smsCountries) === undefined;
+}

@@ -1,0 +1,115 @@
+import { checkPin } from '../../customers/check-pin.js';
+import { parseMobile } from '../../customers/mobile.js';
+import { isValidPin } from '../../customers/pin.js';
+import { cancelJourney } from '../cancel.js';
+import type { JourneyDeps } from '../deps.js';
+import { resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
+import { firstPage, isOpen, openJourney, pageForState, type StepContext } from '../open.js';
+import type { Problem, StepResult } from '../outcomes.js';
+import { mayReceivePins, sendFirstCode, type PinCountToLift } from '../send-first-code.js';
+import { canMove, TRANSITIONS } from '../states.js';
+import type { JourneyStep } from '../step.js';
+
+/** What the login step uses of the journey's dependencies. */
+export type LoginDeps = Pick<
+  JourneyDeps,
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinChecks' | 'pinAttempts' | 'sends' | 'sms' | 'otpHasher' | 'knownDeviceKey' | 'audit' | 'log' | 'smsCountries' | 'defaultCountry'
+>;
+
+/** The login form as posted. */
+export interface LoginForm {
+  readonly action?: string | undefined;
+  readonly mobile?: string | undefined;
+  readonly pin?: string | undefined;
+}
+
+/**
+ * `GET /login`: the login page, or the page the journey's state belongs on.
+ * Right after a PIN reset it says the PIN was changed, its mobile prefilled.
+ */
+export async function showLogin(context: StepContext, deps: LoginDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  // Back from a PIN reset (the only way a journey is `pending` with an
+  // answered reset challenge as its newest): say so, with that mobile.
+  const { challenge } = journey;
+  if (journey.record.status === 'pending' && challenge?.purpose === 'reset' && challenge.consumedAt !== null) {
+    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed' };
+  }
+  return { kind: 'login', journey: journey.view };
+}
+
+/**
+ * `POST /login`: mobile + PIN (docs/journey.md, "PIN guessing"). The mobile
+ * is the journey's `user_id` when it has one, whatever was posted. A wrong
+ * mobile and a wrong PIN get one answer.
+ *
+ * Every check is counted before it runs: first against the client address's
+ * budget of failed checks, then against the customer's 5 attempts, in the
+ * one statement that also reads the lock; only then is the PIN hashed, in
+ * the bounded queue. On success a one-time PIN is sent, unless the journey
+ * is back from a PIN reset of this customer whose code proved the phone
+ * minutes ago (docs/journey.md, "After a PIN reset"): the sign-in then
+ * completes at once.
+ */
+export async function submitLogin(context: StepContext, form: LoginForm, deps: LoginDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
+  const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
+
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
+  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const pin = form.pin ?? '';
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  const wrong: Problem = journey.record.loginHint ? { code: 'pin_wrong', field: 'pin' } : { code: 'credentials_wrong', field: 'pin' };
+
+  const limited = await deps.pinAttempts.take(context.address);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
+
+  const checks = { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock };
+  const result = await checkPin(mobile, pin, checks, { clearLater: true }).catch(async (error: unknown) => {
+    // Busy, or the database failed: no PIN was checked, so it does not count against the address.
+    await deps.pinAttempts.giveBack(context.address).catch(() => {});
+    throw error;
+  });
+  if (!result.ok) {
+    if (result.reason === 'disabled') return page({ code: 'account_locked' }, mobile);
+    if (result.reason === 'invalid') return page(wrong, mobile);
+    if (result.justLocked) {
+      await deps.audit.record({
+        type: 'customer.pin_lockout',
+        actor: `ip:${context.address.ip}`,
+        subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
+        outcome: 'failure',
+        details: { client_id: journey.client.id, locked_until: result.until },
+        requestId: context.correlationId,
+      });
+    }
+    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile);
+  }
+  const { customer, attempt } = result;
+  const count: PinCountToLift = { profileId: customer.profileId, attempt, lifted: false };
+  try {
+    await deps.pinAttempts.giveBack(context.address);
+    // Back from a PIN reset whose code proved this phone minutes ago: no second SMS.
+    if (resetProvesPhone(journey, customer.profileId, deps.clock.nowSeconds())) {
+      return await signInOnResetProof(journey, { mobile, profileId: customer.profileId }, count, context, deps);
+    }
+    return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps, count);
+  } finally {
+    // No challenge was stored (a send limit, or a failure before it): the count is lifted on its own.
+    if (!count.lifted) await deps.db.customers.clearPinAttempts(customer.profileId, attempt, deps.clock.nowSeconds());
+  }
+}
+
+/** `/login`: mobile and PIN. */
+export const loginStep: JourneyStep<LoginForm, LoginDeps> = {
+  page: 'login',
+  fields: { action: 'action', mobile: 'mobile', pin: 'pin' },
+  show: showLogin,
+  submit: submitLogin,
+};

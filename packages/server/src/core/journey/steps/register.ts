@@ -1,0 +1,83 @@
+import { parseMobile } from '../../customers/mobile.js';
+import { hashPin, isValidPin } from '../../customers/pin.js';
+import { weakPinReason } from '../../customers/weak-pin.js';
+import { cancelJourney } from '../cancel.js';
+import type { JourneyDeps } from '../deps.js';
+import { isOpen, openJourney, pageForState, type StepContext } from '../open.js';
+import type { Problem, StepResult } from '../outcomes.js';
+import { mayReceivePins, sendFirstCode } from '../send-first-code.js';
+import { canMove, TRANSITIONS } from '../states.js';
+import type { JourneyStep } from '../step.js';
+
+/** What the registration step uses of the journey's dependencies. */
+export type RegisterDeps = Pick<
+  JourneyDeps,
+  'db' | 'findClient' | 'clock' | 'issuer' | 'pinChecks' | 'pinAttempts' | 'sends' | 'sms' | 'otpHasher' | 'audit' | 'log' | 'smsCountries' | 'defaultCountry'
+>;
+
+/** The registration form as posted. */
+export interface RegistrationForm {
+  readonly action?: string | undefined;
+  readonly mobile?: string | undefined;
+  readonly pin?: string | undefined;
+  readonly pinConfirmation?: string | undefined;
+}
+
+/** `GET /register`: the registration page, unless `user_id` names an account. */
+export async function showRegistration(context: StepContext, deps: RegisterDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent) || journey.hintRegistered) {
+    return journey.record.status === 'pending' ? { kind: 'goto', page: 'login', requestId: journey.requestId } : pageForState(journey);
+  }
+  return { kind: 'register', journey: journey.view };
+}
+
+/**
+ * `POST /register`: mobile + PIN twice. A PIN too easy to guess is refused
+ * (docs/journey.md, "Registration"). Nothing is created yet: the account
+ * exists only once the one-time PIN proved the mobile number.
+ *
+ * A form that gets as far as the database (whether the mobile is taken) and
+ * the PIN hash takes one from the client address's budget of failed PIN
+ * checks first, and gives it back only when the form is accepted (the
+ * journey goes on to the one-time PIN): posting
+ * registrations costs an address what guessing PINs does.
+ */
+export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: RegisterDeps): Promise<StepResult> {
+  const journey = await openJourney(context, deps);
+  if (!isOpen(journey)) return journey;
+  if (form.action === 'cancel') return cancelJourney(journey, deps);
+  if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
+  const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
+
+  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
+  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
+  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const pin = form.pin ?? '';
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  // Only a PIN being chosen must be hard to guess; a login checks whatever PIN the account has.
+  const weak = weakPinReason(pin);
+  if (weak) return page({ code: `pin_weak_${weak}`, field: 'pin' }, mobile);
+  if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
+
+  const limited = await deps.pinAttempts.take(context.address);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
+  if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
+  const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin)).catch(async (error: unknown) => {
+    // Busy, or the hash failed: nothing ran, so it does not count against the address.
+    await deps.pinAttempts.giveBack(context.address).catch(() => {});
+    throw error;
+  });
+  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, pendingPinHash }, context, deps);
+  if (result.kind === 'goto' && result.page === 'otp') await deps.pinAttempts.giveBack(context.address);
+  return result;
+}
+
+/** `/register`: mobile and a new PIN, twice. */
+export const registerStep: JourneyStep<RegistrationForm, RegisterDeps> = {
+  page: 'register',
+  fields: { action: 'action', mobile: 'mobile', pin: 'pin', pinConfirmation: 'pin_confirmation' },
+  show: showRegistration,
+  submit: submitRegistration,
+};
