@@ -1,6 +1,6 @@
+import type { AdminActionDeps } from '../../compose/command-deps.js';
 import { userInfo } from 'node:os';
 import { createAuditLog, type AuditEvent } from '../../core/audit/audit-log.js';
-import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../storage/ports.js';
 
 /** Who runs the command, as the audit log names it: `cli:<system user>`. */
@@ -14,9 +14,9 @@ export function cliActor(): string {
 
 /** Records an admin action done by this command, in the transaction `tx` when given. */
 export async function recordAdminAction(
-  runtime: Runtime,
+  deps: AdminActionDeps,
   event: Omit<AuditEvent, 'actor' | 'outcome'>,
   tx?: Pick<Stores, 'audit'>,
 ): Promise<void> {
-  await createAuditLog((tx ?? runtime.storage).audit, runtime.clock).record({ ...event, actor: cliActor(), outcome: 'success' });
+  await createAuditLog((tx ?? deps).audit, deps.clock).record({ ...event, actor: cliActor(), outcome: 'success' });
 }
