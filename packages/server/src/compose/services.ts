@@ -86,9 +86,9 @@ export interface Services {
 }
 
 /**
- * The composition root of the server and the tests (the CLI uses its
- * `openRuntime` half): builds every dependency from the runtime and the
- * configuration, once, in one place.
+ * The server's part of the composition root (`compose.ts` hands it out as
+ * `Composition.services`): builds every dependency of the HTTP app
+ * from the runtime and the configuration, once, in one place.
  */
 export async function composeServices(runtime: Runtime, overrides: ServiceOverrides = {}): Promise<Services> {
   const { config, clock, storage } = runtime;
