@@ -5,7 +5,7 @@ import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
 import { KeyOperationRefused } from '../core/keys/key-rotation.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { openRuntime } from '../compose/runtime.js';
+import { openComposition } from '../compose/compose.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { describeDatabaseFailure } from '../storage/kysely/database-failures.js';
 import type { DatabaseLocation } from '../core/storage/storage.js';
@@ -44,12 +44,12 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
     async run(invocation, json) {
       const config = loadConfig(env);
       await invocation.prepare?.(config);
-      const runtime = await openRuntime(config, clock);
+      const composition = await openComposition(config, clock);
       try {
-        const result = await invocation.run(runtime);
+        const result = await invocation.run(composition.commands);
         out(json ? `${JSON.stringify(result.json, null, 2)}\n` : result.text);
       } finally {
-        await runtime.storage.close();
+        await composition.close();
       }
     },
     async serve(seedDemo) {

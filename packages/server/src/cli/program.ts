@@ -1,12 +1,25 @@
 import { Command, Help, Option, type ErrorOptions } from 'commander';
-import type { Runtime } from '../compose/runtime.js';
+import type { ClientCommandDeps, CommandDeps } from '../compose/command-deps.js';
 import type { Config } from '../config/schema.js';
 import { MAX_SCOPE_DESCRIPTION_LENGTH } from '../core/clients/manage-clients.js';
 import { checkNewMobile } from '../core/customers/manage-customers.js';
 import type { MobileNumber } from '../core/customers/mobile.js';
 import { auditCommand } from './commands/audit.js';
-import { changeClientStatus, createClient, listClients, rotateSecret, showClient, updateClient, type ClientsOptions } from './commands/clients.js';
-import { createCustomerCommand, listCustomersCommand, setCustomerLockCommand, showCustomerCommand } from './commands/customers.js';
+import {
+  changeClientStatus,
+  createClient,
+  listClients,
+  rotateSecret,
+  showClient,
+  updateClient,
+  type ClientsOptions,
+} from './commands/clients.js';
+import {
+  createCustomerCommand,
+  listCustomersCommand,
+  setCustomerLockCommand,
+  showCustomerCommand,
+} from './commands/customers.js';
 import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { UsageError, type CommandResult } from './commands/output.js';
@@ -27,7 +40,7 @@ export interface Invocation {
    * opened: checks the arguments and reads what the command asks for (a PIN).
    */
   readonly prepare?: (config: Config) => Promise<void>;
-  readonly run: (runtime: Runtime) => Promise<CommandResult>;
+  readonly run: (deps: CommandDeps) => Promise<CommandResult>;
 }
 
 /** What the commands call on to do their work. */
@@ -129,15 +142,15 @@ function addMigrate(program: CliCommand, actions: CliActions): void {
     .command('migrate')
     .description('apply pending database migrations and exit')
     .option('--json', JSON_OPTION)
-    .action((_options: unknown, cmd: Command) => actions.run({ run: async (runtime) => migrateCommand(runtime) }, json(cmd)));
+    .action((_options: unknown, cmd: Command) => actions.run({ run: async (deps) => migrateCommand(deps.migrate) }, json(cmd)));
   details(migrate, 'Lists the migrations it applied, or says that none was pending. serve migrates too, before it listens.');
   examples(migrate, ['connect-auth migrate', 'DATABASE_URL=postgres://connect@db.internal:5432/connect connect-auth migrate --json']);
 }
 
 function addClients(program: CliCommand, actions: CliActions): void {
   const clients = group(program, 'clients', 'register and manage API consumers and resource servers', 'create, list, show, update, disable, enable, rotate-secret');
-  const run = (cmd: Command, work: (runtime: Runtime, options: ClientsOptions) => Promise<CommandResult>) =>
-    actions.run({ run: (runtime) => work(runtime, cmd.opts<ClientsOptions>()) }, json(cmd));
+  const run = (cmd: Command, work: (deps: ClientCommandDeps, options: ClientsOptions) => Promise<CommandResult>) =>
+    actions.run({ run: (deps) => work(deps.clients, cmd.opts<ClientsOptions>()) }, json(cmd));
 
   const create = clients
     .command('create')
@@ -166,12 +179,12 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .command('list')
     .description('list the clients of this environment')
     .option('--json', `${JSON_OPTION} (an array of clients)`)
-    .action((_options: unknown, cmd: Command) => run(cmd, (runtime) => listClients(runtime)));
+    .action((_options: unknown, cmd: Command) => run(cmd, (deps) => listClients(deps)));
   examples(list, ['connect-auth clients list', 'connect-auth clients list --json']);
 
   const show = withId(clients.command('show').description('show one client (never its secret)'))
     .option('--json', JSON_OPTION)
-    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => showClient(runtime, id)));
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps) => showClient(deps, id)));
   examples(show, ['connect-auth clients show cid_sandbox_Xq3…']);
 
   const update = withId(clients.command('update').description("change a client's redirect URI, grants, PKCE, scopes or scope descriptions"))
@@ -186,7 +199,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--json', JSON_OPTION)
-    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => updateClient(runtime, id, options)));
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps, options) => updateClient(deps, id, options)));
   refuseBoth(update, 'require-pkce', 'no-require-pkce');
   details(
     update,
@@ -201,7 +214,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
 
   const disable = withId(clients.command('disable').description('stop a client from authenticating and end every token it holds'))
     .option('--json', JSON_OPTION)
-    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => changeClientStatus(runtime, id, 'disabled')));
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps) => changeClientStatus(deps, id, 'disabled')));
   details(
     disable,
     'Ends its client tokens, the customer tokens of its sessions and its unredeemed codes on every running server within a second. Disabling a disabled client changes nothing.',
@@ -210,13 +223,13 @@ function addClients(program: CliCommand, actions: CliActions): void {
 
   const enable = withId(clients.command('enable').description('allow a disabled client again; no token the disable ended comes back'))
     .option('--json', JSON_OPTION)
-    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime) => changeClientStatus(runtime, id, 'active')));
+    .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps) => changeClientStatus(deps, id, 'active')));
   examples(enable, ['connect-auth clients enable cid_sandbox_Xq3…']);
 
   const rotate = withId(clients.command('rotate-secret').description('issue a new secret, printed once; the old one keeps working for a grace period'))
     .option('--grace <SECONDS>', 'how long the previous secret keeps working, 0 to 2592000; 0 ends it at once (default: CONNECT_SECRET_ROTATION_GRACE, 86400)');
   deliveryOptions(rotate);
-  rotate.option('--json', JSON_OPTION).action((id: string, _options: unknown, cmd: Command) => run(cmd, (runtime, options) => rotateSecret(runtime, id, options)));
+  rotate.option('--json', JSON_OPTION).action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps, options) => rotateSecret(deps, id, options)));
   examples(rotate, [
     'connect-auth clients rotate-secret cid_sandbox_Xq3…',
     'connect-auth clients rotate-secret cid_sandbox_Xq3… --grace 0   # a leaked secret: the old one stops now',
@@ -245,7 +258,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
             mobile = checkNewMobile(options.mobile, config.smsCountries);
             pin = await readNewPin(options, actions.input);
           },
-          run: (runtime) => createCustomerCommand(runtime, { mobile, pin, name: options.name }),
+          run: (deps) => createCustomerCommand(deps.customers, { mobile, pin, name: options.name }),
         },
         json(cmd),
       );
@@ -263,7 +276,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
     .command('list')
     .description('list the customers of this environment')
     .option('--json', `${JSON_OPTION} (an array of customers)`)
-    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => listCustomersCommand(runtime) }, json(cmd)));
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (deps) => listCustomersCommand(deps.customers) }, json(cmd)));
   examples(list, ['connect-auth customers list']);
 
   const reference = (cmd: CliCommand): CliCommand => {
@@ -272,12 +285,12 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
   };
   const show = reference(customers.command('show').description('show one customer and the clients they approved'))
     .option('--json', JSON_OPTION)
-    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => showCustomerCommand(runtime, ref) }, json(cmd)));
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => showCustomerCommand(deps.customers, ref) }, json(cmd)));
   examples(show, ['connect-auth customers show +639171234567', 'connect-auth customers show 585676066295 --json']);
 
   const lock = reference(customers.command('lock').description('stop a customer from logging in and end their sessions and tokens'))
     .option('--json', JSON_OPTION)
-    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => setCustomerLockCommand(runtime, ref, true) }, json(cmd)));
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => setCustomerLockCommand(deps.customers, ref, true) }, json(cmd)));
   details(
     lock,
     'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, cancels every sign-in of theirs that has not reached its code, and removes their approvals of clients, on every running server within a second. Locking a locked customer changes nothing.',
@@ -286,7 +299,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
 
   const unlock = reference(customers.command('unlock').description('let a customer log in again, also after too many wrong PINs'))
     .option('--json', JSON_OPTION)
-    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => setCustomerLockCommand(runtime, ref, false) }, json(cmd)));
+    .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => setCustomerLockCommand(deps.customers, ref, false) }, json(cmd)));
   details(unlock, 'Nothing the lock ended comes back: clients send the customer through /authorize again.');
   examples(unlock, ['connect-auth customers unlock +639171234567']);
 }
@@ -298,7 +311,7 @@ function addKeys(program: CliCommand, actions: CliActions): void {
     .command('list')
     .description('list the keys with their status: next, active, retired, expired or revoked')
     .option('--json', `${JSON_OPTION} (an array of {kid, alg, use, status, createdAt, ...})`)
-    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => listKeysCommand(runtime) }, json(cmd)));
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (deps) => listKeysCommand(deps.keys) }, json(cmd)));
   examples(list, ['connect-auth keys list']);
 
   const rotate = keys
@@ -306,7 +319,7 @@ function addKeys(program: CliCommand, actions: CliActions): void {
     .description('publish new keys now; they sign once every cached copy of the JWKS has expired')
     .option('--now', 'activate the pending keys, or new ones, at once (an emergency: verifiers may not know them yet)')
     .option('--json', JSON_OPTION)
-    .action((options: { now?: boolean }, cmd: Command) => actions.run({ run: (runtime) => rotateKeysCommand(runtime, options) }, json(cmd)));
+    .action((options: { now?: boolean }, cmd: Command) => actions.run({ run: (deps) => rotateKeysCommand(deps.keys, options) }, json(cmd)));
   details(
     rotate,
     'The new keys are in the JWKS at once (status next) and sign after CONNECT_JWKS_MAX_AGE + 5 s; old keys verify until their tokens expire. Refused while a rotation is pending, unless --now.',
@@ -318,7 +331,7 @@ function addKeys(program: CliCommand, actions: CliActions): void {
     .description('take a key out of the JWKS and refuse every token it signed or encrypted')
     .argument('<KID>', 'the key ID, as keys list shows it (it may begin with -)')
     .option('--json', JSON_OPTION)
-    .action((kid: string, _options: unknown, cmd: Command) => actions.run({ run: (runtime) => revokeKeyCommand(runtime, kid) }, json(cmd)));
+    .action((kid: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => revokeKeyCommand(deps.keys, kid) }, json(cmd)));
   revoke.whenMissing.set('KID', 'keys revoke needs the kid of the key (see keys list)');
   details(revoke, 'Revoking a pending key cancels its rotation; the current signing key cannot be revoked (keys rotate --now first).');
   examples(revoke, ['connect-auth keys revoke 8Fq2xY…', 'connect-auth keys revoke -- -8Fq2xY…   # a kid that begins with -']);
@@ -332,7 +345,7 @@ function addAudit(program: CliCommand, actions: CliActions): void {
     .option('--type <TYPE>', 'only events of this type, e.g. client.created, customer.locked')
     .option('--limit <N>', 'at most the newest N events, 1 to 100000 (default: 1000)')
     .option('--json', JSON_OPTION)
-    .action((options: { since?: string; type?: string; limit?: string }, cmd: Command) => actions.run({ run: (runtime) => auditCommand(runtime, options) }, json(cmd)));
+    .action((options: { since?: string; type?: string; limit?: string }, cmd: Command) => actions.run({ run: (deps) => auditCommand(deps.audit, options) }, json(cmd)));
   examples(audit, ['connect-auth audit', 'connect-auth audit --since 7d --type client.secret_rotated --json']);
 }
 
@@ -341,7 +354,7 @@ function addPurge(program: CliCommand, actions: CliActions): void {
     .command('purge')
     .description('delete what has expired, and audit events past CONNECT_AUDIT_RETENTION_DAYS')
     .option('--json', JSON_OPTION)
-    .action((_options: unknown, cmd: Command) => actions.run({ run: (runtime) => purgeCommand(runtime, actions.stderr) }, json(cmd)));
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (deps) => purgeCommand(deps.purge, actions.stderr) }, json(cmd)));
   details(
     purge,
     'Deletes expired codes, sessions, one-time PIN challenges, token records and stored /tokens responses in batches, and prints how many of each. The server runs the same purge every hour.',

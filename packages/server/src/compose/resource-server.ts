@@ -1,10 +1,10 @@
 import { ConfigError, loadConfig } from '../config/load.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { KeyRing } from '../core/keys/key-ring.js';
 import { deriveKey } from '../core/keys/master-key.js';
 import { createCustomerAccessCheck, type CustomerAccess, type CustomerAccessRequirements } from '../core/tokens/customer-access-check.js';
 import { openStorage } from '../storage/kysely/open-storage.js';
+import { openKeyRing } from './key-ring.js';
 import { storageOptions } from './runtime.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 
@@ -45,13 +45,9 @@ export async function openCustomerAccessCheck(
   try {
     const feed = storage.openChangeFeed();
     changes = feed;
-    const keys = await KeyRing.open({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock, changes: feed });
+    const keys = await openKeyRing({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock, changes: feed });
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
-    // A rotation or revocation made elsewhere, or changes that may have been missed: read the keys again.
-    feed.onChange((heard) => {
-      if (heard === 'all' || heard.kind === 'keys') keys.keysChanged();
-    });
-    const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
+    const check = createCustomerAccessCheck({ keys: keys.keyRing, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
     return {
       verify: (token, requirements) => check.verify(token, requirements),
       async close() {

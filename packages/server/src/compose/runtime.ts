@@ -32,13 +32,15 @@ export interface Runtime {
   readonly knownDeviceKey: Uint8Array;
   /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
   readonly demoKey: Uint8Array;
+  /** Closes the storage it opened; one given to {@link openRuntime} is left to its owner. */
+  close(): Promise<void>;
 }
 
 /**
  * Opens the database (migrated to the latest schema), checks that it
  * belongs to the configured environment (recording it in a new database)
  * and derives the keys from the master key: what the server and every CLI command share. Close
- * with `runtime.storage.close()`. `storage` uses an open database instead
+ * with `runtime.close()`. `storage` uses an open database instead
  * (two test servers on one database); its owner closes it.
  */
 export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
@@ -61,6 +63,9 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     clock,
     storage,
     appliedMigrations,
+    close: async () => {
+      if (!options.storage) await storage.close();
+    },
     hasher: new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac')),
     sealKey: deriveKey(masterKey, 'key-sealing'),
     otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),

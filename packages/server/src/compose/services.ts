@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
-import { createClientAuthFailureAudit } from '../core/audit/client-auth-failures.js';
+import { auditClientAuthFailures } from '../core/audit/client-auth-failures.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 import { cacheRevocations } from '../core/tokens/cached-revocations.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
@@ -10,14 +10,13 @@ import type { Client } from '../core/clients/client.js';
 import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
 import type { IdempotencyDeps } from '../core/customer-tokens/idempotent-refresh.js';
 import type { RefreshDeps } from '../core/grants/refresh-token.js';
-import { InvalidClient } from '../core/errors.js';
 import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
 import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
-import { KeyRing } from '../core/keys/key-ring.js';
+import type { KeyRing } from '../core/keys/key-ring.js';
 import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
@@ -27,6 +26,7 @@ import type { TokenSessionStore } from '../core/tokens/token-session-store.js';
 import { createLimits, type Limits } from '../limits/create-limits.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createSmsSender } from '../sms/create-sms-sender.js';
+import { openKeyRing } from './key-ring.js';
 import { createAfterAnswer, type AfterAnswer } from './after-answer.js';
 import { createOutageLog, describeCause, type Dependency, type OutageLog } from './outage-log.js';
 import type { Runtime } from './runtime.js';
@@ -86,9 +86,9 @@ export interface Services {
 }
 
 /**
- * The composition root of the server and the tests (the CLI uses its
- * `openRuntime` half): builds every dependency from the runtime and the
- * configuration, once, in one place.
+ * The server's part of the composition root (`compose.ts` hands it out as
+ * `Composition.services`): builds every dependency of the HTTP app
+ * from the runtime and the configuration, once, in one place.
  */
 export async function composeServices(runtime: Runtime, overrides: ServiceOverrides = {}): Promise<Services> {
   const { config, clock, storage } = runtime;
@@ -142,11 +142,14 @@ async function assembleObservedServices(
   const logFailure = (message: string) => (error: unknown) => {
     if (!(error instanceof StorageUnavailable)) log.error({ err: error }, message);
   };
-  const keyRing = await KeyRing.open({ keys: storage.keys, sealKey: runtime.sealKey, clock, changes });
-  // Keys changed elsewhere (a rotation, a revocation), or changes may have been missed: read the keys again.
-  const stopKeyReloads = changes.onChange((heard) => {
-    if (heard === 'all' || heard.kind === 'keys') keyRing.keysChanged(logFailure('reading the keys failed; trying again in a second'));
+  const keys = await openKeyRing({
+    keys: storage.keys,
+    sealKey: runtime.sealKey,
+    clock,
+    changes,
+    onReloadFailure: logFailure('reading the keys failed; trying again in a second'),
   });
+  const { keyRing } = keys;
   const tokenSessions = announcingLocally(storage.tokenSessions, changes);
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
   const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, outages) : undefined;
@@ -166,16 +169,11 @@ async function assembleObservedServices(
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
   // A secret that verified is recognised for a few seconds without a new HMAC.
   const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
-  // A bounded number of events per minute, however many failures (docs/operator-guide.md, "The audit log").
-  const auditAuthFailure = createClientAuthFailureAudit(audit, clock);
-  const authenticate = async (input: ClientAuthInput) => {
-    try {
-      return await authenticateClient(input, { findClient, secrets, environment: config.environment, clock });
-    } catch (error) {
-      if (error instanceof InvalidClient) await auditAuthFailure(error, input);
-      throw error;
-    }
-  };
+  const authenticate = auditClientAuthFailures(
+    (input: ClientAuthInput) => authenticateClient(input, { findClient, secrets, environment: config.environment, clock }),
+    audit,
+    clock,
+  );
 
   // The database's counters are read on the service's clock (Redis keeps its own).
   const limits = overrides.limits ?? createLimits({
@@ -239,10 +237,9 @@ async function assembleObservedServices(
     async close() {
       // An SMS still being handed to the gateway goes out before the storage closes.
       await afterAnswer.idle();
-      stopKeyReloads();
       findClient.close();
       revokedTokens.close();
-      keyRing.close();
+      keys.close();
       customerAccess.close();
       if (!overrides.changes) await changes.close();
       redis?.disconnect();

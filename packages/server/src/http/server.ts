@@ -6,7 +6,8 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
 import { SANDBOX_CALLBACK_PATH, seedDemo, type DemoCredentials } from '../demo/seed-demo.js';
 import { openRuntime } from '../compose/runtime.js';
-import { composeServices, type Services } from '../compose/services.js';
+import { compose } from '../compose/compose.js';
+import type { Services } from '../compose/services.js';
 import { startHourlyPurge, type HourlyPurge } from '../compose/hourly-purge.js';
 import { startJourneyPurge, type JourneyPurge } from '../compose/journey-purge.js';
 import { buildApp } from './app.js';
@@ -68,7 +69,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   let purge: HourlyPurge | undefined;
   let journeyPurge: JourneyPurge | undefined;
   try {
-    services = await composeServices(runtime, { log: logger });
+    const composition = compose(runtime);
+    services = await composition.services({ log: logger });
     const { urls } = services;
     let draining = false;
     app = await buildApp({ services, logger, draining: () => draining });
@@ -84,12 +86,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     urls.baseUrl ||= urls.authUrl;
     // Once the auth URL is known: the demo client's redirect URI is the sandbox's callback page on it.
     const demo = options.seedDemo
-      ? await seedDemo(options.demoRedirectUri ?? `${urls.authUrl}${SANDBOX_CALLBACK_PATH}`, {
-          ...runtime,
-          clients: storage.clients,
-          customers: storage.customers,
-          environment: config.environment,
-        })
+      ? await seedDemo(options.demoRedirectUri ?? `${urls.authUrl}${SANDBOX_CALLBACK_PATH}`, composition.demo)
       : undefined;
 
     logger.info({ environment: config.environment, address, authUrl: urls.authUrl, engine: storage.engine }, 'Connect is listening');

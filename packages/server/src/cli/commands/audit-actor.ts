@@ -1,7 +1,7 @@
+import type { AdminActionDeps } from '../../compose/command-deps.js';
 import { userInfo } from 'node:os';
 import { auditActor, type AuditActor } from '../../core/audit/audit-actor.js';
 import { createAuditLog, type AuditEvent } from '../../core/audit/audit-log.js';
-import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../core/storage/storage.js';
 
 /** Who runs the command, as the audit log names it: `cli:<system user>`. */
@@ -17,9 +17,9 @@ export function cliActor(): AuditActor {
 
 /** Records an admin action done by this command, in the transaction `tx` when given. */
 export async function recordAdminAction(
-  runtime: Runtime,
+  deps: AdminActionDeps,
   event: Omit<AuditEvent, 'actor' | 'outcome'>,
   tx?: Pick<Stores, 'audit'>,
 ): Promise<void> {
-  await createAuditLog((tx ?? runtime.storage).audit, runtime.clock).record({ ...event, actor: cliActor(), outcome: 'success' });
+  await createAuditLog((tx ?? deps).audit, deps.clock).record({ ...event, actor: cliActor(), outcome: 'success' });
 }

@@ -1,5 +1,5 @@
+import type { AuditCommandDeps } from '../../compose/command-deps.js';
 import { AUDIT_EVENT_TYPES, type AuditEventType } from '../../core/audit/audit-log.js';
-import type { Runtime } from '../../compose/runtime.js';
 import { isoTime, printable, UsageError, type CommandResult } from './output.js';
 
 /**
@@ -8,17 +8,17 @@ import { isoTime, printable, UsageError, type CommandResult } from './output.js'
  * or a duration back from now (`90m`, `24h`, `7d`); default the last 24 hours.
  */
 export async function auditCommand(
-  runtime: Runtime,
+  deps: AuditCommandDeps,
   options: { since?: string | undefined; type?: string | undefined; limit?: string | undefined },
 ): Promise<CommandResult> {
-  const now = runtime.clock.nowSeconds();
+  const now = deps.clock.nowSeconds();
   const since = options.since === undefined ? now - 86_400 : parseSince(options.since, now);
   if (options.type !== undefined && !AUDIT_EVENT_TYPES.includes(options.type as AuditEventType)) {
     throw new UsageError(`unknown --type ${JSON.stringify(options.type)}; types are ${AUDIT_EVENT_TYPES.join(', ')}`);
   }
   const limit = options.limit === undefined ? 1000 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new UsageError('--limit must be a whole number from 1 to 100000');
-  const events = await runtime.storage.audit.listAuditEvents({
+  const events = await deps.audit.listAuditEvents({
     since,
     ...(options.type ? { type: options.type as AuditEventType } : {}),
     limit,

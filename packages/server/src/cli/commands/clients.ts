@@ -1,9 +1,9 @@
+import type { ClientCommandDeps } from '../../compose/command-deps.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { registerClient, registerResourceServer, rotateClientSecret, updateClientSettings } from '../../core/clients/manage-clients.js';
 import { CLIENT_STATUS_WAIT_MS } from '../../core/lifetimes.js';
 import { disableClient, enableClient, type ClientStatusOutcome } from '../../core/operator/client-status.js';
 import type { Client } from '../../core/clients/client.js';
-import type { Runtime } from '../../compose/runtime.js';
 import type { Stores } from '../../core/storage/storage.js';
 import { NotFound } from '../../core/storage-errors.js';
 import { clockDate } from '../../core/clock.js';
@@ -38,18 +38,14 @@ export interface ClientsOptions {
 /** The command-line spelling of each option that a resource server does not take. */
 const CONSUMER_ONLY = { redirectUri: '--redirect-uri', grants: '--grants', requirePkce: '--require-pkce', scopes: '--scopes' } as const;
 
-function adminDeps(runtime: Runtime) {
-  return { clients: runtime.storage.clients, hasher: runtime.hasher, clock: runtime.clock, environment: runtime.config.environment };
-}
-
 function splitGrants(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(',');
 }
 
-async function findOrFail(runtime: Runtime, id: string | undefined): Promise<Client> {
+async function findOrFail(deps: ClientCommandDeps, id: string | undefined): Promise<Client> {
   if (!id) throw new UsageError('a client ID is required');
-  const client = await runtime.storage.clients.findClient(id);
-  if (!client) throw new NotFound(`no client ${id} in the ${runtime.config.environment} environment`);
+  const client = await deps.clients.findClient(id);
+  if (!client) throw new NotFound(`no client ${id} in the ${deps.environment} environment`);
   return client;
 }
 
@@ -60,16 +56,16 @@ async function findOrFail(runtime: Runtime, id: string | undefined): Promise<Cli
  * commit, the file is removed again, since the secret in it does not exist.
  */
 async function changeDelivering<T extends { client: Client; clientSecret: string }>(
-  runtime: Runtime,
+  deps: ClientCommandDeps,
   recipient: CheckedRecipient | undefined,
   change: (tx: Stores) => Promise<T>,
 ): Promise<T> {
   let written = false;
   try {
-    return await runtime.storage.transaction(async (tx) => {
+    return await deps.transaction(async (tx) => {
       const result = await change(tx);
       if (recipient) {
-        await writeCredentialsFile(recipient, fileContent(runtime, result.client, result.clientSecret), clockDate(runtime.clock));
+        await writeCredentialsFile(recipient, fileContent(deps, result.client, result.clientSecret), clockDate(deps.clock));
         written = true;
       }
       return result;
@@ -81,7 +77,7 @@ async function changeDelivering<T extends { client: Client; clientSecret: string
 }
 
 /** `clients create`: registers a client and shows its secret once, or delivers it encrypted. */
-export async function createClient(runtime: Runtime, options: ClientsOptions): Promise<CommandResult> {
+export async function createClient(deps: ClientCommandDeps, options: ClientsOptions): Promise<CommandResult> {
   if (!options.name) throw new UsageError('--name is required');
   const resourceServer = options.resourceServer ?? false;
   if (resourceServer) {
@@ -94,12 +90,12 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
   }
   const delivery = deliveryTarget(options);
   // Every check of the delivery happens before a secret exists.
-  const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
-  const environment = runtime.config.environment;
-  const { client, clientSecret } = await changeDelivering(runtime, recipient, async (tx) => {
-    const deps = { ...adminDeps(runtime), clients: tx.clients };
+  const recipient = delivery ? await checkRecipient(delivery, clockDate(deps.clock)) : undefined;
+  const environment = deps.environment;
+  const { client, clientSecret } = await changeDelivering(deps, recipient, async (tx) => {
+    const inTx = { ...deps, clients: tx.clients };
     const registered = resourceServer
-      ? await registerResourceServer({ name: options.name as string }, deps)
+      ? await registerResourceServer({ name: options.name as string }, inTx)
       : await registerClient(
           {
             name: options.name as string,
@@ -108,10 +104,10 @@ export async function createClient(runtime: Runtime, options: ClientsOptions): P
             requirePkce: options.requirePkce ?? false,
             scopes: options.scopes,
           },
-          deps,
+          inTx,
         );
     await recordAdminAction(
-      runtime,
+      deps,
       {
         type: 'client.created',
         subject: registered.client.id,
@@ -171,11 +167,11 @@ function scopesText(scopes: readonly string[]): string {
 }
 
 /** `clients list`. */
-export async function listClients(runtime: Runtime): Promise<CommandResult> {
-  const clients = (await runtime.storage.clients.listClients()).map((c) => clientView(c, runtime.config.environment));
+export async function listClients(deps: ClientCommandDeps): Promise<CommandResult> {
+  const clients = (await deps.clients.listClients()).map((c) => clientView(c, deps.environment));
   const text =
     clients.length === 0
-      ? `no clients in the ${runtime.config.environment} environment\n`
+      ? `no clients in the ${deps.environment} environment\n`
       : clients
           .map((c) => printable(`${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`))
           .join('\n') + '\n';
@@ -183,13 +179,13 @@ export async function listClients(runtime: Runtime): Promise<CommandResult> {
 }
 
 /** `clients show ID`. */
-export async function showClient(runtime: Runtime, id: string | undefined): Promise<CommandResult> {
-  return describe(runtime, await findOrFail(runtime, id));
+export async function showClient(deps: ClientCommandDeps, id: string | undefined): Promise<CommandResult> {
+  return describe(deps, await findOrFail(deps, id));
 }
 
 /** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"] [--scope-description SCOPE=TEXT …]`. */
-export async function updateClient(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
-  await findOrFail(runtime, id);
+export async function updateClient(deps: ClientCommandDeps, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
+  await findOrFail(deps, id);
   const changes = {
     redirectUri: options.redirectUri,
     grants: splitGrants(options.grants),
@@ -197,10 +193,10 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
     scopes: options.scopes,
     scopeDescriptions: options.scopeDescription,
   };
-  const client = await runtime.storage.transaction(async (tx) => {
-    const updated = await updateClientSettings(id as string, changes, { ...adminDeps(runtime), clients: tx.clients });
+  const client = await deps.transaction(async (tx) => {
+    const updated = await updateClientSettings(id as string, changes, { ...deps, clients: tx.clients });
     await recordAdminAction(
-      runtime,
+      deps,
       {
         type: 'client.updated',
         subject: updated.id,
@@ -216,7 +212,7 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
     );
     return updated;
   });
-  return describe(runtime, client);
+  return describe(deps, client);
 }
 
 /**
@@ -228,17 +224,17 @@ export async function updateClient(runtime: Runtime, id: string | undefined, opt
  * for the clock's next second, so that no token issued after it is ended by
  * the disable. A client that already has the status: a no-op that says so.
  */
-export async function changeClientStatus(runtime: Runtime, id: string | undefined, status: Client['status']): Promise<CommandResult> {
-  await findOrFail(runtime, id);
+export async function changeClientStatus(deps: ClientCommandDeps, id: string | undefined, status: Client['status']): Promise<CommandResult> {
+  await findOrFail(deps, id);
   const change = status === 'disabled' ? disableClient : enableClient;
   const started = performance.now();
   for (;;) {
-    const now = runtime.clock.nowSeconds();
-    const outcome: ClientStatusOutcome = await runtime.storage.transaction(async (tx) => {
+    const now = deps.clock.nowSeconds();
+    const outcome: ClientStatusOutcome = await deps.transaction(async (tx) => {
       const result = await change(id as string, tx, now);
       if (result.kind === 'changed') {
         await recordAdminAction(
-          runtime,
+          deps,
           {
             type: status === 'disabled' ? 'client.disabled' : 'client.enabled',
             subject: result.client.id,
@@ -249,8 +245,8 @@ export async function changeClientStatus(runtime: Runtime, id: string | undefine
       }
       return result;
     });
-    if (outcome.kind !== 'not-yet') return statusResult(runtime, outcome, status);
-    while (runtime.clock.nowSeconds() < outcome.notBefore) {
+    if (outcome.kind !== 'not-yet') return statusResult(deps, outcome, status);
+    while (deps.clock.nowSeconds() < outcome.notBefore) {
       if (performance.now() - started > CLIENT_STATUS_WAIT_MS) {
         throw new Error(`the clock has not reached ${isoTime(outcome.notBefore)}, when the client's tokens can be ended exactly; nothing changed, try again`);
       }
@@ -259,8 +255,8 @@ export async function changeClientStatus(runtime: Runtime, id: string | undefine
   }
 }
 
-function statusResult(runtime: Runtime, outcome: Exclude<ClientStatusOutcome, { kind: 'not-yet' }>, status: Client['status']): CommandResult {
-  const described = describe(runtime, outcome.client);
+function statusResult(deps: ClientCommandDeps, outcome: Exclude<ClientStatusOutcome, { kind: 'not-yet' }>, status: Client['status']): CommandResult {
+  const described = describe(deps, outcome.client);
   const word = status === 'disabled' ? 'disabled' : 'enabled';
   if (outcome.kind === 'unchanged') {
     return {
@@ -287,15 +283,15 @@ function plural(n: number, noun: string): string {
  * `clients rotate-secret ID [--grace SECONDS]`: a new secret, shown once or
  * delivered encrypted; the old one keeps working for the grace period.
  */
-export async function rotateSecret(runtime: Runtime, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
-  const existing = await findOrFail(runtime, id);
-  const grace = graceSeconds(runtime, options.grace);
+export async function rotateSecret(deps: ClientCommandDeps, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
+  const existing = await findOrFail(deps, id);
+  const grace = graceSeconds(deps, options.grace);
   const delivery = deliveryTarget(options);
-  const recipient = delivery ? await checkRecipient(delivery, clockDate(runtime.clock)) : undefined;
-  const { client, clientSecret } = await changeDelivering(runtime, recipient, async (tx) => {
-    const rotated = await rotateClientSecret(existing.id, grace, { ...adminDeps(runtime), clients: tx.clients });
+  const recipient = delivery ? await checkRecipient(delivery, clockDate(deps.clock)) : undefined;
+  const { client, clientSecret } = await changeDelivering(deps, recipient, async (tx) => {
+    const rotated = await rotateClientSecret(existing.id, grace, { ...deps, clients: tx.clients });
     await recordAdminAction(
-      runtime,
+      deps,
       { type: 'client.secret_rotated', subject: existing.id, details: { grace_seconds: grace, delivered_to: recipient?.email ?? null } },
       tx,
     );
@@ -319,8 +315,8 @@ export async function rotateSecret(runtime: Runtime, id: string | undefined, opt
   };
 }
 
-function graceSeconds(runtime: Runtime, value: string | undefined): number {
-  if (value === undefined) return runtime.config.secretRotationGraceSeconds;
+function graceSeconds(deps: ClientCommandDeps, value: string | undefined): number {
+  if (value === undefined) return deps.secretRotationGraceSeconds;
   if (!/^\d+$/.test(value) || Number(value) > 30 * 86_400) throw new UsageError('--grace must be a whole number of seconds from 0 to 2592000');
   return Number(value);
 }
@@ -336,25 +332,23 @@ function deliveryView(recipient: CheckedRecipient) {
   return { recipientEmail: recipient.email, keyFingerprint: recipient.fingerprint, file: recipient.outPath };
 }
 
-function fileContent(runtime: Runtime, client: Client, clientSecret: string): CredentialsFileContent {
-  const { config } = runtime;
-  const authUrl = config.authUrl ?? `http://${config.host}:${config.port}`;
+function fileContent(deps: ClientCommandDeps, client: Client, clientSecret: string): CredentialsFileContent {
   return {
     clientId: client.id,
     clientSecret,
     name: client.name,
-    environment: config.environment,
-    authUrl,
-    baseUrl: config.baseUrl ?? authUrl,
+    environment: deps.environment,
+    authUrl: deps.authUrl,
+    baseUrl: deps.baseUrl,
     redirectUri: client.redirectUri,
     ...kindField(client),
     ...scopesField(client),
-    issuedAt: isoTime(runtime.clock.nowSeconds()),
+    issuedAt: isoTime(deps.clock.nowSeconds()),
   };
 }
 
-function describe(runtime: Runtime, client: Client): CommandResult {
-  const view = clientView(client, runtime.config.environment);
+function describe(deps: ClientCommandDeps, client: Client): CommandResult {
+  const view = clientView(client, deps.environment);
   return {
     json: view,
     text: table([

@@ -1,8 +1,8 @@
+import type { CustomerCommandDeps } from '../../compose/command-deps.js';
 import { createCustomer, findCustomerByReference, hashNewPin } from '../../core/customers/manage-customers.js';
 import { lockCustomer, unlockCustomer } from '../../core/operator/lock-customer.js';
 import type { Customer } from '../../core/customers/customer.js';
 import { maskedMobile, type MobileNumber } from '../../core/customers/mobile.js';
-import type { Runtime } from '../../compose/runtime.js';
 import { NotFound } from '../../core/storage-errors.js';
 import { recordAdminAction } from './audit-actor.js';
 import { isoTime, printable, table, UsageError, type CommandResult } from './output.js';
@@ -21,11 +21,11 @@ function customerView(customer: Customer, now: number) {
 }
 
 /** One customer with the clients they approved (their sessions sign in to these silently). */
-async function describe(runtime: Runtime, customer: Customer): Promise<CommandResult> {
-  const view = customerView(customer, runtime.clock.nowSeconds());
-  const consents = await runtime.storage.consents.listConsents(customer.profileId);
+async function describe(deps: CustomerCommandDeps, customer: Customer): Promise<CommandResult> {
+  const view = customerView(customer, deps.clock.nowSeconds());
+  const consents = await deps.consents.listConsents(customer.profileId);
   const approvedClients = await Promise.all(
-    consents.map(async (c) => ({ clientId: c.clientId, name: (await runtime.storage.clients.findClient(c.clientId))?.name ?? null, approvedAt: isoTime(c.approvedAt) })),
+    consents.map(async (c) => ({ clientId: c.clientId, name: (await deps.clients.findClient(c.clientId))?.name ?? null, approvedAt: isoTime(c.approvedAt) })),
   );
   return {
     json: { ...view, approvedClients },
@@ -43,10 +43,10 @@ async function describe(runtime: Runtime, customer: Customer): Promise<CommandRe
   };
 }
 
-async function findOrFail(runtime: Runtime, reference: string | undefined): Promise<Customer> {
+async function findOrFail(deps: CustomerCommandDeps, reference: string | undefined): Promise<Customer> {
   if (!reference) throw new UsageError('a profile ID or mobile number is required');
-  const customer = await findCustomerByReference(reference, runtime.storage.customers);
-  if (!customer) throw new NotFound(`no customer ${reference} in the ${runtime.config.environment} environment`);
+  const customer = await findCustomerByReference(reference, deps.customers);
+  if (!customer) throw new NotFound(`no customer ${reference} in the ${deps.environment} environment`);
   return customer;
 }
 
@@ -56,7 +56,7 @@ async function findOrFail(runtime: Runtime, reference: string | undefined): Prom
  * (`checkNewMobile`), or as typed.
  */
 export async function createCustomerCommand(
-  runtime: Runtime,
+  deps: CustomerCommandDeps,
   options: { mobile?: MobileNumber | string | undefined; pin?: string | undefined; name?: string | undefined },
 ): Promise<CommandResult> {
   const { mobile: typed, pin } = options;
@@ -65,12 +65,12 @@ export async function createCustomerCommand(
   // The PIN hash takes about 100 ms: done before the transaction, which holds
   // the database's write lock until it ends (docs/operator-guide.md).
   const pinHash = await hashNewPin(pin);
-  const { customer, mobile } = await runtime.storage.transaction(async (tx) => {
+  const { customer, mobile } = await deps.transaction(async (tx) => {
     const created = await createCustomer(
       { mobile: typed, pin, pinHash, name: options.name },
-      { customers: tx.customers, clock: runtime.clock, smsCountries: runtime.config.smsCountries },
+      { customers: tx.customers, clock: deps.clock, smsCountries: deps.smsCountries },
     );
-    await recordAdminAction(runtime, { type: 'customer.created', subject: created.customer.profileId }, tx);
+    await recordAdminAction(deps, { type: 'customer.created', subject: created.customer.profileId }, tx);
     return created;
   });
   return {
@@ -84,19 +84,19 @@ export async function createCustomerCommand(
 }
 
 /** `customers list`. */
-export async function listCustomersCommand(runtime: Runtime): Promise<CommandResult> {
-  const now = runtime.clock.nowSeconds();
-  const customers = (await runtime.storage.customers.listCustomers()).map((c) => customerView(c, now));
+export async function listCustomersCommand(deps: CustomerCommandDeps): Promise<CommandResult> {
+  const now = deps.clock.nowSeconds();
+  const customers = (await deps.customers.listCustomers()).map((c) => customerView(c, now));
   const text =
     customers.length === 0
-      ? `no customers in the ${runtime.config.environment} environment\n`
+      ? `no customers in the ${deps.environment} environment\n`
       : customers.map((c) => printable(`${c.profileId}  ${c.mobile}  ${c.status.padEnd(6)}  ${c.name ?? ''}`.trimEnd())).join('\n') + '\n';
   return { json: customers, text };
 }
 
 /** `customers show PROFILE_ID|E164`. */
-export async function showCustomerCommand(runtime: Runtime, reference: string | undefined): Promise<CommandResult> {
-  return describe(runtime, await findOrFail(runtime, reference));
+export async function showCustomerCommand(deps: CustomerCommandDeps, reference: string | undefined): Promise<CommandResult> {
+  return describe(deps, await findOrFail(deps, reference));
 }
 
 /**
@@ -108,23 +108,23 @@ export async function showCustomerCommand(runtime: Runtime, reference: string | 
  * Unlocking also clears a lockout from wrong PINs, and revives nothing the
  * lock ended (docs/operator-guide.md, "Customers").
  */
-export async function setCustomerLockCommand(runtime: Runtime, reference: string | undefined, lock: boolean): Promise<CommandResult> {
-  const customer = await findOrFail(runtime, reference);
-  const now = runtime.clock.nowSeconds();
+export async function setCustomerLockCommand(deps: CustomerCommandDeps, reference: string | undefined, lock: boolean): Promise<CommandResult> {
+  const customer = await findOrFail(deps, reference);
+  const now = deps.clock.nowSeconds();
   if (!lock) {
-    const unlocked = await runtime.storage.transaction(async (tx) => {
+    const unlocked = await deps.transaction(async (tx) => {
       const changed = await unlockCustomer(customer.profileId, tx.customers, now);
-      await recordAdminAction(runtime, { type: 'customer.unlocked', subject: customer.profileId }, tx);
+      await recordAdminAction(deps, { type: 'customer.unlocked', subject: customer.profileId }, tx);
       return changed;
     });
-    return describe(runtime, unlocked);
+    return describe(deps, unlocked);
   }
-  const outcome = await runtime.storage.transaction(async (tx) => {
+  const outcome = await deps.transaction(async (tx) => {
     const locked = await lockCustomer(customer.profileId, tx, now);
     if (locked.changed) {
       const { ended } = locked;
       await recordAdminAction(
-        runtime,
+        deps,
         {
           type: 'customer.locked',
           subject: customer.profileId,
@@ -141,7 +141,7 @@ export async function setCustomerLockCommand(runtime: Runtime, reference: string
     }
     return locked;
   });
-  const described = await describe(runtime, outcome.customer);
+  const described = await describe(deps, outcome.customer);
   if (!outcome.changed) {
     return {
       json: { ...(described.json as object), alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } },

@@ -1,7 +1,6 @@
+import type { KeyCommandDeps } from '../../compose/command-deps.js';
 import { activateKeysNow, revokeKey, rotateKeys, type RotationPolicy, type RotationResult } from '../../core/keys/key-rotation.js';
 import { displayStatus, type KeyDisplayStatus, type SigningKeyRecord } from '../../core/keys/signing-key.js';
-import { keyPublicationDelaySeconds } from '../../core/lifetimes.js';
-import { maxTokenTtlSeconds, type Runtime } from '../../compose/runtime.js';
 import { recordAdminAction } from './audit-actor.js';
 import { isoTime, printable, UsageError, type CommandResult } from './output.js';
 
@@ -18,17 +17,10 @@ function keyView(key: SigningKeyRecord, status: KeyDisplayStatus) {
   };
 }
 
-function rotationPolicy(runtime: Runtime): RotationPolicy {
-  return {
-    maxTokenTtlSeconds: maxTokenTtlSeconds(runtime.config),
-    publicationDelaySeconds: keyPublicationDelaySeconds(runtime.config.lifetimes),
-  };
-}
-
 /** `keys list`: every key with its status (next, active, retired, expired or revoked). */
-export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> {
-  const now = runtime.clock.nowSeconds();
-  const records = await runtime.storage.keys.listKeys();
+export async function listKeysCommand(deps: KeyCommandDeps): Promise<CommandResult> {
+  const now = deps.clock.nowSeconds();
+  const records = await deps.keys.listKeys();
   const keys = records.map((k) => keyView(k, displayStatus(k, records, now)));
   const text =
     keys.length === 0
@@ -48,16 +40,16 @@ export async function listKeysCommand(runtime: Runtime): Promise<CommandResult> 
  * and signing once every cached JWKS copy has expired; `--now` activates
  * them (or a pending rotation) at once.
  */
-export async function rotateKeysCommand(runtime: Runtime, values: { now?: boolean | undefined }): Promise<CommandResult> {
-  const policy = rotationPolicy(runtime);
+export async function rotateKeysCommand(deps: KeyCommandDeps, values: { now?: boolean | undefined }): Promise<CommandResult> {
+  const { policy } = deps;
   const result = values.now
-    ? await activateKeysNow(runtime, policy, (tx, done) =>
-        recordAdminAction(runtime, { type: 'keys.activated', subject: signingKid(done), details: rotationDetails(done) }, tx),
+    ? await activateKeysNow(deps, policy, (tx, done) =>
+        recordAdminAction(deps, { type: 'keys.activated', subject: signingKid(done), details: rotationDetails(done) }, tx),
       )
-    : await rotateKeys(runtime, policy, (tx, done) =>
-        recordAdminAction(runtime, { type: 'keys.rotated', subject: signingKid(done), details: rotationDetails(done) }, tx),
+    : await rotateKeys(deps, policy, (tx, done) =>
+        recordAdminAction(deps, { type: 'keys.rotated', subject: signingKid(done), details: rotationDetails(done) }, tx),
       );
-  const now = runtime.clock.nowSeconds();
+  const now = deps.clock.nowSeconds();
   const signing = result.keys.find((k) => k.use === 'sig') ?? (result.keys[0] as SigningKeyRecord);
   const status: KeyDisplayStatus = result.activatesAt > now ? 'next' : 'active';
   const when = isoTime(result.activatesAt);
@@ -78,12 +70,12 @@ export async function rotateKeysCommand(runtime: Runtime, values: { now?: boolea
 }
 
 /** `keys revoke KID`: the key leaves the JWKS and its tokens are refused; a pending key's rotation is cancelled. */
-export async function revokeKeyCommand(runtime: Runtime, kid: string | undefined): Promise<CommandResult> {
+export async function revokeKeyCommand(deps: KeyCommandDeps, kid: string | undefined): Promise<CommandResult> {
   if (!kid) throw new UsageError('keys revoke needs the kid of the key (see keys list)');
-  const result = await revokeKey(runtime, kid, (tx, done) => {
+  const result = await revokeKey(deps, kid, (tx, done) => {
     const [named, ...others] = done.revoked;
     return recordAdminAction(
-      runtime,
+      deps,
       {
         type: 'keys.revoked',
         subject: kid,

@@ -1,13 +1,13 @@
-import type { Runtime } from '../../compose/runtime.js';
+import type { MigrateCommandDeps } from '../../compose/command-deps.js';
 import type { CommandResult } from './output.js';
 
 /**
- * `migrate`: opening the runtime applied the pending migrations; this says
+ * `migrate`: opening the database applied the pending migrations; this says
  * which, or that none was pending (docs/operator-guide.md, "The database").
  */
-export function migrateCommand(runtime: Runtime): CommandResult {
-  const engine = runtime.storage.engine;
-  const applied = [...runtime.appliedMigrations];
+export function migrateCommand(deps: MigrateCommandDeps): CommandResult {
+  const engine = deps.engine;
+  const applied = [...deps.appliedMigrations];
   const text =
     applied.length === 0
       ? `database is up to date (${engine}): no migrations pending\n`

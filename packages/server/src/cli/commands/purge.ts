@@ -1,4 +1,4 @@
-import type { Runtime } from '../../compose/runtime.js';
+import type { PurgeCommandDeps } from '../../compose/command-deps.js';
 import { PURGE_KINDS, purgeExpired, type PurgeKind } from '../../core/retention/purge.js';
 import type { CommandResult } from './output.js';
 
@@ -21,12 +21,12 @@ export const PURGE_LABELS: Record<PurgeKind, string> = {
  * each (docs/operator-guide.md, "Retention"). A long run reports its
  * progress on `progress` (stderr) every 10,000 rows of a kind.
  */
-export async function purgeCommand(runtime: Runtime, progress: (line: string) => void): Promise<CommandResult> {
-  const now = runtime.clock.nowSeconds();
-  const counts = await purgeExpired(runtime.storage, {
+export async function purgeCommand(deps: PurgeCommandDeps, progress: (line: string) => void): Promise<CommandResult> {
+  const now = deps.clock.nowSeconds();
+  const counts = await purgeExpired(deps.stores, {
     now,
-    sessionIdleSeconds: runtime.config.lifetimes.sessionIdleSeconds,
-    auditRetentionDays: runtime.config.auditRetentionDays,
+    sessionIdleSeconds: deps.sessionIdleSeconds,
+    auditRetentionDays: deps.auditRetentionDays,
     onProgress: (kind, soFar) => {
       if (soFar % 10_000 === 0) progress(`purge: ${soFar} ${PURGE_LABELS[kind]} deleted so far\n`);
     },

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { InvalidClient } from '../errors.js';
+import { InvalidClient } from '../errors.js';
 import { auditActor, type AuditActor } from './audit-actor.js';
 import type { AuditEvent, AuditLog } from './audit-log.js';
 
@@ -87,5 +87,28 @@ export function createClientAuthFailureAudit(
       details,
       requestId: source.correlationId,
     });
+  };
+}
+
+/**
+ * Client authentication whose failures are audited: every `InvalidClient`
+ * it throws is recorded by {@link createClientAuthFailureAudit} (a bounded
+ * number of events per minute, docs/operator-guide.md, "The audit log")
+ * before it is thrown on; other errors pass through unrecorded.
+ */
+export function auditClientAuthFailures<Input extends ClientAuthFailureSource, Authenticated>(
+  authenticate: (input: Input) => Promise<Authenticated>,
+  audit: Pick<AuditLog, 'recordRepeated'>,
+  clock: Clock,
+  options: ClientAuthFailureAuditOptions = {},
+): (input: Input) => Promise<Authenticated> {
+  const recordFailure = createClientAuthFailureAudit(audit, clock, options);
+  return async (input) => {
+    try {
+      return await authenticate(input);
+    } catch (error) {
+      if (error instanceof InvalidClient) await recordFailure(error, input);
+      throw error;
+    }
   };
 }

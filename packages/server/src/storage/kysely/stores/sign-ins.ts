@@ -1,14 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import type {
-  ChallengeStart,
-  OtpEntry,
-  OtpEntryOutcome,
-  PinResetUse,
-  ResetOtpEntry,
-  ResetOtpOutcome,
-  SignInCompletion,
-  SignInStore,
-} from '../../../core/journey/stores.js';
+import type { ChallengeStart, OtpEntry, OtpEntryOutcome, PinResetUse, ResetOtpEntry, ResetOtpOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
 import { TRANSITIONS } from '../../../core/journey/states.js';
 import type { OtpChallengeRecord } from '../../../core/otp/records.js';
 import { formatScope } from '../../../core/scopes.js';
