@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { compactDecrypt, EncryptJWT, SignJWT, type JWTPayload } from 'jose';
 import { expect } from 'vitest';
-import { basicAuth, build, form, type BuildOptions, type TestApp } from './build.js';
-import { addCustomer, approveIfAsked, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, LEAK, logIn, REDIRECT_URI } from './customer-flow.js';
+import { basicAuth, form, type TestApp } from './build.js';
+import { REFRESH_GRANTS, signedIn, type SignedInOptions } from './builders.js';
+import { exchangeCode, LEAK, REDIRECT_URI, type Browser } from './customer-flow.js';
 import { expectJson, expectNoStore, expectOAuthError, postToken, type Credentials } from './wire.js';
 
 /**
@@ -16,7 +17,7 @@ import { expectJson, expectNoStore, expectOAuthError, postToken, type Credential
 export type Response = LightMyRequestResponse;
 
 /** Every grant: what a client needs to obtain and refresh customer tokens. */
-export const REFRESH_GRANTS = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
+export { REFRESH_GRANTS };
 /** The default grants: customer tokens, but no refresh. */
 export const NO_REFRESH_GRANTS = ['client_credentials', 'authorization_code'] as const;
 
@@ -43,23 +44,18 @@ export interface Lifecycle {
   addClient(grants?: readonly string[]): Promise<Credentials>;
 }
 
-/** Builds an app, registers a client with `grants` and a customer, logs the customer in and exchanges the code. */
-export async function lifecycle(options: BuildOptions & { grants?: readonly string[]; t?: TestApp } = {}): Promise<Lifecycle> {
-  const t = options.t ?? (await build(options));
-  const client = await t.createClient({ grants: options.grants ?? REFRESH_GRANTS });
-  const customer = await addCustomer(t);
-  const browser = new Browser(t.app);
-  const params = await logIn(browser, authorizeParams(client));
-  const tokens = await redeem(t.app, client, params.get('code') ?? '');
+/** Builds an app, registers a client with `grants` and a customer, logs the customer in and exchanges the code ({@link signedIn}, then tokens). */
+export async function lifecycle(options: SignedInOptions = {}): Promise<Lifecycle> {
+  const { t, client, profileId, browser, loginCode, code } = await signedIn(options);
+  const tokens = await redeem(t.app, client, loginCode);
   return {
     t,
     client,
-    profileId: customer.profileId,
+    profileId,
     browser,
     tokens,
     async newSession(who = client) {
-      const res = await approveIfAsked(browser, await browser.get(authorizeUrl(authorizeParams(who))));
-      return redeem(t.app, who, expectClientRedirect(res).get('code') ?? '');
+      return redeem(t.app, who, await code({}, who));
     },
     addClient: (grants = REFRESH_GRANTS) => t.createClient({ name: 'Other', grants }),
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { build, type TestApp } from '../../helpers/build.js';
+import { build } from '../../helpers/build.js';
+import { appWithClient } from '../../helpers/builders.js';
 import {
   addCustomer,
   attribute,
@@ -26,12 +27,6 @@ import {
   startLogin,
   submitCredentials,
 } from '../../helpers/customer-flow.js';
-
-async function setup(): Promise<{ t: TestApp; client: { id: string; secret: string } }> {
-  const t = await build();
-  const client = await t.createClient();
-  return { t, client };
-}
 
 /** Parameters that would each be a redirect error, to show they are never reached before the client checks. */
 const ALSO_WRONG = { response_type: 'token', prompt: 'bogus', user_id: 'abc', code_challenge_method: 'plain', state: 's1' };
@@ -78,7 +73,7 @@ describe('GET /authorize: an unverified client or redirect URI gets an error pag
   ];
 
   it.each(cases)('$name → 400 page', async ({ query, message }) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const res = await t.app.inject({ method: 'GET', url: query(client.id) });
     expectPage(res, 400);
     expect(res.headers.location).toBeUndefined();
@@ -89,7 +84,7 @@ describe('GET /authorize: an unverified client or redirect URI gets an error pag
   });
 
   it('a disabled client → 400 page naming it', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await t.storage.clients.updateClient(client.id, { status: 'disabled' }, t.clock.nowSeconds());
     const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client)) });
     expectPage(res, 400);
@@ -122,7 +117,7 @@ describe('GET /authorize: an unverified client or redirect URI gets an error pag
   });
 
   it("another client's redirect URI → 400 page", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await t.createClient({ name: 'Other', redirectUri: 'https://other.example/cb' });
     const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { redirect_uri: 'https://other.example/cb' })) });
     expectPage(res, 400);
@@ -167,7 +162,7 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
   ];
 
   it.each(cases)('$name → $error', async ({ params, error, description }) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, params)) });
     expect(expectErrorRedirect(res, error, 'xyz-state')).toBe(description);
   });
@@ -232,7 +227,7 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
       ['an Iridium satellite phone', '+881631234567'],
       ['an international network number', '+8823123456789'],
     ])('%s → invalid_request, whatever CONNECT_SMS_COUNTRIES says', async (_why, userId) => {
-      const { t, client } = await setup();
+      const { t, client } = await appWithClient();
       const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: userId })) });
       expect(expectErrorRedirect(res, 'invalid_request', 'xyz-state')).toBe(CANNOT_SEND);
     });
@@ -241,14 +236,14 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
       ['a US premium-rate number', '+19005550123'],
       ['a French shared-cost number', '+33810123456'],
     ])('%s is no mobile number → invalid_request', async (_why, userId) => {
-      const { t, client } = await setup();
+      const { t, client } = await appWithClient();
       const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { user_id: userId })) });
       expect(expectErrorRedirect(res, 'invalid_request', 'xyz-state')).toBe('user_id must be a mobile number in international (E.164) format, e.g. +639171234567');
     });
   });
 
   it('echoes state unchanged, odd characters included, and sends none when none was given', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     for (const state of ['a b&c=d/é?#%20+😀', '  ', '<script>alert(1)</script>', 'x'.repeat(2048), '%zz']) {
       const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { state, response_type: 'token' })) });
       expectErrorRedirect(res, 'unsupported_response_type', state);
@@ -269,7 +264,7 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
   });
 
   it('refuses repeated and over-long parameters once the redirect URI is verified, never with a 500', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const base = `/authorize?client_id=${client.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
     const cases: ReadonlyArray<[string, string, string | null]> = [
       [`${base}&response_type=code&response_type=code&state=s`, 'response_type is repeated', 's'],
@@ -288,7 +283,7 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
   });
 
   it('answers malformed query strings with a 400 page or an error redirect, never a 500', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const base = `client_id=${client.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`;
     const cases: ReadonlyArray<[string, 'page' | 'invalid_request' | 'unsupported_response_type' | 'login page']> = [
       ['/authorize?%zz', 'page'],
@@ -317,13 +312,13 @@ describe('GET /authorize: request errors go back to the verified redirect URI', 
 
 describe('GET /authorize: prompt, user_id and the customer session', () => {
   it('prompt=none without a session → login_required', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const res = await t.app.inject({ method: 'GET', url: authorizeUrl(authorizeParams(client, { prompt: 'none' })) });
     expect(expectErrorRedirect(res, 'login_required', 'xyz-state')).toBe('the customer must log in');
   });
 
   it('no user_id → the login page with an empty, editable mobile field and a link to register', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
     const mobile = inputTag(page.body, 'mobile');
@@ -337,7 +332,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('user_id of a registered account → the login page with that mobile, read-only; the server ignores any other mobile posted', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const customer = await addCustomer(t);
     // Another account with the same PIN: posting its mobile must still log in the user_id's account.
     await addCustomer(t, OTHER_MOBILE, PIN);
@@ -359,7 +354,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('user_id in another international spelling is the same account', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const { page } = await startLogin(new Browser(t.app), authorizeParams(client, { user_id: '+63 917-123-4567' }));
     expect(attribute(inputTag(page.body, 'mobile'), 'value')).toBe(MOBILE);
@@ -367,7 +362,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('user_id not registered → the registration form with that mobile prefilled', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app);
     const res = await browser.get(authorizeUrl(authorizeParams(client, { user_id: MOBILE })));
     const login = expectSeeOther(res, /^\/login\?request=/);
@@ -385,7 +380,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('success: 303 to the redirect URI with code, state, userId (masked), profileId and iss; a new HttpOnly, SameSite=Lax session cookie', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const customer = await addCustomer(t);
     const browser = new Browser(t.app);
     browser.cookies.set('connect_session', 'fixated-by-an-attacker');
@@ -450,7 +445,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('a live session and no prompt: a code at once, without login or SMS; the code is good', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const customer = await addCustomer(t);
     const browser = new Browser(t.app);
     await logIn(browser, authorizeParams(client));
@@ -468,7 +463,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('a live session of another customer than user_id: login is asked for (prompt=none: login_required)', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     await addCustomer(t, OTHER_MOBILE, PIN);
     const browser = new Browser(t.app);
@@ -481,7 +476,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('prompt=login ends the session and forces a new login; the new session has a new ID and the old one stays dead', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     await logIn(browser, authorizeParams(client));
@@ -512,7 +507,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it("logging in over another customer's live session starts a new session and ends that one (no fixation)", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const other = await addCustomer(t, OTHER_MOBILE, PIN);
     const browser = new Browser(t.app);
@@ -530,7 +525,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('the session ends after 30 idle minutes', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     await logIn(browser, authorizeParams(client));
@@ -541,7 +536,7 @@ describe('GET /authorize: prompt, user_id and the customer session', () => {
   });
 
   it('a pending request expires after 15 minutes', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app);
     const { requestId } = await startLogin(browser, authorizeParams(client));
     t.clock.advance(899);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { verifyPin } from '../../../src/core/customers/pin.js';
 import { build, type TestApp } from '../../helpers/build.js';
+import { appWithClient } from '../../helpers/builders.js';
 import {
   addCustomer,
   attribute,
@@ -30,12 +31,6 @@ import {
   submitCredentials,
   type Response,
 } from '../../helpers/customer-flow.js';
-
-async function setup(): Promise<{ t: TestApp; client: { id: string; secret: string } }> {
-  const t = await build();
-  const client = await t.createClient();
-  return { t, client };
-}
 
 /** The directives of a Content-Security-Policy header. */
 function csp(res: Response): Map<string, string[]> {
@@ -100,7 +95,7 @@ function fieldError(html: string, field: string): string {
 
 describe('hosted pages: markup and headers', () => {
   it('login, registration, one-time PIN and error pages carry the strict headers, labels and the field names of the contract', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page: login, requestId } = await startLogin(browser, authorizeParams(client));
@@ -163,7 +158,7 @@ describe('hosted pages: cancel', () => {
     ['registration', '/register'],
     ['one-time PIN', '/login/otp'],
   ])('cancel on the %s page → access_denied with state; the request is then over', async (_name, path) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page: login, requestId } = await startLogin(browser, authorizeParams(client, { state: 'st/ate&=+' }));
@@ -179,7 +174,7 @@ describe('hosted pages: cancel', () => {
   });
 
   it('cancel with the right PIN filled in still cancels, and sends nothing', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page } = await startLogin(browser, authorizeParams(client));
@@ -197,7 +192,7 @@ describe('hosted pages: CSRF', () => {
   }
 
   it('a POST without csrf_token, with a garbage one or with one of another browser is refused with 403 and changes nothing', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const customer = await addCustomer(t);
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -230,7 +225,7 @@ describe('hosted pages: CSRF', () => {
   });
 
   it('a POST without the CSRF cookie, or with a token whose cookie was replaced (stale), is refused', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -249,7 +244,7 @@ describe('hosted pages: CSRF', () => {
   });
 
   it("another browser's CSRF cookie and token together do not pass: the token is bound to the browser cookie", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const victim = new Browser(t.app);
     const { requestId } = await startLogin(victim, authorizeParams(client));
@@ -262,7 +257,7 @@ describe('hosted pages: CSRF', () => {
   });
 
   it('the one-time-PIN form refuses a missing or foreign token without spending a try or completing the login', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -288,7 +283,7 @@ describe('hosted pages: CSRF', () => {
   });
 
   it('a pending request opened from another browser → 400 page, even with a valid token of that browser', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const owner = new Browser(t.app);
     const { requestId } = await startLogin(owner, authorizeParams(client));
@@ -342,7 +337,7 @@ describe('hosted pages: registration', () => {
     ['a PIN of digits going down', { pin: '4321', pin_confirmation: '4321' }, 'pin', 'That PIN is too easy to guess: its digits are in order, like 1234 or 9876. Choose another PIN.'],
     ['a common PIN', { pin: '2580', pin_confirmation: '2580' }, 'pin', 'That PIN is one of the most common PINs and easy to guess. Choose another PIN.'],
   ] as const)('%s → the form again, the error tied to its field, no account and no SMS', async (_name, fields, field, message) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { browser, page } = await openRegistration(t, client);
     const res = await browser.submit(page, { mobile: MOBILE, ...fields, action: 'register' });
     expectPage(res, 400);
@@ -359,7 +354,7 @@ describe('hosted pages: registration', () => {
   });
 
   it.each(['0917123456', 'abc', '+1', '', '+6328123456', '0917+1234567'])('mobile %j → a mobile field error', async (mobile) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { browser, page } = await openRegistration(t, client);
     const res = await browser.submit(page, { mobile, pin: PIN, pin_confirmation: PIN });
     expectPage(res, 400);
@@ -368,7 +363,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('the account exists only once the one-time PIN is entered, with the PIN chosen', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { browser, page, requestId } = await openRegistration(t, client);
     const res = await browser.submit(page, { mobile: '+63 917 123 4567', pin: '3817', pin_confirmation: '3817', action: 'register' });
     expectSeeOther(res, new RegExp(`^/login/otp\\?request=${requestId}$`));
@@ -392,7 +387,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('a PIN chosen before the weak-PIN rules, and weak by them, still logs in', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t, MOBILE, '1234', { chosenBeforeTheRules: true });
     const browser = new Browser(t.app);
     const { page } = await startLogin(browser, authorizeParams(client));
@@ -401,7 +396,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('a wrong one-time PIN creates no account', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { browser, page } = await openRegistration(t, client);
     const otpPage = await browser.follow(await browser.submit(page, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN }));
     const code = await latestOtp(t.app, MOBILE);
@@ -411,7 +406,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('a mobile already registered is refused, and nothing is sent', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const { browser, page } = await openRegistration(t, client);
     const res = await browser.submit(page, { mobile: MOBILE, pin: '5930', pin_confirmation: '5930' });
@@ -422,7 +417,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('a mobile registered while the one-time PIN was pending is refused at the end, and the other account is untouched', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { browser, page } = await openRegistration(t, client);
     const otpPage = await browser.follow(await browser.submit(page, { mobile: MOBILE, pin: '5930', pin_confirmation: '5930' }));
     const existing = await addCustomer(t);
@@ -434,7 +429,7 @@ describe('hosted pages: registration', () => {
   });
 
   it('with a user_id, the server registers that mobile whatever mobile is posted', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app);
     const res = await browser.get(authorizeUrl(authorizeParams(client, { user_id: MOBILE })));
     const page = await browser.follow(res);
@@ -457,7 +452,7 @@ describe('hosted pages: bad input', () => {
   }
 
   it('malformed query strings, bodies and field types → 4xx pages, never a 500; no account, challenge or code', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t, OTHER_MOBILE, PIN);
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -511,7 +506,7 @@ describe('hosted pages: bad input', () => {
   });
 
   it('bad one-time-PIN input → 4xx pages; malformed codes spend no try; nothing completes', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -547,7 +542,7 @@ describe('hosted pages: bad input', () => {
   });
 
   it('a customer who is not the one-time PIN page yet is sent to the first page', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app);
     const { requestId } = await startLogin(browser, authorizeParams(client));
     expectSeeOther(await browser.get(`/login/otp?request=${requestId}`), new RegExp(`^/login\\?request=${requestId}$`));

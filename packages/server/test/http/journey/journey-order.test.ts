@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
-import { build, type TestApp } from '../../helpers/build.js';
+import type { TestApp } from '../../helpers/build.js';
+import { appWithCustomer } from '../../helpers/builders.js';
 import {
-  addCustomer,
   authorizeParams,
   authorizeUrl,
   Browser,
@@ -32,13 +32,6 @@ import {
 const FINISHED = 'This sign-in has already finished. Go back to the app to continue.';
 const PAGES = ['/login', '/register', '/login/otp', '/consent'] as const;
 
-async function setup() {
-  const t = await build();
-  const client = await t.createClient();
-  await addCustomer(t);
-  return { t, client };
-}
-
 /** Every answer of these tests: never a server error. */
 function notAServerError(res: Response): Response {
   expect(res.statusCode).toBeLessThan(500);
@@ -63,7 +56,7 @@ describe('steps out of order', () => {
   ] as const)('the one-time-PIN page before the PIN (%s) → the first page', async (_flow, mobile, first) => {
     // user_id of an account opens the login page, of a number without one the registration page.
     const extra = { user_id: mobile };
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client, extra));
     expect(notAServerError(await browser.get(`/login/otp?request=${requestId}`)).headers.location).toBe(`${first}?request=${requestId}`);
@@ -77,7 +70,7 @@ describe('steps out of order', () => {
   });
 
   it('two tabs on one request: a PIN posted again in the second sends a new code, and the first code stops working', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page: tab1, requestId } = await startLogin(browser, authorizeParams(client));
     const tab2 = await browser.get(`/login?request=${requestId}`);
@@ -100,7 +93,7 @@ describe('steps out of order', () => {
   });
 
   it('back after success: every page of the finished journey, GET and POST, is the "finished" page, never a second code', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
     const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
@@ -124,7 +117,7 @@ describe('steps out of order', () => {
   });
 
   it('cancel after success: "finished", no access_denied', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
     const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
@@ -138,7 +131,7 @@ describe('steps out of order', () => {
   });
 
   it('the consent page of a login journey, and the login pages of a consent journey, lead to the journey\'s own page', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
     const token = csrfToken(page.body);

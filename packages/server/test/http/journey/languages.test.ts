@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPinCheckQueue } from '../../../src/core/customers/pin.js';
 import { CATALOGUES } from '../../../src/http/views/messages/index.js';
 import { timeOfDay } from '../../../src/http/views/time-of-day.js';
-import { build, type TestApp } from '../../helpers/build.js';
+import { appWithClient } from '../../helpers/builders.js';
 import {
   addCustomer,
   approveIfAsked,
@@ -29,12 +29,6 @@ import {
 
 // docs/hosted-login.md, "Languages": ui_locales at /authorize, for the whole
 // journey; else Accept-Language; else English.
-
-async function setup(options: Parameters<typeof build>[0] = {}) {
-  const t = await build(options);
-  const client = await t.createClient();
-  return { t, client };
-}
 
 /** The page is in `locale`: `<html lang>`, `Content-Language`, and `Vary: Accept-Language` exactly when that header chose it. */
 function expectLanguage(res: Response, locale: 'en' | 'fil', chosenBy: 'ui_locales' | 'Accept-Language'): void {
@@ -78,7 +72,7 @@ function errorText(html: string): string {
 
 describe('the language of the hosted pages', () => {
   it('English without ui_locales or Accept-Language, and the page says it depends on Accept-Language', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { page } = await startLogin(new Browser(t.app), authorizeParams(client));
     expectLanguage(page, 'en', 'Accept-Language');
     expect(pageText(page.body)).toContain('Log in to continue');
@@ -97,7 +91,7 @@ describe('the language of the hosted pages', () => {
     ['*', 'en'],
     ['%%% not a header ;;', 'en'],
   ] as const)('Accept-Language %j: %s', async (acceptLanguage, locale) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const { page } = await startLogin(new Browser(t.app, { acceptLanguage }), authorizeParams(client));
     expectLanguage(page, locale, 'Accept-Language');
   });
@@ -110,7 +104,7 @@ describe('the language of the hosted pages', () => {
     ['en', 'fil-PH', 'en'],
     ['en-PH fil', 'fil', 'en'],
   ] as const)('ui_locales=%j wins over Accept-Language %j: %s', async (uiLocales, acceptLanguage, locale) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app, acceptLanguage === undefined ? {} : { acceptLanguage });
     const { page } = await startLogin(browser, authorizeParams(client, { ui_locales: uiLocales }));
     expectLanguage(page, locale, 'ui_locales');
@@ -122,14 +116,14 @@ describe('the language of the hosted pages', () => {
     ['ja', undefined, 'en'],
     ['', 'fil', 'fil'],
   ] as const)('an unknown ui_locales %j is no error: Accept-Language %j decides (%s)', async (uiLocales, acceptLanguage, locale) => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app, acceptLanguage === undefined ? {} : { acceptLanguage });
     const { page } = await startLogin(browser, authorizeParams(client, { ui_locales: uiLocales }));
     expectLanguage(page, locale, 'Accept-Language');
   });
 
   it('ui_locales sticks to every page of the login journey, across POSTs and their redirects, whatever Accept-Language says', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app, { acceptLanguage: 'en-US,en;q=0.9' });
     const { page, requestId } = await startLogin(browser, authorizeParams(client, { ui_locales: 'fil-PH' }));
@@ -169,7 +163,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('ui_locales sticks to the registration page, and a weak PIN is refused in Filipino', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const browser = new Browser(t.app, { acceptLanguage: 'en' });
     const { requestId } = await startLogin(browser, authorizeParams(client, { ui_locales: 'fil' }));
     const page = await browser.open(`/register?request=${requestId}`);
@@ -193,7 +187,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('ui_locales sticks to the PIN reset pages, a weak new PIN refused and the login page after it in Filipino', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app, { acceptLanguage: 'en' });
     const { page: login, requestId } = await startLogin(browser, authorizeParams(client, { ui_locales: 'fil' }));
@@ -226,7 +220,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('ui_locales sticks to the consent page', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const browser = new Browser(t.app);
     await logIn(browser, authorizeParams(client));
@@ -244,7 +238,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('a PIN lock says the wait from now, in minutes, in either language; never a clock time', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     await addCustomer(t);
     const lockedPage = async (options: { uiLocales?: string; acceptLanguage?: string }) => {
       const browser = new Browser(t.app, options.acceptLanguage ? { acceptLanguage: options.acceptLanguage } : {});
@@ -265,7 +259,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('the error pages of /authorize follow ui_locales, else Accept-Language', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const unknown = await t.app.inject({ method: 'GET', url: authorizeUrl({ client_id: 'cid_sandbox_nobody', redirect_uri: 'https://acme.example/callback', ui_locales: 'fil' }) });
     expectPage(unknown, 400);
     expect(expectFilipino(unknown)).toContain('Hindi kilala ang application na nagpadala sa iyo rito.');
@@ -286,7 +280,7 @@ describe('the language of the hosted pages', () => {
 
   it('pages no journey can be read for follow Accept-Language: an expired link, a stale form, a refused request, a busy server', async () => {
     const queue = createPinCheckQueue({ concurrency: 1, queueLimit: 0 });
-    const { t, client } = await setup({ pinChecks: queue });
+    const { t, client } = await appWithClient({ pinChecks: queue });
     await addCustomer(t);
     const browser = new Browser(t.app, { acceptLanguage: 'fil-PH,fil;q=0.9,en;q=0.5' });
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
@@ -318,7 +312,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('a journey without ui_locales follows each request\'s Accept-Language', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithClient();
     const english = new Browser(t.app, { acceptLanguage: 'en-PH' });
     const { page, requestId } = await startLogin(english, authorizeParams(client, { user_id: OTHER_MOBILE }));
     expectLanguage(page, 'en', 'Accept-Language');

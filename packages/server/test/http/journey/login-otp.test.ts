@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { timeOfDay } from '../../../src/http/views/time-of-day.js';
-import { build, T0, type TestApp } from '../../helpers/build.js';
+import { T0, type TestApp } from '../../helpers/build.js';
+import { appWithCustomer } from '../../helpers/builders.js';
 import {
-  addCustomer,
   attribute,
   authorizeParams,
   Browser,
@@ -24,13 +24,6 @@ import {
   wrongOtp,
   type Response,
 } from '../../helpers/customer-flow.js';
-
-async function setup(): Promise<{ t: TestApp; client: { id: string; secret: string } }> {
-  const t = await build();
-  const client = await t.createClient();
-  await addCustomer(t);
-  return { t, client };
-}
 
 /** The message of a page: the field error when there is one, else the alert. */
 function errorOf(html: string): { field: string | undefined; message: string } {
@@ -53,7 +46,7 @@ async function postLogin(browser: Browser, page: Response, mobile: string, pin: 
 
 describe('login: mobile and PIN', () => {
   it('without user_id: an unknown mobile and a wrong PIN get the same answer', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page } = await startLogin(browser, authorizeParams(client));
     const wrongPin = await postLogin(browser, page, MOBILE, '000000');
@@ -71,7 +64,7 @@ describe('login: mobile and PIN', () => {
   });
 
   it('with user_id: a wrong PIN is named as such', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page } = await startLogin(browser, authorizeParams(client, { user_id: MOBILE }));
     const res = await postLogin(browser, page, MOBILE, '000000');
@@ -81,7 +74,7 @@ describe('login: mobile and PIN', () => {
   });
 
   it('a PIN that is not 4 to 6 digits is refused without counting a failure', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     let { page } = await startLogin(browser, authorizeParams(client));
     for (const pin of ['', '123', '1234567', 'abcd', '12 34']) {
@@ -94,7 +87,7 @@ describe('login: mobile and PIN', () => {
   });
 
   it('5 wrong PINs lock the account for 15 minutes, shown with the time; the right PIN fails during the lock and works after it', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     let { page } = await startLogin(browser, authorizeParams(client));
     for (let attempt = 1; attempt <= 4; attempt++) {
@@ -130,7 +123,7 @@ describe('login: mobile and PIN', () => {
   });
 
   it('a right PIN resets the count of wrong ones', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     let { page } = await startLogin(browser, authorizeParams(client));
     for (let attempt = 1; attempt <= 4; attempt++) page = await postLogin(browser, page, MOBILE, '000000');
@@ -149,7 +142,7 @@ describe('one-time PIN', () => {
   }
 
   it('a wrong code shows the tries left; the 5th wrong entry ends the challenge and then even the right code fails', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, otpPage, requestId, code } = await reachOtp(t, client);
     let page = otpPage;
     for (const left of ['4 tries', '3 tries', '2 tries', '1 try']) {
@@ -176,7 +169,7 @@ describe('one-time PIN', () => {
   });
 
   it('resend: refused before 30 s, allowed after; the old code stops working; at most 3 resends', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, otpPage, code: first } = await reachOtp(t, client);
     // The page says when a new code can be asked for: a time of day (Philippine time for a +63 number, rounded up
     // to the minute), which stays true while the page stays open; and the seconds, for the countdown script.
@@ -222,7 +215,7 @@ describe('one-time PIN', () => {
   });
 
   it('the code is valid for 300 s: just before, it works; at 300 s it has expired, and a new one can be asked for', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const before = await reachOtp(t, client);
     t.clock.advance(299);
     expectClientRedirect(await enterOtp(before.browser, before.otpPage, MOBILE, before.code));
@@ -241,7 +234,7 @@ describe('one-time PIN', () => {
   });
 
   it('a code is single use: the pages of a completed request are closed', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, otpPage, requestId, code } = await reachOtp(t, client);
     expectClientRedirect(await enterOtp(browser, otpPage, MOBILE, code));
     const again = await browser.submit(otpPage, { otp: code });
@@ -251,7 +244,7 @@ describe('one-time PIN', () => {
   });
 
   it("one request's code does not answer another request's challenge", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const first = await reachOtp(t, client);
     t.clock.advance(1);
     const second = await reachOtp(t, client);
@@ -264,7 +257,7 @@ describe('one-time PIN', () => {
   });
 
   it('going back to the login page and logging in again sends a new code that works', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const browser = new Browser(t.app);
     const { page, requestId } = await startLogin(browser, authorizeParams(client));
     await submitCredentials(browser, page, MOBILE, PIN);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { verifyPin } from '../../../src/core/customers/pin.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import type { SmsMessage, SmsSender } from '../../../src/core/sms/sms-sender.js';
-import { build, type BuildOptions, type TestApp } from '../../helpers/build.js';
+import type { TestApp } from '../../helpers/build.js';
+import { appWithClient, appWithCustomer } from '../../helpers/builders.js';
 import {
   addCustomer,
   attribute,
@@ -63,14 +64,6 @@ async function resetCode(t: TestApp, mobile: string = MOBILE): Promise<string> {
   return latestOtp(t.app, mobile);
 }
 
-/** An app with a client; the customer of {@link MOBILE} exists unless `customer: false`. */
-async function setup(options: BuildOptions & { customer?: boolean } = {}) {
-  const t = await build(options);
-  const client = await t.createClient();
-  if (options.customer !== false) await addCustomer(t);
-  return { t, client };
-}
-
 /** The login page, then "Forgot PIN?": the reset page, and the login page it came from. */
 async function openReset(t: TestApp, client: { id: string }, extra: Record<string, string> = {}) {
   const browser = new Browser(t.app);
@@ -109,7 +102,7 @@ async function choosePin(browser: Browser, page: Response, pin: string = NEW_PIN
 
 describe('Forgot PIN: the pages', () => {
   it('the login page links to the reset page of the same journey, a plain link; the reset page asks for the mobile', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { loginPage, page, requestId } = await openReset(t, client);
     expect(forgotHref(loginPage.body)).toBe(`/login/reset?request=${requestId}`);
     expect(pageText(loginPage.body)).toContain('Forgot PIN?');
@@ -123,7 +116,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it('with user_id naming an account: the mobile prefilled and readonly, and the server uses it whatever is posted', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, page } = await openReset(t, client, { user_id: MOBILE });
     const field = inputTag(page.body, 'mobile');
     expect(attribute(field, 'value')).toBe(MOBILE);
@@ -134,7 +127,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it('the whole reset: code by SMS, new PIN twice; back to login with the mobile prefilled and a notice; the new PIN logs in, the old no longer', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
     const { browser, page, requestId } = await openReset(t, client);
     const codePage = await askCode(browser, page);
@@ -185,7 +178,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it("a login in the same journey after the reset's code stopped proving the phone (10 minutes) gets a one-time PIN first, as before", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, page } = await openReset(t, client);
     const codePage = await askCode(browser, page);
     const pinPage = await enterCode(t, browser, codePage);
@@ -207,7 +200,7 @@ describe('Forgot PIN: the pages', () => {
         messages.push(message);
       },
     };
-    const { t, client } = await setup({ sms: slow });
+    const { t, client } = await appWithCustomer({ sms: slow });
     const { browser, page } = await openReset(t, client);
     // Answered while the gateway still holds the code.
     await askCode(browser, page);
@@ -221,8 +214,8 @@ describe('Forgot PIN: the pages', () => {
     ['has no account', async (_t: TestApp) => {}],
     ['is locked by an operator', async (t: TestApp) => void (await t.storage.customers.lockCustomer((await addCustomer(t)).profileId, t.clock.nowSeconds()))],
   ])('a mobile that %s: every answer is the one a registered mobile gets (but for CSRF token and IDs), and no SMS', async (_what, arrange) => {
-    const registered = await setup();
-    const other = await setup({ customer: false });
+    const registered = await appWithCustomer();
+    const other = await appWithClient();
     await arrange(other.t);
 
     async function walk({ t, client }: { t: TestApp; client: { id: string } }) {
@@ -252,7 +245,7 @@ describe('Forgot PIN: the pages', () => {
     const env = { CONNECT_SMS_LIMIT_PER_MOBILE: '2' };
     const pages: string[] = [];
     for (const customer of [true, false]) {
-      const { t, client } = await setup({ env, customer });
+      const { t, client } = customer ? await appWithCustomer({ env }) : await appWithClient({ env });
       const { browser, page, requestId } = await openReset(t, client);
       await askCode(browser, page);
       await askCode(browser, await browser.open(`/login/reset?request=${requestId}`));
@@ -266,7 +259,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it('the code is valid 5 minutes, and 5 wrong entries end it: even the right code then fails', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const { browser, page, requestId } = await openReset(t, client);
     const codePage = await askCode(browser, page);
     const code = await resetCode(t);
@@ -291,7 +284,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it('cancel on every reset page: back to the client with access_denied', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const onPage = [
       async (browser: Browser, page: Response) => page,
       async (browser: Browser, page: Response) => askCode(browser, page),
@@ -306,7 +299,7 @@ describe('Forgot PIN: the pages', () => {
   });
 
   it('a POST without a valid CSRF token is refused on every reset page and changes nothing', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
     const { browser, page, requestId } = await openReset(t, client);
     const forbidden = async (path: string, fields: Record<string, string>) => {
@@ -363,7 +356,7 @@ describe('Forgot PIN: the pages', () => {
 
 describe('Forgot PIN: what anyone asking for a reset cannot do to the customer', () => {
   it("wrong reset codes for a mobile, from anyone, never refuse that customer's own login code", async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     // Two reset codes, five wrong entries each: a whole hour's budget of wrong entries for the mobile.
     for (let round = 0; round < 2; round++) {
       const { browser, page } = await openReset(t, client);
@@ -376,7 +369,7 @@ describe('Forgot PIN: what anyone asking for a reset cannot do to the customer',
   });
 
   it('a new PIN ends the one-time PINs of sign-ins begun with the old one: their right code signs in no more', async () => {
-    const { t, client } = await setup();
+    const { t, client } = await appWithCustomer();
     const other = new Browser(t.app);
     const { page } = await startLogin(other, authorizeParams(client));
     const otpPage = await submitCredentials(other, page, MOBILE, PIN);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../../src/core/audit/audit-log.js';
 import { AUTH_FAILURE_GROUPS_PER_MINUTE, MANY_ADDRESSES_ACTOR } from '../../../src/core/audit/client-auth-failures.js';
 import { basicAuth, build, form, T0, type TestApp } from '../../helpers/build.js';
+import { appWithCustomer } from '../../helpers/builders.js';
 import { fixedClock } from '../../../src/core/clock.js';
 import { postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
@@ -252,15 +253,8 @@ describe('repeated failed client authentications: one event per client, address 
 });
 
 describe('customer login', () => {
-  async function setup() {
-    const t = await build();
-    const client = await t.createClient();
-    await addCustomer(t);
-    return { t, client, browser: new Browser(t.app) };
-  }
-
   it('5 wrong PINs lock the account: one event, at the 5th; attempts during the lock add none', async () => {
-    const { t, client, browser } = await setup();
+    const { t, client, browser } = await appWithCustomer();
     let { page } = await startLogin(browser, authorizeParams(client));
     for (let attempt = 1; attempt <= 4; attempt++) {
       t.clock.advance(1);
@@ -293,7 +287,7 @@ describe('customer login', () => {
   });
 
   it('5 wrong one-time PINs end the challenge: recorded once, not again for later entries', async () => {
-    const { t, client, browser } = await setup();
+    const { t, client, browser } = await appWithCustomer();
     const { page } = await startLogin(browser, authorizeParams(client));
     let otpPage: Response = await submitCredentials(browser, page, MOBILE, PIN);
     const code = await latestOtp(t.app, MOBILE);

@@ -1,7 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../../src/core/storage/storage.js';
-import { basicAuth, build, form, type TestApp } from '../../helpers/build.js';
+import { basicAuth, form, type TestApp } from '../../helpers/build.js';
+import { appWithClient } from '../../helpers/builders.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import { addCustomer, authorizeParams, authorizeUrl, Browser, expectPage, MOBILE, pageText, PIN, startLogin } from '../../helpers/customer-flow.js';
 import { postToken, type Credentials } from '../../helpers/wire.js';
@@ -61,11 +62,9 @@ const AUTHORIZE_PARAMS = ['client_id', 'redirect_uri', 'state', 'scope', 'user_i
 
 function describeOn(engine: string, storage: () => Storage | undefined): void {
   describe(`control characters in parameters: ${engine}`, () => {
-    const setup = async () => {
+    const setup = () => {
       const opened = storage();
-      const t = await build(opened ? { storage: opened } : {});
-      const created = await t.createClient({ grants: ['authorization_code', 'client_credentials', 'refresh_token'] });
-      return { t, client: { id: created.id, secret: created.secret } as Credentials };
+      return appWithClient({ ...(opened ? { storage: opened } : {}), grants: ['authorization_code', 'client_credentials', 'refresh_token'] });
     };
 
     it('every API parameter holding one: 400 invalid_request in the OAuth form', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { build, type BuildOptions } from '../../helpers/build.js';
+import { appWithCustomer } from '../../helpers/builders.js';
 import {
-  addCustomer,
   attribute,
   authorizeParams,
   Browser,
@@ -40,14 +39,6 @@ async function newestSms(app: Parameters<typeof outbox>[0], mobile: string): Pro
   return { body, code };
 }
 
-async function setup(options: BuildOptions = {}, acceptLanguage?: string) {
-  const t = await build(options);
-  const client = await t.createClient();
-  await addCustomer(t, MOBILE, PIN);
-  const browser = new Browser(t.app, acceptLanguage === undefined ? {} : { acceptLanguage });
-  return { t, client, browser };
-}
-
 describe('the one-time-PIN SMS speaks the journey\'s language', () => {
   it.each([
     ['no language asked for', {}, undefined, EN_LOGIN],
@@ -57,7 +48,7 @@ describe('the one-time-PIN SMS speaks the journey\'s language', () => {
     ['ui_locales=en over Accept-Language fil', { ui_locales: 'en' }, 'fil', EN_LOGIN],
     ['a language the pages do not speak', { ui_locales: 'ja' }, 'ja', EN_LOGIN],
   ])('login, %s', async (_name, query, acceptLanguage, expected) => {
-    const { t, client, browser } = await setup({}, acceptLanguage);
+    const { t, client, browser } = await appWithCustomer({ browser: acceptLanguage === undefined ? {} : { acceptLanguage } });
     const { page } = await startLogin(browser, authorizeParams(client, query));
     const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
     const { body, code } = await newestSms(t.app, MOBILE);
@@ -68,7 +59,7 @@ describe('the one-time-PIN SMS speaks the journey\'s language', () => {
   });
 
   it('a new code ("Send a new code") and a registration\'s code are in the journey\'s language too', async () => {
-    const { t, client, browser } = await setup();
+    const { t, client, browser } = await appWithCustomer();
     const { page } = await startLogin(browser, authorizeParams(client, { ui_locales: 'fil' }));
     const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
     t.clock.advance(30);
@@ -89,7 +80,7 @@ describe('the one-time-PIN SMS speaks the journey\'s language', () => {
     ['en', EN_RESET],
     ['fil', FIL_RESET],
   ])('a PIN reset\'s code, %s; the reset code\'s field is autocomplete="one-time-code"', async (locale, expected) => {
-    const { t, client, browser } = await setup();
+    const { t, client, browser } = await appWithCustomer();
     const { requestId } = await startLogin(browser, authorizeParams(client, { ui_locales: locale }));
     const reset = await browser.open(`/login/reset?request=${requestId}`);
     const codePage = await browser.follow(await browser.submit(reset, { mobile: MOBILE, action: 'send' }));
@@ -105,7 +96,7 @@ describe('the one-time-PIN SMS speaks the journey\'s language', () => {
     ['https://login.example.ph:8443/connect', '@login.example.ph'],
     ['http://localhost:3000', '@localhost'],
   ])('the last line names the host of CONNECT_AUTH_URL %s without port or path: %s', async (authUrl, host) => {
-    const { t, client, browser } = await setup({ env: { CONNECT_AUTH_URL: authUrl } });
+    const { t, client, browser } = await appWithCustomer({ env: { CONNECT_AUTH_URL: authUrl } });
     const { page } = await startLogin(browser, authorizeParams(client));
     await submitCredentials(browser, page, MOBILE, PIN);
     const { body, code } = await newestSms(t.app, MOBILE);

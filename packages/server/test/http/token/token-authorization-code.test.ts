@@ -1,40 +1,10 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtDecrypt, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
-import { build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type BuildOptions, type TestApp } from '../../helpers/build.js';
-import { addCustomer, approveIfAsked, authorizeParams, authorizeUrl, Browser, exchangeCode, expectClientRedirect, logIn, pkcePair, REDIRECT_URI, type Response } from '../../helpers/customer-flow.js';
-import { expectJson, expectNoStore, expectOAuthError, fetchJwks, postToken, type Credentials } from '../../helpers/wire.js';
-
-interface Setup {
-  readonly t: TestApp;
-  readonly client: Credentials;
-  readonly profileId: string;
-  /** A browser with a live customer session. */
-  readonly browser: Browser;
-  /** A fresh code from the live session (no login: no PIN hashing). */
-  code(extra?: Record<string, string | undefined>, who?: Credentials): Promise<string>;
-}
-
-/** The grants of the client most tests use: a refresh token comes only to a client with the refresh_token grant. */
-const REFRESH_GRANTS = ['client_credentials', 'authorization_code', 'refresh_token'];
-
-async function setup(options: BuildOptions & { grants?: readonly string[] } = {}): Promise<Setup> {
-  const t = await build(options);
-  const client = await t.createClient({ grants: options.grants ?? REFRESH_GRANTS });
-  const customer = await addCustomer(t);
-  const browser = new Browser(t.app);
-  await logIn(browser, authorizeParams(client));
-  return {
-    t,
-    client,
-    profileId: customer.profileId,
-    browser,
-    async code(extra = {}, who = client) {
-      const res = await approveIfAsked(browser, await browser.get(authorizeUrl(authorizeParams(who, extra))));
-      return expectClientRedirect(res).get('code') ?? '';
-    },
-  };
-}
+import { build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../../helpers/build.js';
+import { REFRESH_GRANTS, signedIn } from '../../helpers/builders.js';
+import { addCustomer, authorizeParams, Browser, exchangeCode, logIn, pkcePair, REDIRECT_URI, type Response } from '../../helpers/customer-flow.js';
+import { expectJson, expectNoStore, expectOAuthError, fetchJwks, postToken } from '../../helpers/wire.js';
 
 async function decryptAccessToken(t: TestApp, token: string) {
   return jwtDecrypt(token, t.keyRing.encryptionKey().key, {
@@ -78,7 +48,7 @@ async function sidOf(t: TestApp, accessToken: string): Promise<string> {
 
 describe('POST /token grant_type=authorization_code', () => {
   it('exchanges a code for a JWE access token and a JWT refresh token', async () => {
-    const { t, client, profileId, code } = await setup();
+    const { t, client, profileId, code } = await signedIn();
     const granted = await code();
     t.clock.advance(7);
     const body = expectTokens(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI }));
@@ -118,7 +88,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('a client without the refresh_token grant gets no refresh token: access_token, token_type and expires_in only', async () => {
-    const { t, client, code } = await setup({ grants: ['client_credentials', 'authorization_code'] });
+    const { t, client, code } = await signedIn({ grants: ['client_credentials', 'authorization_code'] });
     const res = await exchangeCode(t.app, client, { code: await code(), redirect_uri: REDIRECT_URI });
     expect({ status: res.statusCode, body: res.body }).toMatchObject({ status: 200 });
     expectNoStore(res);
@@ -133,7 +103,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('exp - iat is the configured lifetime exactly; expires_in says the same', async () => {
-    const { t, client, code } = await setup({ accessTokenTtlSeconds: 120, refreshTokenTtlSeconds: 1000 });
+    const { t, client, code } = await signedIn({ accessTokenTtlSeconds: 120, refreshTokenTtlSeconds: 1000 });
     const body = expectTokens(await exchangeCode(t.app, client, { code: await code(), redirect_uri: REDIRECT_URI }));
     expect(body.expires_in).toBe(120);
     const { payload: access } = await decryptAccessToken(t, body.access_token);
@@ -143,7 +113,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('accepts client_secret_post as well as HTTP Basic', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const res = await postToken(t.app, {
       body: form({ grant_type: 'authorization_code', code: await code(), redirect_uri: REDIRECT_URI, client_id: client.id, client_secret: client.secret }),
     });
@@ -151,7 +121,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('the access token cannot be read without the server key, and is not a JWS', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const body = expectTokens(await exchangeCode(t.app, client, { code: await code(), redirect_uri: REDIRECT_URI }));
     await expect(jwtDecrypt(body.access_token, new Uint8Array(32))).rejects.toThrow();
     await expect(jwtVerify(body.access_token, createLocalJWKSet(await fetchJwks(t.app)))).rejects.toThrow();
@@ -170,14 +140,14 @@ describe('POST /token grant_type=authorization_code', () => {
     ['an upper-case redirect_uri', 'invalid_grant', 'redirect_uri does not match the authorization request', (c: string) => ({ code: c, redirect_uri: REDIRECT_URI.toUpperCase() })],
     ['a code_verifier for a code granted without a challenge', 'invalid_grant', 'code_verifier given, but the authorization request had no code_challenge', (c: string) => ({ code: c, redirect_uri: REDIRECT_URI, code_verifier: pkcePair().verifier })],
   ] as ReadonlyArray<[string, string, string, (code: string) => Record<string, string>]>)('%s → %s, and the code stays good for the right request', async (_name, error, description, params) => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     expectOAuthError(await exchangeCode(t.app, client, params(granted)), { status: 400, error, description, challenge: 'none' });
     expectTokens(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI }));
   });
 
   it('a code of another client → invalid_grant; the rightful client can still redeem it', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const other = await t.createClient({ name: 'Other', redirectUri: REDIRECT_URI, grants: REFRESH_GRANTS });
     const granted = await code();
     expectOAuthError(await exchangeCode(t.app, other, { code: granted, redirect_uri: REDIRECT_URI }), {
@@ -194,7 +164,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('the code lives 300 s: at 299 s it works, at 300 s invalid_grant', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const early = await code();
     t.clock.advance(299);
     expectTokens(await exchangeCode(t.app, client, { code: early, redirect_uri: REDIRECT_URI }));
@@ -209,7 +179,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('a configured code lifetime is kept to the second', async () => {
-    const { t, client, code } = await setup({ codeTtlSeconds: 30 });
+    const { t, client, code } = await signedIn({ codeTtlSeconds: 30 });
     const early = await code();
     const late = await code();
     t.clock.advance(29);
@@ -219,7 +189,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('a second exchange of a code → invalid_grant, and the tokens of the first are revoked', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     const first = expectTokens(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI }));
     const sid = await sidOf(t, first.access_token);
@@ -239,7 +209,7 @@ describe('POST /token grant_type=authorization_code', () => {
   });
 
   it('a code used after expiry is refused, and a used code stays used after it expires', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     const first = expectTokens(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI }));
     t.clock.advance(600);
@@ -250,7 +220,7 @@ describe('POST /token grant_type=authorization_code', () => {
 
 describe('POST /token authorization_code with PKCE', () => {
   it('a challenge was sent: the verifier is required and must match; a failed attempt leaves the code for the rightful client', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const { verifier, challenge } = pkcePair();
     const granted = await code({ code_challenge: challenge, code_challenge_method: 'S256' });
     const attempts: ReadonlyArray<[string | undefined, string, string]> = [
@@ -271,7 +241,7 @@ describe('POST /token authorization_code with PKCE', () => {
   });
 
   it.each([43, 128])('a verifier of %i characters works', async (length) => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const { verifier, challenge } = pkcePair(length);
     expect(verifier).toHaveLength(length);
     const granted = await code({ code_challenge: challenge, code_challenge_method: 'S256' });
@@ -279,7 +249,7 @@ describe('POST /token authorization_code with PKCE', () => {
   });
 
   it('a verifier with every allowed character (RFC 7636 unreserved) works', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const verifier = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~';
     const granted = await code({ code_challenge: s256Challenge(verifier), code_challenge_method: 'S256' });
     expectTokens(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI, code_verifier: verifier }));
@@ -299,7 +269,7 @@ describe('POST /token authorization_code with PKCE', () => {
 
 describe('POST /token authorization_code: the client', () => {
   it('a client whose authorization_code grant was removed after the code was granted → unauthorized_client', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     await t.storage.clients.updateClient(client.id, { grants: ['client_credentials'] }, t.clock.nowSeconds());
     t.clock.advance(6); // past the client cache
@@ -311,7 +281,7 @@ describe('POST /token authorization_code: the client', () => {
   });
 
   it('a wrong secret or a disabled client → invalid_client, and the code is not spent', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     expectOAuthError(await exchangeCode(t.app, { id: client.id, secret: `${client.secret}x` }, { code: granted, redirect_uri: REDIRECT_URI }), {
       status: 401,
@@ -327,7 +297,7 @@ describe('POST /token authorization_code: the client', () => {
   });
 
   it('code twice in the body → invalid_request', async () => {
-    const { t, client, code } = await setup();
+    const { t, client, code } = await signedIn();
     const granted = await code();
     const res = await postToken(t.app, {
       authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
