@@ -6,7 +6,7 @@ import { changeReached } from '../helpers/change-reached.js';
 import { introspectToken } from '../../src/core/tokens/introspect-token.js';
 import { issueClientAccessToken } from '../../src/core/grants/client-credentials.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
+import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../helpers/customer-flow.js';
 import {
   accessClaims,
   expectInactive,
@@ -18,8 +18,8 @@ import {
   postTokens,
   refreshAtToken,
   type CustomerTokens,
-} from '../http/token-session.js';
-import { expectOAuthError, obtainToken } from '../http/wire.js';
+} from '../helpers/token-session.js';
+import { expectOAuthError, obtainToken } from '../helpers/wire.js';
 import { expectFailure } from './command-line.js';
 import {
   customerHoldings,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidToken } from '../../src/core/errors.js';
 import { hashCode } from '../../src/core/codes/authorization-code.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { exchangeCode, REDIRECT_URI } from '../http/customer-flow.js';
+import { exchangeCode, REDIRECT_URI } from '../helpers/customer-flow.js';
 import {
   accessClaims,
   expectInactive,
@@ -14,8 +14,8 @@ import {
   postTokens,
   refreshAtToken,
   type CustomerTokens,
-} from '../http/token-session.js';
-import { expectOAuthError } from '../http/wire.js';
+} from '../helpers/token-session.js';
+import { expectOAuthError } from '../helpers/wire.js';
 import { expectFailure } from './command-line.js';
 import { customerHoldings, operatorBench, type CustomerHoldings, type OperatorBench } from './operator-bench.js';
 

@@ -6,11 +6,11 @@ import { fixedClock } from '../../src/core/clock.js';
 import { newSession } from '../../src/core/journey/session.js';
 import { build } from '../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../helpers/postgres.js';
-import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../http/customer-flow.js';
-import { accessClaims, expectInactive, introspect, lifecycle } from '../http/token-session.js';
+import { approveIfAsked, authorizeParams, authorizeUrl, exchangeCode, expectClientRedirect, REDIRECT_URI } from '../helpers/customer-flow.js';
+import { accessClaims, expectInactive, introspect, lifecycle } from '../helpers/token-session.js';
 import { holdingTokenSessionInserts, pausingBetweenRedeemSteps, someoneWaitsForALock, untilLockWaiters } from './operator-bench.js';
 import { hashCode } from '../../src/core/codes/authorization-code.js';
-import { expectOAuthError } from '../http/wire.js';
+import { expectOAuthError } from '../helpers/wire.js';
 import { pinSmsAuthentication } from '../../src/core/authentication.js';
 
 noticePostgresSkipped('customers lock during a sign-in');

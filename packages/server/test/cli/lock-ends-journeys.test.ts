@@ -15,7 +15,7 @@ import {
   startLogin,
   submitCredentials,
   type Response,
-} from '../http/customer-flow.js';
+} from '../helpers/customer-flow.js';
 import { operatorBench, type OperatorBench } from './operator-bench.js';
 
 noticePostgresSkipped('an ended sign-in stays ended, on PostgreSQL');

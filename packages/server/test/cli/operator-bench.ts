@@ -4,9 +4,9 @@ import type { AuditEventType, AuditRecord } from '../../src/core/audit/audit-log
 import type { FixedClock } from '../../src/core/clock.js';
 import type { Storage } from '../../src/core/storage/storage.js';
 import { build, type TestApp } from '../helpers/build.js';
-import { approveIfAsked, authorizeParams, authorizeUrl, expectClientRedirect } from '../http/customer-flow.js';
-import { lifecycle, type Lifecycle } from '../http/token-session.js';
-import { obtainToken } from '../http/wire.js';
+import { approveIfAsked, authorizeParams, authorizeUrl, expectClientRedirect } from '../helpers/customer-flow.js';
+import { lifecycle, type Lifecycle } from '../helpers/token-session.js';
+import { obtainToken } from '../helpers/wire.js';
 import { cliWorkspace, type CliWorkspace } from './command-line.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import ClientOAuth2 from 'client-oauth2';
 import { describe, expect, it } from 'vitest';
-import { MASKED_MOBILE } from '../http/customer-flow.js';
+import { MASKED_MOBILE } from '../helpers/customer-flow.js';
 import { introspect, sharedConnect, type ConformanceClient, type RunningConnect } from './connect.js';
 
 /**

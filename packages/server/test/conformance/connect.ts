@@ -13,7 +13,7 @@ import {
   MOBILE,
   PIN,
   submitCredentials,
-} from '../http/customer-flow.js';
+} from '../helpers/customer-flow.js';
 
 /**
  * A Connect for the conformance suite: the app as the server builds it,

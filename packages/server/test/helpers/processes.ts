@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { basicAuth, form } from './build.js';
-import { attribute, csrfToken, formAction } from '../http/customer-flow.js';
+import { attribute, csrfToken, formAction } from './customer-flow.js';
 
 /**
  * Real `connect-auth` processes for tests: a command, or `serve` on a port

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_SHOP_REDIRECT_URI } from '../../../src/demo/seed-demo.js';
+import { startServer, type RunningServer } from '../../../src/http/server.js';
+import { openCustomerAccessCheck, type OpenedCustomerAccessCheck } from '../../../src/compose/resource-server.js';
+import { InsufficientScope, InvalidToken } from '../../../src/core/errors.js';
+import { Browser, exchangeCode, logIn } from '../../helpers/customer-flow.js';
+import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../../helpers/build.js';
+import { fixedClock } from '../../../src/core/clock.js';
+import { postToken } from '../../helpers/wire.js';
+import { changeReached } from '../../helpers/change-reached.js';
+
+// A platform API checking customer tokens with openCustomerAccessCheck, beside a running Connect.
+describe('openCustomerAccessCheck', () => {
+  let dataDir: string;
+  let server: RunningServer;
+  let check: OpenedCustomerAccessCheck;
+  const clock = fixedClock(T0);
+  const env = () => ({
+    PORT: '0',
+    CONNECT_DATA_DIR: dataDir,
+    CONNECT_LOG_LEVEL: 'silent',
+    CONNECT_AUTH_URL: TEST_AUTH_URL,
+    CONNECT_BASE_URL: TEST_BASE_URL,
+  });
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'connect-rs-'));
+    server = await startServer({ env: env(), seedDemo: true, demoRedirectUri: DEMO_SHOP_REDIRECT_URI, print: () => {}, clock });
+    check = await openCustomerAccessCheck(env(), clock);
+  });
+
+  afterAll(async () => {
+    await check?.close();
+    await server?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('accepts the current customer access token of a session and refuses it once refreshed', async () => {
+    const demo = server.demo!;
+    const client = { id: demo.clientId, secret: demo.clientSecret };
+    const browser = new Browser(server.app);
+    const callback = await logIn(
+      browser,
+      { response_type: 'code', client_id: demo.clientId, redirect_uri: DEMO_SHOP_REDIRECT_URI, state: 's' },
+      { mobile: demo.customer.mobile, pin: demo.customer.pin },
+    );
+    const tokens = (await exchangeCode(server.app, client, { code: callback.get('code')!, redirect_uri: DEMO_SHOP_REDIRECT_URI })).json<{
+      access_token: string;
+      refresh_token: string;
+    }>();
+
+    const access = await check.verify(tokens.access_token);
+    expect(access).toMatchObject({ profileId: demo.customer.profileId, clientId: demo.clientId });
+
+    await expect(check.verify(tokens.refresh_token)).rejects.toBeInstanceOf(InvalidToken);
+    await expect(check.verify(undefined)).rejects.toBeInstanceOf(InvalidToken);
+    await expect(check.verify(undefined)).rejects.toMatchObject({ credentialsMissing: true });
+    await expect(check.verify(tokens.refresh_token)).rejects.toMatchObject({ credentialsMissing: false });
+
+    const refreshed = await postToken(server.app, {
+      authorization: basicAuth(client.id, client.secret),
+      body: form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }),
+    });
+    expect(refreshed.statusCode).toBe(200);
+    // The check held the session; the refresh's change signal (another
+    // instance's commit, seen through the database's change counter) ends
+    // the old token within a second, with no clock time passing.
+    await changeReached(() => check.verify(tokens.access_token).then(() => false, () => true));
+    await expect(check.verify(tokens.access_token)).rejects.toThrow(/replaced or revoked/);
+    await expect(check.verify(refreshed.json<{ access_token: string }>().access_token)).resolves.toMatchObject({
+      profileId: demo.customer.profileId,
+      scopes: [],
+    });
+    // The demo client has no scopes: a check requiring one refuses its token as insufficient, not invalid.
+    await expect(check.verify(refreshed.json<{ access_token: string }>().access_token, { scopes: ['profile'] })).rejects.toSatisfy(
+      (error) => error instanceof InsufficientScope && error.status === 403 && error.scope === 'profile',
+    );
+  });
+
+  it('needs CONNECT_AUTH_URL to know the issuer', async () => {
+    await expect(openCustomerAccessCheck({ CONNECT_DATA_DIR: dataDir })).rejects.toThrow(/CONNECT_AUTH_URL/);
+  });
+});
