@@ -64,7 +64,7 @@ export function requestIdOf(request: IncomingMessage): string {
  * (`server.ts`, or a test through `inject()`) decides.
  */
 export async function buildApp({ services, logger, draining = () => false }: AppDeps): Promise<FastifyInstance> {
-  const { config, storage, csrfKey } = services.runtime;
+  const { config, storage, csrfKey, demoKey, clock } = services.runtime;
   const app = Fastify({
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
     ...(logger ? requestLogging(logger) : { logger: false }),
@@ -139,17 +139,17 @@ export async function buildApp({ services, logger, draining = () => false }: App
       codes: storage.codes,
       findClient: services.findClient,
       urls: services.urls,
-      demoKey: services.runtime.demoKey,
+      demoKey,
       codeSeconds: config.lifetimes.codeSeconds,
-      clock: services.runtime.clock,
+      clock,
     });
   }
   await app.register(wellKnownRoutes, {
     urls: services.urls,
     keyRing: services.keyRing,
     grants: services.grants,
-    jwksMaxAgeSeconds: services.runtime.config.lifetimes.jwksMaxAgeSeconds,
-    scopesSupported: services.runtime.config.scopesSupported,
+    jwksMaxAgeSeconds: config.lifetimes.jwksMaxAgeSeconds,
+    scopesSupported: config.scopesSupported,
   });
   await app.register(healthRoutes, { checks: services.readiness, closing });
   await app.register(openApiRoutes, { urls: services.urls, environment: config.environment });

@@ -6,7 +6,8 @@ import { onTestFinished } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/http/logger.js';
 import { openRuntime } from '../../src/compose/runtime.js';
-import { composeServices, type ServiceOverrides, type Services } from '../../src/compose/services.js';
+import { compose } from '../../src/compose/compose.js';
+import type { ServiceOverrides, Services } from '../../src/compose/services.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { ClientSecretHasher } from '../../src/core/clients/client-secret.js';
@@ -129,7 +130,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
         }),
       })
     : false;
-  const services = await composeServices(runtime, {
+  const services = await compose(runtime).services({
     sms: options.sms ?? createOutboxSender(storage.outbox, clock),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.pinChecks ? { pinChecks: options.pinChecks } : {}),

@@ -1,17 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
-import { runIdempotently, type IdempotencyDeps } from '../../core/customer-tokens/idempotent-refresh.js';
-import { checkReplayedTokens } from '../../core/customer-tokens/check-replayed-tokens.js';
-import { prepareRefresh, type RefreshDeps, type RefreshedTokens } from '../../core/grants/refresh-token.js';
-import { InvalidRequest, UnauthorizedClient } from '../../core/errors.js';
-import { formatScope } from '../../core/scopes.js';
-import { hasControlCharacter } from '../../core/control-characters.js';
+import { refreshIdempotently, type RefreshIdempotentlyDeps } from '../../core/customer-tokens/refresh-idempotently.js';
+import { InvalidRequest } from '../../core/errors.js';
 
 /** What `POST /tokens` needs. */
-export interface CustomerTokenRouteDeps {
+export interface CustomerTokenRouteDeps extends RefreshIdempotentlyDeps {
   readonly bearer: BearerDeps;
-  readonly refresh: RefreshDeps;
-  readonly idempotency: IdempotencyDeps;
 }
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -57,38 +51,12 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
       throw new InvalidRequest('Request-Reference-No must be a UUID (version 4)');
     }
     const body = parseBody(request.body);
-    if (!client.grants.includes('refresh_token')) {
-      throw new UnauthorizedClient('refresh is not enabled for this client', { status: 403 });
-    }
-    const { response } = await runIdempotently(
-      { clientId: client.id, reference: reference.toLowerCase(), body: body.raw },
-      async () => {
-        const { refreshed, apply } = await prepareRefresh(refreshTokenOf(body), client, deps.refresh, { correlationId: request.id });
-        const response = answerOf(refreshed);
-        return {
-          response,
-          async apply() {
-            const applied = await apply();
-            // Within the reuse interval: the token another refresh minted (docs/tokens.md, "Concurrent refreshes").
-            return applied === refreshed ? response : answerOf(applied);
-          },
-        };
-      },
-      deps.idempotency,
-      // A replay hands out the stored tokens only while they still stand.
-      (stored, firstMayRun) => checkReplayedTokens(stored, client, deps.refresh, firstMayRun),
+    const { accessToken, refreshToken, expiresAt, scope } = await refreshIdempotently(
+      { client, reference, body: body.raw, refreshToken: refreshTokenOf(body), correlationId: request.id },
+      deps,
     );
-    const { accessToken, refreshToken, expiresAt, scope } = response;
-    // The scope of the new access token, when it has one (docs/consumer-guide.md, "Refreshing a customer's access token").
     return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt, ...(scope === undefined ? {} : { scope }) });
   });
-}
-
-/** The answer to a refresh, with what a replay re-checks (stored sealed, never sent): its session and access token's `jti`. */
-function answerOf(refreshed: RefreshedTokens) {
-  const { accessToken, refreshToken, expiresAt, sid, accessJti } = refreshed;
-  const scope = refreshed.scopes.length > 0 ? { scope: formatScope(refreshed.scopes) } : {};
-  return { accessToken, refreshToken, expiresAt, ...scope, sid, accessJti };
 }
 
 function parseBody(raw: string | undefined): RawJson {
@@ -100,13 +68,10 @@ function parseBody(raw: string | undefined): RawJson {
   }
 }
 
-function refreshTokenOf(body: RawJson): string {
+/** The body's `refreshToken` member, checked by the refresh itself; `undefined` when the body is no JSON object. */
+function refreshTokenOf(body: RawJson): unknown {
   const value = body.value;
-  const token = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { refreshToken?: unknown }).refreshToken : undefined;
-  if (typeof token !== 'string' || token === '') throw new InvalidRequest('refreshToken is required and must be a string');
-  // The rule of every other parameter (plugins/control-characters.ts), for the one value of this JSON body.
-  if (hasControlCharacter(token)) throw new InvalidRequest('refreshToken contains a control character');
-  return token;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { refreshToken?: unknown }).refreshToken : undefined;
 }
 
 function isJson(contentType: string | undefined): boolean {
