@@ -1,4 +1,6 @@
+import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { registerErrorHandling } from '../../../src/http/plugins/oauth-errors.js';
 import { refreshCustomerToken } from '../../../src/core/grants/refresh-token.js';
 import { InsufficientScope, InsufficientUserAuthentication, InvalidToken } from '../../../src/core/errors.js';
 import { ACR_PIN_SMS } from '../../../src/core/authentication.js';
@@ -125,6 +127,23 @@ describe('createCustomerAccessCheck', () => {
     expect(error).toMatchObject({ error: 'insufficient_user_authentication', description: 'the access token does not say how the customer signed in; a new sign-in is required', maxAge: 300 });
     const s = await setup();
     await refused(s.check.verify('not-a-token', { acr: ['phr'] }), INVALID);
+  });
+
+  it("Connect's error mapping answers the refusal over HTTP: 401, the RFC 9470 challenge, the JSON error", async () => {
+    const s = await setup();
+    const session = await s.openSession();
+    const app = Fastify();
+    registerErrorHandling(app);
+    app.get('/payouts', async (request) => s.check.verify(request.headers.authorization?.replace(/^Bearer /, ''), { acr: ['phr'], maxAge: 300 }));
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    onTestFinished(() => app.close());
+    const response = await fetch(`${url}/payouts`, { headers: { authorization: `Bearer ${session.accessToken}` } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="this request needs a stronger sign-in than the access token stands for", acr_values="phr", max_age="300"',
+    );
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({ error: 'insufficient_user_authentication', error_description: 'this request needs a stronger sign-in than the access token stands for' });
   });
 
   it('refuses a malformed acr or max_age requirement (a programming mistake) with a TypeError, before any check', async () => {
