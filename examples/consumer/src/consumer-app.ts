@@ -28,6 +28,13 @@ export interface ConsumerAppOptions {
    * example endpoint, `{base_url}/customer/profile`.
    */
   readonly profileUrl?: string;
+  /**
+   * The platform API's high-risk operation (`POST {api}/payouts` of
+   * `platform-api.ts`): when set, the account page offers "Send a payout",
+   * and a step-up challenge sends the customer back through Connect with
+   * the `acr_values` and `max_age` it names. Default: none.
+   */
+  readonly payoutsUrl?: string;
 }
 
 /** The shop: a request handler for node:http, and the SDK manager it uses. */
@@ -43,7 +50,9 @@ export interface ConsumerApp {
  * account" starts the authorization (state and PKCE verifier kept in a
  * server-side session), `/callback` completes it, and `/account` calls a
  * platform API (`profileUrl`) with the customer's access token and offers
- * "Refresh now".
+ * "Refresh now". With `payoutsUrl`, "Send a payout" calls the API's
+ * high-risk operation and answers its step-up challenge by sending the
+ * customer through Connect again (docs/consumer-guide.md, "Step-up").
  */
 export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
   const baseUrl = (options.connect.baseUrl ?? options.connect.authUrl).replace(/\/+$/, '');
@@ -78,6 +87,11 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
       if (before) session.lastRefresh = { before: summary(before), after: summary(after) };
       return seeOther(response, '/account');
     }
+    if (route === 'POST /payout') {
+      if (!session.linked) return seeOther(response, '/');
+      if (!options.payoutsUrl) return html(response, 404, problemPage('Not found', 'This shop offers no payouts.', false));
+      return payout(response, session, false);
+    }
     if (route === 'POST /unlink') {
       await manager.unlink(session.customerKey);
       session.linked = undefined;
@@ -94,6 +108,40 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
     const linked = await manager.completeAuthorization(session.customerKey, request.url ?? '', pending);
     session.linked = { userId: linked.userId, profileId: linked.profileId };
     session.lastRefresh = undefined;
+    if (session.resumePayout) {
+      // Back from the step-up sign-in: the payout it was for is sent again, once.
+      session.resumePayout = undefined;
+      return payout(response, session, true);
+    }
+    return seeOther(response, '/account');
+  }
+
+  /**
+   * Sends a payout with the customer's token. A step-up challenge (RFC
+   * 9470) sends the customer through Connect with the `acr_values` and
+   * `max_age` it names, and the payout is sent again from the callback; a
+   * second challenge right after that sign-in is shown, not followed, so
+   * the customer never loops.
+   */
+  async function payout(response: ServerResponse, session: Session, afterStepUp: boolean): Promise<void> {
+    const answer = await manager.fetch(session.customerKey, options.payoutsUrl as string, {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+      signal: AbortSignal.timeout(5000),
+    });
+    const stepUp = await manager.stepUpAuthorization(session.customerKey, answer);
+    if (stepUp && !afterStepUp) {
+      await answer.body?.cancel();
+      session.pending = { state: stepUp.authorization.state, codeVerifier: stepUp.authorization.codeVerifier };
+      session.resumePayout = true;
+      return seeOther(response, stepUp.authorization.url);
+    }
+    const body = (await answer.json().catch(() => undefined)) as { error?: string; error_description?: string } | undefined;
+    if (answer.ok) session.lastPayout = { ok: true, body };
+    else if (stepUp) {
+      const needs = [stepUp.acrValues.length > 0 ? `a sign-in of kind ${stepUp.acrValues.join(' or ')}` : 'a new sign-in', stepUp.maxAge === undefined ? '' : ` within the last ${stepUp.maxAge} seconds`].join('');
+      session.lastPayout = { ok: false, message: `The payout needs ${needs}, and your sign-in did not meet it.` };
+    } else session.lastPayout = { ok: false, message: `HTTP ${answer.status}: ${body?.error ?? 'no JSON'} ${body?.error_description ?? ''}`.trim() };
     return seeOther(response, '/account');
   }
 
@@ -105,6 +153,7 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
       token: summary(tokens),
       profile: await callProfile(profileUrl, tokens.accessToken),
       lastRefresh: session.lastRefresh,
+      payouts: options.payoutsUrl ? { last: session.lastPayout } : undefined,
     };
     return html(response, 200, accountPage(view));
   }

@@ -35,7 +35,7 @@ const shop = await startConsumerApp({
   refreshVia,
   host,
   port,
-  ...(api ? { profileUrl: `${api.url}/customer/profile` } : {}),
+  ...(api ? { profileUrl: `${api.url}/customer/profile`, payoutsUrl: `${api.url}/payouts` } : {}),
 });
 console.log(`Demo Shop: ${shop.url} (Connect at ${authUrl}${api ? `, platform API at ${api.url}` : ''})`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -29,6 +29,8 @@ export interface AccountView {
   readonly token: TokenSummary;
   readonly profile: { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly message: string };
   readonly lastRefresh: Session['lastRefresh'];
+  /** Whether the shop offers payouts (a platform API with `POST /payouts`), and the last one's outcome. */
+  readonly payouts?: { readonly last: Session['lastPayout'] } | undefined;
 }
 
 /** The linked account: who, the profile API's answer, the current token, and "Refresh now". */
@@ -50,9 +52,23 @@ export function accountPage(view: AccountView): string {
 <h2>The platform's profile API, called with the customer's token</h2>
 ${profile}
 ${refresh}
+${payouts(view.payouts)}
 <form method="post" action="/refresh"><button type="submit">Refresh now</button></form>
 <form method="post" action="/unlink"><button type="submit">Unlink</button></form>`,
   );
+}
+
+/** The payout button and the last payout's outcome; nothing when the shop offers no payouts. */
+function payouts(view: AccountView['payouts']): string {
+  if (!view) return '';
+  const last = view.last
+    ? view.last.ok
+      ? `<pre id="payout-result">${escapeHtml(JSON.stringify(view.last.body, null, 2))}</pre>`
+      : `<p id="payout-result" class="error">${escapeHtml(view.last.message)}</p>`
+    : '';
+  return `<h2>A payout: the platform asks for a strong, recent sign-in</h2>
+${last}
+<form method="post" action="/payout"><button type="submit">Send a payout</button></form>`;
 }
 
 /** Something went wrong; `again` offers to link (again). */

@@ -1,6 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerToken, createTokenVerifier, InsufficientScope, InvalidToken, type Clock, type TokenVerifier } from '@connect-auth/client';
+import {
+  bearerToken,
+  createTokenVerifier,
+  InsufficientScope,
+  InsufficientUserAuthentication,
+  InvalidToken,
+  stepUpChallenge,
+  type Clock,
+  type TokenVerifier,
+} from '@connect-auth/client';
 
 /** Where Connect is and the platform API's resource-server credentials. */
 export interface PlatformApiOptions {
@@ -18,7 +27,16 @@ export interface PlatformApiOptions {
    * scopes). A token lacking one gets 403 `insufficient_scope`.
    */
   readonly requiredScopes?: readonly string[];
+  /**
+   * What `POST /payouts` requires of the customer's sign-in (RFC 9470);
+   * default {@link PAYOUT_SIGN_IN}: a phishing-resistant sign-in (`phr`)
+   * within the last 300 seconds.
+   */
+  readonly payoutSignIn?: { readonly acr: readonly string[]; readonly maxAge: number };
 }
+
+/** The sign-in a payout needs by default: `phr` (a passkey) within the last 5 minutes. */
+export const PAYOUT_SIGN_IN = { acr: ['phr'], maxAge: 300 } as const;
 
 /**
  * One of the platform's own APIs, as a resource server: `GET
@@ -27,6 +45,11 @@ export interface PlatformApiOptions {
  * `createTokenVerifier`, at Connect's `/introspect`, with credentials that
  * can obtain no token, and holds no key of Connect's. It may require scopes
  * (`requiredScopes`; docs/resource-servers.md, "Requiring scopes").
+ *
+ * `POST /payouts` is its high-risk operation: it also requires a
+ * phishing-resistant sign-in (`acr` `phr`) within the last 300 seconds, and
+ * answers a token that falls short 401 with the step-up challenge of RFC
+ * 9470 (docs/resource-servers.md, "Requiring a strong or recent sign-in").
  */
 export function createPlatformApi(options: PlatformApiOptions): { handle(request: IncomingMessage, response: ServerResponse): void; readonly verifier: TokenVerifier } {
   const verifier = createTokenVerifier({
@@ -37,19 +60,31 @@ export function createPlatformApi(options: PlatformApiOptions): { handle(request
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://api.invalid').pathname;
-    if (request.method !== 'GET' || path !== '/customer/profile') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
+    const operation = `${request.method} ${path}`;
+    if (operation !== 'GET /customer/profile' && operation !== 'POST /payouts') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
+    // The request body is not read: this example's payout carries no details.
+    request.resume();
     const presented = bearerToken(request.headers.authorization);
     if (presented === undefined) {
       // RFC 6750 §3.1: a request without a bearer token gets a challenge without an error code.
       return json(response, 401, { error: 'invalid_token', error_description: 'an access token is required: Authorization: Bearer <access_token>' }, { 'www-authenticate': 'Bearer realm="platform-api"' });
     }
     try {
+      if (operation === 'POST /payouts') {
+        // A high-risk operation: a strong and recent sign-in, or the step-up challenge (RFC 9470 §3).
+        const token = await verifier.verify(presented, { kind: 'customer', scopes: options.requiredScopes, ...(options.payoutSignIn ?? PAYOUT_SIGN_IN) });
+        return json(response, 200, { payout: 'accepted', profileId: token.profileId, clientId: token.clientId, acr: token.authentication?.acr, authTime: token.authentication?.authTime });
+      }
       const token = await verifier.verify(presented, { kind: 'customer', scopes: options.requiredScopes });
       return json(response, 200, { profileId: token.profileId, clientId: token.clientId, tokenExpiresAt: token.expiresAt, checkedBy: 'introspection' });
     } catch (error) {
       if (error instanceof InvalidToken) {
         // RFC 6750 §3.1: the token is malformed, expired, revoked or not a customer's.
         return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      }
+      if (error instanceof InsufficientUserAuthentication) {
+        // RFC 9470 §3: a valid token whose sign-in is too weak or too old; the challenge says what a new one must meet.
+        return json(response, 401, { error: error.error, error_description: error.description }, { 'www-authenticate': stepUpChallenge(error) });
       }
       if (error instanceof InsufficientScope) {
         // RFC 6750 §3.1: a valid token without a scope this API needs; the challenge names what it needs.

@@ -12,6 +12,10 @@ export interface Session {
   linked?: { userId: string; profileId: string } | undefined;
   /** The last "Refresh now": the tokens before and after. */
   lastRefresh?: { before: TokenSummary; after: TokenSummary } | undefined;
+  /** A payout waiting for the step-up sign-in it was challenged for; sent again at the callback. */
+  resumePayout?: boolean | undefined;
+  /** The last payout's outcome, shown on the account page. */
+  lastPayout?: { ok: true; body: unknown } | { ok: false; message: string } | undefined;
 }
 
 /** A token shown on the page: never the token itself. */

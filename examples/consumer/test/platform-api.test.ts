@@ -6,6 +6,7 @@ import { fixedClock, startServer, type RunningServer } from '@connect-auth/serve
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession } from '../../../packages/client/test/support/browser-session.js';
 import { startPlatformApi } from '../src/platform-api.js';
+import { ACR_PIN_SMS } from '@connect-auth/server';
 
 /*
  * The example platform API against a real Connect: it holds only the
@@ -114,6 +115,45 @@ describe('the example platform API', () => {
       expect(await response.json()).toEqual({ error: 'insufficient_scope', error_description: 'the access token lacks a scope this API needs', scope: 'profile' });
       // An invalid token is still 401 first.
       expect((await profile('Bearer not-a-token', strict.url)).status).toBe(401);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  function payout(authorization: string, base = api?.url) {
+    return fetch(`${base}/payouts`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"amount":100}', signal: AbortSignal.timeout(10_000) });
+  }
+
+  it('POST /payouts requires phr within 300 s: a PIN + SMS sign-in gets 401 with the step-up challenge (RFC 9470)', async () => {
+    const response = await payout(`Bearer ${tokens.accessToken}`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="this request needs a stronger sign-in than the access token stands for", acr_values="phr", max_age="300"',
+    );
+    expect(await response.json()).toEqual({ error: 'insufficient_user_authentication', error_description: 'this request needs a stronger sign-in than the access token stands for' });
+    // An invalid token is invalid first; the profile still answers the same token.
+    expect((await payout('Bearer not-a-token')).headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect((await profile(`Bearer ${tokens.accessToken}`)).status).toBe(200);
+  });
+
+  it('POST /payouts with max_age 300 on the injected clock: accepted 299 and 300 s after the sign-in, challenged at 301', async () => {
+    const demo = connect?.demo;
+    if (!connect || !demo) throw new Error('set-up failed');
+    const strict = await startPlatformApi({ connect: { authUrl: connect.urls.authUrl, ...demo.resourceServer }, port: 0, clock, payoutSignIn: { acr: [ACR_PIN_SMS], maxAge: 300 } });
+    try {
+      const signedIn = clock.nowSeconds();
+      const linked = await linkDemoCustomer(); // a new sign-in at `signedIn` (the clock stands still)
+      for (const [age, status] of [[299, 200], [300, 200], [301, 401]] as const) {
+        clock.set(signedIn + age);
+        const response = await payout(`Bearer ${linked.accessToken}`, strict.url);
+        expect(response.status, `${age} s after the sign-in`).toBe(status);
+        if (status === 200) expect(await response.json()).toMatchObject({ payout: 'accepted', acr: ACR_PIN_SMS, authTime: signedIn });
+        else {
+          expect(response.headers.get('www-authenticate')).toBe(
+            `Bearer error="insufficient_user_authentication", error_description="this request needs a more recent sign-in than the access token stands for", acr_values="${ACR_PIN_SMS}", max_age="300"`,
+          );
+        }
+      }
     } finally {
       await strict.close();
     }

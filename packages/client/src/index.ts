@@ -11,7 +11,9 @@
  * - Linking a customer: {@link startAuthorization}, {@link parseCallback}, {@link exchangeCode}.
  * - Keeping customer tokens usable: {@link CustomerTokenManager} with a {@link TokenStore}.
  * - Checking tokens in one of the platform's APIs (a resource server): {@link createTokenVerifier},
- *   which can require scopes.
+ *   which can require scopes and a strong or recent sign-in ({@link stepUpChallenge} answers the latter).
+ * - Step-up (RFC 9470): {@link parseStepUpChallenge} and `CustomerTokenManager.stepUpAuthorization`
+ *   turn an API's challenge into a new authorization with `acr_values` and `max_age`.
  * - Scopes: `scope` of {@link requestClientToken}, {@link ClientCredentialsProvider} and
  *   {@link startAuthorization}; the granted scope in `ClientToken.scope` and `CustomerTokens.scope`.
  * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
@@ -33,6 +35,7 @@ export { createPkce, randomToken, type Pkce } from './flows/pkce.js';
 export { startAuthorization, type AuthorizationOptions, type PendingAuthorization } from './flows/start-authorization.js';
 export { parseCallback, type AuthorizationCallback, type CallbackExpectations } from './flows/parse-callback.js';
 export { exchangeCode, type CodeGrant } from './flows/exchange-code.js';
+export { parseStepUpChallenge, stepUpChallenge, type StepUpDecision } from './flows/step-up-challenge.js';
 export type { CustomerTokens } from './flows/customer-tokens.js';
 export { refreshCustomerToken, type RefreshEndpoint, type RefreshOptions } from './stateful/refresh-customer-token.js';
 export { revokeToken } from './flows/revoke-token.js';
@@ -56,6 +59,7 @@ export {
   type AuthorizationParams,
   type CustomerTokenManagerOptions,
   type LinkedCustomer,
+  type StepUpAuthorization,
 } from './stateful/customer-token-manager.js';
 
 export {
@@ -64,6 +68,7 @@ export {
   ConnectError,
   ConsentRequired,
   InsufficientScope,
+  InsufficientUserAuthentication,
   InteractionRequired,
   InvalidCallback,
   InvalidClient,

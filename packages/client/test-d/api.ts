@@ -11,8 +11,13 @@ import {
   LoginRequired,
   MemoryTokenStore,
   parseCallback,
+  InsufficientUserAuthentication,
+  parseStepUpChallenge,
   ReauthorizationRequired,
   refreshCustomerToken,
+  stepUpChallenge,
+  type StepUpAuthorization,
+  type StepUpDecision,
   requestClientToken,
   startAuthorization,
   systemClock,
@@ -147,6 +152,33 @@ void (async () => {
   await verifier.verify('x.y.z', { scopes: [1] });
   // @ts-expect-error verified tokens are read-only
   customer.profileId = 'x';
+  // Step-up requirements (RFC 9470): acr values and a max_age in seconds.
+  await verifier.verify('x.y.z', { kind: 'customer', acr: ['phr'], maxAge: 300 });
+  // @ts-expect-error acr is a list of values
+  await verifier.verify('x.y.z', { acr: 'phr' });
+  // @ts-expect-error maxAge is seconds
+  await verifier.verify('x.y.z', { maxAge: '300' });
+})();
+
+// --- step-up: the API's header, the consumer's decision ----------------------
+declare const weak: InsufficientUserAuthentication;
+assertType<Equal<typeof weak.error, 'insufficient_user_authentication'>>();
+assertType<Equal<typeof weak.acrValues, readonly string[]>>();
+assertType<Equal<typeof weak.maxAge, number | undefined>>();
+const challengeHeader: string = stepUpChallenge(weak);
+void challengeHeader;
+void (async () => {
+  const decision: StepUpDecision | undefined = parseStepUpChallenge(new Response(null, { status: 401 }));
+  if (decision) {
+    assertType<Equal<typeof decision.action, 'reauthorize'>>();
+    void startAuthorization({ ...options, redirectUri: 'https://shop.example/cb', acrValues: decision.acrValues, maxAge: decision.maxAge });
+  }
+  void parseStepUpChallenge('Bearer error="insufficient_user_authentication"');
+  // @ts-expect-error acrValues is a list
+  void startAuthorization({ ...options, redirectUri: 'https://shop.example/cb', acrValues: 'phr' });
+  const manager = new CustomerTokenManager({ ...options, redirectUri: 'https://shop.example/cb' });
+  const stepUp: StepUpAuthorization | undefined = await manager.stepUpAuthorization('u1', new Response(null, { status: 401 }));
+  if (stepUp) void stepUp.authorization.url;
 })();
 
 // --- errors: a discriminated union -------------------------------------------
@@ -221,6 +253,7 @@ function describeCode(code: ConnectErrorCode): string {
     case 'consent_required':
     case 'interaction_required':
     case 'reauthorization_required':
+    case 'insufficient_user_authentication':
       return 'send the customer through the authorization';
     case 'server_error':
     case 'temporarily_unavailable':

@@ -26,7 +26,7 @@ export { deriveKey } from './core/keys/master-key.js';
 export { openStorage } from './storage/kysely/open-storage.js';
 export type { DatabaseLocation } from './core/storage/storage.js';
 export { resolveMasterKey } from './config/master-key-file.js';
-export { InsufficientScope, InvalidToken, OAuthError } from './core/errors.js';
+export { InsufficientScope, InsufficientUserAuthentication, InvalidToken, OAuthError } from './core/errors.js';
 
 // Connect's request logging and security headers, for an embedder's own
 // Fastify routes (and the benchmark's ceiling server, bench/README.md).

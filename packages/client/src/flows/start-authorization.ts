@@ -27,11 +27,24 @@ export interface AuthorizationOptions {
    * scope granted comes back with the tokens (`CustomerTokens.scope`).
    */
   readonly scope?: ScopeInput | undefined;
+  /**
+   * `acr_values` (OpenID Connect Core §3.1.2.1): the authentication context
+   * classes the sign-in should meet, in order of preference, e.g. `['phr']`;
+   * what a step-up challenge asks for (`parseStepUpChallenge`).
+   */
+  readonly acrValues?: readonly string[] | undefined;
+  /**
+   * `max_age` (OpenID Connect Core §3.1.2.1): the most seconds since the
+   * customer last signed in at Connect; an older sign-in is made again.
+   */
+  readonly maxAge?: number | undefined;
 }
 
 /**
  * Builds the `GET {auth_url}/authorize` URL (docs/journey.md, "`GET /authorize`") with
- * `response_type=code`, a CSPRNG `state` and, by default, PKCE S256.
+ * `response_type=code`, a CSPRNG `state` and, by default, PKCE S256; with
+ * `acrValues` and `maxAge`, the `acr_values` and `max_age` a step-up asks
+ * for (docs/consumer-guide.md, "Step-up").
  *
  * @example
  * const pending = await startAuthorization({ authUrl, clientId, redirectUri, prompt: 'login' });
@@ -54,6 +67,16 @@ export async function startAuthorization(options: AuthorizationOptions): Promise
   if (options.userId !== undefined) params.set('user_id', options.userId);
   const scope = scopeParameter(options.scope);
   if (scope !== undefined) params.set('scope', scope);
+  if (options.acrValues !== undefined && options.acrValues.length > 0) {
+    for (const value of options.acrValues) {
+      if (typeof value !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) throw new TypeError('acrValues must be values of printable ASCII without spaces, double quotes or backslashes');
+    }
+    params.set('acr_values', [...new Set(options.acrValues)].join(' '));
+  }
+  if (options.maxAge !== undefined) {
+    if (!Number.isSafeInteger(options.maxAge) || options.maxAge < 0) throw new TypeError('maxAge must be a whole number of seconds from 0');
+    params.set('max_age', String(options.maxAge));
+  }
   let codeVerifier: string | undefined;
   if (options.pkce !== false) {
     const pkce = await createPkce();

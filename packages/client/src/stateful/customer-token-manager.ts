@@ -9,6 +9,7 @@ import { refreshAtToken, refreshAtTokens, type RefreshEndpoint } from './refresh
 import { revokeToken } from '../flows/revoke-token.js';
 import type { ScopeInput } from '../flows/scope.js';
 import { startAuthorization, type PendingAuthorization } from '../flows/start-authorization.js';
+import { parseStepUpChallenge, type StepUpDecision } from '../flows/step-up-challenge.js';
 import { MemoryTokenStore, type TokenStore } from './token-store.js';
 
 /** Per-customer parameters of an authorization request. */
@@ -19,6 +20,19 @@ export interface AuthorizationParams {
   readonly userId?: string | undefined;
   /** The scopes to ask for; default every scope of the client. */
   readonly scope?: ScopeInput | undefined;
+  /** `acr_values`: the sign-in strength to ask for (a step-up's, `stepUpAuthorization`). */
+  readonly acrValues?: readonly string[] | undefined;
+  /** `max_age`: the most seconds since the customer last signed in (a step-up's). */
+  readonly maxAge?: number | undefined;
+}
+
+/**
+ * The decision for an API's step-up challenge, with the authorization it
+ * calls for ready: send the customer's browser to `authorization.url` and
+ * keep its `state` and `codeVerifier` until the callback.
+ */
+export interface StepUpAuthorization extends StepUpDecision {
+  readonly authorization: PendingAuthorization;
 }
 
 /** Options of a {@link CustomerTokenManager}. */
@@ -142,7 +156,9 @@ export class CustomerTokenManager {
    * customer; a caller whose rejected token was already replaced just takes
    * the new one) and the request is sent once more with it. The answer to
    * that second attempt is returned as it is, 401 included: the token was
-   * just renewed, so the API refuses it for another reason.
+   * just renewed, so the API refuses it for another reason. A 401 that is
+   * a step-up challenge (RFC 9470) is returned at once, with no refresh:
+   * pass it to {@link CustomerTokenManager.stepUpAuthorization}.
    *
    * A body that cannot be sent twice (a `ReadableStream`, an async
    * iterable) is never sent again: on 401 the token is still renewed, so
@@ -162,6 +178,8 @@ export class CustomerTokenManager {
     const accessToken = await this.getAccessToken(customerKey, { signal });
     const first = await send(accessToken);
     if (first.status !== 401) return first;
+    // A step-up challenge (RFC 9470): a refreshed token keeps the sign-in it had, so no refresh helps.
+    if (isStepUpChallenge(first)) return first;
     const renewed = await this.#renewRejected(customerKey, accessToken, signal);
     if (!replayable(init.body)) return first;
     await first.body?.cancel();
@@ -178,6 +196,32 @@ export class CustomerTokenManager {
     const stored = await this.store.get(customerKey);
     if (stored && stored.accessToken !== rejected && this.#fresh(stored)) return stored.accessToken;
     return (await this.#shared(customerKey, true, { signal })).accessToken;
+  }
+
+  /**
+   * The decision for an API's answer that is a step-up challenge (RFC 9470
+   * §3; {@link parseStepUpChallenge}): send the customer through the
+   * authorization with the challenge's `acr_values` and `max_age`, with the
+   * authorization ready (the customer's `authorizationParams` plus those).
+   * The stored tokens are kept: they still serve every other request.
+   *
+   * @returns `undefined` when the answer is no step-up challenge.
+   * @throws InvalidResponse when it says `insufficient_user_authentication` in a malformed challenge.
+   *
+   * @example
+   * const response = await customers.fetch(user.id, `${apiUrl}/payouts`, { method: 'POST' });
+   * const stepUp = await customers.stepUpAuthorization(user.id, response);
+   * if (stepUp) {
+   *   session.pending = { state: stepUp.authorization.state, codeVerifier: stepUp.authorization.codeVerifier };
+   *   return redirect(stepUp.authorization.url);
+   * }
+   */
+  async stepUpAuthorization(customerKey: string, answer: Response | string | null | undefined): Promise<StepUpAuthorization | undefined> {
+    const decision = parseStepUpChallenge(answer);
+    if (!decision) return undefined;
+    const params = this.#authorizationParams?.(customerKey) ?? {};
+    const authorization = await this.startAuthorization({ ...params, acrValues: decision.acrValues, maxAge: decision.maxAge });
+    return { ...decision, authorization };
   }
 
   /** Refreshes now, whatever the access token's expiry (joins a refresh already running). */
@@ -249,6 +293,15 @@ export class CustomerTokenManager {
   async #reauthorization(customerKey: string, reason: ReauthorizationReason, cause?: unknown): Promise<ReauthorizationRequired> {
     const authorization = await this.startAuthorization(this.#authorizationParams?.(customerKey) ?? {});
     return new ReauthorizationRequired(customerKey, reason, authorization, { cause });
+  }
+}
+
+/** Whether a 401 is a step-up challenge; a malformed one counts, as no refresh answers it either. */
+function isStepUpChallenge(response: Response): boolean {
+  try {
+    return parseStepUpChallenge(response) !== undefined;
+  } catch {
+    return true;
   }
 }
 

@@ -1,5 +1,5 @@
 import { basicAuthorization, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
-import { InsufficientScope, InvalidResponse, InvalidToken } from '../transport/errors.js';
+import { InsufficientScope, InsufficientUserAuthentication, InvalidResponse, InvalidToken } from '../transport/errors.js';
 import { raceAbort } from '../transport/race-abort.js';
 import { withRetry } from '../transport/retry.js';
 import { grantedScopes, scopeTokens, type ScopeInput } from '../flows/scope.js';
@@ -74,6 +74,20 @@ export interface VerifyOptions<K extends TokenKind = TokenKind> extends RequestO
    * with `InsufficientScope` (answer 403, naming `err.scope`); default none.
    */
   readonly scopes?: ScopeInput | undefined;
+  /**
+   * Step-up (RFC 9470): the `acr` values of which the customer's sign-in
+   * must have one, e.g. `['phr']`. A token of another sign-in (or a client
+   * token, or one without a recorded sign-in) is refused with
+   * `InsufficientUserAuthentication` (answer 401 with `stepUpChallenge(err)`).
+   */
+  readonly acr?: readonly string[] | undefined;
+  /**
+   * Step-up (RFC 9470): the most seconds since the customer signed in
+   * (`auth_time`, by the verifier's clock); met while `now - auth_time <=
+   * maxAge`. An older sign-in (or none recorded) is refused with
+   * `InsufficientUserAuthentication`.
+   */
+  readonly maxAge?: number | undefined;
 }
 
 /** Options of {@link createTokenVerifier}: a resource server's credentials and the cache. */
@@ -98,7 +112,10 @@ export interface TokenVerifier {
    * answer 401). An active token lacking one of the `scopes` asked for
    * throws `InsufficientScope` (`error: 'insufficient_scope'`: answer 403
    * with `WWW-Authenticate: Bearer error="insufficient_scope",
-   * scope="<err.scope>"`). Any other error means the check could not be
+   * scope="<err.scope>"`). A token whose sign-in is weaker or older than
+   * `acr` / `maxAge` allow throws `InsufficientUserAuthentication` (answer
+   * 401 with `WWW-Authenticate: stepUpChallenge(err)`; RFC 9470). Any other
+   * error means the check could not be
    * made (Connect unreachable, wrong resource-server credentials): answer
    * 503, never 401.
    */
@@ -191,6 +208,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     async verify<K extends TokenKind = TokenKind>(token: string | undefined, verifyOptions: VerifyOptions<K> = {}): Promise<VerifiedTokenOf<K>> {
       // A malformed requirement is the calling code's mistake: refused before any request.
       const required = verifyOptions.scopes === undefined ? [] : scopeTokens(verifyOptions.scopes, 'scopes');
+      const acrValues = verifyOptions.acr === undefined ? [] : [...verifyOptions.acr];
+      const { maxAge } = verifyOptions;
+      checkAuthenticationRequirement(acrValues, maxAge);
       if (token === undefined || token === '') throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>', { hint: REFUSE_TOKEN });
       if (token.length > MAX_TOKEN_LENGTH || !COMPACT.test(token)) throw new InvalidToken('the access token is malformed', { hint: REFUSE_TOKEN });
       const verified = await raceAbort(lookUp(token), verifyOptions.signal);
@@ -199,6 +219,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
       if (required.some((scope) => !verified.scopes.includes(scope))) {
         throw new InsufficientScope('the access token lacks a scope this API needs', { scope: required.join(' '), hint: REFUSE_SCOPE });
+      }
+      if (acrValues.length > 0 || maxAge !== undefined) {
+        const signIn = verified.kind === 'customer' ? verified.authentication : null;
+        const challenge = { acrValues, maxAge, hint: REFUSE_SIGN_IN };
+        if (signIn === null) throw new InsufficientUserAuthentication('the access token does not say how the customer signed in; a new sign-in is required', challenge);
+        if (acrValues.length > 0 && !acrValues.includes(signIn.acr)) {
+          throw new InsufficientUserAuthentication('this request needs a stronger sign-in than the access token stands for', challenge);
+        }
+        if (maxAge !== undefined && resolved.clock.nowSeconds() - signIn.authTime > maxAge) {
+          throw new InsufficientUserAuthentication('this request needs a more recent sign-in than the access token stands for', challenge);
+        }
       }
       return verified as VerifiedTokenOf<K>;
     },
@@ -212,6 +243,15 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 // What an API does with a token it refused: the caller, not the API, gets a new token (RFC 6750 §3.1).
 const REFUSE_TOKEN = 'Answer 401 with WWW-Authenticate: Bearer error="invalid_token"; the caller must present a valid access token.';
 const REFUSE_SCOPE = 'Answer 403 with WWW-Authenticate: Bearer error="insufficient_scope" and scope set to err.scope.';
+const REFUSE_SIGN_IN = 'Answer 401 with WWW-Authenticate set to stepUpChallenge(err): the caller must have the customer sign in again with err.acrValues and err.maxAge.';
+
+/** A requirement's `acr` values and `maxAge`; a malformed one is the calling code's mistake (TypeError). */
+function checkAuthenticationRequirement(acrValues: readonly string[], maxAge: number | undefined): void {
+  for (const value of acrValues) {
+    if (typeof value !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) throw new TypeError('acr must be values of printable ASCII without spaces, double quotes or backslashes');
+  }
+  if (maxAge !== undefined && (!Number.isSafeInteger(maxAge) || maxAge < 0)) throw new TypeError('maxAge must be a whole number of seconds from 0');
+}
 
 /**
  * The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1),

@@ -1,5 +1,5 @@
 /**
- * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1 and
+ * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 9470 §3 and
  * OpenID Connect's `login_required` / `consent_required` / `interaction_required`.
  */
 export type OAuthErrorCode =
@@ -16,6 +16,7 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'insufficient_user_authentication'
   | 'server_error'
   | 'temporarily_unavailable';
 

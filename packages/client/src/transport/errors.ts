@@ -124,6 +124,29 @@ export class InsufficientScope extends ConnectError {
     this.scope = options.scope;
   }
 }
+/**
+ * RFC 9470 §3: the token is valid, but the customer's sign-in is weaker or
+ * older than the request needs. An API answers it with 401 and
+ * `WWW-Authenticate: Bearer error="insufficient_user_authentication",
+ * error_description="…", acr_values="…", max_age="…"` (`stepUpChallenge`
+ * builds it); a consumer sends the customer through the authorization
+ * again with these `acr_values` and `max_age`.
+ */
+export class InsufficientUserAuthentication extends ConnectError {
+  readonly error = 'insufficient_user_authentication';
+  /** The `acr` values of which the sign-in must have one, in order of preference; empty when any will do. */
+  readonly acrValues: readonly string[];
+  /** The most seconds since the sign-in (`auth_time`) the request accepts; `undefined` when any age will do. */
+  readonly maxAge: number | undefined;
+  constructor(
+    description: string,
+    options: ConnectErrorOptions & { readonly acrValues?: readonly string[] | undefined; readonly maxAge?: number | undefined } = {},
+  ) {
+    super(description, options);
+    this.acrValues = [...(options.acrValues ?? [])];
+    this.maxAge = options.maxAge;
+  }
+}
 /** Connect failed unexpectedly (retried by the SDK where that is safe). */
 export class ServerError extends ConnectError { readonly error = 'server_error'; }
 /** Connect is overloaded or down for a moment (503 or 429; retried by the SDK where that is safe). */
@@ -208,6 +231,7 @@ export type AnyConnectError =
   | InteractionRequired
   | InvalidToken
   | InsufficientScope
+  | InsufficientUserAuthentication
   | ServerError
   | TemporarilyUnavailable
   | InvalidResponse
@@ -246,6 +270,7 @@ const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
   [InteractionRequired, 'interaction_required'],
   [InvalidToken, 'invalid_token'],
   [InsufficientScope, 'insufficient_scope'],
+  [InsufficientUserAuthentication, 'insufficient_user_authentication'],
   [ServerError, 'server_error'],
   [TemporarilyUnavailable, 'temporarily_unavailable'],
   [InvalidResponse, 'invalid_response'],
@@ -283,6 +308,7 @@ const WIRE_ERRORS: Readonly<Record<OAuthErrorCode, WireErrorClass>> = {
   interaction_required: InteractionRequired,
   invalid_token: InvalidToken,
   insufficient_scope: InsufficientScope,
+  insufficient_user_authentication: InsufficientUserAuthentication,
   server_error: ServerError,
   temporarily_unavailable: TemporarilyUnavailable,
 };

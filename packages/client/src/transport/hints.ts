@@ -22,6 +22,8 @@ export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
   invalid_token:
     'Get a new access token (ClientCredentialsProvider.invalidate() then getToken(), or CustomerTokenManager.refresh()), and authorize the customer again if that fails.',
   insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',
+  insufficient_user_authentication:
+    'A refresh keeps the sign-in as it was: send the customer through the authorization again with err.acrValues as acr_values and err.maxAge as max_age (parseStepUpChallenge reads them from an API answer).',
   server_error: 'Connect failed unexpectedly: try again later; if it persists, tell the operator the time of the failure and the request.',
   temporarily_unavailable: 'Connect is busy or restarting: try again after retryAfter seconds when set, otherwise after a backoff.',
   invalid_response:

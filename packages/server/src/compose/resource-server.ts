@@ -13,7 +13,10 @@ export interface OpenedCustomerAccessCheck {
   /**
    * Checks a customer access token; throws `InvalidToken` (status 401) when
    * it is not acceptable, and `InsufficientScope` (status 403, with the
-   * scopes needed in `scope`) when it lacks one of `requirements.scopes`.
+   * scopes needed in `scope`) when it lacks one of `requirements.scopes`,
+   * and `InsufficientUserAuthentication` (status 401, its `challenge` the
+   * `WWW-Authenticate` to answer) when the customer's sign-in is weaker or
+   * older than `requirements.acr` / `requirements.maxAge` allow (RFC 9470).
    */
   verify(token: string | undefined, requirements?: CustomerAccessRequirements): Promise<CustomerAccess>;
   /** Stops listening to changes and closes the database. */
@@ -32,6 +35,7 @@ export interface OpenedCustomerAccessCheck {
  * const connect = await openCustomerAccessCheck(environmentVariables);
  * const { profileId } = await connect.verify(bearerTokenFromRequest);
  * await connect.verify(bearerTokenFromRequest, { scopes: ['payments:read'] });
+ * await connect.verify(bearerTokenFromRequest, { acr: ['phr'], maxAge: 300 });
  */
 export async function openCustomerAccessCheck(
   env: Readonly<Record<string, string | undefined>>,

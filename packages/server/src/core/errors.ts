@@ -179,6 +179,39 @@ export class InsufficientScope extends OAuthError {
 }
 
 /**
+ * RFC 9470 §3: the bearer token is valid, but the sign-in it stands for is
+ * weaker or older than the request needs (docs/resource-servers.md,
+ * "Requiring a strong or recent sign-in"). Answered with 401 and a
+ * `WWW-Authenticate: Bearer error="insufficient_user_authentication"`
+ * challenge naming what a new sign-in must meet (`challenge`).
+ */
+export class InsufficientUserAuthentication extends OAuthError {
+  readonly error = 'insufficient_user_authentication';
+  readonly status = 401;
+  /** The `acr` values of which the sign-in must have one, in order of preference; empty when any will do. */
+  readonly acrValues: readonly string[];
+  /** The most seconds since the sign-in (`auth_time`) the request accepts; `undefined` when any age will do. */
+  readonly maxAge: number | undefined;
+  constructor(description: string, requirement: { readonly acrValues?: readonly string[] | undefined; readonly maxAge?: number | undefined }, options: { detail?: string; cause?: unknown } = {}) {
+    super(description, options);
+    this.acrValues = [...(requirement.acrValues ?? [])];
+    this.maxAge = requirement.maxAge;
+  }
+
+  /**
+   * The `WWW-Authenticate` value of RFC 9470 §3: `Bearer
+   * error="insufficient_user_authentication", error_description="…"`, then
+   * `acr_values="…"` (space-separated) and `max_age="…"` when required.
+   */
+  get challenge(): string {
+    const parts = [`Bearer error="${this.error}"`, `error_description="${conformantDescription(this.description)}"`];
+    if (this.acrValues.length > 0) parts.push(`acr_values="${this.acrValues.join(' ')}"`);
+    if (this.maxAge !== undefined) parts.push(`max_age="${this.maxAge}"`);
+    return parts.join(', ');
+  }
+}
+
+/**
  * Too many requests from one client address: a per-address budget of
  * Connect's is spent (RFC 6585 §4). Answered with 429 and `Retry-After`;
  * on the hosted pages with a page saying when to try again

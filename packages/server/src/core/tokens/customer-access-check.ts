@@ -2,7 +2,7 @@ import type { Authentication } from '../authentication.js';
 import { createChangeCache } from '../changes/change-cache.js';
 import type { ChangeFeed } from '../changes/change-feed.js';
 import type { Clock } from '../clock.js';
-import { InsufficientScope, InvalidToken } from '../errors.js';
+import { InsufficientScope, InsufficientUserAuthentication, InvalidToken } from '../errors.js';
 import { formatScope, missingScopes, SCOPE_TOKEN_PATTERN } from '../scopes.js';
 import type { TokenSessionRecord } from './records.js';
 import type { TokenSessionStore } from './token-session-store.js';
@@ -37,6 +37,19 @@ export interface CustomerAccessRequirements {
    * is refused with `InsufficientScope` (403), after it was found valid.
    */
   readonly scopes?: readonly string[] | undefined;
+  /**
+   * The `acr` values of which the customer's sign-in must have one (RFC
+   * 9470), e.g. `['phr']`. A token of another sign-in, or of none recorded,
+   * is refused with `InsufficientUserAuthentication` (401).
+   */
+  readonly acr?: readonly string[] | undefined;
+  /**
+   * The most seconds that may have passed since the customer signed in
+   * (`auth_time`, by the check's clock; RFC 9470). A token of an older
+   * sign-in, or of none recorded, is refused with
+   * `InsufficientUserAuthentication` (401).
+   */
+  readonly maxAge?: number | undefined;
 }
 
 /**
@@ -64,6 +77,51 @@ export function requireScopes<T extends { readonly scopes: readonly string[] }>(
   return access;
 }
 
+/**
+ * Checks the `acr` values and `max_age` a resource server requires: each
+ * `acr` value printable ASCII without spaces, `"` or `\` (so that it can be
+ * named in a `WWW-Authenticate` challenge), `maxAge` a whole number of
+ * seconds from 0.
+ *
+ * @throws TypeError for a malformed requirement (a programming mistake, never the caller's).
+ */
+export function checkRequiredAuthentication(requirements: Pick<CustomerAccessRequirements, 'acr' | 'maxAge'>): void {
+  for (const acr of requirements.acr ?? []) {
+    if (typeof acr !== 'string' || !SCOPE_TOKEN_PATTERN.test(acr)) throw new TypeError('a required acr value must be printable ASCII without spaces, double quotes or backslashes');
+  }
+  const { maxAge } = requirements;
+  if (maxAge !== undefined && (!Number.isSafeInteger(maxAge) || maxAge < 0)) throw new TypeError('maxAge must be a whole number of seconds from 0');
+}
+
+/**
+ * Refuses `access` when the sign-in it stands for is weaker or older than
+ * `required` says (RFC 9470 §3): 401 `insufficient_user_authentication`,
+ * naming every requirement of the request in the challenge, so that one new
+ * sign-in meets them all. A token without a recorded sign-in meets none.
+ * `maxAge` is met while `now - auth_time <= maxAge` (OpenID Connect Core
+ * §3.1.2.1).
+ */
+export function requireAuthentication<T extends { readonly authentication: Authentication | null }>(
+  access: T,
+  required: Pick<CustomerAccessRequirements, 'acr' | 'maxAge'>,
+  now: number,
+): T {
+  const acrValues = required.acr ?? [];
+  const { maxAge } = required;
+  if (acrValues.length === 0 && maxAge === undefined) return access;
+  checkRequiredAuthentication(required);
+  const signIn = access.authentication;
+  const challenge = { acrValues, maxAge };
+  if (signIn === null) throw new InsufficientUserAuthentication('the access token does not say how the customer signed in; a new sign-in is required', challenge);
+  if (acrValues.length > 0 && !acrValues.includes(signIn.acr)) {
+    throw new InsufficientUserAuthentication('this request needs a stronger sign-in than the access token stands for', challenge);
+  }
+  if (maxAge !== undefined && now - signIn.authTime > maxAge) {
+    throw new InsufficientUserAuthentication('this request needs a more recent sign-in than the access token stands for', challenge);
+  }
+  return access;
+}
+
 const MAX_CACHED_SESSIONS = 100_000;
 
 /**
@@ -77,12 +135,16 @@ const MAX_CACHED_SESSIONS = 100_000;
  * changes the check needs no database round trip (docs/resource-servers.md).
  *
  * A check may require scopes: a valid token lacking one of them is refused
- * with `InsufficientScope` (403; RFC 6750 §3.1).
+ * with `InsufficientScope` (403; RFC 6750 §3.1). It may require a strong or
+ * recent sign-in (`acr`, `maxAge`): a valid token with every scope whose
+ * sign-in falls short is refused with `InsufficientUserAuthentication`
+ * (401; RFC 9470 §3).
  *
  * @example
  * const check = createCustomerAccessCheck({ keys, clock, urls, tokenSessions, changes });
  * const access = await check.verify(bearerToken); // throws InvalidToken
  * await check.verify(bearerToken, { scopes: ['payments:read'] }); // and InsufficientScope
+ * await check.verify(bearerToken, { acr: ['phr'], maxAge: 300 }); // and InsufficientUserAuthentication
  */
 export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
   type Held = { readonly session: TokenSessionRecord | undefined; readonly readAt: number };
@@ -103,10 +165,13 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
     /**
      * Checks a customer access token; throws `InvalidToken` when it is not
      * acceptable (with `credentialsMissing` when `token` is `undefined` or
-     * empty), `InsufficientScope` when it lacks a required scope.
+     * empty), `InsufficientScope` when it lacks a required scope,
+     * `InsufficientUserAuthentication` when its sign-in is weaker or older
+     * than `requirements.acr` / `requirements.maxAge` allow.
      */
     async verify(token: string | undefined, requirements: CustomerAccessRequirements = {}): Promise<CustomerAccess> {
       // RFC 6750 §3.1: no token at all is answered without an error code.
+      checkRequiredAuthentication(requirements);
       if (!token) throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>', { credentialsMissing: true });
       const claims: CustomerTokenClaims | undefined = await decryptCustomerAccessToken(token, deps);
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
@@ -130,7 +195,7 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
         scopes: claims.scopes,
         authentication: claims.authentication,
       };
-      return requireScopes(access, requirements.scopes);
+      return requireAuthentication(requireScopes(access, requirements.scopes), requirements, deps.clock.nowSeconds());
     },
     /** Stops listening to the change signal. */
     close(): void {

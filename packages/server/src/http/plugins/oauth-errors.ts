@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import {
   conformantDescription,
   InsufficientScope,
+  InsufficientUserAuthentication,
   InvalidClient,
   InvalidRequest,
   InvalidToken,
@@ -37,7 +38,9 @@ import { dependencyOf, type OutageLog } from '../../compose/outage-log.js';
  * realm="connect"` for `invalid_client`, whatever method the client tried
  * or if it tried none; `Bearer realm="connect"` for a request to a protected
  * resource that presented no token, `Bearer error="invalid_token"` for a
- * bad one (RFC 6750 §3.1); a 403
+ * bad one (RFC 6750 §3.1), `Bearer error="insufficient_user_authentication"`
+ * with the `acr_values` and `max_age` needed for a sign-in too weak or too
+ * old (RFC 9470 §3); a 403
  * `insufficient_scope` carries `Bearer` with the scopes needed; 503s and
  * 429s (`TooManyRequests`, a spent per-address budget) carry `Retry-After`
  * (RFC 9110 §10.2.3, RFC 6585 §4). Every `error_description` is written in
@@ -95,6 +98,8 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   }
   // RFC 6750 §3.1: the scopes the request needs, in the challenge (scope tokens hold no `"` or `\`).
   if (error instanceof InsufficientScope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${error.scope}"`);
+  // RFC 9470 §3: what a new sign-in must meet, in the challenge.
+  if (error instanceof InsufficientUserAuthentication) reply.header('www-authenticate', error.challenge);
   return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: description });
 }
 

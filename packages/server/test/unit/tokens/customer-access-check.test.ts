@@ -1,6 +1,10 @@
+import Fastify from 'fastify';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { registerErrorHandling } from '../../../src/http/plugins/oauth-errors.js';
 import { refreshCustomerToken } from '../../../src/core/grants/refresh-token.js';
-import { InsufficientScope, InvalidToken } from '../../../src/core/errors.js';
+import { InsufficientScope, InsufficientUserAuthentication, InvalidToken } from '../../../src/core/errors.js';
+import { ACR_PIN_SMS } from '../../../src/core/authentication.js';
+import { requireAuthentication } from '../../../src/core/tokens/customer-access-check.js';
 import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
@@ -78,6 +82,74 @@ describe('createCustomerAccessCheck', () => {
     const session = await s.openSession(ACME, PROFILE_ID, ['profile']);
     for (const bad of ['', 'a b', 'a"b', 'a\\b', 'caf\u00e9']) {
       expect(await rejectionOf(s.check.verify(session.accessToken, { scopes: [bad] }))).toBeInstanceOf(TypeError);
+    }
+  });
+
+  it('requires an acr (RFC 9470): met by the sign-in of the token, refused with the challenge otherwise', async () => {
+    const s = await setup();
+    const session = await s.openSession();
+    expect(await s.check.verify(session.accessToken, { acr: [ACR_PIN_SMS] })).toMatchObject({ sid: session.sid });
+    expect(await s.check.verify(session.accessToken, { acr: ['phr', ACR_PIN_SMS] })).toMatchObject({ sid: session.sid });
+    const error = await rejectionOf(s.check.verify(session.accessToken, { acr: ['phr'], maxAge: 300 }));
+    expect(error).toBeInstanceOf(InsufficientUserAuthentication);
+    expect(error).toMatchObject({ error: 'insufficient_user_authentication', status: 401, acrValues: ['phr'], maxAge: 300 });
+    expect((error as InsufficientUserAuthentication).challenge).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="this request needs a stronger sign-in than the access token stands for", acr_values="phr", max_age="300"',
+    );
+  });
+
+  it('requires a max_age by the clock: met up to auth_time + max_age, refused a second after', async () => {
+    const s = await setup();
+    const session = await s.openSession(); // signed in at T0 - 10
+    s.clock.set(T0 - 10 + 299);
+    expect(await s.check.verify(session.accessToken, { maxAge: 300 })).toMatchObject({ sid: session.sid });
+    s.clock.set(T0 - 10 + 300);
+    expect(await s.check.verify(session.accessToken, { maxAge: 300 })).toMatchObject({ sid: session.sid });
+    s.clock.set(T0 - 10 + 301);
+    const error = await rejectionOf(s.check.verify(session.accessToken, { maxAge: 300 }));
+    expect(error).toMatchObject({ error: 'insufficient_user_authentication', acrValues: [], maxAge: 300 });
+    expect((error as InsufficientUserAuthentication).challenge).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="this request needs a more recent sign-in than the access token stands for", max_age="300"',
+    );
+  });
+
+  it('a token without a recorded sign-in meets no requirement; an invalid token is refused as invalid first', async () => {
+    const access = { authentication: null };
+    expect(requireAuthentication(access, {}, T0)).toBe(access);
+    const error = (() => {
+      try {
+        requireAuthentication(access, { maxAge: 300 }, T0);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    expect(error).toMatchObject({ error: 'insufficient_user_authentication', description: 'the access token does not say how the customer signed in; a new sign-in is required', maxAge: 300 });
+    const s = await setup();
+    await refused(s.check.verify('not-a-token', { acr: ['phr'] }), INVALID);
+  });
+
+  it("Connect's error mapping answers the refusal over HTTP: 401, the RFC 9470 challenge, the JSON error", async () => {
+    const s = await setup();
+    const session = await s.openSession();
+    const app = Fastify();
+    registerErrorHandling(app);
+    app.get('/payouts', async (request) => s.check.verify(request.headers.authorization?.replace(/^Bearer /, ''), { acr: ['phr'], maxAge: 300 }));
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    onTestFinished(() => app.close());
+    const response = await fetch(`${url}/payouts`, { headers: { authorization: `Bearer ${session.accessToken}` } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_user_authentication", error_description="this request needs a stronger sign-in than the access token stands for", acr_values="phr", max_age="300"',
+    );
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({ error: 'insufficient_user_authentication', error_description: 'this request needs a stronger sign-in than the access token stands for' });
+  });
+
+  it('refuses a malformed acr or max_age requirement (a programming mistake) with a TypeError, before any check', async () => {
+    const s = await setup();
+    for (const bad of [{ acr: ['a b'] }, { acr: ['a"b'] }, { acr: [''] }, { maxAge: -1 }, { maxAge: 1.5 }, { maxAge: Number.NaN }]) {
+      expect(await rejectionOf(s.check.verify('not-a-token', bad))).toBeInstanceOf(TypeError);
     }
   });
 
