@@ -99,7 +99,7 @@ describe("the demo shop's step-up", () => {
     expect(await customer.payoutResult()).toBe('The payout needs a sign-in of kind phr within the last 300 seconds, and your sign-in did not meet it.');
   }, 60_000);
 
-  it('a sign-in that meets the requirement pays out; 301 s later (injected clock) the shop steps up with max_age=300, and pays out after the new sign-in', async () => {
+  it('a sign-in that meets the requirement pays out; 301 s later (injected clock) the shop steps up with max_age=300, and says so once, without looping, when the sign-in it gets back is still too old', async () => {
     const customer = await openShop({ acr: [ACR_PIN_SMS], maxAge: 300 });
     const signedIn = clock.nowSeconds();
     await customer.link();
@@ -111,10 +111,10 @@ describe("the demo shop's step-up", () => {
     const authorize = new URL(answer.headers.get('location') as string);
     expect(authorize.searchParams.get('acr_values')).toBe(ACR_PIN_SMS);
     expect(authorize.searchParams.get('max_age')).toBe('300');
-    // Connect keeps the session's auth_time through a silent sign-in: the payout is accepted only once
-    // Connect honours max_age with a new sign-in; until then the shop says the sign-in fell short, without looping.
+    // Connect does not yet honour max_age at /authorize: the silent sign-in keeps the session's auth_time, so
+    // the retried payout is challenged again and the shop says the sign-in fell short instead of looping.
     const back = await customer.throughConnect(authorize.href);
     expect(back.headers.get('location')).toBe('/account');
-    expect(await customer.payoutResult()).toMatch(/"payout": "accepted"|did not meet it/);
+    expect(await customer.payoutResult()).toContain('did not meet it');
   }, 60_000);
 });
