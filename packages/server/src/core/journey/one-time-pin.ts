@@ -1,3 +1,4 @@
+import { auditActor } from '../audit/audit-actor.js';
 import { pinSmsAuthentication, type PhoneProof } from '../authentication.js';
 import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
@@ -189,7 +190,7 @@ export async function refusalOf(
       if (result.justNow) {
         await deps.audit.record({
           type: 'otp.exhausted',
-          actor: `ip:${context.address.ip}`,
+          actor: auditActor({ kind: 'address', ip: context.address.ip }),
           // The profile ID, as for every customer event; a registration has none yet.
           subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
           outcome: 'failure',

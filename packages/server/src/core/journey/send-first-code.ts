@@ -2,7 +2,7 @@ import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
 import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
 import type { JourneyDeps } from './deps.js';
 import { refusalProblem } from './one-time-pin.js';
-import { pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { StepResult } from './outcomes.js';
 
 /** What sending a sign-in's first code uses of the journey's dependencies. */
@@ -30,7 +30,7 @@ export async function sendFirstCode(
   pinCount?: PinCountToLift,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
-  const sendContext = pinSendContext(journey, context, deps, input.profileId);
+  const sendContext = otpSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   const limited = await deps.sends.take(input.mobile, context.address);

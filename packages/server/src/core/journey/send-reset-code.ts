@@ -2,7 +2,7 @@ import { deliverOtp, newChallenge, noteRefusedSend, type OtpSendContext, type Se
 import type { SendOptions } from '../limits/send-limiter.js';
 import type { JourneyDeps } from './deps.js';
 import { knownDeviceOf, type KnownDeviceCustomer } from './known-device.js';
-import { pinSendContext, type OpenJourney, type StepContext } from './open.js';
+import { otpSendContext, type OpenJourney, type StepContext } from './open.js';
 import { TRANSITIONS } from './states.js';
 
 /*
@@ -112,5 +112,5 @@ const NO_CUSTOMER: KnownDeviceCustomer = { profileId: '', credentialVersion: 0 }
 
 /** How a reset code is sent: for the customer `profileId` (`null`: none), as a reset. */
 export function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
-  return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };
+  return { ...otpSendContext(journey, context, deps, profileId), purpose: 'reset' };
 }

@@ -1,3 +1,4 @@
+import { auditActor } from '../../audit/audit-actor.js';
 import { checkPin } from '../../customers/check-pin.js';
 import { parseMobile } from '../../customers/mobile.js';
 import { isValidPin } from '../../customers/pin.js';
@@ -82,7 +83,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     if (result.justLocked) {
       await deps.audit.record({
         type: 'customer.pin_lockout',
-        actor: `ip:${context.address.ip}`,
+        actor: auditActor({ kind: 'address', ip: context.address.ip }),
         subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
         outcome: 'failure',
         details: { client_id: journey.client.id, locked_until: result.until },

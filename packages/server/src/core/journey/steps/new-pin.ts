@@ -1,3 +1,4 @@
+import { auditActor } from '../../audit/audit-actor.js';
 import { parseMobile } from '../../customers/mobile.js';
 import { hashPin, isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
@@ -108,7 +109,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
     const ended = await endCustomerAccess(profileId, tx, now, { by: 'pin_reset', except: journey.record.idHash });
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
-      actor: `ip:${context.address.ip}`,
+      actor: auditActor({ kind: 'address', ip: context.address.ip }),
       subject: profileId,
       outcome: 'success',
       details: { client_id: journey.client.id, journeys_ended: ended.journeys, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },
