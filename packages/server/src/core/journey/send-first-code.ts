@@ -1,4 +1,4 @@
-import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
+import type { MobileNumber } from '../customers/mobile.js';
 import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
 import type { JourneyDeps } from './deps.js';
 import { refusalProblem } from './one-time-pin.js';
@@ -24,7 +24,7 @@ export interface PinCountToLift {
  */
 export async function sendFirstCode(
   journey: OpenJourney,
-  input: Omit<ChallengeInput, 'requestHash'>,
+  input: Omit<ChallengeInput, 'requestHash' | 'mobile'> & { readonly mobile: MobileNumber },
   context: StepContext,
   deps: SendFirstCodeDeps,
   pinCount?: PinCountToLift,
@@ -33,10 +33,10 @@ export async function sendFirstCode(
   const sendContext = otpSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(input.mobile, context.address);
+  const limited = await deps.sends.take(input.mobile.e164, context.address);
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);
-    return { kind, journey: journey.view, mobile: input.mobile, problem: refusalProblem(refusal) };
+    return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };
   }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
@@ -55,14 +55,4 @@ export async function sendFirstCode(
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
   }
   return { kind: 'goto', page: 'otp', requestId: journey.requestId };
-}
-
-/**
- * Whether one-time PINs may go to `mobile` (E.164): a number of a country,
- * and of one `CONNECT_SMS_COUNTRIES` lists (docs/operator-guide.md, "SMS
- * budgets"). Checked before anything is counted or sent.
- */
-export function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
-  const parsed = parseMobile(mobile);
-  return parsed !== undefined && pinDestinationRefusal(parsed, deps.smsCountries) === undefined;
 }
