@@ -5,6 +5,7 @@ import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vite
 import { runCli } from '../../src/cli/main.js';
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import { checkPin } from '../../src/core/customers/check-pin.js';
+import { parseMobile } from '../../src/core/customers/mobile.js';
 import { hashCookieValue, newSession, useSession } from '../../src/core/journey/session.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/core/storage/storage.js';
@@ -105,7 +106,7 @@ async function cliDatabase(): Promise<Storage> {
 }
 
 function login(storage: Storage, pin: string) {
-  return checkPin(MOBILE, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
+  return checkPin(parseMobile(MOBILE)!, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
 }
 
 /** Starts a session for the customer, as a completed login does; returns the cookie value. */

@@ -27,7 +27,7 @@ const ERROR_CLASSES = new Set(
 );
 
 /** Functions that take a redirect's error description, by the position of that argument. */
-const DESCRIPTION_ARGUMENTS: Readonly<Record<string, number>> = { fail: 1, errorRedirect: 2 };
+const DESCRIPTION_ARGUMENTS: Readonly<Record<string, number>> = { fail: 1, buildErrorRedirect: 2 };
 
 /**
  * Values a description may interpolate, by file: each is one of a few

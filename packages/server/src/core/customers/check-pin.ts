@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../lifetimes.js';
 import { isPinLocked, type Customer } from './customer.js';
+import type { MobileNumber } from './mobile.js';
 import type { CustomerStore } from './customer-store.js';
 import { verifyPin, type PinCheckQueue } from './pin.js';
 
@@ -40,7 +41,7 @@ export interface CheckPinDeps {
  * caller's next one. A mobile with no account costs no hash: whether a number is
  * registered is no secret here (the registration form says so).
  */
-export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps, options: { clearLater?: boolean } = {}): Promise<CheckPinResult> {
+export async function checkPin(mobile: MobileNumber, pin: string, deps: CheckPinDeps, options: { clearLater?: boolean } = {}): Promise<CheckPinResult> {
   const now = deps.clock.nowSeconds();
   // A place first (a full queue refuses before anything is counted), then the
   // count: only attempts that were counted wait for their hash, so a flood
@@ -48,12 +49,12 @@ export async function checkPin(mobile: string, pin: string, deps: CheckPinDeps, 
   const place = deps.queue.reserve();
   let claim: Awaited<ReturnType<CheckPinDeps['customers']['claimPinAttempt']>>;
   try {
-    claim = await deps.customers.claimPinAttempt(mobile, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
+    claim = await deps.customers.claimPinAttempt(mobile.e164, now, PIN_MAX_ATTEMPTS, PIN_LOCK_SECONDS);
   } finally {
     if (!claim) place.release();
   }
   if (!claim) {
-    const customer = await deps.customers.findCustomerByMobile(mobile);
+    const customer = await deps.customers.findCustomerByMobile(mobile.e164);
     if (customer?.status === 'locked') return { ok: false, reason: 'disabled' };
     if (customer && isPinLocked(customer, now)) return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: false };
     return { ok: false, reason: 'invalid' };

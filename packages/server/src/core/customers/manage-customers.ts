@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { CustomerStore } from './customer-store.js';
 import { Conflict } from '../storage-errors.js';
 import type { Customer } from './customer.js';
-import { parseMobile, pinDestinationRefusal, type MobileNumber } from './mobile.js';
+import { e164Of, parseMobile, pinDestinationRefusal, type MobileNumber } from './mobile.js';
 import { hashPin, isValidPin } from './pin.js';
 import { weakPinReason, type WeakPinReason } from './weak-pin.js';
 
@@ -121,7 +121,7 @@ export async function createCustomer(
 export function newCustomer(input: { mobile: string | MobileNumber; pinHash: string; name?: string | null }, now: number): Customer {
   return {
     profileId: generateProfileId(),
-    mobile: typeof input.mobile === 'string' ? input.mobile : input.mobile.e164,
+    mobile: e164Of(input.mobile),
     name: input.name ?? null,
     pinHash: input.pinHash,
     status: 'active',

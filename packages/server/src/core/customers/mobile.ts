@@ -125,6 +125,14 @@ export function maskedMobile<F extends MaskedMobileForm>(mobile: MobileNumber | 
 }
 
 /**
+ * The E.164 form of a mobile number: the value's, or a stored one (a
+ * record's `mobile`) as it is.
+ */
+export function e164Of(mobile: MobileNumber | string): string {
+  return typeof mobile === 'string' ? mobile : mobile.e164;
+}
+
+/**
  * The mobile number of a stored customer record (E.164) as the value;
  * `undefined` for one that no longer parses.
  */

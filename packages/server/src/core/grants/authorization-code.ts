@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { auditActor } from '../audit/audit-actor.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import { CODE_VERIFIER_PATTERN, s256Challenge, verifyCodeVerifier } from '../authorize/pkce.js';
 import type { Client } from '../clients/client.js';
@@ -154,7 +155,7 @@ async function refused(
   if (outcome.replayed) {
     await deps.audit.record({
       type: 'code.replayed',
-      actor: `client:${client.id}`,
+      actor: auditActor({ kind: 'client', clientId: client.id }),
       subject: outcome.replayed.profileId,
       outcome: 'failure',
       details: { revoked_sessions: outcome.replayed.revoked },

@@ -1,3 +1,4 @@
+import { auditActor } from '../audit/audit-actor.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidGrant, InvalidRequest } from '../errors.js';
@@ -204,7 +205,7 @@ async function whyNotRefreshed(
   if (session.revokedAt !== null) {
     await deps.audit.record({
       type: 'refresh_token.revoked_use',
-      actor: `client:${client.id}`,
+      actor: auditActor({ kind: 'client', clientId: client.id }),
       subject: session.profileId,
       outcome: 'failure',
       details: { sid: session.sid },

@@ -1,4 +1,4 @@
-import { errorRedirect } from './code.js';
+import { buildErrorRedirect } from '../authorize/redirect.js';
 import type { JourneyDeps } from './deps.js';
 import { whereItStandsNow, type OpenJourney } from './open.js';
 import type { StepResult } from './outcomes.js';
@@ -15,5 +15,5 @@ export async function cancelJourney(journey: OpenJourney, deps: Pick<JourneyDeps
   // Every open state may be cancelled: the journey ended or expired since it was opened.
   if (!moved) return whereItStandsNow(journey, deps);
   const { record } = journey;
-  return { kind: 'redirect', location: errorRedirect(record.redirectUri, 'access_denied', 'the customer cancelled', record.state, deps.issuer) };
+  return { kind: 'redirect', location: buildErrorRedirect(record.redirectUri, 'access_denied', 'the customer cancelled', record.state, deps.issuer) };
 }

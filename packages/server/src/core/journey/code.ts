@@ -5,8 +5,7 @@ import type { Clock } from '../clock.js';
 import { hashCode, type AuthorizationCodeRecord } from '../codes/authorization-code.js';
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import type { Customer } from '../customers/customer.js';
-import { parseMobile } from '../customers/mobile.js';
-import { conformantDescription } from '../errors.js';
+import { maskedMobile } from '../customers/mobile.js';
 import type { Lifetimes } from '../lifetimes.js';
 
 /** The request a code answers. */
@@ -69,17 +68,9 @@ export function newCode(
   const location = buildRedirect(request.redirectUri, {
     code,
     state: request.state,
-    userId: parseMobile(customer.mobile)?.masked ?? null,
+    userId: maskedMobile(customer.mobile, 'user_id'),
     profileId: customer.profileId,
     iss: deps.issuer,
   });
   return { record, location };
-}
-
-/**
- * The redirect that carries an error back to a verified redirect URI, with
- * `state` and `iss`; its description in the characters RFC 6749 §4.1.2.1 allows.
- */
-export function errorRedirect(redirectUri: string, error: string, description: string, state: string | null, issuer: string): string {
-  return buildRedirect(redirectUri, { error, error_description: conformantDescription(description), state, iss: issuer });
 }

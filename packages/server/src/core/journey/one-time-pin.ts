@@ -1,7 +1,8 @@
+import { auditActor } from '../audit/audit-actor.js';
 import { pinSmsAuthentication, type PhoneProof } from '../authentication.js';
 import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
-import { parseMobile } from '../customers/mobile.js';
+import { maskedMobile, mobileOf, type MobileNumber } from '../customers/mobile.js';
 import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, RESET_PROVES_PHONE_SECONDS } from '../lifetimes.js';
 import { newChallenge, type SendRefusal } from '../otp/issue-otp.js';
 import type { OtpChallengeRecord } from '../otp/records.js';
@@ -32,7 +33,7 @@ export type CodeEntryDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'otpHa
  */
 export async function signInOnResetProof(
   journey: OpenJourney,
-  login: { readonly mobile: string; readonly profileId: string },
+  login: { readonly mobile: MobileNumber; readonly profileId: string },
   /** The right PIN's count, lifted with the challenge (`lifted` is then set). */
   pinCount: { readonly profileId: string; readonly attempt: number; lifted: boolean },
   context: StepContext,
@@ -189,9 +190,9 @@ export async function refusalOf(
       if (result.justNow) {
         await deps.audit.record({
           type: 'otp.exhausted',
-          actor: `ip:${context.address.ip}`,
+          actor: auditActor({ kind: 'address', ip: context.address.ip }),
           // The profile ID, as for every customer event; a registration has none yet.
-          subject: challenge.profileId ?? parseMobile(challenge.mobile)?.masked ?? null,
+          subject: challenge.profileId ?? maskedMobile(challenge.mobile, 'user_id'),
           outcome: 'failure',
           details: { client_id: journey.client.id, purpose: challenge.purpose },
           requestId: context.correlationId,
@@ -212,10 +213,10 @@ function newAccount(challenge: OtpChallengeRecord, now: number): Customer | unde
 
 /** What a code's page shows of its challenge at `now`. */
 export function otpView(challenge: OtpChallengeRecord, now: number): OtpView {
-  const mobile = parseMobile(challenge.mobile);
+  const mobile = mobileOf(challenge);
   const resendAt = challenge.lastSentAt + OTP_RESEND_AFTER_SECONDS;
   return {
-    maskedMobile: mobile?.masked ?? challenge.mobile,
+    maskedMobile: maskedMobile(mobile ?? challenge.mobile, 'page'),
     resendInSeconds: Math.max(0, resendAt - now),
     resendAt,
     mobileCountry: mobile?.country,

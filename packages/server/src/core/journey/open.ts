@@ -164,7 +164,7 @@ export function journeyLocale(journey: OpenJourney, context: StepContext): UiLoc
  * client, the customer's address and profile, the journey's language and
  * the auth URL's host (its origin-bound last line).
  */
-export function pinSendContext(journey: OpenJourney, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>, profileId: string | null): OtpSendContext {
+export function otpSendContext(journey: OpenJourney, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>, profileId: string | null): OtpSendContext {
   return {
     clientId: journey.client.id,
     clientName: journey.client.name,

@@ -1,8 +1,8 @@
-import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
+import type { MobileNumber } from '../customers/mobile.js';
 import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
 import type { JourneyDeps } from './deps.js';
 import { refusalProblem } from './one-time-pin.js';
-import { pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
+import { otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
 import type { StepResult } from './outcomes.js';
 
 /** What sending a sign-in's first code uses of the journey's dependencies. */
@@ -24,19 +24,19 @@ export interface PinCountToLift {
  */
 export async function sendFirstCode(
   journey: OpenJourney,
-  input: Omit<ChallengeInput, 'requestHash'>,
+  input: Omit<ChallengeInput, 'requestHash' | 'mobile'> & { readonly mobile: MobileNumber },
   context: StepContext,
   deps: SendFirstCodeDeps,
   pinCount?: PinCountToLift,
 ): Promise<StepResult> {
   const kind = input.purpose === 'login' ? 'login' : 'register';
-  const sendContext = pinSendContext(journey, context, deps, input.profileId);
+  const sendContext = otpSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(input.mobile, context.address);
+  const limited = await deps.sends.take(input.mobile.e164, context.address);
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);
-    return { kind, journey: journey.view, mobile: input.mobile, problem: refusalProblem(refusal) };
+    return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };
   }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
@@ -55,14 +55,4 @@ export async function sendFirstCode(
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);
   }
   return { kind: 'goto', page: 'otp', requestId: journey.requestId };
-}
-
-/**
- * Whether one-time PINs may go to `mobile` (E.164): a number of a country,
- * and of one `CONNECT_SMS_COUNTRIES` lists (docs/operator-guide.md, "SMS
- * budgets"). Checked before anything is counted or sent.
- */
-export function mayReceivePins(mobile: string, deps: Pick<JourneyDeps, 'smsCountries'>): boolean {
-  const parsed = parseMobile(mobile);
-  return parsed !== undefined && pinDestinationRefusal(parsed, deps.smsCountries) === undefined;
 }

@@ -1,8 +1,9 @@
 import { deliverOtp, newChallenge, noteRefusedSend, type OtpSendContext, type SendRefusal } from '../otp/issue-otp.js';
 import type { SendOptions } from '../limits/send-limiter.js';
+import { e164Of, type MobileNumber } from '../customers/mobile.js';
 import type { JourneyDeps } from './deps.js';
 import { knownDeviceOf, type KnownDeviceCustomer } from './known-device.js';
-import { pinSendContext, type OpenJourney, type StepContext } from './open.js';
+import { otpSendContext, type OpenJourney, type StepContext } from './open.js';
 import { TRANSITIONS } from './states.js';
 
 /*
@@ -40,16 +41,19 @@ export type SendResetCodeDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'r
  * only a code sent spends (it is checked for every mobile, so that the
  * answers stay alike). Returns `lost` when the journey could
  * not move (another tab finished or cancelled it, or it expired).
+ * `mobile`: the value the form posted, or (a code asked for again once the
+ * last one ended) the last challenge's stored E.164.
  */
-export async function sendResetCode(journey: OpenJourney, mobile: string, context: StepContext, deps: SendResetCodeDeps): Promise<{ sent: true } | SendRefusal | 'lost'> {
-  const customer = await deps.db.customers.findCustomerByMobile(mobile);
+export async function sendResetCode(journey: OpenJourney, mobile: MobileNumber | string, context: StepContext, deps: SendResetCodeDeps): Promise<{ sent: true } | SendRefusal | 'lost'> {
+  const e164 = e164Of(mobile);
+  const customer = await deps.db.customers.findCustomerByMobile(e164);
   // Only an active account may reset its PIN; an operator's lock is lifted by an operator only.
   const resettable = customer?.status === 'active' ? customer : null;
   const profileId = resettable?.profileId ?? null;
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
-  const limited = await deps.resetSends.take(mobile, context.address, sendOptions(profileId, resettable, context, deps));
+  const limited = await deps.resetSends.take(e164, context.address, sendOptions(profileId, resettable, context, deps));
   if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
@@ -77,7 +81,7 @@ export async function sendResetCode(journey: OpenJourney, mobile: string, contex
  * retired challenge would make the page differ from a mobile's without an
  * account.)
  */
-export async function sendLater(mobile: string, code: string, sendContext: OtpSendContext, context: StepContext, deps: Pick<JourneyDeps, 'sms' | 'audit' | 'log' | 'later'>): Promise<void> {
+export async function sendLater(mobile: MobileNumber | string, code: string, sendContext: OtpSendContext, context: StepContext, deps: Pick<JourneyDeps, 'sms' | 'audit' | 'log' | 'later'>): Promise<void> {
   if (context.signal?.aborted) return;
   // The request's signal ends with its answer: the send after it goes without.
   const work = async () => {
@@ -112,5 +116,5 @@ const NO_CUSTOMER: KnownDeviceCustomer = { profileId: '', credentialVersion: 0 }
 
 /** How a reset code is sent: for the customer `profileId` (`null`: none), as a reset. */
 export function sendContextOf(journey: OpenJourney, context: StepContext, profileId: string | null, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
-  return { ...pinSendContext(journey, context, deps, profileId), purpose: 'reset' };
+  return { ...otpSendContext(journey, context, deps, profileId), purpose: 'reset' };
 }

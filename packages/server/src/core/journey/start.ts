@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
+import { buildErrorRedirect, type RedirectErrorCode } from '../authorize/redirect.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
 import type { ClientAddress } from '../client-address.js';
 import { TooManyRequests } from '../errors.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../lifetimes.js';
-import { errorRedirect, issueCode } from './code.js';
+import { issueCode } from './code.js';
 import type { JourneyDeps } from './deps.js';
 import type { StepResult } from './outcomes.js';
 import { endSession, hashCookieValue, useSession } from './session.js';
@@ -43,9 +44,9 @@ export type StartResult = StepResult | PageError;
 export async function startJourney(query: AuthorizeQuery, browser: BrowserCookies, deps: JourneyDeps): Promise<StartResult> {
   const check = await checkAuthorizationRequest(query, deps);
   if (check.kind === 'page_error') return check;
-  const back = (error: string, description: string, state: string | null, redirectUri: string): StepResult => ({
+  const back = (error: RedirectErrorCode, description: string, state: string | null, redirectUri: string): StepResult => ({
     kind: 'redirect',
-    location: errorRedirect(redirectUri, error, description, state, deps.issuer),
+    location: buildErrorRedirect(redirectUri, error, description, state, deps.issuer),
   });
   if (check.kind === 'redirect_error') return back(check.error, check.description, check.state, check.redirectUri);
   const { request } = check;

@@ -3,7 +3,7 @@ import type { ClientAddress } from '../client-address.js';
 import type { Clock } from '../clock.js';
 import { OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, OTP_TTL_SECONDS } from '../lifetimes.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import { maskedMobile } from '../customers/mobile.js';
+import { e164Of, maskedMobile, type MobileNumber } from '../customers/mobile.js';
 import { auditActor } from '../audit/audit-actor.js';
 import type { SendLimiter, SendRefused } from '../limits/send-limiter.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
@@ -26,7 +26,8 @@ export type SendRefusal =
 export interface ChallengeInput {
   readonly requestHash: string;
   readonly purpose: OtpPurpose;
-  readonly mobile: string;
+  /** The mobile number the code goes to: the value, or (a challenge made again) a challenge's stored E.164. */
+  readonly mobile: MobileNumber | string;
   readonly profileId: string | null;
   readonly pendingPinHash: string | null;
 }
@@ -45,6 +46,7 @@ export function newChallenge(input: ChallengeInput, deps: { hasher: OtpHasher; c
     record: {
       id,
       ...input,
+      mobile: e164Of(input.mobile),
       codeHash: deps.hasher.hash(id, code),
       attempts: 0,
       resends: 0,
@@ -96,9 +98,10 @@ export interface OtpSendContext {
  * outages). Either way the caller then retires
  * the challenge, so nothing can answer a code the customer never saw, and
  * the customer is asked to try again. Any other failure (the sandbox's
- * outbox unreachable: 503) is thrown.
+ * outbox unreachable: 503) is thrown. `to`: the value, or (a code sent
+ * again) a challenge's stored E.164.
  */
-export async function deliverOtp(to: string, code: string, context: OtpSendContext, deps: OtpDeliveryDeps): Promise<boolean> {
+export async function deliverOtp(to: MobileNumber | string, code: string, context: OtpSendContext, deps: OtpDeliveryDeps): Promise<boolean> {
   if (context.signal?.aborted) {
     deps.log?.warn({ mobile: maskedMobile(to, 'log'), clientId: context.clientId }, 'one-time PIN not sent: its request was already answered (timed out)');
     return false;
@@ -112,7 +115,7 @@ export async function deliverOtp(to: string, code: string, context: OtpSendConte
       locale: context.locale,
       authHost: context.authHost,
     });
-    await deps.sms.send({ to, body }, { signal: context.signal });
+    await deps.sms.send({ to: e164Of(to), body }, { signal: context.signal });
     return true;
   } catch (error) {
     if (!(error instanceof SmsDeliveryFailed)) throw error;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkPin } from '../../../src/core/customers/check-pin.js';
+import { parseMobile } from '../../../src/core/customers/mobile.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
@@ -23,7 +24,7 @@ async function setup(): Promise<{ storage: Storage; clock: FixedClock; check: (p
   await storage.migrate();
   const clock = fixedClock(T0);
   await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
-  const check = (pin: string, mobile = MOBILE) => checkPin(mobile, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
+  const check = (pin: string, mobile = MOBILE) => checkPin(parseMobile(mobile)!, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
   return { storage, clock, check };
 }
 

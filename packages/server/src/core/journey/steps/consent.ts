@@ -1,4 +1,4 @@
-import { parseMobile } from '../../customers/mobile.js';
+import { maskedMobile } from '../../customers/mobile.js';
 import { atomically } from '../atomic.js';
 import { cancelJourney } from '../cancel.js';
 import { issueCode } from '../code.js';
@@ -38,7 +38,7 @@ export async function showConsent(context: StepContext, deps: ConsentDeps): Prom
   return {
     kind: 'consent',
     journey: journey.view,
-    maskedMobile: parseMobile(customer.mobile)?.masked ?? customer.mobile,
+    maskedMobile: maskedMobile(customer.mobile, 'page'),
     scopes: scopes.map((scope) => (Object.hasOwn(scopeDescriptions, scope) ? { scope, description: scopeDescriptions[scope] as string } : { scope })),
     otherAccount: journey.record.loginHint === null,
   };

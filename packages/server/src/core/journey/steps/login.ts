@@ -1,12 +1,13 @@
+import { auditActor } from '../../audit/audit-actor.js';
 import { checkPin } from '../../customers/check-pin.js';
-import { parseMobile } from '../../customers/mobile.js';
 import { isValidPin } from '../../customers/pin.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
-import { mayReceivePins, sendFirstCode, type PinCountToLift } from '../send-first-code.js';
+import { isRefused, postedMobile } from '../posted-mobile.js';
+import { sendFirstCode, type PinCountToLift } from '../send-first-code.js';
 import { canMove, TRANSITIONS } from '../states.js';
 import type { JourneyStep } from '../step.js';
 
@@ -60,15 +61,14 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
-  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
-  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const mobile = postedMobile(journey, form.mobile, deps);
+  if (isRefused(mobile)) return page(mobile.problem, mobile.shown);
   const pin = form.pin ?? '';
-  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile.e164);
   const wrong: Problem = journey.record.loginHint ? { code: 'pin_wrong', field: 'pin' } : { code: 'credentials_wrong', field: 'pin' };
 
   const limited = await deps.pinAttempts.take(context.address);
-  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
 
   const checks = { customers: deps.db.customers, queue: deps.pinChecks, clock: deps.clock };
   const result = await checkPin(mobile, pin, checks, { clearLater: true }).catch(async (error: unknown) => {
@@ -77,19 +77,19 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     throw error;
   });
   if (!result.ok) {
-    if (result.reason === 'disabled') return page({ code: 'account_locked' }, mobile);
-    if (result.reason === 'invalid') return page(wrong, mobile);
+    if (result.reason === 'disabled') return page({ code: 'account_locked' }, mobile.e164);
+    if (result.reason === 'invalid') return page(wrong, mobile.e164);
     if (result.justLocked) {
       await deps.audit.record({
         type: 'customer.pin_lockout',
-        actor: `ip:${context.address.ip}`,
-        subject: (await deps.db.customers.findCustomerByMobile(mobile))?.profileId ?? null,
+        actor: auditActor({ kind: 'address', ip: context.address.ip }),
+        subject: (await deps.db.customers.findCustomerByMobile(mobile.e164))?.profileId ?? null,
         outcome: 'failure',
         details: { client_id: journey.client.id, locked_until: result.until },
         requestId: context.correlationId,
       });
     }
-    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile);
+    return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile.e164);
   }
   const { customer, attempt } = result;
   const count: PinCountToLift = { profileId: customer.profileId, attempt, lifted: false };

@@ -1,4 +1,5 @@
-import { parseMobile } from '../../customers/mobile.js';
+import { auditActor } from '../../audit/audit-actor.js';
+import { maskedMobile } from '../../customers/mobile.js';
 import { hashPin, isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
 import { PIN_RESET_WINDOW_SECONDS } from '../../lifetimes.js';
@@ -51,7 +52,7 @@ export async function showNewPin(context: StepContext, deps: NewPinDeps): Promis
   if (journey.record.status !== 'reset_verified') return pageForState(journey);
   const proof = proofOf(journey, deps.clock.nowSeconds());
   if (!proof) return tooLate(journey);
-  return { kind: 'new_pin', journey: journey.view, maskedMobile: maskedMobile(proof.mobile) };
+  return { kind: 'new_pin', journey: journey.view, maskedMobile: maskedMobile(proof.mobile, 'page') };
 }
 
 type Reset = { readonly kind: 'done'; readonly ended: EndedAccess; readonly customer: KnownDeviceCustomer } | { readonly kind: 'lost' } | { readonly kind: 'account_unavailable' };
@@ -80,7 +81,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
   if (journey.record.status !== 'reset_verified') return pageForState(journey);
   const proof = proofOf(journey, deps.clock.nowSeconds());
   if (!proof) return tooLate(journey);
-  const page = (problem: Problem): StepResult => ({ kind: 'new_pin', journey: journey.view, maskedMobile: maskedMobile(proof.mobile), problem });
+  const page = (problem: Problem): StepResult => ({ kind: 'new_pin', journey: journey.view, maskedMobile: maskedMobile(proof.mobile, 'page'), problem });
 
   const pin = form.pin ?? '';
   if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' });
@@ -108,7 +109,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
     const ended = await endCustomerAccess(profileId, tx, now, { by: 'pin_reset', except: journey.record.idHash });
     await deps.audit.recordIn(tx.audit, {
       type: 'customer.pin_reset',
-      actor: `ip:${context.address.ip}`,
+      actor: auditActor({ kind: 'address', ip: context.address.ip }),
       subject: profileId,
       outcome: 'success',
       details: { client_id: journey.client.id, journeys_ended: ended.journeys, sessions_ended: ended.sessions, codes_ended: ended.codes, token_sessions_revoked: ended.tokenSessions },
@@ -133,10 +134,6 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
       // Set by a concurrent submit, or the time ran out, or another tab moved the journey on.
       return whereItStandsNow(journey, deps);
   }
-}
-
-function maskedMobile(mobile: string): string {
-  return parseMobile(mobile)?.masked ?? mobile;
 }
 
 /** `/login/reset/pin`: the new PIN, twice. */

@@ -5,7 +5,7 @@ import type { VerifyOtpResult } from '../../otp/verify-otp.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { completed, enterCode, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
-import { deadEnd, firstPage, isOpen, openJourney, pageForState, pinSendContext, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
+import { deadEnd, firstPage, isOpen, openJourney, pageForState, otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
 import { canMove, TRANSITIONS } from '../states.js';
 import type { JourneyStep } from '../step.js';
@@ -142,7 +142,7 @@ async function replaceChallenge(
 }
 
 function sendContext(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: Pick<JourneyDeps, 'issuer'>): OtpSendContext {
-  return pinSendContext(journey, context, deps, challenge.profileId);
+  return otpSendContext(journey, context, deps, challenge.profileId);
 }
 
 function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick<JourneyDeps, 'clock'>, problem?: Problem): StepResult {

@@ -1,11 +1,11 @@
-import { parseMobile } from '../../customers/mobile.js';
 import { hashPin, isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { isOpen, openJourney, pageForState, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
-import { mayReceivePins, sendFirstCode } from '../send-first-code.js';
+import { isRefused, postedMobile } from '../posted-mobile.js';
+import { sendFirstCode } from '../send-first-code.js';
 import { canMove, TRANSITIONS } from '../states.js';
 import type { JourneyStep } from '../step.js';
 
@@ -51,19 +51,18 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
-  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
-  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const mobile = postedMobile(journey, form.mobile, deps);
+  if (isRefused(mobile)) return page(mobile.problem, mobile.shown);
   const pin = form.pin ?? '';
-  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile);
+  if (!isValidPin(pin)) return page({ code: 'pin_format', field: 'pin' }, mobile.e164);
   // Only a PIN being chosen must be hard to guess; a login checks whatever PIN the account has.
   const weak = weakPinReason(pin);
-  if (weak) return page({ code: `pin_weak_${weak}`, field: 'pin' }, mobile);
-  if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile);
+  if (weak) return page({ code: `pin_weak_${weak}`, field: 'pin' }, mobile.e164);
+  if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' }, mobile.e164);
 
   const limited = await deps.pinAttempts.take(context.address);
-  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile);
-  if (await deps.db.customers.findCustomerByMobile(mobile)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile);
+  if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
+  if (await deps.db.customers.findCustomerByMobile(mobile.e164)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile.e164);
   const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin)).catch(async (error: unknown) => {
     // Busy, or the hash failed: nothing ran, so it does not count against the address.
     await deps.pinAttempts.giveBack(context.address).catch(() => {});

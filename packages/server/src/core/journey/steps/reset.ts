@@ -1,10 +1,9 @@
-import { parseMobile } from '../../customers/mobile.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { refusalProblem } from '../one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
-import { mayReceivePins } from '../send-first-code.js';
+import { isRefused, postedMobile } from '../posted-mobile.js';
 import { sendResetCode } from '../send-reset-code.js';
 import { canMove, TRANSITIONS } from '../states.js';
 import type { JourneyStep } from '../step.js';
@@ -49,13 +48,12 @@ export async function submitReset(context: StepContext, form: ResetForm, deps: R
   if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'reset', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
-  const mobile = journey.record.loginHint ?? parseMobile(form.mobile ?? '', { defaultCountry: deps.defaultCountry })?.e164;
-  if (!mobile) return page({ code: 'mobile_invalid', field: 'mobile' }, form.mobile);
-  if (!mayReceivePins(mobile, deps)) return page({ code: 'mobile_country', field: 'mobile' }, mobile);
+  const mobile = postedMobile(journey, form.mobile, deps);
+  if (isRefused(mobile)) return page(mobile.problem, mobile.shown);
   const sent = await sendResetCode(journey, mobile, context, deps);
   // Another tab finished or cancelled this journey meanwhile, or it expired.
   if (sent === 'lost') return whereItStandsNow(journey, deps);
-  if ('reason' in sent) return page(refusalProblem(sent), mobile);
+  if ('reason' in sent) return page(refusalProblem(sent), mobile.e164);
   return { kind: 'goto', page: 'reset_otp', requestId: journey.requestId };
 }
 
