@@ -58,7 +58,7 @@ describe.skipIf(!browserTestsRun("npm start's login link in Chromium"))("npm sta
     const server = await startServe(setting, { CONNECT_TRUST_PROXY: 'false' }, ['--seed-demo']);
     const printed = await banner(server);
     expect(printed.link).toMatch(new RegExp(`^${server.address}/authorize\\?`));
-    expect(new URL(printed.link).searchParams.get('redirect_uri')).toBe(`${server.address}/sandbox/callback`);
+    expect(new URL(printed.link).searchParams.get('redirect_uri')).toBe(`${server.urls.authUrl}/sandbox/callback`);
 
     const context = await (browser as Browser).newContext({ javaScriptEnabled: false });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
