@@ -179,7 +179,9 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
       described.text +
       `\nLocked. Cancelled ${count(ended.journeys, 'sign-in')} under way, ended ${count(ended.sessions, 'login session')}, revoked ${count(ended.tokenSessions, 'token session')} ` +
       `(their refresh and access tokens), ended ${count(ended.codes, 'unredeemed authorization code')}, ` +
-      `removed ${count(ended.approvals, 'client approval')}, suspended ${count(ended.passkeys, 'passkey')} (until an unlock).\n`,
+      `removed ${count(ended.approvals, 'client approval')}` +
+      (ended.passkeys > 0 ? `, suspended ${count(ended.passkeys, 'passkey')} (until an unlock)` : '') +
+      `.\n`,
   };
 }
 
