@@ -96,7 +96,7 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
       await page.goto(shopUrl);
       await page.getByRole('button', { name: 'Link my account' }).click();
 
-      await page.waitForURL((url) => url.origin === connect?.address && url.pathname === '/login');
+      await page.waitForURL((url) => url.origin === new URL(connect?.urls.authUrl ?? '').origin && url.pathname === '/login');
       await page.getByLabel('Mobile number').fill(customer.mobile);
       await page.getByLabel('PIN', { exact: true }).fill(customer.pin);
       await page.getByRole('button', { name: 'Continue' }).click();

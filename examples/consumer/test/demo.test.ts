@@ -61,7 +61,7 @@ describe('npm run demo: ports', { timeout: 60_000 }, () => {
     }
     const out = demo.stdout();
     expect(out).toContain(`Ports: Connect ${connect} (PORT), demo shop ${shop} (SHOP_PORT), platform API ${api} (API_PORT)`);
-    expect(out).toContain(`Connect sandbox: http://127.0.0.1:${connect}`);
+    expect(out).toContain(`Connect sandbox: http://localhost:${connect}`);
     expect(out).toContain(`Demo shop:       http://127.0.0.1:${shop}`);
     expect(out).toContain(`Platform API:    http://127.0.0.1:${api}/customer/profile`);
     expect((await fetch(`http://127.0.0.1:${shop}/`)).status).toBe(200);

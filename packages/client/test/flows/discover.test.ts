@@ -65,8 +65,8 @@ describe('discover', () => {
   });
 
   it('refuses metadata naming another issuer (RFC 8414 §3.3)', async () => {
-    // The same server under another name: its metadata says 127.0.0.1, not localhost.
-    const other = connect.authUrl.replace('127.0.0.1', 'localhost');
+    // The same server under another name: its metadata says localhost, not 127.0.0.1.
+    const other = connect.authUrl.replace('localhost', '127.0.0.1');
     const error = await discover(other).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IssuerMismatch);
     expect((error as Error).message).toContain(`the metadata names issuer "${connect.authUrl}", not "${other}"`);

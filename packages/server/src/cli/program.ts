@@ -18,6 +18,7 @@ import {
   createCustomerCommand,
   listCustomersCommand,
   setCustomerLockCommand,
+  removePasskeyCommand,
   showCustomerCommand,
 } from './commands/customers.js';
 import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
@@ -237,7 +238,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
 }
 
 function addCustomers(program: CliCommand, actions: CliActions): void {
-  const customers = group(program, 'customers', 'register and manage customers', 'create, list, show, lock, unlock');
+  const customers = group(program, 'customers', 'register and manage customers', 'create, list, show, lock, unlock, passkeys');
 
   const create = customers
     .command('create')
@@ -283,7 +284,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
     cmd.whenMissing.set('PROFILE_ID|E164', 'a profile ID or mobile number is required');
     return cmd.argument('<PROFILE_ID|E164>', 'the 12-digit profile ID, or the mobile number in international format');
   };
-  const show = reference(customers.command('show').description('show one customer and the clients they approved'))
+  const show = reference(customers.command('show').description('show one customer, the clients they approved and their passkeys'))
     .option('--json', JSON_OPTION)
     .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => showCustomerCommand(deps.customers, ref) }, json(cmd)));
   examples(show, ['connect-auth customers show +639171234567', 'connect-auth customers show 585676066295 --json']);
@@ -293,15 +294,30 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
     .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => setCustomerLockCommand(deps.customers, ref, true) }, json(cmd)));
   details(
     lock,
-    'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, cancels every sign-in of theirs that has not reached its code, and removes their approvals of clients, on every running server within a second. Locking a locked customer changes nothing.',
+    'Ends every login session, token session (refresh and access tokens) and unredeemed code of the customer, cancels every sign-in of theirs that has not reached its code, removes their approvals of clients and suspends their passkeys, on every running server within a second. Locking a locked customer changes nothing.',
   );
   examples(lock, ['connect-auth customers lock 585676066295']);
 
   const unlock = reference(customers.command('unlock').description('let a customer log in again, also after too many wrong PINs'))
     .option('--json', JSON_OPTION)
     .action((ref: string, _options: unknown, cmd: Command) => actions.run({ run: (deps) => setCustomerLockCommand(deps.customers, ref, false) }, json(cmd)));
-  details(unlock, 'Nothing the lock ended comes back: clients send the customer through /authorize again.');
+  details(
+    unlock,
+    'The passkeys the lock suspended work again (remove first any you do not trust: customers passkeys remove). Nothing else the lock ended comes back: clients send the customer through /authorize again.',
+  );
   examples(unlock, ['connect-auth customers unlock +639171234567']);
+
+  const passkeys = group(customers, 'passkeys', "manage a customer's passkeys", 'remove');
+  const remove = reference(passkeys.command('remove').description('remove one passkey of a customer: it no longer signs in'));
+  remove.whenMissing.set('CREDENTIAL_ID', 'a credential ID is required (see customers show)');
+  remove
+    .argument('<CREDENTIAL_ID>', 'the credential ID of the passkey, as customers show lists it')
+    .option('--json', JSON_OPTION)
+    .action((ref: string, credentialId: string, _options: unknown, cmd: Command) =>
+      actions.run({ run: (deps) => removePasskeyCommand(deps.customers, ref, credentialId) }, json(cmd)),
+    );
+  details(remove, 'The customer signs in with their PIN and an SMS code instead, and may add a passkey again.');
+  examples(remove, ['connect-auth customers passkeys remove 585676066295 Kx3f…']);
 }
 
 function addKeys(program: CliCommand, actions: CliActions): void {

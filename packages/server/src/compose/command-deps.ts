@@ -79,6 +79,8 @@ export interface CustomerCommandDeps extends AdminActionDeps {
   readonly consents: Pick<Stores['consents'], 'listConsents'>;
   /** Names the clients a customer approved. */
   readonly clients: Pick<Stores['clients'], 'findClient'>;
+  /** Lists a customer's passkeys (`customers show`). */
+  readonly passkeys: Pick<Stores['passkeys'], 'listPasskeysOf'>;
   /** Runs `work` in one database transaction. */
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>;
   readonly clock: Clock;

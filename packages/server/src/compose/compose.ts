@@ -1,6 +1,7 @@
 import type { CommandDeps } from './command-deps.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
+import { defaultAuthUrl } from '../config/load.js';
 import { keyPublicationDelaySeconds } from '../core/lifetimes.js';
 import type { SeedDemoDeps } from '../demo/seed-demo.js';
 import { maxTokenTtlSeconds, openRuntime, type Runtime } from './runtime.js';
@@ -30,7 +31,7 @@ export function compose(runtime: Runtime): Composition {
   const { config, clock, storage } = runtime;
   const environment = config.environment;
   const transaction: Runtime['storage']['transaction'] = (work) => storage.transaction(work);
-  const authUrl = config.authUrl ?? `http://${config.host}:${config.port}`;
+  const authUrl = config.authUrl ?? defaultAuthUrl(config.host, config.port);
   const commands: CommandDeps = {
     migrate: { engine: storage.engine, appliedMigrations: runtime.appliedMigrations },
     clients: {
@@ -48,6 +49,7 @@ export function compose(runtime: Runtime): Composition {
       customers: storage.customers,
       consents: storage.consents,
       clients: storage.clients,
+      passkeys: storage.passkeys,
       audit: storage.audit,
       transaction,
       clock,

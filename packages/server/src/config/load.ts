@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import psl from 'psl';
 import { z } from 'zod';
 import { isSmsCountry } from '../core/customers/mobile.js';
 import { ENVIRONMENTS } from '../core/environment.js';
@@ -61,6 +62,41 @@ const publicUrl = httpUrl
   .transform((value) => new URL(value))
   .refine((url) => !(url.search || url.hash || url.username || url.password), 'must not carry a query, fragment or credentials')
   .transform((url) => url.href.replace(/\/+$/, ''));
+
+/** `CONNECT_WEBAUTHN_RP_ID`: a host name, lower-cased (whether it fits the auth URL's host is a rule across variables). */
+const webauthnRpId = z
+  .string()
+  .transform((value) => value.toLowerCase())
+  .refine((value) => isIP(value) === 0, 'must be a domain name: browsers accept no IP address as a passkeys relying party ID')
+  .refine((value) => /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value), {
+    error: (issue) => `must be a domain name (e.g. connect.example), without scheme, port or path, not ${quote(String(issue.input))}`,
+  });
+
+/**
+ * `CONNECT_WEBAUTHN_ORIGINS`: comma-separated extra origins passkeys are
+ * accepted from, each an `https://` origin (no path) or an Android app's
+ * `android:apk-key-hash:<base64url SHA-256 of its signing certificate>`.
+ */
+const webauthnOrigins = z.string().transform((value, ctx): readonly string[] => {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const bad = entries.filter((entry) => webauthnOrigin(entry) === undefined);
+  if (bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must list origins separated by commas, each https://host[:port] or android:apk-key-hash:<base64url>; not one: ${bad.map(quote).join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return Object.freeze([...new Set(entries.map((entry) => webauthnOrigin(entry) as string))]);
+});
+
+/** One entry of `CONNECT_WEBAUTHN_ORIGINS` as a browser or app states it, or `undefined` when it is none. */
+function webauthnOrigin(entry: string): string | undefined {
+  if (entry.startsWith('android:apk-key-hash:')) return /^android:apk-key-hash:[A-Za-z0-9_-]{43}={0,1}$/.test(entry) ? entry : undefined;
+  const url = parseUrl(entry);
+  if (url?.protocol !== 'https:' || url.username || url.password || url.search || url.hash || !/^https:\/\/[^/]+\/?$/.test(entry)) return undefined;
+  return url.origin;
+}
 
 /** `DATABASE_URL`: `sqlite:<path>` (relative to the working directory, or `:memory:`) or a PostgreSQL URL. */
 const databaseUrl = z
@@ -163,6 +199,9 @@ const VARIABLES = {
   CONNECT_REQUEST_TIMEOUT_MS: wholeNumber(100, 600_000),
   CONNECT_AUTH_URL: publicUrl,
   CONNECT_BASE_URL: publicUrl,
+  CONNECT_WEBAUTHN_RP_ID: webauthnRpId,
+  CONNECT_WEBAUTHN_ORIGINS: webauthnOrigins,
+  CONNECT_PASSKEY_HOLD: wholeNumber(0),
   CONNECT_DATA_DIR: z.string(),
   CONNECT_MASTER_KEY: masterKey,
   CONNECT_SMS_WEBHOOK_URL: httpUrl,
@@ -253,6 +292,17 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
   // In production the missing URL is already listed as required.
   if (!webhookUrlSet && secretSet && environment === 'sandbox') {
     problem('CONNECT_SMS_WEBHOOK_SECRET', 'CONNECT_SMS_WEBHOOK_SECRET is set but CONNECT_SMS_WEBHOOK_URL is not');
+  }
+
+  const rpId = values.CONNECT_WEBAUTHN_RP_ID;
+  if (rpId !== undefined && ok('CONNECT_WEBAUTHN_RP_ID') && ok('CONNECT_AUTH_URL') && ok('HOST')) {
+    const host = authHostOf(values.CONNECT_AUTH_URL, values.HOST ?? DEFAULTS.host);
+    if (!isRegistrableSuffix(rpId, host)) {
+      problem(
+        'CONNECT_WEBAUTHN_RP_ID',
+        `CONNECT_WEBAUTHN_RP_ID=${rpId} must be the host of the auth URL (${host}) or a parent domain of it that is not a public suffix (e.g. ${host.split('.').slice(-2).join('.')})`,
+      );
+    }
   }
 
   const country = values.CONNECT_DEFAULT_COUNTRY;
@@ -347,6 +397,9 @@ function toConfig(values: Parsed, cwd: string): Config {
     requestTimeoutMs: values.CONNECT_REQUEST_TIMEOUT_MS ?? DEFAULTS.requestTimeoutMs,
     authUrl: values.CONNECT_AUTH_URL,
     baseUrl: values.CONNECT_BASE_URL,
+    webauthnRpId: values.CONNECT_WEBAUTHN_RP_ID ?? authHostOf(values.CONNECT_AUTH_URL, values.HOST ?? DEFAULTS.host),
+    webauthnOrigins: values.CONNECT_WEBAUTHN_ORIGINS ?? DEFAULTS.webauthnOrigins,
+    passkeyHoldSeconds: values.CONNECT_PASSKEY_HOLD ?? DEFAULTS.passkeyHoldSeconds[environment],
     dataDir,
     masterKey: values.CONNECT_MASTER_KEY,
     smsWebhookUrl: values.CONNECT_SMS_WEBHOOK_URL,
@@ -449,6 +502,44 @@ function isAddressOrRange(entry: string): boolean {
   const bits = family === 4 ? 32 : 128;
   const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
   return family !== 0 && prefixOk && extra === undefined;
+}
+
+/** Whether `host` is a loopback address or `localhost` (browsers treat `http://localhost` as a secure context; IP addresses get no passkeys). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return bare === '::1' || bare === '0:0:0:0:0:0:0:1';
+}
+
+/**
+ * The default `CONNECT_AUTH_URL` for a listener on `host` and `port`:
+ * `http://localhost:<port>` when `host` is a loopback address (browsers
+ * accept passkeys for `localhost`, never for an IP address), else
+ * `http://<host>:<port>` (docs/operator-guide.md, "Configuration").
+ */
+export function defaultAuthUrl(host: string, port: number): string {
+  if (isLoopbackHost(host)) return `http://localhost:${port}`;
+  return `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/** The host name of the auth URL: of `CONNECT_AUTH_URL` when set, else of its default on `HOST`. */
+function authHostOf(authUrl: string | undefined, host: string): string {
+  return new URL(authUrl ?? defaultAuthUrl(host, 1)).hostname.replace(/^\[|\]$/g, '');
+}
+
+/**
+ * Whether `rpId` may be the relying party ID of pages on `host` (WebAuthn
+ * Level 3, §5.1.3, and the HTML "is a registrable domain suffix of or is
+ * equal to" rule): equal to it, or a parent domain of it that is not a
+ * public suffix (`com`, `com.ph`, `github.io` …). No IP address qualifies.
+ */
+function isRegistrableSuffix(rpId: string, host: string): boolean {
+  if (isIP(host) !== 0) return false;
+  if (rpId === host) return true;
+  if (!host.endsWith(`.${rpId}`)) return false;
+  if (!rpId.includes('.')) return false;
+  return psl.get(rpId) !== null;
 }
 
 /** A value quoted for a one-line message: JSON escapes keep a newline in it from splitting the line. */

@@ -32,12 +32,38 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /**
    * `CONNECT_AUTH_URL`: public `{auth_url}` and token issuer. Default
-   * `http://<host>:<port>` with the port actually bound; production must set
-   * an `https://` URL.
+   * `http://<host>:<port>` with the port actually bound, and
+   * `http://localhost:<port>` when `HOST` is a loopback address (browsers
+   * accept passkeys for `localhost`, never for an IP address;
+   * `defaultAuthUrl` in `load.ts`); production must set an `https://` URL.
    */
   readonly authUrl: string | undefined;
   /** `CONNECT_BASE_URL`: public `{base_url}`, the `aud` of client tokens; default the auth URL. */
   readonly baseUrl: string | undefined;
+  /**
+   * `CONNECT_WEBAUTHN_RP_ID`: the passkeys' relying party ID; default the
+   * host of the auth URL (`localhost` for the sandbox's default one). Set,
+   * it must be that host or a parent domain of it that is not a public
+   * suffix (`connect.example` for `auth.connect.example`), so that
+   * passkeys keep working when the auth host moves within that domain;
+   * never an IP address (docs/operator-guide.md, "Passkeys").
+   */
+  readonly webauthnRpId: string;
+  /**
+   * `CONNECT_WEBAUTHN_ORIGINS`: origins passkeys are accepted from besides
+   * the auth URL's own, comma-separated, each `https://host[:port]` or an
+   * Android app's `android:apk-key-hash:<base64url>`; default none.
+   */
+  readonly webauthnOrigins: readonly string[];
+  /**
+   * `CONNECT_PASSKEY_HOLD`: seconds a passkey added from a sign-in that did
+   * not itself use a passkey is held before it gives phishing-resistant
+   * strength (`phr`), so that whoever takes over a mobile number cannot
+   * make a phishing-resistant sign-in of it the same day; default 86400
+   * (24 h) in production, 0 in the sandbox; 0 holds none
+   * (docs/lifetimes.md, "Passkeys").
+   */
+  readonly passkeyHoldSeconds: number;
   /** `CONNECT_DATA_DIR`: embedded database and sandbox master key; default `./data`. */
   readonly dataDir: string;
   /**
@@ -228,6 +254,8 @@ export const DEFAULTS = {
   metricsHost: '127.0.0.1',
   dataDir: './data',
   secretRotationGraceSeconds: 86_400,
+  webauthnOrigins: Object.freeze([]) as readonly string[],
+  passkeyHoldSeconds: { production: 86_400, sandbox: 0 },
   shutdownDelaySeconds: { production: 5, sandbox: 0 },
   shutdownGraceSeconds: 10,
   smsLimitPerMobile: { production: 5, sandbox: 1000 },

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, settingWarnings, unknownSettings } from '../config/load.js';
+import { defaultAuthUrl, isLoopbackHost, loadConfig, settingWarnings, unknownSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
@@ -82,7 +82,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     const bound = app.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     const address = `http://${host}:${bound.port}`;
-    urls.authUrl ||= address;
+    // Browsers accept passkeys for localhost, never for an IP address (docs/operator-guide.md, "Passkeys").
+    urls.authUrl ||= isLoopbackHost(config.host) ? defaultAuthUrl(config.host, bound.port) : address;
     urls.baseUrl ||= urls.authUrl;
     // Once the auth URL is known: the demo client's redirect URI is the sandbox's callback page on it.
     const demo = options.seedDemo

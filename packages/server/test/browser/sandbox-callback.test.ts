@@ -57,8 +57,10 @@ describe.skipIf(!browserTestsRun("npm start's login link in Chromium"))("npm sta
     const setting: ProcessSetting = { cwd: dataDir, env: { CONNECT_DATA_DIR: join(dataDir, 'data'), CONNECT_LOG_LEVEL: 'warn' } };
     const server = await startServe(setting, { CONNECT_TRUST_PROXY: 'false' }, ['--seed-demo']);
     const printed = await banner(server);
-    expect(printed.link).toMatch(new RegExp(`^${server.address}/authorize\\?`));
-    expect(new URL(printed.link).searchParams.get('redirect_uri')).toBe(`${server.address}/sandbox/callback`);
+    // The printed link is on localhost, where browsers accept passkeys (never on an IP address).
+    const authUrl = server.address.replace('//127.0.0.1:', '//localhost:');
+    expect(printed.link).toMatch(new RegExp(`^${authUrl}/authorize\\?`));
+    expect(new URL(printed.link).searchParams.get('redirect_uri')).toBe(`${authUrl}/sandbox/callback`);
 
     const context = await (browser as Browser).newContext({ javaScriptEnabled: false });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -321,7 +321,7 @@ describe.skipIf(!HAS_GPG)('OpenPGP credential delivery', () => {
       const w = cliWorkspace({ clock: fixedClock(Math.floor(Date.now() / 1000)) });
       const out = join(w.dataDir, 'acme.asc');
       await w.cliJson(createArgs(...delivery('alice@example.com', keys.alice, out)));
-      expect(decrypt(out).json).toMatchObject({ authUrl: 'http://127.0.0.1:3000', baseUrl: 'http://127.0.0.1:3000' });
+      expect(decrypt(out).json).toMatchObject({ authUrl: 'http://localhost:3000', baseUrl: 'http://localhost:3000' });
     });
 
     it.each([['alice@example.com'], ['ALICE@EXAMPLE.COM'], ['Alice@Example.COM'], ['  alice@example.com ']])(

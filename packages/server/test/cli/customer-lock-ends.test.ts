@@ -63,7 +63,7 @@ function lockTests(open: () => Promise<OperatorBench>): void {
     });
     const events = await b.audit('customer.locked');
     expect(events).toHaveLength(1);
-    expect(events[0]?.details).toEqual({ journeys_ended: 0, sessions_ended: 1, token_sessions_revoked: 2, codes_ended: 2, approvals_removed: 1 });
+    expect(events[0]?.details).toEqual({ journeys_ended: 0, sessions_ended: 1, token_sessions_revoked: 2, codes_ended: 2, approvals_removed: 1, passkeys_suspended: 0 });
 
     for (const tokens of [s.tokens, s.second, answered]) await expectTokensEnded(b, s, tokens);
     // A retry of the refresh gets invalid_grant, not the stored tokens.

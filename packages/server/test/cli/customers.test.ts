@@ -9,6 +9,7 @@ import { parseMobile } from '../../src/core/customers/mobile.js';
 import { hashCookieValue, newSession, useSession } from '../../src/core/journey/session.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/core/storage/storage.js';
+import type { PasskeyRecord } from '../../src/core/passkeys/records.js';
 import { createPinCheckQueue } from '../../src/core/customers/pin.js';
 import type { CliInput } from '../../src/cli/pin-input.js';
 import { pipedInput, terminalInput } from './command-line.js';
@@ -375,6 +376,7 @@ describe('customers list and show', () => {
       lockedUntil: null,
       createdAt: '2026-01-01T00:00:00Z',
       approvedClients: [],
+      passkeys: [],
     });
     expect(await cliJson<CustomerView>('customers', 'show', MOBILE)).toEqual(byId);
     expect(await cliJson<CustomerView>('customers', 'show', '+63 917 123 4567')).toEqual(byId);
@@ -437,5 +439,100 @@ describe('customers lock and unlock', () => {
     await cliJson('customers', 'unlock', MOBILE);
     for (let i = 0; i < 4; i++) expect(await login(storage, WRONG_PIN)).toEqual({ ok: false, reason: 'invalid' });
     expect(await login(storage, WRONG_PIN)).toMatchObject({ ok: false, reason: 'locked' });
+  });
+});
+
+describe('customers: passkeys', () => {
+  function passkey(profileId: string, credentialId: string, overrides: Partial<PasskeyRecord> = {}): PasskeyRecord {
+    return {
+      credentialId,
+      profileId,
+      userHandle: 'opaque-handle',
+      publicKey: 'pQECAyYgASFYIA',
+      signCount: 0,
+      transports: ['internal'],
+      aaguid: null,
+      name: null,
+      createdAt: T0,
+      lastUsedAt: null,
+      heldUntil: null,
+      suspendedAt: null,
+      ...overrides,
+    };
+  }
+
+  interface PasskeyView {
+    credentialId: string;
+    createdAt: string;
+    lastUsedAt: string | null;
+    heldUntil: string | null;
+    suspended: boolean;
+  }
+
+  it('show lists the passkeys: created, last used, held until (while held), suspended; never the key or the user handle', async () => {
+    const created = await createCustomer();
+    const storage = await cliDatabase();
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-held', { heldUntil: T0 + 86_400 }));
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-used', { createdAt: T0 + 1, lastUsedAt: T0 + 60, heldUntil: T0 - 1 }));
+    const shown = await cliJson<{ passkeys: PasskeyView[] }>('customers', 'show', MOBILE);
+    expect(shown.passkeys).toEqual([
+      { credentialId: 'cred-held', createdAt: '2026-01-01T00:00:00Z', lastUsedAt: null, heldUntil: '2026-01-02T00:00:00Z', suspended: false },
+      { credentialId: 'cred-used', createdAt: '2026-01-01T00:00:01Z', lastUsedAt: '2026-01-01T00:01:00Z', heldUntil: null, suspended: false },
+    ]);
+    const text = await cli('customers', 'show', MOBILE);
+    expect(text.stdout).toMatch(/passkey: +cred-held \(created 2026-01-01T00:00:00Z, last used never, held until 2026-01-02T00:00:00Z\)/);
+    expect(text.stdout).toMatch(/passkey: +cred-used \(created 2026-01-01T00:00:01Z, last used 2026-01-01T00:01:00Z\)/);
+    for (const out of printed) {
+      expect(out).not.toContain('opaque-handle');
+      expect(out).not.toContain('pQECAyYgASFYIA');
+    }
+  });
+
+  it('passkeys remove deletes one passkey of the customer, audited; an unknown one is NotFound (exit 1)', async () => {
+    const created = await createCustomer();
+    const other = await createCustomer('+639179876543');
+    const storage = await cliDatabase();
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-1'));
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-2'));
+    await storage.passkeys.insertPasskey(passkey(other.profileId, 'cred-other'));
+
+    const removed = await cliJson<{ removedPasskey: string; passkeys: PasskeyView[] }>('customers', 'passkeys', 'remove', created.profileId, 'cred-1');
+    expect(removed.removedPasskey).toBe('cred-1');
+    expect(removed.passkeys.map((p) => p.credentialId)).toEqual(['cred-2']);
+    expect(await storage.passkeys.findPasskey('cred-1')).toBeUndefined();
+    const events = await storage.audit.listAuditEvents({ type: 'customer.passkey_removed', limit: 10 });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ subject: created.profileId, outcome: 'success', details: { credential_id: 'cred-1' } });
+    expect(events[0]?.actor).toMatch(/^cli:/);
+
+    expect(expectFailure(await cli('customers', 'passkeys', 'remove', MOBILE, 'cred-1'), 1)).toMatch(/has no passkey cred-1/);
+    expect(expectFailure(await cli('customers', 'passkeys', 'remove', MOBILE, 'cred-other'), 1)).toMatch(/has no passkey cred-other/);
+    expect(await storage.passkeys.findPasskey('cred-other')).toBeDefined();
+    expect(expectFailure(await cli('customers', 'passkeys', 'remove', '+639170000000', 'cred-2'), 1)).toMatch(/no customer/);
+    expect(expectFailure(await cli('customers', 'passkeys', 'remove', MOBILE), 2)).toMatch(/credential ID is required/);
+    expectFailure(await cli('customers', 'passkeys'), 2);
+    expect(await storage.audit.listAuditEvents({ type: 'customer.passkey_removed', limit: 10 })).toHaveLength(1);
+  });
+
+  it('lock suspends the passkeys in its transaction, and unlock restores them', async () => {
+    const created = await createCustomer();
+    const storage = await cliDatabase();
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-1'));
+    clock.advance(100);
+    const locked = await cliJson<{ passkeys: PasskeyView[]; ended: { passkeys: number } }>('customers', 'lock', MOBILE);
+    expect(locked.ended.passkeys).toBe(1);
+    expect(locked.passkeys).toMatchObject([{ credentialId: 'cred-1', suspended: true }]);
+    expect((await storage.passkeys.findPasskey('cred-1'))?.suspendedAt).toBe(T0 + 100);
+    expect(await storage.passkeys.recordPasskeyUse('cred-1', { signCount: 1, now: T0 + 101 })).toBe(false);
+    const [event] = await storage.audit.listAuditEvents({ type: 'customer.locked', limit: 1 });
+    expect(event?.details).toMatchObject({ passkeys_suspended: 1 });
+    expect((await cli('customers', 'show', MOBILE)).stdout).toContain('suspended by the lock');
+
+    const again = await cliJson<{ alreadyLocked: boolean; ended: { passkeys: number } }>('customers', 'lock', MOBILE);
+    expect(again).toMatchObject({ alreadyLocked: true, ended: { passkeys: 0 } });
+
+    const unlocked = await cliJson<{ passkeys: PasskeyView[] }>('customers', 'unlock', MOBILE);
+    expect(unlocked.passkeys).toMatchObject([{ credentialId: 'cred-1', suspended: false }]);
+    expect(await storage.passkeys.recordPasskeyUse('cred-1', { signCount: 1, now: T0 + 102 })).toBe(true);
   });
 });

@@ -108,8 +108,8 @@ describe('connect-auth help <command>', () => {
 describe('usage mistakes name what is valid, in one line, exit 2', () => {
   it.each([
     [['frobnicate'], 'unknown command "frobnicate"; the commands are serve, migrate, clients, customers, keys, audit, purge; see connect-auth --help'],
-    [['customers'], 'customers needs a command: create, list, show, lock, unlock; see connect-auth customers --help'],
-    [['customers', 'delete', '+639171234567'], 'unknown customers command "delete"; the customers commands are create, list, show, lock, unlock; see connect-auth customers --help'],
+    [['customers'], 'customers needs a command: create, list, show, lock, unlock, passkeys; see connect-auth customers --help'],
+    [['customers', 'delete', '+639171234567'], 'unknown customers command "delete"; the customers commands are create, list, show, lock, unlock, passkeys; see connect-auth customers --help'],
     [
       ['clients', 'create', '--name', 'Acme', '--grant', 'client_credentials'],
       "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --scopes, --resource-server, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",

@@ -34,6 +34,7 @@ describe('connect-auth purge', () => {
       authorizationRequests: 0,
       customerSessions: 0,
       otpChallenges: 0,
+      webauthnChallenges: 0,
       tokenSessions: 0,
       revokedTokens: 0,
       idempotentRequests: 0,
@@ -48,7 +49,7 @@ describe('connect-auth purge', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^authorization codes: +0$/m);
     expect(again.stdout).toMatch(/^audit events: +0$/m);
-    expect(again.stdout.trim().split('\n')).toHaveLength(10);
+    expect(again.stdout.trim().split('\n')).toHaveLength(11);
   });
 
   it('refuses arguments and a bad retention, changing nothing', async () => {

@@ -113,8 +113,9 @@ async function serveSeeded(dataDir: string, extraEnv: Record<string, string> = {
   const url = /Connect sandbox is running at (\S+)/.exec(out)?.[1];
   const clientId = /client ID:\s+(\S+)/.exec(out)?.[1];
   const clientSecret = /client secret:\s+(\S+)/.exec(out)?.[1];
-  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-  expect(url).not.toBe('http://127.0.0.1:0');
+  // localhost, not 127.0.0.1: browsers accept passkeys for localhost, never for an IP address.
+  expect(url).toMatch(/^http:\/\/localhost:\d+$/);
+  expect(url).not.toBe('http://localhost:0');
   expect(clientId).toMatch(/^cid_sandbox_/);
   expect(clientSecret).toMatch(/^csk_sandbox_/);
   // The curl line carries the same credentials and URL as the lines above it.
@@ -312,7 +313,7 @@ describe('connect-auth serve --seed-demo', () => {
     const logs = logLines(server.stdout());
     expect(logs.find(({ entry }) => entry.msg === 'Connect is listening')?.entry).toMatchObject({
       environment: 'sandbox',
-      address: banner.url,
+      address: banner.url.replace('//localhost:', '//127.0.0.1:'),
       authUrl: banner.url,
       engine: 'sqlite',
     });
@@ -467,15 +468,17 @@ describe('startServer: public URLs', () => {
     return payload;
   }
 
-  it('with PORT=0, the auth and base URLs are the address actually bound, and it is logged', async () => {
+  it('with PORT=0, the auth and base URLs are localhost on the port actually bound (passkeys need a host name), and both are logged', async () => {
     const { server, logs } = await start({});
     expect(server.address).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.address).not.toMatch(/:0$/);
-    expect(server.urls).toEqual({ authUrl: server.address, baseUrl: server.address });
-    expect(await demoTokenClaims(server)).toMatchObject({ iss: server.address, aud: server.address });
+    const local = server.address.replace('//127.0.0.1:', '//localhost:');
+    expect(server.urls).toEqual({ authUrl: local, baseUrl: local });
+    expect(await demoTokenClaims(server)).toMatchObject({ iss: local, aud: local });
     const listening = logs.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.msg === 'Connect is listening');
-    expect(listening).toMatchObject({ address: server.address, authUrl: server.address });
+    expect(listening).toMatchObject({ address: server.address, authUrl: local });
   });
+
 
   it('the base URL (the aud of client tokens) defaults to CONNECT_AUTH_URL', async () => {
     const { server } = await start({ CONNECT_AUTH_URL: 'https://auth.connect.example/' });

@@ -9,6 +9,7 @@ import { describeCustomersContract } from './contract/customers.js';
 import type { StorageFactory, StorageUnderTest } from './contract/fixtures.js';
 import { describeIdempotentRequestsContract } from './contract/idempotent-requests.js';
 import { describeOtpChallengesContract } from './contract/otp-challenges.js';
+import { describePasskeysContract } from './contract/passkeys.js';
 import { describePurgeContract } from './contract/purge.js';
 import { describeRateLimitCountersContract } from './contract/rate-limit-counters.js';
 import { describeSignInsContract } from './contract/sign-ins.js';
@@ -35,6 +36,7 @@ const STORES: readonly ((subject: StorageUnderTest) => void)[] = [
   describeSmsOutboxContract,
   describeRateLimitCountersContract,
   describeAuditEventsContract,
+  describePasskeysContract,
   describePurgeContract,
   describeTransactionsContract,
 ];

@@ -4,6 +4,8 @@ import { lockCustomer, unlockCustomer } from '../../core/operator/lock-customer.
 import type { Customer } from '../../core/customers/customer.js';
 import { maskedMobile, type MobileNumber } from '../../core/customers/mobile.js';
 import { NotFound } from '../../core/storage-errors.js';
+import { isPasskeyHeld } from '../../core/passkeys/passkeys.js';
+import type { PasskeyRecord } from '../../core/passkeys/records.js';
 import { recordAdminAction } from './audit-actor.js';
 import { isoTime, printable, table, UsageError, type CommandResult } from './output.js';
 
@@ -20,15 +22,35 @@ function customerView(customer: Customer, now: number) {
   };
 }
 
-/** One customer with the clients they approved (their sessions sign in to these silently). */
+/** The public view of a passkey: never its public key or user handle. */
+function passkeyView(passkey: PasskeyRecord, now: number) {
+  return {
+    credentialId: passkey.credentialId,
+    createdAt: isoTime(passkey.createdAt),
+    lastUsedAt: passkey.lastUsedAt === null ? null : isoTime(passkey.lastUsedAt),
+    heldUntil: isPasskeyHeld(passkey, now) ? isoTime(passkey.heldUntil as number) : null,
+    suspended: passkey.suspendedAt !== null,
+  };
+}
+
+/** One line of `customers show` about a passkey. */
+function passkeyLine(p: ReturnType<typeof passkeyView>): string {
+  const held = p.heldUntil ? `, held until ${p.heldUntil}` : '';
+  const suspended = p.suspended ? ', suspended by the lock' : '';
+  return `${p.credentialId} (created ${p.createdAt}, last used ${p.lastUsedAt ?? 'never'}${held}${suspended})`;
+}
+
+/** One customer with the clients they approved (their sessions sign in to these silently) and their passkeys. */
 async function describe(deps: CustomerCommandDeps, customer: Customer): Promise<CommandResult> {
-  const view = customerView(customer, deps.clock.nowSeconds());
+  const now = deps.clock.nowSeconds();
+  const view = customerView(customer, now);
   const consents = await deps.consents.listConsents(customer.profileId);
   const approvedClients = await Promise.all(
     consents.map(async (c) => ({ clientId: c.clientId, name: (await deps.clients.findClient(c.clientId))?.name ?? null, approvedAt: isoTime(c.approvedAt) })),
   );
+  const passkeys = (await deps.passkeys.listPasskeysOf(customer.profileId)).map((p) => passkeyView(p, now));
   return {
-    json: { ...view, approvedClients },
+    json: { ...view, approvedClients, passkeys },
     text: table([
       ['profile ID', view.profileId],
       ['mobile', view.mobile],
@@ -39,6 +61,7 @@ async function describe(deps: CustomerCommandDeps, customer: Customer): Promise<
       ...(approvedClients.length === 0
         ? [['approved clients', '-'] as const]
         : approvedClients.map((c) => ['approved client', `${c.clientId} (${c.name ?? 'removed'}, since ${c.approvedAt})`] as const)),
+      ...(passkeys.length === 0 ? [['passkeys', '-'] as const] : passkeys.map((p) => ['passkey', passkeyLine(p)] as const)),
     ]),
   };
 }
@@ -113,7 +136,7 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
   const now = deps.clock.nowSeconds();
   if (!lock) {
     const unlocked = await deps.transaction(async (tx) => {
-      const changed = await unlockCustomer(customer.profileId, tx.customers, now);
+      const changed = await unlockCustomer(customer.profileId, tx, now);
       await recordAdminAction(deps, { type: 'customer.unlocked', subject: customer.profileId }, tx);
       return changed;
     });
@@ -134,6 +157,7 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
             token_sessions_revoked: ended.tokenSessions,
             codes_ended: ended.codes,
             approvals_removed: ended.approvals,
+            passkeys_suspended: ended.passkeys,
           },
         },
         tx,
@@ -144,7 +168,7 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
   const described = await describe(deps, outcome.customer);
   if (!outcome.changed) {
     return {
-      json: { ...(described.json as object), alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0 } },
+      json: { ...(described.json as object), alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0, passkeys: 0 } },
       text: described.text + `\nThe customer was already locked: nothing changed.\n`,
     };
   }
@@ -155,7 +179,36 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
       described.text +
       `\nLocked. Cancelled ${count(ended.journeys, 'sign-in')} under way, ended ${count(ended.sessions, 'login session')}, revoked ${count(ended.tokenSessions, 'token session')} ` +
       `(their refresh and access tokens), ended ${count(ended.codes, 'unredeemed authorization code')}, ` +
-      `removed ${count(ended.approvals, 'client approval')}.\n`,
+      `removed ${count(ended.approvals, 'client approval')}` +
+      (ended.passkeys > 0 ? `, suspended ${count(ended.passkeys, 'passkey')} (until an unlock)` : '') +
+      `.\n`,
+  };
+}
+
+/**
+ * `customers passkeys remove PROFILE_ID|E164 CREDENTIAL_ID`: deletes one
+ * passkey of the customer, audited in the same transaction
+ * (docs/operator-guide.md, "Passkeys").
+ *
+ * @throws NotFound when the customer has no passkey with that credential ID.
+ */
+export async function removePasskeyCommand(
+  deps: CustomerCommandDeps,
+  reference: string | undefined,
+  credentialId: string | undefined,
+): Promise<CommandResult> {
+  const customer = await findOrFail(deps, reference);
+  if (!credentialId) throw new UsageError('a credential ID is required (see customers show)');
+  await deps.transaction(async (tx) => {
+    if (!(await tx.passkeys.removePasskey(customer.profileId, credentialId))) {
+      throw new NotFound(`customer ${customer.profileId} has no passkey ${credentialId} (see customers show)`);
+    }
+    await recordAdminAction(deps, { type: 'customer.passkey_removed', subject: customer.profileId, details: { credential_id: credentialId } }, tx);
+  });
+  const described = await describe(deps, customer);
+  return {
+    json: { ...(described.json as object), removedPasskey: credentialId },
+    text: described.text + `\nRemoved passkey ${printable(credentialId)}: it no longer signs in.\n`,
   };
 }
 

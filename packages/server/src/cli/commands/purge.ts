@@ -8,6 +8,7 @@ export const PURGE_LABELS: Record<PurgeKind, string> = {
   authorizationRequests: 'authorization requests',
   customerSessions: 'customer sessions',
   otpChallenges: 'one-time PIN challenges',
+  webauthnChallenges: 'passkey challenges',
   tokenSessions: 'token sessions',
   revokedTokens: 'revoked tokens',
   idempotentRequests: 'stored /tokens responses',

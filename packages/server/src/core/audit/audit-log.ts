@@ -13,6 +13,7 @@ export type AuditEventType =
   | 'customer.locked'
   | 'customer.unlocked'
   | 'customer.pin_reset'
+  | 'customer.passkey_removed'
   | 'keys.rotated'
   | 'keys.activated'
   | 'keys.revoked'
@@ -35,6 +36,7 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.locked',
   'customer.unlocked',
   'customer.pin_reset',
+  'customer.passkey_removed',
   'keys.rotated',
   'keys.activated',
   'keys.revoked',

@@ -2,12 +2,20 @@ import type { Customer } from '../customers/customer.js';
 import type { CustomerStore } from '../customers/customer-store.js';
 import { endCustomerAccess, type CustomerAccessStores } from '../journey/end-access.js';
 import type { ConsentStore } from '../journey/stores.js';
+import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import { NotFound } from '../storage-errors.js';
 
 /** The stores a lock writes, all of one transaction. */
 export interface LockCustomerStores extends CustomerAccessStores {
   readonly customers: Pick<CustomerStore, 'lockCustomer' | 'findCustomer'>;
   readonly consents: Pick<ConsentStore, 'deleteConsentsOf'>;
+  readonly passkeys: Pick<PasskeyStore, 'suspendPasskeysOf'>;
+}
+
+/** The stores an unlock writes, both of one transaction. */
+export interface UnlockCustomerStores {
+  readonly customers: Pick<CustomerStore, 'updateCustomer'>;
+  readonly passkeys: Pick<PasskeyStore, 'restorePasskeysOf'>;
 }
 
 /** What a lock ended, by kind. */
@@ -22,6 +30,8 @@ export interface EndedByLock {
   readonly codes: number;
   /** Approvals of clients. */
   readonly approvals: number;
+  /** Passkeys suspended (restored by an unlock). */
+  readonly passkeys: number;
 }
 
 /** The outcome of a lock: done now, or the customer was locked already (nothing changed). */
@@ -36,7 +46,8 @@ export type LockOutcome =
  * sessions (refresh and access tokens: introspection says inactive, the
  * resource-server check and refreshes refuse them), their unredeemed codes
  * (an exchange gets `invalid_grant`, also after an unlock) and their
- * approvals of clients.
+ * approvals of clients. Their passkeys are suspended (no sign-in with them)
+ * until an unlock.
  *
  * The lock takes the customer's row first, so a sign-in or code exchange
  * completing at the same moment (which holds that row) either finishes
@@ -57,14 +68,19 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
   // the row or finds it locked (docs/journey.md, "The code").
   const { journeys, sessions, codes, tokenSessions } = await endCustomerAccess(profileId, stores, now, { by: 'lock' });
   const approvals = await stores.consents.deleteConsentsOf(profileId);
-  return { changed: true, customer: locked, ended: { journeys, sessions, tokenSessions, codes, approvals } };
+  const passkeys = await stores.passkeys.suspendPasskeysOf(profileId, now);
+  return { changed: true, customer: locked, ended: { journeys, sessions, tokenSessions, codes, approvals, passkeys } };
 }
 
 /**
- * Lifts an operator's lock, and a lockout from wrong PINs with it: the
- * customer can log in again. Nothing the lock ended comes back: no session,
- * token, code or approval.
+ * Lifts an operator's lock, and a lockout from wrong PINs with it, in the
+ * caller's transaction: the customer can log in again, and the passkeys
+ * the lock suspended work again (remove first any the operator does not
+ * trust: `customers passkeys remove`). Nothing the lock ended comes back:
+ * no session, token, code or approval.
  */
-export async function unlockCustomer(profileId: string, customers: Pick<CustomerStore, 'updateCustomer'>, now: number): Promise<Customer> {
-  return customers.updateCustomer(profileId, { status: 'active', pinAttempts: 0, lockedUntil: null }, now);
+export async function unlockCustomer(profileId: string, stores: UnlockCustomerStores, now: number): Promise<Customer> {
+  const unlocked = await stores.customers.updateCustomer(profileId, { status: 'active', pinAttempts: 0, lockedUntil: null }, now);
+  await stores.passkeys.restorePasskeysOf(profileId);
+  return unlocked;
 }

@@ -10,6 +10,7 @@ import type { AuthorizationRequestStore, CustomerSessionStore } from '../journey
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, PURGE_BATCH_SIZE, SMS_OUTBOX_KEEP_SECONDS } from '../lifetimes.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
+import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
 
@@ -17,6 +18,7 @@ import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-sessi
 export interface PurgeStores {
   readonly authorizationRequests: AuthorizationRequestStore;
   readonly otpChallenges: OtpChallengeStore;
+  readonly passkeys: Pick<PasskeyStore, 'deleteWebAuthnChallengesEndedBy'>;
   readonly customerSessions: CustomerSessionStore;
   readonly codes: AuthorizationCodeStore;
   readonly tokenSessions: TokenSessionStore;
@@ -33,6 +35,7 @@ export const PURGE_KINDS = [
   'authorizationRequests',
   'customerSessions',
   'otpChallenges',
+  'webauthnChallenges',
   'tokenSessions',
   'revokedTokens',
   'idempotentRequests',
@@ -76,6 +79,8 @@ export async function purgeExpired(stores: PurgeStores, options: PurgeOptions): 
     // A challenge goes once its journey (created before it) has expired too:
     // the journey's pages still show an expired challenge ("send a new code").
     otpChallenges: () => stores.otpChallenges.deleteOtpChallengesExpiredBy(now - AUTHORIZATION_REQUEST_TTL_SECONDS, batch),
+    // Single-use and valid 5 minutes: once consumed or expired, nothing can answer one.
+    webauthnChallenges: () => stores.passkeys.deleteWebAuthnChallengesEndedBy(now, batch),
     tokenSessions: () => stores.tokenSessions.deleteExpiredTokenSessions(now, batch),
     revokedTokens: () => stores.revokedTokens.deleteExpiredRevocations(now, batch),
     idempotentRequests: () => stores.idempotentRequests.deleteExpiredIdempotentRequests(now, batch),

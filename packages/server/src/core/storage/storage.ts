@@ -20,6 +20,7 @@ import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore, Sig
 import type { SigningKeyStore } from '../keys/signing-key-store.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
+import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
 
@@ -67,6 +68,7 @@ export interface Stores {
   readonly idempotentRequests: IdempotentRequestStore;
   readonly audit: AuditStore;
   readonly rateLimitCounters: RateLimitCounterStore;
+  readonly passkeys: PasskeyStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

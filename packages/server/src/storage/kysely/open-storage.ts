@@ -13,6 +13,7 @@ import { createAuthorizationCodeStore, createAuthorizationRequestStore, createCo
 import { createClientStore } from './stores/clients.js';
 import { createCustomerStore } from './stores/customers.js';
 import { createOtpChallengeStore } from './stores/otp-challenges.js';
+import { createPasskeyStore } from './stores/passkeys.js';
 import { createSigningKeyStore } from './stores/signing-keys.js';
 import { createAuditStore } from './stores/audit-events.js';
 import { createIdempotentRequestStore } from './stores/idempotent-requests.js';
@@ -42,6 +43,7 @@ function storesFor(db: Kysely<Database>): Stores {
     idempotentRequests: createIdempotentRequestStore(db),
     audit: createAuditStore(db),
     rateLimitCounters: createRateLimitCounterStore(db),
+    passkeys: createPasskeyStore(db),
   };
 }
 

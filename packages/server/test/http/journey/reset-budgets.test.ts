@@ -320,7 +320,7 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
     await signIn(b, cafe);
     const customer = await t.storage.customers.findCustomerByMobile(MOBILE);
     await lockCustomer(customer?.profileId ?? '', t.storage, t.clock.nowSeconds());
-    await unlockCustomer(customer?.profileId ?? '', t.storage.customers, t.clock.nowSeconds());
+    await unlockCustomer(customer?.profileId ?? '', t.storage, t.clock.nowSeconds());
     for (const network of STRANGER_NETWORKS.slice(0, 3)) {
       const { browser, res } = await askReset(b, network);
       await codePage(browser, res);

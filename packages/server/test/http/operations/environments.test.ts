@@ -122,7 +122,7 @@ describe('the two servers', () => {
     expect(production.server.config.environment).toBe('production');
     expect(sandbox.server.address).not.toBe(production.server.address);
     expect(production.server.urls).toEqual({ authUrl: PRODUCTION_AUTH_URL, baseUrl: PRODUCTION_BASE_URL });
-    expect(sandbox.server.urls.authUrl).toBe(sandbox.server.address);
+    expect(sandbox.server.urls.authUrl).toBe(sandbox.server.address.replace('//127.0.0.1:', '//localhost:'));
   });
 
   it('each gives its own client a token', async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/config/load.js';
+import { ConfigError, defaultAuthUrl, loadConfig } from '../../../src/config/load.js';
 import { MASTER_KEY_FILE, resolveMasterKey } from '../../../src/config/master-key-file.js';
 import type { Config } from '../../../src/config/schema.js';
 
@@ -52,6 +52,9 @@ describe('loadConfig: defaults', () => {
       redisUrl: undefined,
       authUrl: undefined,
       baseUrl: undefined,
+      webauthnRpId: 'localhost',
+      webauthnOrigins: [],
+      passkeyHoldSeconds: 0,
       dataDir: resolve(CWD, 'data'),
       masterKey: undefined,
       smsWebhookUrl: undefined,
@@ -649,3 +652,61 @@ describe('CONNECT_TRUST_PROXY', () => {
   });
 });
 
+
+describe('loadConfig: passkeys', () => {
+  it('defaults the sandbox auth URL to localhost for a loopback HOST: browsers give no passkey to an IP address', () => {
+    expect(defaultAuthUrl('127.0.0.1', 3000)).toBe('http://localhost:3000');
+    expect(defaultAuthUrl('::1', 4000)).toBe('http://localhost:4000');
+    expect(defaultAuthUrl('localhost', 3000)).toBe('http://localhost:3000');
+    expect(defaultAuthUrl('0.0.0.0', 3000)).toBe('http://0.0.0.0:3000');
+    expect(defaultAuthUrl('10.1.2.3', 3000)).toBe('http://10.1.2.3:3000');
+  });
+
+  it('CONNECT_WEBAUTHN_RP_ID: by default the host of the auth URL', () => {
+    expect(loadConfig({}, CWD).webauthnRpId).toBe('localhost');
+    expect(loadConfig(PRODUCTION, CWD).webauthnRpId).toBe('auth.connect.example');
+    expect(loadConfig({ CONNECT_AUTH_URL: 'https://login.shop.example:8443/connect' }, CWD).webauthnRpId).toBe('login.shop.example');
+  });
+
+  it('CONNECT_WEBAUTHN_RP_ID: the auth host or a registrable parent domain of it', () => {
+    expect(loadConfig({ ...PRODUCTION, CONNECT_WEBAUTHN_RP_ID: 'connect.example' }, CWD).webauthnRpId).toBe('connect.example');
+    expect(loadConfig({ ...PRODUCTION, CONNECT_WEBAUTHN_RP_ID: 'Auth.Connect.Example' }, CWD).webauthnRpId).toBe('auth.connect.example');
+    expect(loadConfig({ CONNECT_WEBAUTHN_RP_ID: 'localhost' }, CWD).webauthnRpId).toBe('localhost');
+  });
+
+  it.each([
+    ['example.org', /host of the auth URL \(auth\.connect\.example\)/],
+    ['example', /parent domain/],
+    ['other.connect.example', /host of the auth URL/],
+    ['192.0.2.1', /IP address/],
+    ['https://connect.example', /domain name/],
+  ])('CONNECT_WEBAUTHN_RP_ID=%s is refused', (value, detail) => {
+    expectRefused({ ...PRODUCTION, CONNECT_WEBAUTHN_RP_ID: value }, 'CONNECT_WEBAUTHN_RP_ID', detail);
+  });
+
+  it('CONNECT_WEBAUTHN_RP_ID: a public suffix is no relying party ID', () => {
+    expectRefused({ ...PRODUCTION, CONNECT_AUTH_URL: 'https://connect.com.ph', CONNECT_WEBAUTHN_RP_ID: 'com.ph' }, 'CONNECT_WEBAUTHN_RP_ID', /public suffix/);
+    expectRefused({ CONNECT_AUTH_URL: 'http://127.0.0.1:3000', CONNECT_WEBAUTHN_RP_ID: 'localhost' }, 'CONNECT_WEBAUTHN_RP_ID', /127\.0\.0\.1/);
+  });
+
+  it('CONNECT_WEBAUTHN_ORIGINS: https origins and Android apps, comma-separated', () => {
+    const apk = `android:apk-key-hash:${'a'.repeat(43)}`;
+    expect(loadConfig({ CONNECT_WEBAUTHN_ORIGINS: ` https://shop.example:8443/ , ${apk}` }, CWD).webauthnOrigins).toEqual(['https://shop.example:8443', apk]);
+    expect(loadConfig({}, CWD).webauthnOrigins).toEqual([]);
+  });
+
+  it.each(['http://shop.example', 'https://shop.example/path', 'shop.example', 'android:apk-key-hash:short', 'https://shop.example,ftp://x'])(
+    'CONNECT_WEBAUTHN_ORIGINS=%s is refused',
+    (value) => {
+      expectRefused({ CONNECT_WEBAUTHN_ORIGINS: value }, 'CONNECT_WEBAUTHN_ORIGINS', /https:\/\/host\[:port\] or android:apk-key-hash/);
+    },
+  );
+
+  it('CONNECT_PASSKEY_HOLD: 86400 in production, 0 in the sandbox, unless set', () => {
+    expect(loadConfig(PRODUCTION, CWD).passkeyHoldSeconds).toBe(86_400);
+    expect(loadConfig({}, CWD).passkeyHoldSeconds).toBe(0);
+    expect(loadConfig({ ...PRODUCTION, CONNECT_PASSKEY_HOLD: '0' }, CWD).passkeyHoldSeconds).toBe(0);
+    expect(loadConfig({ CONNECT_PASSKEY_HOLD: '3600' }, CWD).passkeyHoldSeconds).toBe(3600);
+    expectRefused({ CONNECT_PASSKEY_HOLD: '1h' }, 'CONNECT_PASSKEY_HOLD', /whole number/);
+  });
+});

@@ -232,6 +232,41 @@ export interface Database {
   rate_limit_counters: RateLimitCountersTable;
   change_log: ChangeLogTable;
   database_environment: DatabaseEnvironmentTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebAuthnChallengesTable;
+}
+
+/** A customer's passkey (migration `2026-11-28T12-00-passkeys`). */
+export interface PasskeysTable {
+  /** base64url. */
+  credential_id: string;
+  profile_id: string;
+  /** The customer's opaque WebAuthn user handle (base64url), the same on each of their passkeys. */
+  user_handle: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  sign_count: number;
+  /** Space-separated `AuthenticatorTransport`s; empty: unknown. */
+  transports: string;
+  aaguid: string | null;
+  name: string | null;
+  created_at: number;
+  last_used_at: number | null;
+  held_until: number | null;
+  /** Set by `customers lock`, cleared by `customers unlock`. */
+  suspended_at: number | null;
+}
+
+/** A WebAuthn ceremony's single-use challenge, bound to a journey (migration `2026-11-28T12-00-passkeys`). */
+export interface WebAuthnChallengesTable {
+  challenge_hash: string;
+  request_hash: string;
+  /** `register` or `authenticate`. */
+  purpose: string;
+  profile_id: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
 }
 
 /** The one row naming the environment the database belongs to (migration `2026-11-27T10-10-database-environment`). */
