@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import psl from 'psl';
+import { getDomain } from 'tldts';
 import { z } from 'zod';
 import { isSmsCountry } from '../core/customers/mobile.js';
 import { ENVIRONMENTS } from '../core/environment.js';
@@ -539,7 +539,8 @@ function isRegistrableSuffix(rpId: string, host: string): boolean {
   if (rpId === host) return true;
   if (!host.endsWith(`.${rpId}`)) return false;
   if (!rpId.includes('.')) return false;
-  return psl.get(rpId) !== null;
+  // The Public Suffix List with its private part (`github.io`): a suffix has no registrable domain.
+  return getDomain(rpId, { allowPrivateDomains: true }) !== null;
 }
 
 /** A value quoted for a one-line message: JSON escapes keep a newline in it from splitting the line. */
