@@ -76,6 +76,7 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
     if (route === 'POST /link') {
       const pending = await manager.startAuthorization();
       session.pending = { state: pending.state, codeVerifier: pending.codeVerifier };
+      session.resumePayout = undefined; // a plain link never sends a payout
       return seeOther(response, pending.url);
     }
     if (route === `GET ${callbackPath}`) return callback(request, response, session);
@@ -105,14 +106,16 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
     const pending = session.pending;
     if (!pending) return html(response, 400, problemPage('Nothing to complete', 'This browser has no link in progress. Start again.'));
     session.pending = undefined; // state and verifier are single use
+    // A payout waiting on a step-up is resumed by this callback or by none: a failed or abandoned sign-in drops it.
+    const resume = session.resumePayout;
+    session.resumePayout = undefined;
+    const before = session.linked?.profileId;
     const linked = await manager.completeAuthorization(session.customerKey, request.url ?? '', pending);
     session.linked = { userId: linked.userId, profileId: linked.profileId };
     session.lastRefresh = undefined;
-    if (session.resumePayout) {
-      // Back from the step-up sign-in: the payout it was for is sent again, once.
-      session.resumePayout = undefined;
-      return payout(response, session, true);
-    }
+    // Back from the step-up sign-in of the same customer: the payout it was for is sent again, once.
+    // A sign-in as someone else ("Not you?") never pays from the account it switched to.
+    if (resume && before === linked.profileId) return payout(response, session, true);
     return seeOther(response, '/account');
   }
 

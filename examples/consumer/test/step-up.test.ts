@@ -99,7 +99,18 @@ describe("the demo shop's step-up", () => {
     expect(await customer.payoutResult()).toBe('The payout needs a sign-in of kind phr within the last 300 seconds, and your sign-in did not meet it.');
   }, 60_000);
 
-  it('a sign-in that meets the requirement pays out; 301 s later (injected clock) the shop steps up with max_age=300, and says so once, without looping, when the sign-in it gets back is still too old', async () => {
+  it('a step-up the customer abandons sends no payout later: a plain "Link my account" afterwards only links', async () => {
+    const customer = await openShop();
+    await customer.link();
+    const challenged = await customer.visit('/payout', 'POST');
+    expect(new URL(challenged.headers.get('location') as string).searchParams.get('acr_values')).toBe('phr');
+    // The customer never goes to Connect; later they link again, the plain way.
+    const before = await customer.payoutResult();
+    await customer.link();
+    expect(await customer.payoutResult()).toBe(before);
+  }, 60_000);
+
+  it('a sign-in that meets the requirement pays out; 301 s later (injected clock) the shop steps up with max_age=300, and pays out after the new sign-in', async () => {
     const customer = await openShop({ acr: [ACR_PIN_SMS], maxAge: 300 });
     const signedIn = clock.nowSeconds();
     await customer.link();
@@ -111,10 +122,10 @@ describe("the demo shop's step-up", () => {
     const authorize = new URL(answer.headers.get('location') as string);
     expect(authorize.searchParams.get('acr_values')).toBe(ACR_PIN_SMS);
     expect(authorize.searchParams.get('max_age')).toBe('300');
-    // Connect does not yet honour max_age at /authorize: the silent sign-in keeps the session's auth_time, so
-    // the retried payout is challenged again and the shop says the sign-in fell short instead of looping.
+    // The step-up asks for a new sign-in (prompt=login): a silent one would keep the session's auth_time.
+    expect(authorize.searchParams.get('prompt')).toBe('login');
     const back = await customer.throughConnect(authorize.href);
     expect(back.headers.get('location')).toBe('/account');
-    expect(await customer.payoutResult()).toContain('did not meet it');
+    expect(await customer.payoutResult()).toContain('"payout": "accepted"');
   }, 60_000);
 });

@@ -202,7 +202,8 @@ export class CustomerTokenManager {
    * The decision for an API's answer that is a step-up challenge (RFC 9470
    * §3; {@link parseStepUpChallenge}): send the customer through the
    * authorization with the challenge's `acr_values` and `max_age`, with the
-   * authorization ready (the customer's `authorizationParams` plus those).
+   * authorization ready (the customer's `authorizationParams` plus those,
+   * and `prompt=login`: a silent sign-in would keep the old sign-in).
    * The stored tokens are kept: they still serve every other request.
    *
    * @returns `undefined` when the answer is no step-up challenge.
@@ -220,7 +221,8 @@ export class CustomerTokenManager {
     const decision = parseStepUpChallenge(answer);
     if (!decision) return undefined;
     const params = this.#authorizationParams?.(customerKey) ?? {};
-    const authorization = await this.startAuthorization({ ...params, acrValues: decision.acrValues, maxAge: decision.maxAge });
+    // A silent sign-in would hand back the session's old sign-in, as a refresh does: a step-up asks for a new one.
+    const authorization = await this.startAuthorization({ ...params, prompt: 'login', acrValues: decision.acrValues, maxAge: decision.maxAge });
     return { ...decision, authorization };
   }
 
