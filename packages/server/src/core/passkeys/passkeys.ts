@@ -20,11 +20,21 @@ export function newUserHandle(): string {
 
 /**
  * Until when a passkey added at `now` is held (gives no phishing-resistant
- * strength): `null` when the sign-in that added it used a passkey itself,
- * or the hold is 0; else `now` + `CONNECT_PASSKEY_HOLD`.
+ * strength; docs/operator-guide.md, "Passkeys"). `signedInWith` is the
+ * passkey the adding sign-in used, or `null` for a sign-in without one.
+ * - Signed in with a passkey out of its hold: `null`, not held.
+ * - Otherwise `now` + `CONNECT_PASSKEY_HOLD` (nothing when it is 0), and at
+ *   least as long as the passkey it signed in with is still held: a
+ *   sign-in with a held passkey counts as one without, so whoever took
+ *   over the mobile number cannot add a second passkey to skip the hold
+ *   of the first.
  */
-export function passkeyHeldUntil(now: number, holdSeconds: number, addedFromPasskeySignIn: boolean): number | null {
-  return addedFromPasskeySignIn || holdSeconds === 0 ? null : now + holdSeconds;
+export function passkeyHeldUntil(now: number, holdSeconds: number, signedInWith: { readonly heldUntil: number | null } | null): number | null {
+  const inherited = signedInWith !== null && isPasskeyHeld(signedInWith, now) ? signedInWith.heldUntil : null;
+  if (signedInWith !== null && inherited === null) return null;
+  const own = holdSeconds === 0 ? null : now + holdSeconds;
+  if (own === null) return inherited;
+  return Math.max(own, inherited ?? own);
 }
 
 /** Whether the passkey is held at `now`. */
