@@ -300,7 +300,7 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
     if (!isRegistrableSuffix(rpId, host)) {
       problem(
         'CONNECT_WEBAUTHN_RP_ID',
-        `CONNECT_WEBAUTHN_RP_ID=${rpId} must be the host of the auth URL (${host}) or a parent domain of it that is not a public suffix (e.g. ${host.split('.').slice(-2).join('.')})`,
+        `CONNECT_WEBAUTHN_RP_ID=${rpId} must be the host of the auth URL (${host}) or a parent domain of it that is not a public suffix (e.g. ${registrableDomainOf(host) ?? host})`,
       );
     }
   }
@@ -538,9 +538,15 @@ function isRegistrableSuffix(rpId: string, host: string): boolean {
   if (isIP(host) !== 0) return false;
   if (rpId === host) return true;
   if (!host.endsWith(`.${rpId}`)) return false;
-  if (!rpId.includes('.')) return false;
-  // The Public Suffix List with its private part (`github.io`): a suffix has no registrable domain.
-  return getDomain(rpId, { allowPrivateDomains: true }) !== null;
+  // The Public Suffix List with its private part (`github.io`, `s3.amazonaws.com`): a parent domain must be
+  // the host's registrable domain or lie below it, never above it (`amazonaws.com` for `app.s3.amazonaws.com`).
+  const registrable = registrableDomainOf(host);
+  return registrable !== undefined && (rpId === registrable || rpId.endsWith(`.${registrable}`));
+}
+
+/** The registrable domain of `host` (one label below its public suffix, private suffixes included), if it has one. */
+function registrableDomainOf(host: string): string | undefined {
+  return getDomain(host, { allowPrivateDomains: true }) ?? undefined;
 }
 
 /** A value quoted for a one-line message: JSON escapes keep a newline in it from splitting the line. */

@@ -687,6 +687,9 @@ describe('loadConfig: passkeys', () => {
   it('CONNECT_WEBAUTHN_RP_ID: a public suffix is no relying party ID', () => {
     expectRefused({ ...PRODUCTION, CONNECT_AUTH_URL: 'https://connect.com.ph', CONNECT_WEBAUTHN_RP_ID: 'com.ph' }, 'CONNECT_WEBAUTHN_RP_ID', /public suffix/);
     expectRefused({ CONNECT_AUTH_URL: 'http://127.0.0.1:3000', CONNECT_WEBAUTHN_RP_ID: 'localhost' }, 'CONNECT_WEBAUTHN_RP_ID', /127\.0\.0\.1/);
+    // Above the host's own registrable domain: a private suffix (another tenant's names lie below it).
+    expectRefused({ ...PRODUCTION, CONNECT_AUTH_URL: 'https://app.s3.amazonaws.com', CONNECT_WEBAUTHN_RP_ID: 'amazonaws.com' }, 'CONNECT_WEBAUTHN_RP_ID', /e\.g\. app\.s3\.amazonaws\.com/);
+    expect(loadConfig({ ...PRODUCTION, CONNECT_AUTH_URL: 'https://auth.example.com.ph', CONNECT_WEBAUTHN_RP_ID: 'example.com.ph' }, CWD).webauthnRpId).toBe('example.com.ph');
   });
 
   it('CONNECT_WEBAUTHN_ORIGINS: https origins and Android apps, comma-separated', () => {
