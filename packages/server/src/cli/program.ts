@@ -308,7 +308,7 @@ function addCustomers(program: CliCommand, actions: CliActions): void {
   examples(unlock, ['connect-auth customers unlock +639171234567']);
 
   const passkeys = group(customers, 'passkeys', "manage a customer's passkeys", 'remove');
-  const remove = reference(passkeys.command('remove').description('remove one passkey of a customer: it no longer signs in'));
+  const remove = reference(passkeys.command('remove').description('remove one passkey of a customer: it no longer signs in (sessions it made stay; customers lock ends them)'));
   remove.whenMissing.set('CREDENTIAL_ID', 'a credential ID is required (see customers show)');
   remove
     .argument('<CREDENTIAL_ID>', 'the credential ID of the passkey, as customers show lists it')

@@ -531,6 +531,13 @@ describe('customers: passkeys', () => {
     const again = await cliJson<{ alreadyLocked: boolean; ended: { passkeys: number } }>('customers', 'lock', MOBILE);
     expect(again).toMatchObject({ alreadyLocked: true, ended: { passkeys: 0 } });
 
+    // A passkey added while the customer was locked (a registration finishing after the lock) is suspended by locking again.
+    await storage.passkeys.insertPasskey(passkey(created.profileId, 'cred-late'));
+    const relocked = await cliJson<{ alreadyLocked: boolean; ended: { passkeys: number } }>('customers', 'lock', MOBILE);
+    expect(relocked).toMatchObject({ alreadyLocked: true, ended: { passkeys: 1 } });
+    expect(await storage.passkeys.recordPasskeyUse('cred-late', { signCount: 1, now: T0 + 101 })).toBe(false);
+    await storage.passkeys.removePasskey(created.profileId, 'cred-late');
+
     const unlocked = await cliJson<{ passkeys: PasskeyView[] }>('customers', 'unlock', MOBILE);
     expect(unlocked.passkeys).toMatchObject([{ credentialId: 'cred-1', suspended: false }]);
     expect(await storage.passkeys.recordPasskeyUse('cred-1', { signCount: 1, now: T0 + 102 })).toBe(true);

@@ -168,8 +168,16 @@ export async function setCustomerLockCommand(deps: CustomerCommandDeps, referenc
   const described = await describe(deps, outcome.customer);
   if (!outcome.changed) {
     return {
-      json: { ...(described.json as object), alreadyLocked: true, ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0, passkeys: 0 } },
-      text: described.text + `\nThe customer was already locked: nothing changed.\n`,
+      json: {
+        ...(described.json as object),
+        alreadyLocked: true,
+        ended: { journeys: 0, sessions: 0, tokenSessions: 0, codes: 0, approvals: 0, passkeys: outcome.suspendedPasskeys },
+      },
+      text:
+        described.text +
+        (outcome.suspendedPasskeys === 0
+          ? `\nThe customer was already locked: nothing changed.\n`
+          : `\nThe customer was already locked; ${outcome.suspendedPasskeys} passkey(s) added meanwhile are now suspended.\n`),
     };
   }
   const { ended } = outcome;
@@ -208,7 +216,7 @@ export async function removePasskeyCommand(
   const described = await describe(deps, customer);
   return {
     json: { ...(described.json as object), removedPasskey: credentialId },
-    text: described.text + `\nRemoved passkey ${printable(credentialId)}: it no longer signs in.\n`,
+    text: described.text + `\nRemoved passkey ${printable(credentialId)}: it no longer signs in. Sessions and tokens it made stay: "customers lock" ends them.\n`,
   };
 }
 

@@ -37,7 +37,12 @@ export interface EndedByLock {
 /** The outcome of a lock: done now, or the customer was locked already (nothing changed). */
 export type LockOutcome =
   | { readonly changed: true; readonly customer: Customer; readonly ended: EndedByLock }
-  | { readonly changed: false; readonly customer: Customer };
+  | {
+      readonly changed: false;
+      readonly customer: Customer;
+      /** Passkeys added while the customer was locked, suspended now (0 when there were none). */
+      readonly suspendedPasskeys: number;
+    };
 
 /**
  * An operator's lock (docs/operator-guide.md, "Customers"), in the caller's
@@ -52,7 +57,8 @@ export type LockOutcome =
  * The lock takes the customer's row first, so a sign-in or code exchange
  * completing at the same moment (which holds that row) either finishes
  * before, and what it created is ended here, or sees the lock
- * (docs/journey.md, "Consent"). Locking a locked customer changes nothing.
+ * (docs/journey.md, "Consent"). Locking a locked customer changes nothing
+ * but suspending any passkey that was added meanwhile.
  *
  * @throws NotFound when there is no such customer.
  */
@@ -61,7 +67,7 @@ export async function lockCustomer(profileId: string, stores: LockCustomerStores
   if (!locked) {
     const existing = await stores.customers.findCustomer(profileId);
     if (!existing) throw new NotFound(`no customer ${profileId}`);
-    return { changed: false, customer: existing };
+    return { changed: false, customer: existing, suspendedPasskeys: await stores.passkeys.suspendPasskeysOf(profileId, now) };
   }
   // What makes these holds the customer's row first (sign-in, consent), so
   // none of it runs meanwhile; a code exchange's token session waits for
