@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseLocation } from '../../../src/core/storage/storage.js';
 import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { build, type TestApp } from '../../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
+import { openRawDatabase, type RawDatabase } from '../../helpers/raw-database.js';
 import {
   addCustomer,
   authorizeParams,
@@ -273,11 +278,65 @@ function defineTests(engine: string, makeApp: () => Promise<TestApp>): void {
   });
 }
 
+/**
+ * What only a change behind the app's back can reach: a journey that came
+ * to require `phr` after its PIN was checked, and a session from before
+ * Connect recorded how it was signed in.
+ */
+function defineRawTests(engine: string, makeApp: () => Promise<{ t: TestApp; raw: RawDatabase }>): void {
+  describe(`what the stores hold, on ${engine}`, () => {
+    it('a one-time PIN entered on a journey requiring phr completes nothing: unmet_authentication_requirements, no session, no code', async () => {
+      const { t, raw } = await makeApp();
+      const client = await t.createClient();
+      await addCustomer(t);
+      const browser = new Browser(t.app);
+      const { page, requestId } = await startLogin(browser, authorizeParams(client));
+      const otpPage = await submitCredentials(browser, page, MOBILE, PIN);
+      await raw.exec(`update authorization_requests set acr_values = 'phr'`);
+      expectErrorRedirect(await enterOtp(browser, otpPage, MOBILE), 'unmet_authentication_requirements', 'xyz-state');
+      expect(await journeyOf(t, requestId)).toMatchObject({ status: 'cancelled', acrValues: ['phr'] });
+      expect(await raw.count('customer_sessions')).toBe(0);
+      expect(await raw.count('authorization_codes')).toBe(0);
+      expect(sessionCookie(browser)).toBeUndefined();
+    });
+
+    it('a session whose sign-in is not recorded meets no max_age (a new sign-in), yet serves a request without one', async () => {
+      const { t, raw } = await makeApp();
+      const client = await t.createClient();
+      await addCustomer(t);
+      const browser = new Browser(t.app);
+      await logIn(browser, authorizeParams(client));
+      await raw.exec('update customer_sessions set acr = null, amr = null, auth_time = null');
+      expectErrorRedirect(await browser.get(authorizeUrl(authorizeParams(client, { max_age: '86400', prompt: 'none' }))), 'login_required', 'xyz-state');
+      expectErrorRedirect(await browser.get(authorizeUrl(authorizeParams(client, { acr_values: 'phr', prompt: 'none' }))), 'login_required', 'xyz-state');
+      expectClientRedirect(await browser.get(authorizeUrl(authorizeParams(client, { acr_values: PIN_SMS, prompt: 'none' }))));
+    });
+  });
+}
+
 defineTests('SQLite', () => build());
+
+describe('SQLite file', () => {
+  let dir = '';
+  let n = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'connect-acr-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  defineRawTests('SQLite', async () => {
+    const database: DatabaseLocation = { engine: 'sqlite', path: join(dir, `connect-${n++}.db`) };
+    const t = await build({ database });
+    return { t, raw: await openRawDatabase(database) };
+  });
+});
 
 noticePostgresSkipped('acr_values and max_age on PostgreSQL');
 
 describe.skipIf(!postgresAdminUrl)('PostgreSQL', () => {
-  const { open } = usePostgresStorage();
+  const { open, databaseUrl } = usePostgresStorage();
   defineTests('PostgreSQL', () => build({ storage: open() }));
+  defineRawTests('PostgreSQL', async () => {
+    const t = await build({ storage: open() });
+    return { t, raw: await openRawDatabase({ engine: 'postgres', url: databaseUrl() }) };
+  });
 });
