@@ -1,6 +1,6 @@
 import type { Client } from '../clients/client.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
-import { knownAcrValues, MAX_AGE_LIMIT, parseMaxAge } from '../authentication-requirements.js';
+import { knownAcrValues, parseMaxAge } from '../authentication-requirements.js';
 import { InvalidScope, parameterLabel } from '../errors.js';
 import { grantScope } from '../scopes.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
@@ -142,7 +142,7 @@ export async function checkAuthorizationRequest(
   const acrValues = knownAcrValues(single('acr_values') as string | undefined);
   const maxAgeValue = single('max_age') as string | undefined;
   const maxAge = maxAgeValue === undefined ? null : parseMaxAge(maxAgeValue);
-  if (maxAge === undefined) return fail('invalid_request', `max_age must be a whole number of seconds from 0 to ${MAX_AGE_LIMIT}`);
+  if (maxAge === undefined) return fail('invalid_request', 'max_age must be a whole number of seconds from 0 to 2147483647');
 
   const userId = single('user_id') as string | undefined;
   const mobile = userId === undefined ? undefined : parseMobile(userId);

@@ -31,6 +31,8 @@ export async function endJourneyUnmet(journey: OpenJourney, deps: Pick<JourneyDe
   const moved = await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.cancelled, deps.clock.nowSeconds());
   if (!moved) return whereItStandsNow(journey, deps);
   const { record } = journey;
-  const description = 'the customer cannot sign in as acr_values requires';
-  return { kind: 'redirect', location: buildErrorRedirect(record.redirectUri, 'unmet_authentication_requirements', description, record.state, deps.issuer) };
+  return {
+    kind: 'redirect',
+    location: buildErrorRedirect(record.redirectUri, 'unmet_authentication_requirements', 'the customer cannot sign in as acr_values requires', record.state, deps.issuer),
+  };
 }
