@@ -5,6 +5,7 @@ import {
   CustomerTokenManager,
   isConnectError,
   ReauthorizationRequired,
+  UnmetAuthenticationRequirements,
   type Clock,
   type CustomerTokens,
   type RefreshEndpoint,
@@ -110,7 +111,17 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
     const resume = session.resumePayout;
     session.resumePayout = undefined;
     const before = session.linked?.profileId;
-    const linked = await manager.completeAuthorization(session.customerKey, request.url ?? '', pending);
+    let linked: Awaited<ReturnType<typeof manager.completeAuthorization>>;
+    try {
+      linked = await manager.completeAuthorization(session.customerKey, request.url ?? '', pending);
+    } catch (error) {
+      // The step-up asked for a passkey (acr_values=phr) and the customer could not use one: no payout, and the shop says why.
+      if (resume && error instanceof UnmetAuthenticationRequirements) {
+        session.lastPayout = { ok: false, message: 'The payout needs a sign-in with a passkey, and you could not use one.' };
+        return seeOther(response, '/account');
+      }
+      throw error;
+    }
     session.linked = { userId: linked.userId, profileId: linked.profileId };
     session.lastRefresh = undefined;
     // Back from the step-up sign-in of the same customer: the payout it was for is sent again, once.

@@ -66,8 +66,8 @@ describe("the demo shop's step-up", () => {
       return response;
     };
     /** Follows an authorization URL through Connect (signing in when asked) and back to the shop's callback. */
-    const throughConnect = async (authorizeUrl: string) => {
-      const callback = new URL(await browser.authorize(authorizeUrl, demo.customer));
+    const throughConnect = async (authorizeUrl: string, choice: 'login' | 'no_passkey' = 'login') => {
+      const callback = new URL(await browser.authorize(authorizeUrl, demo.customer, choice));
       expect(callback.origin).toBe(shopUrl);
       return visit(callback.pathname + callback.search);
     };
@@ -82,7 +82,7 @@ describe("the demo shop's step-up", () => {
     return { visit, throughConnect, link, payoutResult };
   }
 
-  it('a payout challenged for phr within 300 s sends the customer through /authorize with acr_values=phr and max_age=300, and is sent again once from the callback', async () => {
+  it('a payout challenged for phr within 300 s sends the customer through /authorize with acr_values=phr and max_age=300; without a passkey, no payout and the shop says why', async () => {
     const customer = await openShop();
     await customer.link();
     const answer = await customer.visit('/payout', 'POST');
@@ -92,11 +92,12 @@ describe("the demo shop's step-up", () => {
     expect(authorize.searchParams.get('acr_values')).toBe('phr');
     expect(authorize.searchParams.get('max_age')).toBe('300');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
-    // Back from Connect (whose sign-in is still PIN + SMS): the payout is sent again, challenged again, and the shop says so instead of looping.
-    const back = await customer.throughConnect(authorize.href);
+    // Connect offers no PIN sign-in for phr: "I can't use a passkey" comes back as unmet_authentication_requirements,
+    // and the shop says so instead of sending the payout or looping.
+    const back = await customer.throughConnect(authorize.href, 'no_passkey');
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe('/account');
-    expect(await customer.payoutResult()).toBe('The payout needs a sign-in of kind phr within the last 300 seconds, and your sign-in did not meet it.');
+    expect(await customer.payoutResult()).toBe('The payout needs a sign-in with a passkey, and you could not use one.');
   }, 60_000);
 
   it('a step-up the customer abandons sends no payout later: a plain "Link my account" afterwards only links', async () => {

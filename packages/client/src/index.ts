@@ -87,6 +87,7 @@ export {
   TemporarilyUnavailable,
   Timeout,
   UnauthorizedClient,
+  UnmetAuthenticationRequirements,
   UnsupportedGrantType,
   UnsupportedResponseType,
   type AnyConnectError,

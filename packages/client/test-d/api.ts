@@ -252,6 +252,7 @@ function describeCode(code: ConnectErrorCode): string {
     case 'login_required':
     case 'consent_required':
     case 'interaction_required':
+    case 'unmet_authentication_requirements':
     case 'reauthorization_required':
     case 'insufficient_user_authentication':
       return 'send the customer through the authorization';

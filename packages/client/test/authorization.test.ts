@@ -11,6 +11,7 @@ import {
   parseCallback,
   startAuthorization,
   StateMismatch,
+  UnmetAuthenticationRequirements,
   type ConnectOptions,
 } from '../src/index.js';
 import { startConnect, type TestConnect } from './support/test-connect.js';
@@ -32,7 +33,7 @@ afterAll(async () => {
   await connect?.close();
 });
 
-function start(extra: { prompt?: 'login' | 'none'; userId?: string } = {}) {
+function start(extra: { prompt?: 'login' | 'none'; userId?: string; acrValues?: string[]; maxAge?: number } = {}) {
   return startAuthorization({ authUrl: connect.authUrl, clientId: connect.demo.clientId, redirectUri: REDIRECT_URI, ...extra });
 }
 
@@ -58,6 +59,15 @@ describe('startAuthorization', () => {
     expect(other.state).not.toBe(pending.state);
     expect(other.codeVerifier).not.toBe(pending.codeVerifier);
     expect(new URL(other.url).searchParams.has('prompt')).toBe(false);
+  });
+
+  it('sends acrValues as acr_values (space-separated, each once) and maxAge as max_age', async () => {
+    const params = new URL((await start({ acrValues: ['phr', 'urn:connect:acr:pin-sms', 'phr'], maxAge: 300 })).url).searchParams;
+    expect(params.get('acr_values')).toBe('phr urn:connect:acr:pin-sms');
+    expect(params.get('max_age')).toBe('300');
+    expect(new URL((await start({ maxAge: 0 })).url).searchParams.get('max_age')).toBe('0');
+    const plain = new URL((await start()).url).searchParams;
+    expect(plain.has('acr_values') || plain.has('max_age')).toBe(false);
   });
 
   it('leaves PKCE out when asked to', async () => {
@@ -133,6 +143,22 @@ describe('the whole link, against Connect', () => {
     if (!isConnectError(caught)) throw new Error('not a ConnectError');
     expect(caught.error).toBe('login_required');
     expect(caught.description.length).toBeGreaterThan(0);
+  });
+
+  it('acrValues phr: Connect offers no PIN form, and "I can\'t use a passkey" comes back as UnmetAuthenticationRequirements', async () => {
+    const pending = await start({ acrValues: ['phr'] });
+    const callbackUrl = await browser().authorize(pending.url, customer, 'no_passkey');
+    expect(() => parseCallback(callbackUrl, { state: pending.state, issuer: connect.authUrl })).toThrow(UnmetAuthenticationRequirements);
+  });
+
+  it('maxAge older than the session at Connect asks for a new sign-in; prompt=none then gives LoginRequired', async () => {
+    const session = browser();
+    const first = await start();
+    parseCallback(await session.authorize(first.url, customer), { state: first.state, issuer: connect.authUrl });
+    // max_age=0: no session is recent enough.
+    const pending = await start({ maxAge: 0, prompt: 'none' });
+    const callbackUrl = await session.authorize(pending.url, customer);
+    expect(() => parseCallback(callbackUrl, { state: pending.state, issuer: connect.authUrl })).toThrow(LoginRequired);
   });
 
   it('turns a cancelled login into AccessDenied', async () => {

@@ -31,6 +31,7 @@ import {
   StateMismatch,
   TemporarilyUnavailable,
   UnauthorizedClient,
+  UnmetAuthenticationRequirements,
   UnsupportedGrantType,
   UnsupportedResponseType,
   type ConnectOptions,
@@ -99,7 +100,12 @@ async function linkedTokens(): Promise<CustomerTokens> {
 }
 
 /** The callback's error when `client` starts an authorization with these parameters. */
-async function callbackError(client: { clientId: string }, session: BrowserSession, extra: { prompt?: 'none'; scope?: string[] } = {}, choice: 'login' | 'cancel' = 'login') {
+async function callbackError(
+  client: { clientId: string },
+  session: BrowserSession,
+  extra: { prompt?: 'none'; scope?: string[]; acrValues?: string[] } = {},
+  choice: 'login' | 'cancel' | 'no_passkey' = 'login',
+) {
   const pending = await startAuthorization({ authUrl: connect.authUrl, clientId: client.clientId, redirectUri: REDIRECT_URI, ...extra });
   const callback = await session.authorize(pending.url, connect.demo.customer, choice);
   return caught(() => parseCallback(callback, { state: pending.state, issuer: connect.authUrl }));
@@ -410,6 +416,13 @@ const callbackRows: Record<string, Row> = {
       await newCode(); // signed in at Connect through the shop
       return callbackError(clients.other, browser, { prompt: 'none' });
     },
+  },
+  'acr_values=phr and the customer cannot use a passkey': {
+    at: 'GET /authorize',
+    ErrorClass: UnmetAuthenticationRequirements,
+    description: 'the customer cannot sign in as acr_values requires',
+    hint: /could not use a passkey/,
+    cause: () => callbackError(shop, new BrowserSession(connect.authUrl), { acrValues: ['phr'] }, 'no_passkey'),
   },
   'a client without the authorization_code grant': {
     at: 'GET /authorize',

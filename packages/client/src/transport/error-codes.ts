@@ -1,6 +1,7 @@
 /**
- * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 9470 §3 and
- * OpenID Connect's `login_required` / `consent_required` / `interaction_required`.
+ * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 9470 §3,
+ * OpenID Connect's `login_required` / `consent_required` / `interaction_required`
+ * and `unmet_authentication_requirements` (OpenID Connect Core Unmet Authentication Requirements 1.0).
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -14,6 +15,7 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'consent_required'
   | 'interaction_required'
+  | 'unmet_authentication_requirements'
   | 'invalid_token'
   | 'insufficient_scope'
   | 'insufficient_user_authentication'

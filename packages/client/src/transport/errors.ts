@@ -108,6 +108,12 @@ export class LoginRequired extends ConnectError { readonly error = 'login_requir
 export class ConsentRequired extends ConnectError { readonly error = 'consent_required'; }
 /** The customer must interact with the hosted pages before a code can be issued. */
 export class InteractionRequired extends ConnectError { readonly error = 'interaction_required'; }
+/**
+ * The authorization asked for `acr_values=phr` and the customer could not
+ * sign in with a passkey ("I can't use a passkey"): offer another way, or
+ * say the operation needs a passkey.
+ */
+export class UnmetAuthenticationRequirements extends ConnectError { readonly error = 'unmet_authentication_requirements'; }
 /** RFC 6750 §3.1: the bearer token is missing, malformed, expired or revoked. */
 export class InvalidToken extends ConnectError { readonly error = 'invalid_token'; }
 /**
@@ -229,6 +235,7 @@ export type AnyConnectError =
   | LoginRequired
   | ConsentRequired
   | InteractionRequired
+  | UnmetAuthenticationRequirements
   | InvalidToken
   | InsufficientScope
   | InsufficientUserAuthentication
@@ -268,6 +275,7 @@ const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
   [LoginRequired, 'login_required'],
   [ConsentRequired, 'consent_required'],
   [InteractionRequired, 'interaction_required'],
+  [UnmetAuthenticationRequirements, 'unmet_authentication_requirements'],
   [InvalidToken, 'invalid_token'],
   [InsufficientScope, 'insufficient_scope'],
   [InsufficientUserAuthentication, 'insufficient_user_authentication'],
@@ -306,6 +314,7 @@ const WIRE_ERRORS: Readonly<Record<OAuthErrorCode, WireErrorClass>> = {
   login_required: LoginRequired,
   consent_required: ConsentRequired,
   interaction_required: InteractionRequired,
+  unmet_authentication_requirements: UnmetAuthenticationRequirements,
   invalid_token: InvalidToken,
   insufficient_scope: InsufficientScope,
   insufficient_user_authentication: InsufficientUserAuthentication,

@@ -19,6 +19,8 @@ export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
   consent_required:
     'With prompt=none Connect cannot ask for the approval: start the authorization again without prompt=none so that its consent page asks the customer.',
   interaction_required: 'Start the authorization again without prompt=none so the customer can use the hosted pages.',
+  unmet_authentication_requirements:
+    'The authorization asked for acr_values=phr and the customer could not use a passkey: offer another way to go on, or tell the customer this needs a passkey; sending them round again with phr ends the same.',
   invalid_token:
     'Get a new access token (ClientCredentialsProvider.invalidate() then getToken(), or CustomerTokenManager.refresh()), and authorize the customer again if that fails.',
   insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',

@@ -39,7 +39,7 @@ describe('discover', () => {
       introspectionEndpoint: `${connect.authUrl}/introspect`,
       jwksUri: `${connect.authUrl}/.well-known/jwks.json`,
       issParameterSupported: true,
-      acrValuesSupported: ['urn:connect:acr:pin-sms'],
+      acrValuesSupported: ['phr', 'urn:connect:acr:pin-sms'],
     });
     expect(found.grantTypesSupported).toEqual(expect.arrayContaining(['client_credentials', 'authorization_code', 'refresh_token']));
     const provider = new ClientCredentialsProvider({ ...found, clientId: connect.demo.clientId, clientSecret: connect.demo.clientSecret });

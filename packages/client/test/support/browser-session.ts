@@ -36,13 +36,13 @@ export class BrowserSession {
    * page is shown. Returns the URL Connect finally redirects to (the
    * callback), or throws with what the page said.
    */
-  async authorize(authorizeUrl: string, customer: { mobile: string; pin: string }, choice: 'login' | 'cancel' = 'login'): Promise<string> {
+  async authorize(authorizeUrl: string, customer: { mobile: string; pin: string }, choice: 'login' | 'cancel' | 'no_passkey' = 'login'): Promise<string> {
     let response = await this.request(authorizeUrl);
     let location = expectRedirect(response);
     if (!location.startsWith('/')) return location; // a live session, or an error redirect
     response = await this.request(location);
     let page = await expectPage(response);
-    if (choice === 'cancel') return expectRedirect(await this.submit(page, { action: 'cancel' }));
+    if (choice !== 'login') return expectRedirect(await this.submit(page, { action: choice }));
 
     const mobile = findInput(page, 'mobile');
     const fields: Record<string, string> = { pin: customer.pin, action: 'login' };

@@ -14,9 +14,10 @@
  * meaning (OpenID Connect Core §2, `acr`).
  */
 export const ACR_PIN_SMS = 'urn:connect:acr:pin-sms';
+export const ACR_PHR = 'phr';
 
 /** The `acr` values Connect issues, as discovery lists them (`acr_values_supported`). */
-export const ACR_VALUES_SUPPORTED: readonly string[] = [ACR_PIN_SMS];
+export const ACR_VALUES_SUPPORTED: readonly string[] = [ACR_PHR, ACR_PIN_SMS];
 
 /**
  * RFC 8176 §2 authentication method references that Connect uses: `pin`

@@ -48,7 +48,7 @@ export function conformantDescription(description: string): string {
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
   'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret', 'scope',
   'token', 'token_type_hint',
-  'response_type', 'state', 'prompt', 'user_id', 'code_challenge', 'code_challenge_method', 'ui_locales',
+  'response_type', 'state', 'prompt', 'user_id', 'code_challenge', 'code_challenge_method', 'ui_locales', 'acr_values', 'max_age',
   'request', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
 ]);
 

@@ -88,6 +88,8 @@ async function atOtpPage(storage: Storage): Promise<void> {
       completedAt: null,
       endedBy: null,
       uiLocale: null,
+      acrValues: [],
+      maxAge: null,
       scopes: [],
       status: 'otp_sent',
       profileId: PROFILE,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ACR_PHR,
   ACR_PIN_SMS,
   ACR_VALUES_SUPPORTED,
   authenticationClaims,
@@ -15,8 +16,9 @@ describe('pinSmsAuthentication', () => {
     expect(pinSmsAuthentication(T0, proof)).toEqual({ acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 });
   });
 
-  it('is the one acr value discovery lists', () => {
-    expect(ACR_VALUES_SUPPORTED).toEqual([ACR_PIN_SMS]);
+  it('is one of the two acr values discovery lists, with phr', () => {
+    expect(ACR_VALUES_SUPPORTED).toEqual([ACR_PHR, ACR_PIN_SMS]);
+    expect(ACR_PHR).toBe('phr');
   });
 });
 

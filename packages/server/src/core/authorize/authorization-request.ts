@@ -1,5 +1,6 @@
 import type { Client } from '../clients/client.js';
 import { parseMobile, pinDestinationRefusal } from '../customers/mobile.js';
+import { knownAcrValues, parseMaxAge } from '../authentication-requirements.js';
 import { InvalidScope, parameterLabel } from '../errors.js';
 import { grantScope } from '../scopes.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
@@ -19,6 +20,10 @@ export interface ValidAuthorizationRequest {
   readonly prompt: Prompt | null;
   /** The scopes granted: those `scope` names, or every scope of the client when it names none. */
   readonly scopes: readonly string[];
+  /** The `acr_values` Connect knows, in the request's order; unknown ones are dropped (docs/journey.md, "`acr_values` and `max_age`"). */
+  readonly acrValues: readonly string[];
+  /** `max_age` in seconds, when given. */
+  readonly maxAge: number | null;
 }
 
 /**
@@ -133,6 +138,12 @@ export async function checkAuthorizationRequest(
   const prompt = single('prompt') as string | undefined;
   if (prompt !== undefined && prompt !== 'login' && prompt !== 'none') return fail('invalid_request', 'prompt must be login or none');
 
+  // OpenID Connect Core §3.1.2.1: unknown acr_values are ignored; max_age must be seconds.
+  const acrValues = knownAcrValues(single('acr_values') as string | undefined);
+  const maxAgeValue = single('max_age') as string | undefined;
+  const maxAge = maxAgeValue === undefined ? null : parseMaxAge(maxAgeValue);
+  if (maxAge === undefined) return fail('invalid_request', 'max_age must be a whole number of seconds from 0 to 2147483647');
+
   const userId = single('user_id') as string | undefined;
   const mobile = userId === undefined ? undefined : parseMobile(userId);
   if (userId !== undefined && !mobile) {
@@ -174,6 +185,8 @@ export async function checkAuthorizationRequest(
       loginHint: mobile?.e164 ?? null,
       prompt: (prompt as Prompt | undefined) ?? null,
       scopes,
+      acrValues,
+      maxAge,
     },
   };
 }

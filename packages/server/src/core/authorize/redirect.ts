@@ -2,8 +2,11 @@ import { conformantDescription } from '../errors.js';
 
 /**
  * The `error` codes a redirect carries back to the client: RFC 6749
- * §4.1.2.1's, and OpenID Connect Core 1.0 §3.1.2.6's `login_required` and
- * `consent_required`, the answers to `prompt=none` (docs/journey.md).
+ * §4.1.2.1's, OpenID Connect Core 1.0 §3.1.2.6's `login_required` and
+ * `consent_required`, the answers to `prompt=none`, and OpenID Connect
+ * Core Unmet Authentication Requirements 1.0's
+ * `unmet_authentication_requirements`, the answer to an `acr_values=phr`
+ * the customer cannot meet (docs/journey.md).
  */
 export type RedirectErrorCode =
   | 'invalid_request'
@@ -14,7 +17,8 @@ export type RedirectErrorCode =
   | 'server_error'
   | 'temporarily_unavailable'
   | 'login_required'
-  | 'consent_required';
+  | 'consent_required'
+  | 'unmet_authentication_requirements';
 
 /**
  * Adds parameters to a redirect URI, keeping any query it already has

@@ -17,3 +17,22 @@ export async function cancelJourney(journey: OpenJourney, deps: Pick<JourneyDeps
   const { record } = journey;
   return { kind: 'redirect', location: buildErrorRedirect(record.redirectUri, 'access_denied', 'the customer cancelled', record.state, deps.issuer) };
 }
+
+/**
+ * The sign-in cannot meet the request's `acr_values` (docs/journey.md,
+ * "`acr_values` and `max_age`"): the customer has no passkey to use ("I
+ * can't use a passkey"), or a PIN + SMS sign-in was attempted on a journey
+ * that requires `phr`. The journey ends `cancelled` and the browser goes
+ * back to the client with `unmet_authentication_requirements` (OpenID
+ * Connect Core Unmet Authentication Requirements 1.0), `state` and `iss`.
+ * A journey that ended meanwhile is shown where it stands.
+ */
+export async function endJourneyUnmet(journey: OpenJourney, deps: Pick<JourneyDeps, 'db' | 'clock' | 'issuer'>): Promise<StepResult> {
+  const moved = await deps.db.authorizationRequests.transitionAuthorizationRequest(journey.record.idHash, TRANSITIONS.cancelled, deps.clock.nowSeconds());
+  if (!moved) return whereItStandsNow(journey, deps);
+  const { record } = journey;
+  return {
+    kind: 'redirect',
+    location: buildErrorRedirect(record.redirectUri, 'unmet_authentication_requirements', 'the customer cannot sign in as acr_values requires', record.state, deps.issuer),
+  };
+}

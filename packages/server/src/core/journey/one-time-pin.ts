@@ -1,4 +1,5 @@
 import { auditActor } from '../audit/audit-actor.js';
+import { meetsRequirements, requirementsOf } from '../authentication-requirements.js';
 import { pinSmsAuthentication, type PhoneProof } from '../authentication.js';
 import type { Customer } from '../customers/customer.js';
 import { newCustomer } from '../customers/manage-customers.js';
@@ -8,6 +9,7 @@ import { newChallenge, type SendRefusal } from '../otp/issue-otp.js';
 import type { OtpChallengeRecord } from '../otp/records.js';
 import { verifyOtp, type MakeEntry, type VerifyOtpResult } from '../otp/verify-otp.js';
 import { newCode } from './code.js';
+import { endJourneyUnmet } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
 import { proveKnownDevice, type KnownDeviceCustomer } from './known-device.js';
 import { deadEnd, whereItStandsNow, type OpenJourney, type StepContext } from './open.js';
@@ -101,6 +103,8 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
       return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
       return deadEnd('account_unavailable', journey.record, journey.view.clientName);
+    case 'unmet':
+      return endJourneyUnmet(journey, deps);
     case 'lost':
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);
@@ -113,7 +117,9 @@ export type Entry =
   | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
-  | { readonly kind: 'account_unavailable' };
+  | { readonly kind: 'account_unavailable' }
+  /** The sign-in cannot meet the journey's `acr_values` (`phr`): nothing was entered or completed. */
+  | { readonly kind: 'unmet' };
 
 /**
  * One entry of the code, in one atomic step (`SignInStore.enterOtp`; on
@@ -124,7 +130,8 @@ export type Entry =
  * one after another, on any number of instances, so at most one is right.
  * The session and the code record the sign-in as PIN + SMS completed now
  * (docs/tokens.md, "How the customer signed in"), `proof` saying which SMS
- * code proved the phone.
+ * code proved the phone. A journey whose `acr_values` that sign-in cannot
+ * meet (`phr`) is `unmet`, before anything is entered.
  */
 export async function enterCode(
   journey: OpenJourney,
@@ -139,6 +146,8 @@ export async function enterCode(
   const created = challenge.purpose === 'register' ? newAccount(challenge, now) : undefined;
   const customer = created ?? { profileId: challenge.profileId ?? '', mobile: challenge.mobile };
   const authentication = pinSmsAuthentication(now, proof);
+  // A PIN + SMS sign-in never meets acr_values=phr: the code is not even checked (docs/journey.md, "`acr_values` and `max_age`").
+  if (!meetsRequirements(authentication, requirementsOf(record), now)) return { kind: 'unmet' };
   const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
   const issued = newCode(record, customer, authentication, deps);
   const enter: MakeEntry<SignInCompletion> = (codeHash) =>

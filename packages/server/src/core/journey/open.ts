@@ -1,3 +1,4 @@
+import { requirementsOf, requiresPhr } from '../authentication-requirements.js';
 import type { UiLocale } from '../authorize/ui-locales.js';
 import type { ClientAddress } from '../client-address.js';
 import type { OtpSendContext } from '../otp/issue-otp.js';
@@ -73,7 +74,14 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
     challenge: found.challenge,
     hintRegistered: found.hintRegistered,
     client,
-    view: { requestId, clientName: client.name, redirectUri: record.redirectUri, fixedMobile: record.loginHint, uiLocale: record.uiLocale },
+    view: {
+      requestId,
+      clientName: client.name,
+      redirectUri: record.redirectUri,
+      fixedMobile: record.loginHint,
+      uiLocale: record.uiLocale,
+      requiresPhr: requiresPhr(requirementsOf(record)),
+    },
   };
 }
 

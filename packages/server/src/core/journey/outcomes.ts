@@ -100,6 +100,13 @@ export interface JourneyView {
   readonly fixedMobile: string | null;
   /** The language the journey's `ui_locales` chose; `null`: the browser's `Accept-Language` decides. */
   readonly uiLocale: UiLocale | null;
+  /**
+   * The request asked for `acr_values=phr` (docs/journey.md, "`acr_values`
+   * and `max_age`"): only a passkey sign-in out of its hold can complete
+   * it, so the login and registration pages offer no PIN form, only a
+   * passkey and "I can't use a passkey" (`unmet_authentication_requirements`).
+   */
+  readonly requiresPhr: boolean;
 }
 
 /** A scope as the consent page shows it: its token, and the operator's description of it when there is one. */

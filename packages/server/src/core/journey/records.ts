@@ -32,6 +32,14 @@ export interface AuthorizationRequestRecord {
   readonly scopes: readonly string[];
   /** Why it was ended for its customer (`cancelled` by a lock or another journey's PIN reset); `null` otherwise. */
   readonly endedBy: JourneyEnd | null;
+  /**
+   * The request's `acr_values` that Connect knows, in its order (empty:
+   * none); with `maxAge`, what the sign-in must meet to complete the
+   * journey (`core/authentication-requirements.ts`).
+   */
+  readonly acrValues: readonly string[];
+  /** The request's `max_age` in seconds; `null`: none. */
+  readonly maxAge: number | null;
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { meetsRequirements, requirementsOf } from '../authentication-requirements.js';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
 import { buildErrorRedirect, type RedirectErrorCode } from '../authorize/redirect.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
@@ -26,10 +27,16 @@ export type StartResult = StepResult | PageError;
 
 /**
  * `GET /authorize` (docs/journey.md): checks the request, then
- * - `prompt=login` ends any customer session and asks for the PIN again;
+ * - `prompt=login` (and `max_age=0`) ends any customer session and asks
+ *   for the PIN again;
  * - a live session of the same customer (the same mobile as `user_id`, when
- *   given) returns a code at once if the customer approved this client, and
- *   asks for consent otherwise (`prompt=none`: `consent_required`);
+ *   given) whose sign-in meets the request's `acr_values` and `max_age`
+ *   (docs/journey.md, "`acr_values` and `max_age`") returns a code at once
+ *   if the customer approved this client, and asks for consent otherwise
+ *   (`prompt=none`: `consent_required`);
+ * - a session whose sign-in is too weak or too old for the request asks
+ *   for a new sign-in, keeping the session until one completes
+ *   (`prompt=none`: `login_required`);
  * - without such a session, `prompt=none` returns `login_required`;
  * - otherwise a journey starts `pending`, bound to this browser, on the login page.
  *
@@ -52,11 +59,18 @@ export async function startJourney(query: AuthorizeQuery, browser: BrowserCookie
   const { request } = check;
   const now = deps.clock.nowSeconds();
 
-  const forceLogin = request.prompt === 'login';
+  // max_age=0: no sign-in is recent enough, so the session ends as with prompt=login.
+  const forceLogin = request.prompt === 'login' || request.maxAge === 0;
   if (forceLogin) await endSession(browser.sessionId, deps.db, now);
   const signedIn = forceLogin ? undefined : await useSession(browser.sessionId, deps);
   const customer = signedIn?.customer;
-  if (signedIn && customer && (request.loginHint === null || customer.mobile === request.loginHint)) {
+  const sameCustomer = signedIn && customer && (request.loginHint === null || customer.mobile === request.loginHint);
+  if (sameCustomer && !meetsRequirements(signedIn.authentication, requirementsOf(request), now)) {
+    // Too weak (acr_values) or too old (max_age): a new sign-in, which replaces the session once it completes.
+    if (request.prompt === 'none') return back('login_required', 'the customer must sign in again to meet acr_values or max_age', request.state, request.redirectUri);
+    return begin(request, browser, { status: 'pending', profileId: null, endSession: false, query }, deps);
+  }
+  if (sameCustomer) {
     if (await deps.db.consents.findConsent(customer.profileId, request.client.id)) {
       // A silent sign-in: the code carries the session's sign-in (its auth_time, amr, acr), not this moment.
       const location = await issueCode(codeRequest(request), customer, signedIn.authentication, deps.db.codes, deps);
@@ -99,6 +113,8 @@ async function begin(
     uiLocale: pickUiLocale(start.query.ui_locales),
     scopes: request.scopes,
     endedBy: null,
+    acrValues: request.acrValues,
+    maxAge: request.maxAge,
   });
   return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
 }

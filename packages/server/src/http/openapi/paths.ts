@@ -255,12 +255,21 @@ export const PATHS: Record<string, PathItem> = {
         query('user_id', 'The customer\'s mobile number, E.164 (`+639171234567`): prefilled and fixed, or the registration form when it has no account.'),
         query('code_challenge', 'RFC 7636: the S256 challenge of the client\'s verifier; required for clients registered with `--require-pkce`.'),
         query('code_challenge_method', 'RFC 7636: `S256` (`plain` is refused).', { type: 'string', const: 'S256' }),
+        query(
+          'acr_values',
+          'OpenID Connect Core 3.1.2.1: space-separated `acr` values, any of which the sign-in may meet; unknown values are ignored. `phr` alone: only a passkey sign-in out of its hold completes it, else `unmet_authentication_requirements`; `urn:connect:acr:pin-sms`: any sign-in.',
+        ),
+        query(
+          'max_age',
+          'OpenID Connect Core 3.1.2.1: the most seconds since the customer signed in; an older session signs in again (`prompt=none`: `login_required`), `0` as `prompt=login`. A whole number from 0 to 2147483647, else `invalid_request`.',
+          { type: 'integer', minimum: 0, maximum: 2147483647 },
+        ),
         parameter('UiLocales'),
       ],
       responses: {
         303: seeOther(
           'To a hosted page (`/login`, `/register`, `/consent`, with `?request=`), or back to `redirect_uri`: with `code`, `state`, `userId` (the masked mobile), `profileId` and `iss` when a live session of a customer who approved the client serves, ' +
-            'else with `error` (`invalid_request`, `unsupported_response_type`, `unauthorized_client`, `login_required`, `consent_required`, …), `error_description`, `state` and `iss`.',
+            'else with `error` (`invalid_request`, `unsupported_response_type`, `unauthorized_client`, `login_required`, `consent_required`, `unmet_authentication_requirements`, …), `error_description`, `state` and `iss`.',
         ),
         400: page('An error page: the client is unknown or disabled, or `redirect_uri` is missing or not the registered one (never a redirect to an address not verified); or a parameter holds a control character.'),
         429: page('Too many sign-ins were started from this client address within the hour (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`): a page saying in how many minutes to try again; nothing was written.', {
@@ -274,7 +283,7 @@ export const PATHS: Record<string, PathItem> = {
   '/login': hostedPage({
     name: 'login',
     id: 'Login',
-    shows: 'Mobile number and PIN; with a `user_id` of an account the mobile is prefilled and `readonly`.',
+    shows: 'Mobile number and PIN; with a `user_id` of an account the mobile is prefilled and `readonly`. With `acr_values=phr` no PIN form: the page asks for a passkey and offers "I can\'t use a passkey" (`action=no_passkey`).',
     form: schemaRef('LoginForm'),
     handles: 'A right PIN sends the one-time PIN by SMS and goes on to `/login/otp`; 5 wrong PINs in a row lock PIN login for that mobile for 15 minutes.',
     problems: 'a malformed mobile or PIN, a wrong PIN, a lock or a limit: the page says for how long',

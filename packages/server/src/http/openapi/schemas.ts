@@ -219,7 +219,7 @@ export const SCHEMAS = {
       prompt_values_supported: { type: 'array', items: { type: 'string', enum: ['login', 'none'] } },
       authorization_response_iss_parameter_supported: { type: 'boolean', const: true, description: 'RFC 9207: every redirect back carries `iss`.' },
       scopes_supported: { type: 'array', items: { type: 'string' }, description: 'The scopes clients may be registered with.' },
-      acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry (`urn:connect:acr:pin-sms`).' },
+      acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry and `/authorize` accepts in `acr_values`: `phr` (a passkey sign-in out of its hold) and `urn:connect:acr:pin-sms` (PIN + SMS one-time PIN).' },
     },
   },
   ClientAuthMethods: {
@@ -324,7 +324,12 @@ export const SCHEMAS = {
         'The mobile number: in international format, or as dialled in the country of `CONNECT_DEFAULT_COUNTRY` (`0917 123 4567`); ignored when the client named it with `user_id`.',
       ),
       pin: string("The customer's PIN: 4 to 6 digits."),
-      action: { type: 'string', enum: ['login', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
+      action: {
+        type: 'string',
+        enum: ['login', 'no_passkey', 'cancel'],
+        description:
+          '`cancel`: back to the client with `error=access_denied`; `no_passkey` ("I can\'t use a passkey", on a request with `acr_values=phr`, where any post ends so): back with `error=unmet_authentication_requirements`.',
+      },
     },
   },
   RegistrationForm: {
@@ -337,7 +342,12 @@ export const SCHEMAS = {
       ),
       pin: string('The new PIN: 4 to 6 digits, not one too easy to guess.'),
       pin_confirmation: string('The new PIN again.'),
-      action: { type: 'string', enum: ['register', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
+      action: {
+        type: 'string',
+        enum: ['register', 'no_passkey', 'cancel'],
+        description:
+          '`cancel`: back to the client with `error=access_denied`; `no_passkey` ("I can\'t use a passkey", on a request with `acr_values=phr`, where any post ends so): back with `error=unmet_authentication_requirements`.',
+      },
     },
   },
   OneTimePinForm: {

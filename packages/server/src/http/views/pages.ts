@@ -173,6 +173,29 @@ ${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${pa
   return layout({ language, title: text.login.title, body, clientName: page.clientName });
 }
 
+/**
+ * The login (or registration) page of a journey that requires `phr`
+ * (`acr_values=phr`, docs/hosted-login.md, "When the app asks for a
+ * passkey"): no PIN form, since a PIN + SMS sign-in cannot complete it; it
+ * says the app asks for a passkey, and offers "I can't use a passkey"
+ * (`action=no_passkey`: back to the app) and cancel.
+ */
+export function passkeyRequiredPage(page: FormPage): string {
+  const { language } = page;
+  const text = language.text;
+  const lead = consent(language, page.clientName, text.passkeyRequired.lead);
+  const body = html`${requestHeader(page.clientName, text.passkeyRequired.heading, lead)}
+${errorSummary(page.error)}
+<form method="post" action="${page.action}" novalidate>
+${hiddenCsrf(page.csrfToken)}
+<div class="actions">
+<button type="submit" name="action" value="no_passkey" class="button secondary" formnovalidate>${text.passkeyRequired.noPasskey}</button>
+${cancelButton(language)}
+</div>
+</form>`;
+  return layout({ language, title: text.passkeyRequired.title, body, clientName: page.clientName });
+}
+
 /** The registration page: mobile + PIN twice. */
 export function registerPage(page: FormPage & MobilePage & { loginHref?: string | undefined }): string {
   const { language } = page;

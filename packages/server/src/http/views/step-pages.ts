@@ -1,7 +1,7 @@
 import type { MobileExample } from '../../core/customers/mobile.js';
 import type { JourneyPage, JourneyView, Problem, StepResult } from '../../core/journey/outcomes.js';
 import type { Language, ProblemPage } from './messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage, type PageError } from './pages.js';
+import { consentPage, loginPage, newPinPage, otpPage, passkeyRequiredPage, registerPage, resetPage, type PageError } from './pages.js';
 
 /** A step's answer that is one of the journey's pages. */
 export type StepPageResult = Extract<StepResult, { readonly journey: JourneyView }>;
@@ -33,9 +33,17 @@ type PageOf<K extends StepPageResult['kind']> = Extract<StepPageResult, { readon
 
 const statusOf = (problem: Problem | undefined) => (problem ? 400 : 200);
 
-/** The login and registration pages; with user_id the mobile is fixed, and there is no switching between the two. */
+/**
+ * The login and registration pages; with user_id the mobile is fixed, and
+ * there is no switching between the two. A journey that requires `phr`
+ * shows no PIN form on either (`passkeyRequiredPage`).
+ */
 const signIn: View<PageOf<'login' | 'register'>> = (result, page) => {
   const { journey, problem } = result;
+  if (journey.requiresPhr) {
+    const body = passkeyRequiredPage({ language: page.language, clientName: journey.clientName, action: page.pageUrl(result.kind), csrfToken: page.csrfToken(), error: page.error(problem, result.kind) });
+    return { status: statusOf(problem), body };
+  }
   const fixed = journey.fixedMobile !== null;
   const form = {
     language: page.language,

@@ -53,6 +53,7 @@ async function insertExpiredJourneys(storage: Pick<Storage, 'authorizationReques
     await storage.authorizationRequests.insertAuthorizationRequest({
       idHash: `journey-${i}`, clientId: 'c', redirectUri: 'https://app.example/cb', state: null, codeChallenge: null, loginHint: null,
       browserHash: 'b', createdAt: T0, expiresAt: T0 + 10, completedAt: null, endedBy: null, status: 'pending', profileId: null, uiLocale: null, scopes: [],
+      acrValues: [], maxAge: null,
     });
   }
 }

@@ -81,6 +81,8 @@ export function authorizationRequest(overrides: Partial<AuthorizationRequestReco
     profileId: null,
     uiLocale: 'fil',
     scopes: ['payments:read', 'profile'],
+    acrValues: ['phr', 'urn:connect:acr:pin-sms'],
+    maxAge: 300,
     ...overrides,
   };
 }

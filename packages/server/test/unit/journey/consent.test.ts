@@ -45,7 +45,7 @@ describe('showConsent', () => {
     const t = await atConsent();
     expect(await showConsent(t.journey.context, t.deps)).toEqual({
       kind: 'consent',
-      journey: { requestId: t.journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null, uiLocale: null },
+      journey: { requestId: t.journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null, uiLocale: null, requiresPhr: false },
       maskedMobile: MASKED,
       scopes: [],
       otherAccount: true,

@@ -52,7 +52,7 @@ async function atRegistrationOtp(options: JourneyOptions = {}) {
   return { ...t, journey, code: t.sms.lastCode(), enter: (otp: string) => submitOtp(journey.context, { otp }, t.deps) };
 }
 
-const view = (journey: Started) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null, uiLocale: null });
+const view = (journey: Started) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: null, uiLocale: null, requiresPhr: false });
 
 /** Nothing of a completion was written: the challenge is unused, the journey where it was, no approval, no session of the customer. */
 async function expectNotCompleted(t: JourneyTest, journey: Started, status: string, profileId: string | undefined, rightCodeEntered = false): Promise<void> {

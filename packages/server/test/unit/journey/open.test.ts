@@ -22,7 +22,7 @@ describe('openJourney', () => {
     expect(result.requestId).toBe(journey.requestId);
     expect(result.record).toEqual(await journey.record());
     expect(result.client).toEqual(ACME);
-    expect(result.view).toEqual({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: MOBILE, uiLocale: null });
+    expect(result.view).toEqual({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile: MOBILE, uiLocale: null, requiresPhr: false });
   });
 
   it('from another browser: the same dead end as for an unknown ID', async () => {

@@ -35,6 +35,7 @@ const view = (journey: Started, fixedMobile: string | null = null) => ({
   redirectUri: 'https://acme.example/cb',
   fixedMobile,
   uiLocale: null,
+  requiresPhr: false,
 });
 
 interface ResetTest extends JourneyTest {

@@ -43,7 +43,7 @@ async function setup(options: JourneyOptions & { query?: Record<string, string>;
   return { ...t, account, journey };
 }
 
-const view = (journey: Started, fixedMobile: string | null = null) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile, uiLocale: null });
+const view = (journey: Started, fixedMobile: string | null = null) => ({ requestId: journey.requestId, clientName: ACME.name, redirectUri: REDIRECT, fixedMobile, uiLocale: null, requiresPhr: false });
 
 /** The journey, its challenges, the SMS and the customer's count, as they were before a refused step. */
 async function expectNothingHappened(t: JourneyTest, journey: Started, pinAttempts = 0): Promise<void> {

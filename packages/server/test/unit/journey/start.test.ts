@@ -111,6 +111,8 @@ describe('startJourney without a session', () => {
       profileId: null,
       uiLocale: null,
       scopes: [],
+      acrValues: [],
+      maxAge: null,
     });
   });
 

@@ -48,6 +48,8 @@ function journey(status: JourneyState, overrides: Partial<AuthorizationRequestRe
     status,
     profileId: status === 'pending' ? null : '123456789012',
     uiLocale: null,
+    acrValues: [],
+    maxAge: null,
     scopes: [],
     ...overrides,
   };

@@ -165,6 +165,8 @@ export async function awaitEntries(storage: Storage, ...requestHashes: string[])
       completedAt: null,
       endedBy: null,
       uiLocale: null,
+      acrValues: [],
+      maxAge: null,
       scopes: [],
       status: 'otp_sent',
       profileId: LOGIN.profileId,

@@ -1,3 +1,4 @@
+import { meetsRequirements, requirementsOf } from '../../authentication-requirements.js';
 import { maskedMobile } from '../../customers/mobile.js';
 import { atomically } from '../atomic.js';
 import { cancelJourney } from '../cancel.js';
@@ -50,8 +51,10 @@ type Approval = { readonly kind: 'done'; readonly location: string } | { readonl
  * `POST /consent` (docs/journey.md, "Consent"). `approve`, in one transaction: the browser's session must
  * still be live and the journey's customer's, the journey moves
  * `consent_required` → `code_issued`, the approval is stored and the code is
- * issued. When the session ended meanwhile the journey goes back to
- * `pending` and the customer logs in. `cancel`: `access_denied`.
+ * issued. When the session ended meanwhile, or its sign-in no longer
+ * meets the request's `acr_values` and `max_age` (docs/journey.md,
+ * "`acr_values` and `max_age`"), the journey goes back to `pending` and
+ * the customer logs in. `cancel`: `access_denied`.
  */
 export async function submitConsent(context: StepContext, form: ConsentForm, deps: ConsentDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -67,7 +70,8 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     const held = isPlausibleId(context.sessionId) && record.profileId !== null ? await tx.customers.holdCustomerForSignIn(record.profileId, now) : undefined;
     const session = held ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId ?? ''), now, deps.lifetimes.sessionIdleSeconds) : undefined;
     const customer = session && session.profileId === held?.profileId ? held : undefined;
-    if (!customer || !session) {
+    // A session whose sign-in is too weak or too old for the request (acr_values, max_age) cannot approve either.
+    if (!customer || !session || !meetsRequirements(session.authentication, requirementsOf(record), now)) {
       // Committed: the journey now needs a login.
       await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.loginRequired, now, null);
       return { kind: 'login_required' };

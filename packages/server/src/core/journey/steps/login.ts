@@ -1,7 +1,7 @@
 import { auditActor } from '../../audit/audit-actor.js';
 import { checkPin } from '../../customers/check-pin.js';
 import { isValidPin } from '../../customers/pin.js';
-import { cancelJourney } from '../cancel.js';
+import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, type StepContext } from '../open.js';
@@ -44,7 +44,9 @@ export async function showLogin(context: StepContext, deps: LoginDeps): Promise<
 /**
  * `POST /login`: mobile + PIN (docs/journey.md, "PIN guessing"). The mobile
  * is the journey's `user_id` when it has one, whatever was posted. A wrong
- * mobile and a wrong PIN get one answer.
+ * mobile and a wrong PIN get one answer. On a journey that requires `phr`
+ * (`acr_values=phr`) nothing is checked and nothing sent: the customer goes
+ * back to the client with `unmet_authentication_requirements`.
  *
  * Every check is counted before it runs: first against the client address's
  * budget of failed checks, then against the customer's 5 attempts, in the
@@ -59,6 +61,9 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
+  // acr_values=phr: no PIN + SMS sign-in can complete the journey, so none starts and no SMS is
+  // sent; "I can't use a passkey" (or a PIN form posted anyway) goes back to the client.
+  if (journey.view.requiresPhr) return endJourneyUnmet(journey, deps);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'login', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
   const mobile = postedMobile(journey, form.mobile, deps);

@@ -1,6 +1,6 @@
 import { hashPin, isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
-import { cancelJourney } from '../cancel.js';
+import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { isOpen, openJourney, pageForState, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
@@ -49,6 +49,9 @@ export async function submitRegistration(context: StepContext, form: Registratio
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   if (!canMove(journey.record.status, TRANSITIONS.codeSent)) return pageForState(journey);
+  // acr_values=phr: no PIN + SMS sign-in can complete the journey, so none starts and no SMS is
+  // sent; "I can't use a passkey" (or a PIN form posted anyway) goes back to the client.
+  if (journey.view.requiresPhr) return endJourneyUnmet(journey, deps);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'register', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
   const mobile = postedMobile(journey, form.mobile, deps);

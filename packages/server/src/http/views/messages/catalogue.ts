@@ -56,6 +56,18 @@ export interface Catalogue {
     /** The notice on the login page right after a PIN reset. */
     readonly pinChanged: string;
   };
+  /**
+   * The login (or registration) page of a request with `acr_values=phr`:
+   * only a passkey can sign in, so there is no PIN form
+   * (docs/hosted-login.md, "When the app asks for a passkey").
+   */
+  readonly passkeyRequired: {
+    readonly title: string;
+    readonly heading: string;
+    readonly lead: string;
+    /** The button back to the app (`unmet_authentication_requirements`). */
+    readonly noPasskey: string;
+  };
   readonly register: {
     readonly title: string;
     readonly heading: string;

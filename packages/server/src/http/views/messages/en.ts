@@ -25,6 +25,12 @@ export const en: Catalogue = {
     forgotPin: 'Forgot PIN?',
     pinChanged: 'Your PIN has been changed, and you were signed out everywhere. Log in with your new PIN.',
   },
+  passkeyRequired: {
+    title: 'Passkey needed',
+    heading: 'Sign in with a passkey',
+    lead: 'For this, the app asks you to sign in with a passkey: your PIN and a code by SMS are not enough. If you cannot use a passkey, you go back to the app.',
+    noPasskey: "I can't use a passkey",
+  },
   register: {
     title: 'Create account',
     heading: 'Create your account',

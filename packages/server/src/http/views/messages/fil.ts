@@ -29,6 +29,12 @@ export const fil: Catalogue = {
     forgotPin: 'Nakalimutan ang PIN?',
     pinChanged: 'Napalitan na ang iyong PIN, at na-sign out ka sa lahat ng device. Mag-log in gamit ang bago mong PIN.',
   },
+  passkeyRequired: {
+    title: 'Kailangan ng passkey',
+    heading: 'Mag-sign in gamit ang passkey',
+    lead: 'Para rito, hinihiling ng app na mag-sign in ka gamit ang passkey: hindi sapat ang iyong PIN at ang code sa SMS. Kung hindi ka makagamit ng passkey, babalik ka sa app.',
+    noPasskey: 'Hindi ako makagamit ng passkey',
+  },
   register: {
     title: 'Gumawa ng account',
     heading: 'Gawin ang iyong account',

@@ -39,6 +39,8 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           ui_locale: r.uiLocale,
           scope: formatScope(r.scopes),
           ended_by: r.endedBy,
+          acr_values: r.acrValues.length > 0 ? r.acrValues.join(' ') : null,
+          max_age: r.maxAge,
         }),
         'authorization request exists',
       );
@@ -117,6 +119,8 @@ export function toRequest(row: Selectable<AuthorizationRequestsTable>): Authoriz
     uiLocale: isUiLocale(row.ui_locale) ? row.ui_locale : null,
     scopes: splitScope(row.scope),
     endedBy: isJourneyEnd(row.ended_by) ? row.ended_by : null,
+    acrValues: row.acr_values ? row.acr_values.split(' ') : [],
+    maxAge: num(row.max_age),
   };
 }
 

@@ -79,6 +79,10 @@ export interface AuthorizationRequestsTable {
   scope: Generated<string>;
   /** Why it was ended for its customer (`lock`, `pin_reset`), or null (migration `2026-11-28T10-00-journey-ended-by`). */
   ended_by: string | null;
+  /** Space-separated known `acr_values` of the request, or null: none (migration `2026-11-28T14-00-authorization-request-acr`). */
+  acr_values: string | null;
+  /** The request's `max_age` in seconds, or null: none. */
+  max_age: number | null;
 }
 
 export interface OtpChallengesTable {
