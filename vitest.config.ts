@@ -1,8 +1,13 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Test files that replace a module (`vi.mock`): each runs in a fresh module
+ * registry of its own, so the replacement reaches no other file.
+ */
+const MOCKING_FILES = ['packages/server/test/unit/otp/generate-otp-range.test.ts', 'packages/server/test/unit/journey/sign-in.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'bench/test/**/*.test.js'],
     // One migrated PostgreSQL database that the tests copy; one notice per
     // service (PostgreSQL, Redis, Chromium, GnuPG) whose suites were skipped.
     globalSetup: ['packages/server/test/helpers/postgres-template.ts', 'packages/server/test/helpers/skip-notices.ts'],
@@ -14,5 +19,20 @@ export default defineConfig({
     // spent waiting on PostgreSQL, Redis or a child process.
     maxWorkers: 2,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'bench/test/**/*.test.js'],
+          exclude: [...configDefaults.exclude, ...MOCKING_FILES],
+          // A worker's files share the modules they import (Fastify, Kysely, pg …),
+          // loaded once per worker instead of once per file: every file builds
+          // its own servers, databases and clocks, and none replaces a module.
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'mocking', include: MOCKING_FILES } },
+    ],
   },
 });
