@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
 import { auditClientAuthFailures } from '../core/audit/client-auth-failures.js';
@@ -335,6 +335,8 @@ const REDIS_KEEP_ALIVE_MS = 10_000;
  * reconnects by itself, a silent connection included.
  */
 async function connectRedis(url: string, timeoutMs: number, outages: OutageLog): Promise<Redis> {
+  // Loaded only when REDIS_URL is set: commands and a server without Redis start without it.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,

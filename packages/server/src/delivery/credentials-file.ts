@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { createMessage, encrypt, readKey, type Key } from 'openpgp';
+import type { Key } from 'openpgp';
 
 /** A refusal to deliver credentials; the message is one line for the operator. */
 export class DeliveryError extends Error {
@@ -64,7 +64,7 @@ export async function checkRecipient(target: DeliveryTarget, now: Date): Promise
   }
   let key: Key;
   try {
-    key = await readKey({ armoredKey: armored });
+    key = await (await openpgp()).readKey({ armoredKey: armored });
   } catch {
     throw new DeliveryError(`${target.recipientKeyPath} is not an ASCII-armored OpenPGP public key`);
   }
@@ -133,6 +133,7 @@ export function credentialsText(content: CredentialsFileContent): string {
  * never overwriting a file.
  */
 export async function writeCredentialsFile(recipient: CheckedRecipient, content: CredentialsFileContent, now: Date): Promise<void> {
+  const { createMessage, encrypt } = await openpgp();
   const armored = await encrypt({
     message: await createMessage({ text: credentialsText(content) }),
     encryptionKeys: recipient.key,
@@ -193,4 +194,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * OpenPGP.js, loaded by the commands that deliver credentials files only:
+ * every other command and the server start without it.
+ */
+function openpgp(): Promise<typeof import('openpgp')> {
+  return import('openpgp');
 }
