@@ -151,6 +151,39 @@ describe('the offer of a passkey after a PIN + SMS sign-in', () => {
   });
 });
 
+describe('the offer after a registration and after a PIN reset', () => {
+  it('a registration completed with passkey_capable is offered a passkey', async () => {
+    const t = await build();
+    const client = await t.createClient();
+    const browser = new Browser(t.app);
+    const { page } = await startLogin(browser, authorizeParams(client));
+    const register = await browser.open(/href="(\/register\?[^"]+)"/.exec(page.body)?.[1]?.replace(/&amp;/g, '&') ?? '');
+    const sent = await browser.submit(register, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' });
+    const otpPage = await browser.follow(sent);
+    const res = await browser.submit(otpPage, { otp: await latestOtp(t.app, MOBILE), action: 'verify', passkey_capable: '1' });
+    expect(res.statusCode, String(res.headers.location)).toBe(200);
+    expect(res.body).toContain('data-passkey-continue');
+    expect(await t.storage.customers.findCustomerByMobile(MOBILE)).toBeDefined();
+  });
+
+  it('the login right after a PIN reset, with passkey_capable, is offered a passkey', async () => {
+    const { t, client } = await setup();
+    const browser = new Browser(t.app);
+    const { page: loginPage } = await startLogin(browser, authorizeParams(client));
+    const forgot = /<p class="forgot"><a href="([^"]+)">/.exec(loginPage.body)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    const resetPage = await browser.open(forgot);
+    const codePage = await browser.follow(await browser.submit(resetPage, { mobile: MOBILE, action: 'send' }));
+    await t.services.afterAnswer.idle();
+    const pinPage = await browser.follow(await browser.submit(codePage, { otp: await latestOtp(t.app, MOBILE), action: 'verify' }));
+    const newPin = '590316';
+    const login = await browser.follow(await browser.submit(pinPage, { pin: newPin, pin_confirmation: newPin, action: 'change' }));
+    const res = await browser.submit(login, { mobile: MOBILE, pin: newPin, action: 'login', passkey_capable: '1' });
+    expect(res.statusCode, String(res.headers.location)).toBe(200);
+    expect(res.body).toContain('data-passkey-continue');
+    expect(res.cookies.find((c) => c.name === 'connect_session')?.value).toBeTruthy();
+  });
+});
+
 describe('enrolment', () => {
   it('adds the passkey with the customer\'s user handle, set once on the customer row, and audits it', async () => {
     const { t, client, customer } = await setup();
