@@ -408,6 +408,32 @@ describe('sign-in with a passkey', () => {
     const limited = expectError((await passkeySignIn(await newJourney(t.app, client), credential)).res, 429, 'too_many_attempts');
     expect(limited.retry_after).toBeGreaterThan(0);
   });
+
+  it("counts refusals in a journey with user_id against that mobile: after 10, that mobile's passkey sign-in waits, from any address", async () => {
+    const { t, client } = await setup();
+    const credential = await enrolled(t, client);
+    for (let i = 0; i < 10; i++) {
+      const journey = await newJourney(t.app, client, { user_id: MOBILE });
+      expectError(await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential: 'not json' }), 400, 'passkey_refused');
+    }
+    const elsewhere = new Browser(t.app, { remoteAddress: '203.0.113.77' });
+    const { page, requestId } = await startLogin(elsewhere, authorizeParams(client, { user_id: MOBILE }));
+    const limited = expectError((await passkeySignIn({ browser: elsewhere, requestId, csrf: csrfToken(page.body) }, credential)).res, 429, 'too_many_attempts');
+    expect(limited.retry_after).toBeGreaterThan(0);
+    // Another customer's journey without user_id is not held back.
+    codeOf((await passkeySignIn(await newJourney(t.app, client), credential)).res);
+  });
+
+  it('answers a malformed credential, or none, with passkey_refused, never a 500', async () => {
+    const { t, client } = await setup();
+    for (const credential of ['', 'null', '[]', '{"id":"x","type":"public-key","response":{}}', JSON.stringify({ id: 'x', type: 'public-key', response: { clientDataJSON: 'e30', authenticatorData: 'AA', signature: 'AA' } })]) {
+      const journey = await newJourney(t.app, client);
+      expectError(await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential }), 400, 'passkey_refused');
+    }
+    const browser = new Browser(t.app);
+    const { requestId, csrf } = await signInWithPin(browser, client, true);
+    expectError(await post(browser, ENROL, requestId, csrf, { credential: '{"id":"x"}' }), 400, 'passkey_refused');
+  });
 });
 
 /** One answer posted `count` times at once, spread over the instances: exactly one sign-in. */
