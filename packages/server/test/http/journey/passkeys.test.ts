@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ACR_PIN_SMS } from '../../../src/core/authentication.js';
+import { hashCookieValue } from '../../../src/core/journey/session.js';
 import { lockCustomer } from '../../../src/core/operator/lock-customer.js';
 import { build, TEST_AUTH_URL, type BuildOptions, type TestApp } from '../../helpers/build.js';
 import { changeReached } from '../../helpers/change-reached.js';
@@ -456,11 +457,44 @@ async function expectOneSignIn({ apps, t, raw }: Instances, count = 10): Promise
   expect((await t.storage.audit.listAuditEvents({ type: 'customer.passkey_used', limit: 100 })).length).toBe(1);
 }
 
+/** A write of the passkey sign-in fails: a 503, nothing of the sign-in is left; once it works, a new answer signs in. */
+async function expectAllOrNothing({ t, raw }: Instances, table: string, event: 'INSERT' | 'UPDATE', when?: string): Promise<void> {
+  const client = await t.createClient();
+  await addCustomer(t);
+  const credential = await enrolled(t, client);
+  const counts = async () => ({
+    sessions: await raw.count('customer_sessions'),
+    codes: await raw.count('authorization_codes'),
+    consents: await raw.count('consents'),
+  });
+  const before = await counts();
+  const journey = await newJourney(t.app, client);
+  const restore = await raw.failWrites(table, event, when);
+  const failed = await passkeySignIn(journey, credential);
+  expect(failed.res.statusCode).toBe(503);
+  expect(failed.res.cookies.filter((c) => c.name === 'connect_session')).toEqual([]);
+  expect(await counts()).toEqual(before);
+  expect((await t.storage.authorizationRequests.findAuthorizationRequest(hashCookieValue(journey.requestId)))?.status).toBe('pending');
+  await restore();
+  codeOf((await passkeySignIn(journey, credential)).res);
+  expect(await counts()).toEqual({ sessions: before.sessions + 1, codes: before.codes + 1, consents: before.consents });
+}
+
+const FAILING_WRITES = [
+  ['moving the journey', 'authorization_requests', 'UPDATE', "NEW.status = 'code_issued'"],
+  ['starting the session', 'customer_sessions', 'INSERT', undefined],
+  ['issuing the code', 'authorization_codes', 'INSERT', undefined],
+] as const;
+
 const onSqlite = useSqliteInstances('connect-passkeys-');
 
 describe('one passkey answer posted many times at once on SQLite', () => {
   it('signs in exactly once', async () => {
     await expectOneSignIn(await onSqlite());
+  });
+
+  it.each(FAILING_WRITES)('a passkey sign-in is all or nothing: %s fails', async (_name, table, event, when) => {
+    await expectAllOrNothing(await onSqlite(), table, event, when);
   });
 });
 
@@ -470,6 +504,10 @@ describe.skipIf(!postgresAdminUrl)('passkeys on PostgreSQL', () => {
   const instances = usePostgresInstances();
   it('one answer posted 10 times at once signs in exactly once', async () => {
     await expectOneSignIn(await instances.one());
+  });
+
+  it.each(FAILING_WRITES)('a passkey sign-in is all or nothing: %s fails', async (_name, table, event, when) => {
+    await expectAllOrNothing(await instances.one(), table, event, when);
   });
 
   it('one answer posted 10 times at once over two instances with their own pools signs in exactly once', async () => {
