@@ -16,7 +16,7 @@ describe('pinSmsAuthentication', () => {
     expect(pinSmsAuthentication(T0, proof)).toEqual({ acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: T0 });
   });
 
-  it('is one of the two acr values discovery lists, with phr', () => {
+  it('is one of the two acr values discovery lists, after phr', () => {
     expect(ACR_VALUES_SUPPORTED).toEqual([ACR_PHR, ACR_PIN_SMS]);
     expect(ACR_PHR).toBe('phr');
   });

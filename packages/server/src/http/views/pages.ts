@@ -361,6 +361,26 @@ ${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }
 
+/**
+ * The offer to add a passkey after a PIN + SMS sign-in (docs/journey.md,
+ * "Passkeys"): "Create a passkey" (the page's script runs the ceremony
+ * through `/login/passkey/options` and `/login/passkey/enrol`, then follows
+ * "Not now"), and "Not now", a plain link to where the sign-in goes next.
+ */
+export function passkeyOfferPage(
+  page: Page & { clientName: string; csrfToken: string; maskedMobile: string; continueHref: string; optionsAction: string; enrolAction: string },
+): string {
+  const { language, clientName } = page;
+  const text = language.text.passkeyOffer;
+  const lead = html`<p class="lead">${fill(text.lead, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const body = html`${requestHeader(clientName, text.heading, lead)}
+<div class="actions" data-passkey-offer data-options="${page.optionsAction}" data-enrol="${page.enrolAction}">
+<input type="hidden" name="csrf_token" value="${page.csrfToken}">
+<button type="button" class="button primary" data-passkey-create hidden>${text.create}</button>
+<a class="button secondary" href="${page.continueHref}" data-passkey-continue>${text.notNow}</a>
+</div>`;
+  return layout({ language, title: text.title, body, clientName });
+}
 
 /**
  * The sandbox's note on a redirect URI that is not the registered one:

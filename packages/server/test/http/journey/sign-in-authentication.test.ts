@@ -135,7 +135,7 @@ describe('acr, amr and auth_time of a PIN + SMS sign-in', () => {
 });
 
 describe('discovery', () => {
-  it('lists the acr values of a passkey (phr) and of PIN + SMS in acr_values_supported', async () => {
+  it('lists phr first, then the acr value of PIN + SMS, in acr_values_supported', async () => {
     const t = await build();
     const res = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
     expect(res.statusCode).toBe(200);

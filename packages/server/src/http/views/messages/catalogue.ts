@@ -1,3 +1,4 @@
+import type { PasskeyErrorCode } from '../../../core/journey/passkeys.js';
 import type { PageErrorReason } from '../../../core/authorize/authorization-request.js';
 import type { DeadEndReason, ProblemCode } from '../../../core/journey/outcomes.js';
 
@@ -196,4 +197,15 @@ export interface Catalogue {
     /** Too many sign-ins started from one address (429): try again in this many minutes. */
     readonly tooManyStarts: { readonly title: string; readonly message: (minutes: number) => string };
   };
+  /** The offer to add a passkey after a PIN + SMS sign-in (docs/journey.md, "Passkeys"). */
+  readonly passkeyOffer: {
+    readonly title: string;
+    readonly heading: string;
+    /** `{mobile}`: the masked mobile signed in. */
+    readonly lead: string;
+    readonly create: string;
+    readonly notNow: string;
+  };
+  /** The JSON errors of the passkey requests, by code (`core/journey/passkeys.ts`). */
+  readonly passkeyErrors: { readonly [C in PasskeyErrorCode]: string };
 }

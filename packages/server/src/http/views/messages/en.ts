@@ -163,4 +163,18 @@ export const en: Catalogue = {
       message: (minutes) => `Too many sign-ins were started from your network. Please try again ${inMinutes(minutes)}.`,
     },
   },
+  passkeyOffer: {
+    title: 'Sign in faster next time',
+    heading: 'Sign in faster and safer next time with a passkey',
+    lead: 'You are signed in as {mobile}. A passkey lets you sign in with your fingerprint, face or screen lock, without a PIN or an SMS code.',
+    create: 'Create a passkey',
+    notNow: 'Not now',
+  },
+  passkeyErrors: {
+    passkey_refused: 'This passkey could not be used. Try again, or use your PIN and an SMS code instead.',
+    passkey_expired: 'This took too long or was already used. Please start again.',
+    account_unavailable: 'This account cannot sign in right now.',
+    too_many_attempts: 'Too many failed attempts. Please wait and try again.',
+    journey_ended: 'This sign-in has moved on. Continue where it stands now.',
+  },
 };

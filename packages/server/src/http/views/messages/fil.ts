@@ -183,4 +183,18 @@ export const fil: Catalogue = {
       message: (minutes) => `Masyadong maraming pag-sign in ang sinimulan mula sa iyong network. Pakisubukang muli ${afterMinutes(minutes)}.`,
     },
   },
+  passkeyOffer: {
+    title: 'Mas mabilis na pag-sign in sa susunod',
+    heading: 'Mag-sign in nang mas mabilis at mas ligtas sa susunod gamit ang passkey',
+    lead: 'Naka-sign in ka bilang {mobile}. Sa passkey, makakapag-sign in ka gamit ang iyong fingerprint, mukha o screen lock, nang walang PIN o SMS code.',
+    create: 'Gumawa ng passkey',
+    notNow: 'Hindi muna',
+  },
+  passkeyErrors: {
+    passkey_refused: 'Hindi magamit ang passkey na ito. Subukang muli, o gamitin na lang ang iyong PIN at isang SMS code.',
+    passkey_expired: 'Masyadong natagalan ito o nagamit na. Pakisimulang muli.',
+    account_unavailable: 'Hindi makakapag-sign in ang account na ito sa ngayon.',
+    too_many_attempts: 'Masyadong maraming maling pagsubok. Pakihintay at subukang muli.',
+    journey_ended: 'Nagpatuloy na ang pag-sign in na ito. Magpatuloy kung nasaan na ito ngayon.',
+  },
 };

@@ -21,6 +21,7 @@ import * as scopeDescriptions from './2026-11-28T10-00-scope-descriptions.js';
 import * as authentication from './2026-11-28T11-00-authentication.js';
 import * as credentialVersion from './2026-11-28T11-30-credential-version.js';
 import * as passkeys from './2026-11-28T12-00-passkeys.js';
+import * as passkeyUserHandle from './2026-11-28T13-00-passkey-user-handle.js';
 import * as authorizationRequestAcr from './2026-11-28T14-00-authorization-request-acr.js';
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T11-00-authentication': authentication,
   '2026-11-28T11-30-credential-version': credentialVersion,
   '2026-11-28T12-00-passkeys': passkeys,
+  '2026-11-28T13-00-passkey-user-handle': passkeyUserHandle,
   '2026-11-28T14-00-authorization-request-acr': authorizationRequestAcr,
 };
 
