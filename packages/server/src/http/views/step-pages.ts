@@ -47,17 +47,19 @@ const signIn: View<PageOf<'login' | 'register'>> = (result, page) => {
     mobileExample: page.mobileExample,
   };
   const other = (to: 'login' | 'register') => (fixed ? undefined : page.pageUrl(to));
-  const body =
-    result.kind === 'login'
-      ? loginPage({
-          ...form,
-          action: page.pageUrl('login'),
-          registerHref: other('register'),
-          forgotHref: page.pageUrl('reset'),
-          pinChanged: result.notice === 'pin_changed',
-        })
-      : registerPage({ ...form, action: page.pageUrl('register'), loginHref: other('login') });
-  return { status: statusOf(problem), body };
+  if (result.kind === 'register') {
+    return { status: statusOf(problem), body: registerPage({ ...form, action: page.pageUrl('register'), loginHref: other('login') }) };
+  }
+  const query = `?request=${encodeURIComponent(journey.requestId)}`;
+  const body = loginPage({
+    ...form,
+    action: page.pageUrl('login'),
+    registerHref: other('register'),
+    forgotHref: page.pageUrl('reset'),
+    pinChanged: result.notice === 'pin_changed',
+    passkey: { mode: result.passkey ?? 'offered', optionsAction: `${PASSKEY_PATHS.options}${query}`, action: `${PASSKEY_PATHS.signIn}${query}` },
+  });
+  return { status: statusOf(problem), body, script: true };
 };
 
 /** "Forgot PIN?": as on the login page, with user_id the mobile is fixed. */
@@ -116,6 +118,13 @@ const consent: View<PageOf<'consent'>> = ({ journey, maskedMobile, scopes, other
     otherAccount,
   }),
 });
+
+/** The paths of the passkey requests (docs/journey.md, "Passkeys"). */
+export const PASSKEY_PATHS = {
+  options: '/login/passkey/options',
+  signIn: '/login/passkey',
+  enrol: '/login/passkey/enrol',
+} as const;
 
 /** The view of each page a step answers with. */
 export const STEP_PAGES: { readonly [K in StepPageResult['kind']]: View<PageOf<K>> } = {

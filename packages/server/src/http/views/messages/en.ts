@@ -157,4 +157,27 @@ export const en: Catalogue = {
       message: (minutes) => `Too many sign-ins were started from your network. Please try again ${inMinutes(minutes)}.`,
     },
   },
+  passkey: {
+    signIn: 'Sign in with a passkey',
+    or: 'or',
+    firstLead: 'Use the passkey on this device: your fingerprint, face or screen lock. No SMS code needed.',
+    usePin: 'Use my PIN and an SMS code instead',
+    required: '{client} asks you to sign in with a passkey for this. A PIN and SMS code will not do.',
+    unsupported: 'This browser cannot use passkeys. Open this page on the phone or browser where you created your passkey.',
+    cancelled: 'No passkey was used. Try again, or use your PIN and an SMS code instead.',
+    exists: 'This device already has a passkey for your account. You can continue.',
+    failed: 'Something went wrong with the passkey. Try again, or use your PIN and an SMS code instead.',
+  },
+  passkeyOffer: {
+    title: 'Sign in faster next time',
+    heading: 'Sign in faster and safer next time with a passkey',
+    lead: 'You are signed in as {mobile}. A passkey lets you sign in with your fingerprint, face or screen lock instead of a PIN and an SMS code.',
+    benefits: [
+      'No SMS code to wait for',
+      'Nothing to type or remember',
+      'Works only on Connect, so no one can trick you into giving it away',
+    ],
+    create: 'Create a passkey',
+    notNow: 'Not now',
+  },
 };

@@ -177,4 +177,27 @@ export const fil: Catalogue = {
       message: (minutes) => `Masyadong maraming pag-sign in ang sinimulan mula sa iyong network. Pakisubukang muli ${afterMinutes(minutes)}.`,
     },
   },
+  passkey: {
+    signIn: 'Mag-sign in gamit ang passkey',
+    or: 'o',
+    firstLead: 'Gamitin ang passkey sa device na ito: ang iyong fingerprint, mukha o screen lock. Hindi na kailangan ng SMS code.',
+    usePin: 'Gamitin na lang ang aking PIN at isang SMS code',
+    required: 'Hinihiling ng {client} na mag-sign in ka gamit ang passkey para dito. Hindi puwede ang PIN at SMS code.',
+    unsupported: 'Hindi magagamit ng browser na ito ang mga passkey. Buksan ang page na ito sa phone o browser kung saan mo ginawa ang iyong passkey.',
+    cancelled: 'Walang passkey na nagamit. Subukang muli, o gamitin na lang ang iyong PIN at isang SMS code.',
+    exists: 'May passkey na para sa iyong account ang device na ito. Puwede ka nang magpatuloy.',
+    failed: 'May nangyaring mali sa passkey. Subukang muli, o gamitin na lang ang iyong PIN at isang SMS code.',
+  },
+  passkeyOffer: {
+    title: 'Mas mabilis na pag-sign in',
+    heading: 'Mag-sign in nang mas mabilis at mas ligtas sa susunod gamit ang passkey',
+    lead: 'Naka-sign in ka bilang {mobile}. Sa passkey, makakapag-sign in ka gamit ang iyong fingerprint, mukha o screen lock sa halip na PIN at SMS code.',
+    benefits: [
+      'Wala nang hihintaying SMS code',
+      'Walang kailangang i-type o tandaan',
+      'Gumagana lang ito sa Connect, kaya walang makakapanlinlang sa iyo para ibigay ito',
+    ],
+    create: 'Gumawa ng passkey',
+    notNow: 'Hindi muna',
+  },
 };
