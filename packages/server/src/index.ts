@@ -18,7 +18,7 @@ export {
   type CustomerAccessCheckDeps,
   type CustomerAccessRequirements,
 } from './core/tokens/customer-access-check.js';
-export { ACR_PIN_SMS, ACR_VALUES_SUPPORTED, type Authentication } from './core/authentication.js';
+export { ACR_PHR, ACR_PIN_SMS, ACR_VALUES_SUPPORTED, type Authentication } from './core/authentication.js';
 export { KeyRing } from './core/keys/key-ring.js';
 export { CHANGE_SIGNAL_TRUST_MS } from './core/lifetimes.js';
 export { localChangeFeed, type Change, type ChangeFeed } from './core/changes/change-feed.js';

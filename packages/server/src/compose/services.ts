@@ -208,6 +208,15 @@ async function assembleObservedServices(
     smsCountries: config.smsCountries,
     defaultCountry: config.defaultCountry,
     later: (work) => afterAnswer.run(work),
+    webauthn: {
+      rpId: config.webauthnRpId,
+      // The auth URL's origin (known once the server listens), then CONNECT_WEBAUTHN_ORIGINS: matched exactly.
+      get origins() {
+        return webauthnOrigins(urls.authUrl, config.webauthnOrigins);
+      },
+      holdSeconds: config.passkeyHoldSeconds,
+    },
+    countSignIn: (method) => metrics.signIn(method),
   };
 
   const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });
@@ -369,4 +378,15 @@ async function connectRedis(url: string, timeoutMs: number, outages: OutageLog):
 
 function oneLineMessage(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+}
+
+/** The origins passkeys are accepted from: the auth URL's own, then the configured others, each once. */
+function webauthnOrigins(authUrl: string, others: readonly string[]): readonly string[] {
+  let own: string | undefined;
+  try {
+    own = authUrl === '' ? undefined : new URL(authUrl).origin;
+  } catch {
+    own = undefined;
+  }
+  return [...new Set([...(own ? [own] : []), ...others])];
 }

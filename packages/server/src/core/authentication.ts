@@ -14,16 +14,24 @@
  * meaning (OpenID Connect Core §2, `acr`).
  */
 export const ACR_PIN_SMS = 'urn:connect:acr:pin-sms';
+/**
+ * The `acr` of a sign-in with a passkey, with user verification, that is
+ * out of its hold: phishing-resistant (OpenID EAP ACR Values, `phr`;
+ * docs/tokens.md, "How the customer signed in").
+ */
+export const ACR_PHR = 'phr';
 
-/** The `acr` values Connect issues, as discovery lists them (`acr_values_supported`). */
-export const ACR_VALUES_SUPPORTED: readonly string[] = [ACR_PIN_SMS];
+/** The `acr` values Connect issues, as discovery lists them (`acr_values_supported`), strongest first. */
+export const ACR_VALUES_SUPPORTED: readonly string[] = [ACR_PHR, ACR_PIN_SMS];
 
 /**
  * RFC 8176 §2 authentication method references that Connect uses: `pin`
- * (the customer's PIN), `sms` (a code sent by SMS proved the phone) and
- * `mfa` (more than one factor: something known and something held).
+ * (the customer's PIN), `sms` (a code sent by SMS proved the phone), `mfa`
+ * (more than one factor: something known and something held), and for a
+ * passkey `hwk` (a device-bound key), `swk` (a synced key: backup eligible)
+ * and `user` (the authenticator verified its user: biometric or device PIN).
  */
-export type AuthenticationMethod = 'pin' | 'sms' | 'mfa';
+export type AuthenticationMethod = 'pin' | 'sms' | 'mfa' | 'hwk' | 'swk' | 'user';
 
 /** How a customer authenticated, and when. */
 export interface Authentication {
@@ -59,6 +67,20 @@ export function pinSmsAuthentication(authTime: number, proof: PhoneProof): Authe
     reset_otp: ['pin', 'sms', 'mfa'],
   };
   return { acr: ACR_PIN_SMS, amr: methods[proof], authTime };
+}
+
+/**
+ * The authentication of a sign-in with a passkey, with user verification,
+ * completed at `authTime`: `amr` `["swk","user","mfa"]` for a synced
+ * passkey (backup eligible), `["hwk","user","mfa"]` for a device-bound
+ * one; `acr` `phr` only when the passkey is out of its hold, else the PIN +
+ * SMS value: a held passkey is only as strong as the PIN + SMS sign-in
+ * that added it (docs/tokens.md, "How the customer signed in").
+ */
+export function passkeyAuthentication(authTime: number, passkey: { readonly backupEligible: boolean; readonly held: boolean }): Authentication {
+  const key: AuthenticationMethod = passkey.backupEligible ? 'swk' : 'hwk';
+  const amr: readonly AuthenticationMethod[] = [key, 'user', 'mfa'];
+  return { acr: passkey.held ? ACR_PIN_SMS : ACR_PHR, amr, authTime };
 }
 
 /** The claims of a token for `authentication`: none when it is not known (a session from before Connect recorded it). */

@@ -24,6 +24,8 @@ export interface Metrics {
   tokenIssued(endpoint: string, grant: string): void;
   /** One step of the hosted login (`login`, `register`, `otp`, `consent`) and what came of it. */
   journeyStep(step: string, outcome: string): void;
+  /** A sign-in completed on the hosted pages, by method (`pin_sms`, `passkey`). */
+  signIn(method: string): void;
   /** An audit event recorded (SMS gateway failures, PIN lockouts, code replays, …): its type and outcome. */
   auditEvent(type: string, outcome: string): void;
 }
@@ -64,6 +66,12 @@ export function createMetrics(options: { poolStats?: () => PoolStats | undefined
     labelNames: ['step', 'outcome'],
     registers: [registry],
   });
+  const signIns = new Counter({
+    name: 'connect_sign_ins_total',
+    help: 'Sign-ins completed on the hosted pages, by method (pin_sms, passkey)',
+    labelNames: ['method'],
+    registers: [registry],
+  });
   const audits = new Counter({
     name: 'connect_audit_events_total',
     help: 'Audit events recorded, by type and outcome (e.g. sms.send_failed, customer.pin_lockout)',
@@ -94,6 +102,7 @@ export function createMetrics(options: { poolStats?: () => PoolStats | undefined
     },
     tokenIssued: (endpoint, grant) => tokens.inc({ endpoint, grant }),
     journeyStep: (step, outcome) => steps.inc({ step, outcome }),
+    signIn: (method) => signIns.inc({ method }),
     auditEvent: (type, outcome) => audits.inc({ type, outcome }),
   };
 }

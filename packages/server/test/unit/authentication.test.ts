@@ -16,7 +16,7 @@ describe('pinSmsAuthentication', () => {
   });
 
   it('is the one acr value discovery lists', () => {
-    expect(ACR_VALUES_SUPPORTED).toEqual([ACR_PIN_SMS]);
+    expect(ACR_VALUES_SUPPORTED).toEqual(['phr', ACR_PIN_SMS]);
   });
 });
 

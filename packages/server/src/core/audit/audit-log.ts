@@ -14,6 +14,9 @@ export type AuditEventType =
   | 'customer.unlocked'
   | 'customer.pin_reset'
   | 'customer.passkey_removed'
+  | 'customer.passkey_added'
+  | 'customer.passkey_used'
+  | 'customer.passkey_refused'
   | 'keys.rotated'
   | 'keys.activated'
   | 'keys.revoked'
@@ -37,6 +40,9 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'customer.unlocked',
   'customer.pin_reset',
   'customer.passkey_removed',
+  'customer.passkey_added',
+  'customer.passkey_used',
+  'customer.passkey_refused',
   'keys.rotated',
   'keys.activated',
   'keys.revoked',

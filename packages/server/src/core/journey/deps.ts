@@ -11,6 +11,7 @@ import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
+import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
@@ -26,7 +27,22 @@ export interface JourneyStores {
   readonly tokenSessions: Pick<TokenSessionStore, 'revokeTokenSessionsOf'>;
   /** A PIN reset's audit event is written with its other writes. */
   readonly audit: Pick<AuditStore, 'insertAuditEvent'>;
+  /** Customers' passkeys and the challenges of their ceremonies (docs/journey.md, "Passkeys"). */
+  readonly passkeys: PasskeyStore;
 }
+
+/** How passkeys are checked (docs/operator-guide.md, "Passkeys"). */
+export interface WebAuthnSettings {
+  /** `CONNECT_WEBAUTHN_RP_ID`: the relying party ID. */
+  readonly rpId: string;
+  /** The origins a ceremony may come from: the auth URL's, then `CONNECT_WEBAUTHN_ORIGINS`; matched exactly. */
+  readonly origins: readonly string[];
+  /** `CONNECT_PASSKEY_HOLD`: seconds a passkey added without a passkey sign-in is held. */
+  readonly holdSeconds: number;
+}
+
+/** How a sign-in completed, as the metrics count it. */
+export type SignInMethod = 'pin_sms' | 'passkey';
 
 /** The journey's database: its stores, and transactions over them (the storage satisfies it). */
 export interface JourneyDatabase extends JourneyStores {
@@ -92,4 +108,8 @@ export interface JourneyDeps {
    * Without it the work runs before the answer.
    */
   readonly later?: ((work: () => Promise<void>) => void) | undefined;
+  /** Passkeys: relying party ID, accepted origins and the hold. */
+  readonly webauthn: WebAuthnSettings;
+  /** Counts a completed sign-in by method (metrics). */
+  readonly countSignIn?: ((method: SignInMethod) => void) | undefined;
 }

@@ -16,7 +16,7 @@ import { hashCookieValue, isPlausibleId, newSession } from './session.js';
 import type { SignInCompletion } from './stores.js';
 
 /** What entering a sign-in's code uses of the journey's dependencies. */
-export type CodeEntryDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'otpHasher' | 'lifetimes' | 'knownDeviceKey'>;
+export type CodeEntryDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'otpHasher' | 'lifetimes' | 'knownDeviceKey' | 'countSignIn'>;
 
 /**
  * The login right after a PIN reset in the same journey (docs/journey.md,
@@ -38,6 +38,8 @@ export async function signInOnResetProof(
   pinCount: { readonly profileId: string; readonly attempt: number; lifted: boolean },
   context: StepContext,
   deps: CodeEntryDeps,
+  /** The page's `passkey_capable`: the browser can make a passkey (docs/journey.md, "Passkeys"). */
+  passkeyCapable = false,
 ): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge(
@@ -56,7 +58,7 @@ export async function signInOnResetProof(
   if (!moved) return whereItStandsNow(journey, deps);
   // No second SMS, yet the phone was proved by one: the reset's code (amr still has `sms`).
   const outcome = await enterCode(journey, record, code, context.sessionId, 'reset_otp', deps);
-  return completed(journey, outcome, context, deps);
+  return completed(journey, outcome, context, deps, passkeyCapable);
 }
 
 /**
@@ -79,24 +81,45 @@ export function resetProvesPhone(journey: OpenJourney, profileId: string, now: n
 export interface OtpForm {
   readonly action?: string | undefined;
   readonly otp?: string | undefined;
+  /** `1` when the page's script found that the browser can make a passkey (docs/journey.md, "Passkeys"). */
+  readonly passkeyCapable?: string | undefined;
 }
 
-/** The page for an entry that completed the sign-in, or found it could not. */
-export async function completed(journey: OpenJourney, outcome: Entry, context: StepContext, deps: CodeEntryDeps): Promise<StepResult> {
+/** Whether a form's `passkey_capable` says the browser can make a passkey. */
+export function isPasskeyCapable(value: string | undefined): boolean {
+  return value === '1';
+}
+
+/**
+ * The page for an entry that completed the sign-in, or found it could not.
+ * A completed PIN + SMS sign-in goes back to the client, unless the
+ * browser can make a passkey (`passkeyCapable`) and the customer has no
+ * usable one: then the offer to add one, with the same cookies and a link
+ * to the same location (docs/journey.md, "Passkeys").
+ */
+export async function completed(journey: OpenJourney, outcome: Entry, context: StepContext, deps: CodeEntryDeps, passkeyCapable = false): Promise<StepResult> {
   const { challenge } = journey;
   switch (outcome.kind) {
     case 'refused':
       // Only an entry of the code the server itself made (after a PIN reset) gets here: it cannot be wrong.
       return whereItStandsNow(journey, deps);
-    case 'done':
+    case 'done': {
+      deps.countSignIn?.('pin_sms');
       // The one-time PIN proved the phone in this browser: it is a known device of the customer,
       // at the credential version the sign-in completed at (docs/journey.md, "After a PIN reset").
-      return {
-        kind: 'redirect',
-        location: outcome.location,
-        session: outcome.session,
-        knownDevice: proveKnownDevice(context.knownDevice, outcome.customer, deps.clock.nowSeconds(), deps.knownDeviceKey),
-      };
+      const knownDevice = proveKnownDevice(context.knownDevice, outcome.customer, deps.clock.nowSeconds(), deps.knownDeviceKey);
+      if (passkeyCapable && !(await hasUsablePasskey(outcome.customer.profileId, deps))) {
+        return {
+          kind: 'passkey_offer',
+          journey: journey.view,
+          location: outcome.location,
+          session: outcome.session,
+          knownDevice,
+          maskedMobile: maskedMobile(mobileOf({ mobile: outcome.mobile }) ?? outcome.mobile, 'page'),
+        };
+      }
+      return { kind: 'redirect', location: outcome.location, session: outcome.session, knownDevice };
+    }
     case 'mobile_taken':
       return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
     case 'account_unavailable':
@@ -107,10 +130,15 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
   }
 }
 
+/** Whether the customer has a passkey that is not suspended. */
+async function hasUsablePasskey(profileId: string, deps: Pick<JourneyDeps, 'db'>): Promise<boolean> {
+  return (await deps.db.passkeys.listPasskeysOf(profileId)).some((passkey) => passkey.suspendedAt === null);
+}
+
 /** What one entry of a sign-in's code came to. */
 export type Entry =
   | { readonly kind: 'refused'; readonly result: Exclude<VerifyOtpResult<SignInCompletion>, { ok: true }> }
-  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer }
+  | { readonly kind: 'done'; readonly location: string; readonly session: string; readonly customer: KnownDeviceCustomer; readonly mobile: string }
   | { readonly kind: 'lost' }
   | { readonly kind: 'mobile_taken' }
   | { readonly kind: 'account_unavailable' };
@@ -159,7 +187,13 @@ export async function enterCode(
   if (!result.ok) return { kind: 'refused', result };
   switch (result.done.kind) {
     case 'completed':
-      return { kind: 'done', location: issued.location, session: session.id, customer: { profileId: customer.profileId, credentialVersion: result.done.credentialVersion } };
+      return {
+        kind: 'done',
+        location: issued.location,
+        session: session.id,
+        customer: { profileId: customer.profileId, credentialVersion: result.done.credentialVersion },
+        mobile: customer.mobile,
+      };
     case 'lost':
       return { kind: 'lost' };
     case 'customer_unavailable':

@@ -178,6 +178,23 @@ export type StepResult =
    */
   | { readonly kind: 'goto'; readonly page: JourneyPage; readonly requestId: string; readonly endSession?: boolean; readonly knownDevice?: string }
   /**
+   * A PIN + SMS sign-in completed in a browser that can make a passkey, for
+   * a customer without a usable one (docs/journey.md, "Passkeys"): the
+   * offer to add one, instead of the redirect back to the client. It sets
+   * the cookies that redirect would have set (`session`, `knownDevice`);
+   * "Not now" (and, once a passkey was added, "Continue") is a plain link
+   * to `location`, exactly where the redirect would have gone.
+   */
+  | {
+      readonly kind: 'passkey_offer';
+      readonly journey: JourneyView;
+      readonly location: string;
+      readonly session: string;
+      readonly knownDevice?: string;
+      /** The customer's mobile as the page shows it (masked). */
+      readonly maskedMobile: string;
+    }
+  /**
    * Back to the client (a code or an error). `session` is a new customer
    * session to set as cookie; `endSession` clears the cookie;
    * `knownDevice` is the known-device cookie's new value (a sign-in

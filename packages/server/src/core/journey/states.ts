@@ -14,6 +14,8 @@
  *    ▲                                          │  └─────┘
  *    │ session gone, or "Not you?"              │
  * consent_required ──approve──▶ code_issued ◀──one-time PIN right
+ *                                   ▲
+ * pending, otp_sent, reset_otp_sent, reset_verified ──passkey verified──┘
  *    └──────────── cancel (from any open state) ──▶ cancelled
  *
  * pending, otp_sent ──forgot PIN: mobile──▶ reset_otp_sent ──reset code right──▶ reset_verified
@@ -58,6 +60,12 @@ export const TRANSITIONS = {
   codeResent: { name: 'code_resent', from: ['otp_sent'], to: 'otp_sent' },
   /** The one-time PIN was right: session, approval and code, all at once. */
   otpVerified: { name: 'otp_verified', from: ['otp_sent'], to: 'code_issued' },
+  /**
+   * A passkey signed in (docs/journey.md, "Passkeys"): from any state open
+   * for login, no SMS sent; session, approval and code, all at once, the
+   * journey bound to the passkey's customer.
+   */
+  passkeyVerified: { name: 'passkey_verified', from: OPEN_FOR_LOGIN, to: 'code_issued' },
   /** The customer approved the client on the consent page. */
   approved: { name: 'approved', from: ['consent_required'], to: 'code_issued' },
   /** The session behind a consent page ended: the customer must log in. */

@@ -111,6 +111,21 @@ export type SignInCompletion =
   | { readonly kind: 'lost' }
   | { readonly kind: 'customer_unavailable' };
 
+/** A sign-in with a passkey whose answer was verified, and everything it completes. */
+export interface PasskeySignIn {
+  readonly idHash: string;
+  readonly now: number;
+  /** The passkey's customer. */
+  readonly profileId: string;
+  /** The passkey: still unsuspended when the sign-in completes. */
+  readonly credentialId: string;
+  /** SHA-256 of the browser's previous session, ended by the sign-in; `null` when it had none. */
+  readonly endSessionHash: string | null;
+  readonly session: CustomerSessionRecord;
+  readonly consent: ConsentRecord;
+  readonly code: AuthorizationCodeRecord;
+}
+
 /** What became of a one-time-PIN entry (`not_counted`: the challenge was answered, used up, expired or is gone). */
 export type OtpEntryOutcome = MadeEntry<SignInCompletion>;
 
@@ -180,6 +195,17 @@ export interface SignInStore {
    * of instances, they are counted one after another, and at most one is right.
    */
   enterOtp(entry: OtpEntry): Promise<OtpEntryOutcome>;
+  /**
+   * Completes a sign-in with a passkey, all or nothing, in one atomic step:
+   * the customer is active and held until the step ends, the passkey is
+   * theirs and not suspended, the journey moves along `passkeyVerified`
+   * (bound to the customer) while it is open and unexpired at `now`, the
+   * browser's previous session ends, the new session, the approval and the
+   * code are stored. `lost`: the journey moved on or expired meanwhile;
+   * `customer_unavailable`: the customer was locked (or the passkey
+   * suspended) meanwhile.
+   */
+  signInWithPasskey(signIn: PasskeySignIn): Promise<SignInCompletion>;
   /**
    * One entry of a PIN-reset code, in one atomic step. The entry is counted
    * before anything else (only while the challenge is a `reset` challenge

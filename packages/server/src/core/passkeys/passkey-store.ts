@@ -15,8 +15,21 @@ export interface PasskeyStore {
   findPasskey(credentialId: string): Promise<PasskeyRecord | undefined>;
   /** The customer's passkeys, oldest first (suspended ones included). */
   listPasskeysOf(profileId: string): Promise<PasskeyRecord[]>;
-  /** The user handle the customer's passkeys carry; `undefined` when they have none. */
+  /**
+   * Adds a passkey only while its customer is active, in one statement:
+   * `added`; `exists` when its credential ID is stored already (for any
+   * customer); `customer_unavailable` when the customer is not active.
+   */
+  insertPasskeyOfActiveCustomer(passkey: PasskeyRecord): Promise<'added' | 'exists' | 'customer_unavailable'>;
+  /** The customer's WebAuthn user handle, as their row holds it; `undefined` when none was set (or no such customer). */
   findUserHandleOf(profileId: string): Promise<string | undefined>;
+  /**
+   * Sets the customer's user handle to `candidate` unless one is set, in
+   * one conditional update, and returns the one the row then holds (of
+   * concurrent calls, every one gets the first one's); `undefined` when
+   * there is no such customer.
+   */
+  claimUserHandle(profileId: string, candidate: string): Promise<string | undefined>;
   /**
    * Records a sign-in with the passkey at `now`, in one conditional update:
    * only when it is not suspended and `signCount` advances the stored

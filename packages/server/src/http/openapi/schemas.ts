@@ -219,7 +219,7 @@ export const SCHEMAS = {
       prompt_values_supported: { type: 'array', items: { type: 'string', enum: ['login', 'none'] } },
       authorization_response_iss_parameter_supported: { type: 'boolean', const: true, description: 'RFC 9207: every redirect back carries `iss`.' },
       scopes_supported: { type: 'array', items: { type: 'string' }, description: 'The scopes clients may be registered with.' },
-      acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry (`urn:connect:acr:pin-sms`).' },
+      acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry (`phr`, `urn:connect:acr:pin-sms`).' },
     },
   },
   ClientAuthMethods: {

@@ -40,6 +40,8 @@ export function stepOutcome(result: StepResult): string {
       return result.reason;
     case 'consent':
       return 'consent_asked';
+    case 'passkey_offer':
+      return 'passkey_offered';
     case 'otp':
     case 'reset_otp':
       return result.problem?.code ?? result.notice ?? 'shown';

@@ -21,7 +21,8 @@ import { fill, html as safeHtml, type SafeHtml } from '../views/html.js';
 import { limitNote } from '../views/limit-notes.js';
 import { problemMessage } from '../views/messages/index.js';
 import { redirectMismatchNote } from '../views/pages.js';
-import { renderStepPage } from '../views/step-pages.js';
+import { PASSKEY_PATHS, renderStepPage } from '../views/step-pages.js';
+import { enrolPasskey, passkeyOptions, signInWithPasskey, type PasskeyAnswer, type PasskeyErrorCode } from '../../core/journey/passkeys.js';
 
 /** What the customer's pages need. */
 export interface JourneyRouteDeps {
@@ -102,9 +103,11 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     // Answered already (503 at the request's deadline): what the step came to reaches no one.
     if (reply.sent) return reply;
     const csrfToken = () => reply.generateCsrf({ userInfo: request.cookies[names.browser] ?? '' });
-    if ((result.kind === 'goto' || result.kind === 'redirect') && result.knownDevice) {
+    if ((result.kind === 'goto' || result.kind === 'redirect' || result.kind === 'passkey_offer') && result.knownDevice) {
       reply.setCookie(names.device, result.knownDevice, deviceAttributes);
     }
+    // The offer of a passkey sets the session cookie the redirect it stands in for would have set.
+    if (result.kind === 'passkey_offer') reply.setCookie(names.session, result.session, { ...attributes, maxAge: deps.sessionTtlSeconds });
     switch (result.kind) {
       case 'goto':
         if (result.endSession) reply.clearCookie(names.session, attributes);
@@ -183,4 +186,67 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
       return render(request, reply, counted(step.page, result));
     });
   }
+
+  // Passkeys (docs/journey.md, "Passkeys"): JSON for the pages' script, CSRF-protected as every form.
+  const answerPasskey = (request: FastifyRequest<FormRoute>, reply: FastifyReply, answer: PasskeyAnswer, requestId: string | undefined): FastifyReply => {
+    if (reply.sent) return reply;
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    switch (answer.kind) {
+      case 'options':
+        return reply.code(200).send(answer.options);
+      case 'added':
+        return reply.code(200).send({ added: true });
+      case 'signed_in':
+        reply.setCookie(names.session, answer.session, { ...attributes, maxAge: deps.sessionTtlSeconds });
+        reply.setCookie(names.device, answer.knownDevice, deviceAttributes);
+        return reply.code(200).send({ location: answer.location });
+      case 'refused': {
+        const language = pageLanguage(request, answer.uiLocale ?? undefined);
+        const body: Record<string, string | number> = { error: answer.error, message: language.text.passkeyErrors[answer.error] };
+        if (answer.retryAfterSeconds !== undefined) {
+          body.retry_after = answer.retryAfterSeconds;
+          reply.header('retry-after', String(answer.retryAfterSeconds));
+        }
+        if (answer.error === 'journey_ended') body.location = whereNow(answer.at, requestId);
+        return reply.code(PASSKEY_ERROR_STATUS[answer.error]).send(body);
+      }
+    }
+  };
+  /** Where a journey that ended (or moved on) stands now: its page (a dead end shows there as on any page). */
+  const whereNow = (at: StepResult | undefined, requestId: string | undefined): string => {
+    if (at?.kind === 'goto') return pageUrl(at.page, at.requestId);
+    if (at?.kind === 'redirect') return at.location;
+    return pageUrl('login', requestId ?? '');
+  };
+  // A form without its CSRF token gets the passkey requests' own JSON error.
+  const passkeyForm = {
+    preHandler: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      app.csrfProtection(request, reply, (error?: Error) => {
+        if (!error) return done();
+        const language = pageLanguage(request, undefined);
+        void reply
+          .code(403)
+          .header('cache-control', 'no-store')
+          .send({ error: 'csrf', message: language.text.failures.formExpired.message });
+      });
+    },
+  };
+  app.post<FormRoute>(PASSKEY_PATHS.options, passkeyForm, async (request, reply) =>
+    answerPasskey(request, reply, await passkeyOptions(contextOf(request), request.body?.purpose, deps.journey), contextOf(request).requestId),
+  );
+  app.post<FormRoute>(PASSKEY_PATHS.signIn, passkeyForm, async (request, reply) =>
+    answerPasskey(request, reply, await signInWithPasskey(contextOf(request), request.body?.credential, deps.journey), contextOf(request).requestId),
+  );
+  app.post<FormRoute>(PASSKEY_PATHS.enrol, passkeyForm, async (request, reply) =>
+    answerPasskey(request, reply, await enrolPasskey(contextOf(request), request.body?.credential, deps.journey), contextOf(request).requestId),
+  );
 }
+
+/** The status of each error of the passkey requests. */
+const PASSKEY_ERROR_STATUS: Record<PasskeyErrorCode, number> = {
+  passkey_refused: 400,
+  passkey_expired: 400,
+  account_unavailable: 403,
+  too_many_attempts: 429,
+  journey_ended: 409,
+};

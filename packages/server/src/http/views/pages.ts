@@ -468,7 +468,6 @@ ${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
 }
 
-
 /**
  * The sandbox's note on a redirect URI that is not the registered one:
  * both, as text (never a link), the received one without its query.

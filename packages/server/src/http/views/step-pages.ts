@@ -1,7 +1,7 @@
 import type { MobileExample } from '../../core/customers/mobile.js';
 import type { JourneyPage, JourneyView, Problem, StepResult } from '../../core/journey/outcomes.js';
 import type { Language, ProblemPage } from './messages/index.js';
-import { consentPage, loginPage, newPinPage, otpPage, registerPage, resetPage, type PageError } from './pages.js';
+import { consentPage, loginPage, newPinPage, otpPage, passkeyOfferPage, registerPage, resetPage, type PageError } from './pages.js';
 
 /** A step's answer that is one of the journey's pages. */
 export type StepPageResult = Extract<StepResult, { readonly journey: JourneyView }>;
@@ -126,6 +126,24 @@ export const PASSKEY_PATHS = {
   enrol: '/login/passkey/enrol',
 } as const;
 
+/** The offer to add a passkey; its cookies are set by the route, as a redirect's would be. */
+const passkeyOffer: View<PageOf<'passkey_offer'>> = ({ journey, maskedMobile, location }, page) => {
+  const query = `?request=${encodeURIComponent(journey.requestId)}`;
+  return {
+    status: 200,
+    script: true,
+    body: passkeyOfferPage({
+      language: page.language,
+      clientName: journey.clientName,
+      csrfToken: page.csrfToken(),
+      maskedMobile,
+      continueHref: location,
+      optionsAction: `${PASSKEY_PATHS.options}${query}`,
+      enrolAction: `${PASSKEY_PATHS.enrol}${query}`,
+    }),
+  };
+};
+
 /** The view of each page a step answers with. */
 export const STEP_PAGES: { readonly [K in StepPageResult['kind']]: View<PageOf<K>> } = {
   login: signIn,
@@ -135,6 +153,7 @@ export const STEP_PAGES: { readonly [K in StepPageResult['kind']]: View<PageOf<K
   reset_otp: code,
   new_pin: newPin,
   consent,
+  passkey_offer: passkeyOffer,
 };
 
 /** Renders the page a step answered with. */

@@ -59,9 +59,30 @@ export function describePasskeysContract(subject: StorageUnderTest): void {
       expect(await passkeys().findPasskey('cred-3')).toBeUndefined();
       expect(await passkeys().listPasskeysOf(PROFILE)).toEqual([passkey(), second]);
       expect(await passkeys().listPasskeysOf('111111111111')).toEqual([]);
-      expect(await passkeys().findUserHandleOf(PROFILE)).toBe('handle-of-customer');
-      expect(await passkeys().findUserHandleOf(OTHER)).toBe('handle-of-other');
+    });
+
+    it('sets a customer\'s user handle once, on the customer\'s row, whoever asks first', async () => {
+      await storage.customers.insertCustomer(customer());
+      expect(await passkeys().findUserHandleOf(PROFILE)).toBeUndefined();
+      const claims = await concurrently(5, (i) => passkeys().claimUserHandle(PROFILE, `handle-${i}`));
+      const first = claims[0];
+      expect(first).toMatch(/^handle-\d$/);
+      expect(new Set(claims)).toEqual(new Set([first]));
+      expect(await passkeys().findUserHandleOf(PROFILE)).toBe(first);
+      expect(await passkeys().claimUserHandle(PROFILE, 'later')).toBe(first);
+      expect(await passkeys().claimUserHandle('111111111111', 'x')).toBeUndefined();
       expect(await passkeys().findUserHandleOf('111111111111')).toBeUndefined();
+    });
+
+    it('adds a passkey only for an active customer, and tells a credential ID already stored', async () => {
+      await storage.customers.insertCustomer(customer());
+      expect(await passkeys().insertPasskeyOfActiveCustomer(passkey())).toBe('added');
+      expect(await passkeys().findPasskey('cred-1')).toEqual(passkey());
+      expect(await passkeys().insertPasskeyOfActiveCustomer(passkey())).toBe('exists');
+      expect(await passkeys().insertPasskeyOfActiveCustomer(passkey({ credentialId: 'cred-x', profileId: OTHER }))).toBe('customer_unavailable');
+      await storage.customers.lockCustomer(PROFILE, T + 1);
+      expect(await passkeys().insertPasskeyOfActiveCustomer(passkey({ credentialId: 'cred-2' }))).toBe('customer_unavailable');
+      expect(await passkeys().findPasskey('cred-2')).toBeUndefined();
     });
 
     it('refuses a credential ID already stored, also for another customer, with Conflict', async () => {

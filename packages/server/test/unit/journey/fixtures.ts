@@ -128,6 +128,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     otpHasher: new OtpHasher(randomBytes(32)),
     knownDeviceKey: randomBytes(32),
     audit: createAuditLog(storage.audit, clock),
+    webauthn: { rpId: 'localhost', origins: [ISSUER], holdSeconds: 0 },
   };
 
   const start = (query: Record<string, string> = {}, browser: { browserId?: string; sessionId?: string; address?: ClientAddress } = {}) =>

@@ -18,6 +18,7 @@ const EXPECTED: Record<TransitionName, { from: readonly JourneyState[]; to: Jour
   codeSent: { from: SIGNING_IN, to: 'otp_sent' },
   codeResent: { from: ['otp_sent'], to: 'otp_sent' },
   otpVerified: { from: ['otp_sent'], to: 'code_issued' },
+  passkeyVerified: { from: SIGNING_IN, to: 'code_issued' },
   resetCodeSent: { from: SIGNING_IN, to: 'reset_otp_sent' },
   resetVerified: { from: ['reset_otp_sent'], to: 'reset_verified' },
   pinReset: { from: ['reset_verified'], to: 'pending' },

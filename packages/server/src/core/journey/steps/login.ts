@@ -3,7 +3,7 @@ import { checkPin } from '../../customers/check-pin.js';
 import { isValidPin } from '../../customers/pin.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
-import { resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
+import { isPasskeyCapable, resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
 import { isRefused, postedMobile } from '../posted-mobile.js';
@@ -14,7 +14,7 @@ import type { JourneyStep } from '../step.js';
 /** What the login step uses of the journey's dependencies. */
 export type LoginDeps = Pick<
   JourneyDeps,
-  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinChecks' | 'pinAttempts' | 'sends' | 'sms' | 'otpHasher' | 'knownDeviceKey' | 'audit' | 'log' | 'smsCountries' | 'defaultCountry'
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinChecks' | 'pinAttempts' | 'sends' | 'sms' | 'otpHasher' | 'knownDeviceKey' | 'audit' | 'log' | 'smsCountries' | 'defaultCountry' | 'countSignIn'
 >;
 
 /** The login form as posted. */
@@ -22,6 +22,8 @@ export interface LoginForm {
   readonly action?: string | undefined;
   readonly mobile?: string | undefined;
   readonly pin?: string | undefined;
+  /** `1` when the page's script found that the browser can make a passkey (docs/journey.md, "Passkeys"). */
+  readonly passkeyCapable?: string | undefined;
 }
 
 /**
@@ -97,7 +99,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     await deps.pinAttempts.giveBack(context.address);
     // Back from a PIN reset whose code proved this phone minutes ago: no second SMS.
     if (resetProvesPhone(journey, customer.profileId, deps.clock.nowSeconds())) {
-      return await signInOnResetProof(journey, { mobile, profileId: customer.profileId }, count, context, deps);
+      return await signInOnResetProof(journey, { mobile, profileId: customer.profileId }, count, context, deps, isPasskeyCapable(form.passkeyCapable));
     }
     return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps, count);
   } finally {
@@ -109,7 +111,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
 /** `/login`: mobile and PIN. */
 export const loginStep: JourneyStep<LoginForm, LoginDeps> = {
   page: 'login',
-  fields: { action: 'action', mobile: 'mobile', pin: 'pin' },
+  fields: { action: 'action', mobile: 'mobile', pin: 'pin', passkeyCapable: 'passkey_capable' },
   show: showLogin,
   submit: submitLogin,
 };

@@ -4,7 +4,7 @@ import type { OtpChallengeRecord } from '../../otp/records.js';
 import type { VerifyOtpResult } from '../../otp/verify-otp.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
-import { completed, enterCode, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
+import { completed, enterCode, isPasskeyCapable, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
 import { canMove, TRANSITIONS } from '../states.js';
@@ -14,7 +14,7 @@ import type { SignInCompletion } from '../stores.js';
 /** What the one-time-PIN step uses of the journey's dependencies. */
 export type OtpDeps = Pick<
   JourneyDeps,
-  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'otpEntries' | 'sends' | 'sms' | 'otpHasher' | 'knownDeviceKey' | 'audit' | 'log'
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'otpEntries' | 'sends' | 'sms' | 'otpHasher' | 'knownDeviceKey' | 'audit' | 'log' | 'countSignIn'
 >;
 
 /** `GET /login/otp`: the one-time-PIN page of a journey whose PIN was verified. */
@@ -61,7 +61,7 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: OtpDe
     await deps.otpEntries.count(challenge.mobile);
   }
   if (outcome.kind === 'refused') return refusedEntry(journey, challenge, outcome.result, context, deps);
-  return completed(journey, outcome, context, deps);
+  return completed(journey, outcome, context, deps, isPasskeyCapable(form.passkeyCapable));
 }
 
 /** The page for an entry that was not the right code (or could not be checked). */
@@ -152,7 +152,7 @@ function otpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps: Pick
 /** `/login/otp`: the one-time PIN sent by SMS. */
 export const otpStep: JourneyStep<OtpForm, OtpDeps> = {
   page: 'otp',
-  fields: { action: 'action', otp: 'otp' },
+  fields: { action: 'action', otp: 'otp', passkeyCapable: 'passkey_capable' },
   show: showOtp,
   submit: submitOtp,
 };

@@ -112,7 +112,7 @@ function resetOtpPage(journey: OpenJourney, challenge: OtpChallengeRecord, deps:
 }
 
 /** `/login/reset/otp`: the reset code sent by SMS. */
-export const resetOtpStep: JourneyStep<OtpForm, ResetOtpDeps> = {
+export const resetOtpStep: JourneyStep<Omit<OtpForm, 'passkeyCapable'>, ResetOtpDeps> = {
   page: 'reset_otp',
   fields: { action: 'action', otp: 'otp' },
   show: showResetOtp,

@@ -1,3 +1,4 @@
+import type { PasskeyErrorCode } from '../../../core/journey/passkeys.js';
 import type { PageErrorReason } from '../../../core/authorize/authorization-request.js';
 import type { DeadEndReason, ProblemCode } from '../../../core/journey/outcomes.js';
 
@@ -219,4 +220,6 @@ export interface Catalogue {
     readonly create: string;
     readonly notNow: string;
   };
+  /** The JSON errors of the passkey requests, by code (`core/journey/passkeys.ts`). */
+  readonly passkeyErrors: { readonly [C in PasskeyErrorCode]: string };
 }

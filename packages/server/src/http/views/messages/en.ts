@@ -180,4 +180,11 @@ export const en: Catalogue = {
     create: 'Create a passkey',
     notNow: 'Not now',
   },
+  passkeyErrors: {
+    passkey_refused: 'This passkey could not be used. Try again, or use your PIN and an SMS code instead.',
+    passkey_expired: 'This took too long or was already used. Please start again.',
+    account_unavailable: 'This account cannot sign in right now.',
+    too_many_attempts: 'Too many failed attempts. Please wait and try again.',
+    journey_ended: 'This sign-in has moved on. Continue where it stands now.',
+  },
 };

@@ -200,4 +200,11 @@ export const fil: Catalogue = {
     create: 'Gumawa ng passkey',
     notNow: 'Hindi muna',
   },
+  passkeyErrors: {
+    passkey_refused: 'Hindi magamit ang passkey na ito. Subukang muli, o gamitin na lang ang iyong PIN at isang SMS code.',
+    passkey_expired: 'Masyadong natagalan ito o nagamit na. Pakisimulang muli.',
+    account_unavailable: 'Hindi makakapag-sign in ang account na ito sa ngayon.',
+    too_many_attempts: 'Masyadong maraming maling pagsubok. Pakihintay at subukang muli.',
+    journey_ended: 'Nagpatuloy na ang pag-sign in na ito. Magpatuloy kung nasaan na ito ngayon.',
+  },
 };

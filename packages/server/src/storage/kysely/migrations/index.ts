@@ -21,6 +21,7 @@ import * as scopeDescriptions from './2026-11-28T10-00-scope-descriptions.js';
 import * as authentication from './2026-11-28T11-00-authentication.js';
 import * as credentialVersion from './2026-11-28T11-30-credential-version.js';
 import * as passkeys from './2026-11-28T12-00-passkeys.js';
+import * as passkeyUserHandle from './2026-11-28T13-00-passkey-user-handle.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T11-00-authentication': authentication,
   '2026-11-28T11-30-credential-version': credentialVersion,
   '2026-11-28T12-00-passkeys': passkeys,
+  '2026-11-28T13-00-passkey-user-handle': passkeyUserHandle,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -44,15 +44,29 @@ export function createPasskeyStore(db: Kysely<Database>): PasskeyStore {
       return rows.map(toPasskey);
     },
 
+    async insertPasskeyOfActiveCustomer(p) {
+      // One statement: inserted only while the customer is active; an existing credential ID inserts nothing.
+      const { rows } = await sql<{ credential_id: string }>`
+        insert into passkeys (credential_id, profile_id, user_handle, public_key, sign_count, transports, aaguid, name, created_at, last_used_at, held_until, suspended_at)
+        select ${p.credentialId}, ${p.profileId}, ${p.userHandle}, ${p.publicKey}, ${p.signCount}, ${p.transports.join(' ')}, ${p.aaguid}, ${p.name},
+          ${p.createdAt}, ${p.lastUsedAt}, ${p.heldUntil}, ${p.suspendedAt}
+        where exists (select 1 from customers where profile_id = ${p.profileId} and status = 'active')
+        on conflict (credential_id) do nothing
+        returning credential_id`.execute(db);
+      if (rows.length === 1) return 'added';
+      const existing = await db.selectFrom('passkeys').select('credential_id').where('credential_id', '=', p.credentialId).executeTakeFirst();
+      return existing ? 'exists' : 'customer_unavailable';
+    },
+
     async findUserHandleOf(profileId) {
-      const row = await db
-        .selectFrom('passkeys')
-        .select('user_handle')
-        .where('profile_id', '=', profileId)
-        .orderBy('created_at')
-        .limit(1)
-        .executeTakeFirst();
-      return row?.user_handle;
+      const row = await db.selectFrom('customers').select('user_handle').where('profile_id', '=', profileId).executeTakeFirst();
+      return row?.user_handle ?? undefined;
+    },
+
+    async claimUserHandle(profileId, candidate) {
+      await db.updateTable('customers').set({ user_handle: candidate }).where('profile_id', '=', profileId).where('user_handle', 'is', null).execute();
+      const row = await db.selectFrom('customers').select('user_handle').where('profile_id', '=', profileId).executeTakeFirst();
+      return row?.user_handle ?? undefined;
     },
 
     async recordPasskeyUse(credentialId, { signCount, now }) {

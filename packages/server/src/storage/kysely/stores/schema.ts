@@ -55,6 +55,8 @@ export interface CustomersTable {
   locked_until: number | null;
   /** Counts changes of the PIN and the status; known-device proofs name it (`core/journey/known-device.ts`). */
   credential_version: number;
+  /** The customer's WebAuthn user handle, set once (null: no passkey added yet). */
+  user_handle: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import type { ChallengeStart, OtpEntry, OtpEntryOutcome, PinResetUse, ResetOtpEntry, ResetOtpOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
+import type { ChallengeStart, OtpEntry, PasskeySignIn, OtpEntryOutcome, PinResetUse, ResetOtpEntry, ResetOtpOutcome, SignInCompletion, SignInStore } from '../../../core/journey/stores.js';
 import { TRANSITIONS } from '../../../core/journey/states.js';
 import type { OtpChallengeRecord } from '../../../core/otp/records.js';
 import { formatScope } from '../../../core/scopes.js';
@@ -62,6 +62,10 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
         if (error instanceof Rollback && !db.isTransaction) return error.outcome;
         throw error;
       }
+    },
+
+    async signInWithPasskey(signIn) {
+      return inTransaction(db, (trx) => signInWithPasskeyStepByStep(trx, signIn));
     },
 
     async enterResetOtp(entry) {
@@ -267,6 +271,41 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
   if (Number(row?.completed) === 1) return completed(row?.credential_version ?? 0);
   // Used up, yet not completed: a lock or another tab changed the customer or the journey in the same instant.
   return right(Number(row?.held) === 1 ? 'lost' : 'customer_unavailable');
+}
+
+/**
+ * A passkey's sign-in, in one transaction on both engines: the customer's
+ * row is taken first (held while active: the order `customers lock` takes
+ * it in, before it suspends the passkeys and ends the journeys), then the
+ * passkey is checked unsuspended, then the journey moves; only then are
+ * the previous session ended and the session, approval and code stored.
+ * Anything that cannot happen rolls it all back.
+ */
+async function signInWithPasskeyStepByStep(db: Kysely<Database>, signIn: PasskeySignIn): Promise<SignInCompletion> {
+  const { now, profileId } = signIn;
+  const held = await db
+    .updateTable('customers')
+    .set({ updated_at: sql<number>`updated_at` })
+    .where('profile_id', '=', profileId)
+    .where('status', '=', 'active')
+    .returning('credential_version')
+    .executeTakeFirst();
+  if (!held) return { kind: 'customer_unavailable' };
+  const usable = await db
+    .selectFrom('passkeys')
+    .select('credential_id')
+    .where('credential_id', '=', signIn.credentialId)
+    .where('profile_id', '=', profileId)
+    .where('suspended_at', 'is', null)
+    .executeTakeFirst();
+  if (!usable) return { kind: 'customer_unavailable' };
+  if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(signIn.idHash, TRANSITIONS.passkeyVerified, now, profileId))) return { kind: 'lost' };
+  const sessions = createCustomerSessionStore(db);
+  if (signIn.endSessionHash !== null) await sessions.endCustomerSession(signIn.endSessionHash, now);
+  await sessions.insertCustomerSession(signIn.session);
+  await createConsentStore(db).insertConsent(signIn.consent);
+  await createAuthorizationCodeStore(db).insertAuthorizationCode(signIn.code);
+  return { kind: 'completed', credentialVersion: Number(held.credential_version) };
 }
 
 const RESET_VERIFIABLE = TRANSITIONS.resetVerified.from;
