@@ -154,7 +154,11 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await expect.poll(() => page.locator('h1').innerText()).toBe('Sign in faster and safer next time with a passkey');
     expect(await page.getByRole('link', { name: 'Not now' }).getAttribute('href')).toMatch(new RegExp(`^${CONSUMER_ORIGIN}/callback\\?`));
     await takeScreenshot(page, 'passkey-offer-en', context);
+    page.on('console', (m) => console.log('console', m.text()));
+    page.on('response', async (r) => { if (r.url().includes('/passkey')) console.log('resp', r.url(), r.status(), await r.text().catch(() => '')); });
     await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.waitForTimeout(2000);
+    console.log('ERR', await page.locator('#passkey-error').innerText().catch(() => ''));
     await onCallback(page);
     expect(consumer.callbacks).toHaveLength(1);
     const credentials = await consumer.credentials();
