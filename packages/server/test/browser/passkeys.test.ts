@@ -242,4 +242,27 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await onCallback(page);
     expect(await acrOf(consumer.callbacks.at(-1), state, verifier)).toBe('urn:connect:acr:pin-sms');
   });
+
+  it('offers a passkey after a registration, in Filipino; "Hindi muna" goes back to the app with the code', async (context) => {
+    const mobile = '+639171234571';
+    const consumer = await openConsumer();
+    const { page } = consumer;
+    const { params, state, verifier } = authorize({ user_id: mobile, ui_locales: 'fil' });
+    await consumer.start(params);
+    await page.waitForURL((url) => url.pathname === '/register');
+    await page.getByLabel('Pumili ng PIN').fill('258025');
+    await page.getByLabel('Ilagay muli ang PIN').fill('258025');
+    await page.getByRole('button', { name: 'Gumawa ng account' }).click();
+    await page.waitForURL((url) => url.pathname === '/login/otp');
+    await expect.poll(() => page.locator('input[name="passkey_capable"]').inputValue()).toBe('1');
+    await page.getByLabel('Code mula sa SMS').fill(await latestOtp(mobile));
+    await page.getByRole('button', { name: 'I-verify' }).click();
+    await expect.poll(() => page.locator('h1').innerText()).toBe('Mag-sign in nang mas mabilis at mas ligtas sa susunod gamit ang passkey');
+    await page.getByRole('button', { name: 'Gumawa ng passkey' }).waitFor({ state: 'visible' });
+    await takeScreenshot(page, 'passkey-offer-fil', context);
+    await page.getByRole('link', { name: 'Hindi muna' }).click();
+    await onCallback(page);
+    expect(await acrOf(consumer.callbacks.at(-1), state, verifier)).toBe('urn:connect:acr:pin-sms');
+    expect(await consumer.credentials()).toHaveLength(0);
+  });
 });
