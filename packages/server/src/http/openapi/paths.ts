@@ -97,6 +97,44 @@ function hostedPage({ name, id, shows, form: formSchema, handles, again, problem
   };
 }
 
+/** The JSON error of a passkey request (docs/journey.md, "Passkeys"). */
+const PASSKEY_ERROR = json({
+  type: 'object',
+  required: ['error', 'message'],
+  properties: {
+    error: { type: 'string', enum: ['passkey_refused', 'passkey_expired', 'account_unavailable', 'too_many_attempts', 'journey_ended', 'csrf'] },
+    message: { type: 'string', description: "What to tell the customer, in the journey's language." },
+    retry_after: { type: 'integer', description: '`too_many_attempts`: seconds to wait.' },
+    location: { type: 'string', description: '`journey_ended`: where the journey stands now.' },
+  },
+});
+
+/** A passkey request of the hosted pages' script: a form POST answered with JSON. */
+function passkeyRequest(id: string, summary: string, formSchema: JsonSchema, ok: string, okSchema: JsonSchema): PathItem {
+  return {
+    servers: [AUTH_ORIGIN],
+    post: {
+      operationId: id,
+      summary,
+      description: 'Called by the hosted pages\' script (docs/journey.md, "Passkeys"); answers JSON, `Cache-Control: no-store`.',
+      tags: ['hosted pages'],
+      parameters: [parameter('JourneyRequest')],
+      requestBody: form(formSchema),
+      responses: {
+        200: response(ok, { headers: { 'Set-Cookie': header('SetCookie') }, content: json(okSchema) }),
+        400: response('`passkey_refused` (one answer for every reason an answer is refused) or `passkey_expired` (the challenge expired or was used).', { content: PASSKEY_ERROR }),
+        403: response('`account_unavailable` (the customer is locked), or `csrf` (no valid CSRF token).', { content: PASSKEY_ERROR }),
+        409: response('`journey_ended`, with `location`.', { content: PASSKEY_ERROR }),
+        413: shared('BodyTooLarge'),
+        ...(id === 'passkeySignIn'
+          ? { 429: response('`too_many_attempts`, with `retry_after`.', { headers: { 'Retry-After': header('RetryAfter') }, content: PASSKEY_ERROR }) }
+          : {}),
+        503: shared('TemporarilyUnavailable'),
+      },
+    },
+  };
+}
+
 const TOKEN_STATE_RESPONSES = {
   400: errorResponse('`token` is missing; a parameter is repeated or holds a control character; both ways of client authentication at once; not a form.', ['invalid_request']),
   401: shared('InvalidClient'),
@@ -293,7 +331,8 @@ export const PATHS: Record<string, PathItem> = {
     shows: 'The 6-digit code sent by SMS: valid 5 minutes, single use, 5 entries.',
     form: schemaRef('OneTimePinForm'),
     handles: 'The right code completes the sign-in and goes back to the client with a code.',
-    again: 'After `action=resend`: the page again, saying a new code was sent (30 seconds after the last one, 3 times per sign-in).',
+    again:
+      'After `action=resend`: the page again, saying a new code was sent (30 seconds after the last one, 3 times per sign-in). With `passkey_capable=1`, a completed sign-in of a customer without a passkey: the offer to add one (its cookies set, "Not now" linking to the client\'s callback).',
     problems: 'a wrong or malformed code, one that expired or whose entries are used up, a new code asked for too soon',
   }),
   '/login/reset': hostedPage({
@@ -332,6 +371,27 @@ export const PATHS: Record<string, PathItem> = {
     handles:
       '`approve` goes back to the client with a code (and approves it for silent sign-in); `cancel` with `error=access_denied`; `switch_account` ends the session and goes to `/login` of the same request.',
   }),
+  '/login/passkey/options': passkeyRequest(
+    'passkeyOptions',
+    'Options of a passkey ceremony: sign-in or enrolment',
+    schemaRef('PasskeyOptionsForm'),
+    'The options as @simplewebauthn/server makes them (`PublicKeyCredentialRequestOptionsJSON` or `PublicKeyCredentialCreationOptionsJSON`).',
+    { type: 'object' },
+  ),
+  '/login/passkey': passkeyRequest(
+    'passkeySignIn',
+    'Sign in with a passkey',
+    schemaRef('PasskeyCredentialForm'),
+    'Signed in: where the browser goes next; the session and known-device cookies are set.',
+    { type: 'object', required: ['location'], properties: { location: { type: 'string' } } },
+  ),
+  '/login/passkey/enrol': passkeyRequest(
+    'passkeyEnrol',
+    'Add a passkey right after a sign-in',
+    schemaRef('PasskeyCredentialForm'),
+    'The passkey was added.',
+    { type: 'object', required: ['added'], properties: { added: { type: 'boolean', enum: [true] } } },
+  ),
 
   '/customer/profile': {
     servers: [BASE_URL],

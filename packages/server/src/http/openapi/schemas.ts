@@ -324,6 +324,7 @@ export const SCHEMAS = {
         'The mobile number: in international format, or as dialled in the country of `CONNECT_DEFAULT_COUNTRY` (`0917 123 4567`); ignored when the client named it with `user_id`.',
       ),
       pin: string("The customer's PIN: 4 to 6 digits."),
+      passkey_capable: string('`1` when the page\'s script found a platform authenticator with user verification: a completed PIN + SMS sign-in then offers a passkey (docs/journey.md, "Passkeys").'),
       action: { type: 'string', enum: ['login', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
     },
   },
@@ -346,6 +347,7 @@ export const SCHEMAS = {
     properties: {
       csrf_token: string("The form's hidden CSRF token."),
       otp: string('The 6-digit one-time PIN the SMS brought.'),
+      passkey_capable: string('`1` when the page\'s script found a platform authenticator with user verification: a completed PIN + SMS sign-in then offers a passkey (docs/journey.md, "Passkeys").'),
       action: {
         type: 'string',
         enum: ['verify', 'resend', 'cancel'],
@@ -372,6 +374,22 @@ export const SCHEMAS = {
       pin: string('The new PIN: 4 to 6 digits, not one too easy to guess.'),
       pin_confirmation: string('The new PIN again.'),
       action: { type: 'string', enum: ['change', 'cancel'], description: '`cancel`: back to the client with `error=access_denied`.' },
+    },
+  },
+  PasskeyOptionsForm: {
+    type: 'object',
+    required: ['csrf_token', 'purpose'],
+    properties: {
+      csrf_token: string("The page's CSRF token."),
+      purpose: { type: 'string', enum: ['sign_in', 'enrol'], description: '`enrol`: only right after this browser\'s sign-in in this journey.' },
+    },
+  },
+  PasskeyCredentialForm: {
+    type: 'object',
+    required: ['csrf_token', 'credential'],
+    properties: {
+      csrf_token: string("The page's CSRF token."),
+      credential: string('The JSON of `startAuthentication()` (sign-in) or `startRegistration()` (enrolment) of @simplewebauthn/browser.'),
     },
   },
   ConsentForm: {

@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizeQuery } from '../../core/authorize/authorization-request.js';
 import { mobileExample as mobileExampleOf } from '../../core/customers/mobile.js';
 import type { Environment } from '../../core/environment.js';
@@ -218,17 +218,14 @@ export async function journeyRoutes(app: FastifyInstance, deps: JourneyRouteDeps
     if (at?.kind === 'redirect') return at.location;
     return pageUrl('login', requestId ?? '');
   };
-  // A form without its CSRF token gets the passkey requests' own JSON error.
+  // A form without its CSRF token gets the passkey requests' own JSON error; any other failure is answered as elsewhere.
+  const appErrors = app.errorHandler;
   const passkeyForm = {
-    preHandler: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      app.csrfProtection(request, reply, (error?: Error) => {
-        if (!error) return done();
-        const language = pageLanguage(request, undefined);
-        void reply
-          .code(403)
-          .header('cache-control', 'no-store')
-          .send({ error: 'csrf', message: language.text.failures.formExpired.message });
-      });
+    preHandler: app.csrfProtection,
+    errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      if (error.code !== 'FST_CSRF_INVALID_TOKEN' && error.code !== 'FST_CSRF_MISSING_SECRET') return appErrors.call(app, error, request, reply);
+      const language = pageLanguage(request, undefined);
+      return reply.code(403).header('cache-control', 'no-store').send({ error: 'csrf', message: language.text.failures.formExpired.message });
     },
   };
   app.post<FormRoute>(PASSKEY_PATHS.options, passkeyForm, async (request, reply) =>

@@ -135,11 +135,11 @@ describe('acr, amr and auth_time of a PIN + SMS sign-in', () => {
 });
 
 describe('discovery', () => {
-  it('lists the acr value of PIN + SMS in acr_values_supported', async () => {
+  it('lists phr first, then the acr value of PIN + SMS, in acr_values_supported', async () => {
     const t = await build();
     const res = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
     expect(res.statusCode).toBe(200);
-    expect(res.json<{ acr_values_supported: string[] }>().acr_values_supported).toEqual(['urn:connect:acr:pin-sms']);
+    expect(res.json<{ acr_values_supported: string[] }>().acr_values_supported).toEqual(['phr', 'urn:connect:acr:pin-sms']);
   });
 });
 

@@ -24,6 +24,7 @@ import {
 } from '../../helpers/customer-flow.js';
 import { getProfile, introspect, NO_REFRESH_GRANTS, postTokens, redeem, REFRESH_GRANTS, refreshAtToken, revoke } from '../../helpers/token-session.js';
 import { obtainToken, postToken } from '../../helpers/wire.js';
+import { SoftwareCredential } from '../../helpers/webauthn-authenticator.js';
 
 /**
  * Connect's OpenAPI description (`src/http/openapi/`): a valid OpenAPI 3.1
@@ -325,6 +326,66 @@ describe('real responses match the description', () => {
     expect(expectClientRedirect(approved).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it('the passkey requests: each answer and each error', async () => {
+    const limited = await build({ env: { CONNECT_PIN_LIMIT_PER_ADDRESS: '1' } });
+    const checked = openapi.checked(limited.app);
+    const shop = await limited.createClient();
+    const customer = await addCustomer(limited);
+    const someone = new Browser(checked);
+    const start = await someone.get(authorizeUrl(authorizeParams(shop)));
+    const id = requestIdOf(String(start.headers.location));
+    const csrf = csrfToken((await someone.get(`/login?request=${id}`)).body);
+    const post = (path: string, fields: Record<string, string>) => someone.post(`${path}?request=${id}`, { csrf_token: csrf, ...fields });
+    const credential = new SoftwareCredential();
+    const scope = { origin: TEST_AUTH_URL, rpId: new URL(TEST_AUTH_URL).hostname };
+    // Sign-in options (200), a bad purpose (400), no CSRF token (403), too large (413).
+    expect((await post('/login/passkey/options', { purpose: 'sign_in' })).statusCode).toBe(200);
+    expect((await post('/login/passkey/options', { purpose: 'other' })).statusCode).toBe(400);
+    for (const path of ['/login/passkey/options', '/login/passkey', '/login/passkey/enrol']) {
+      expect((await someone.post(`${path}?request=${id}`, { purpose: 'sign_in' })).statusCode).toBe(403);
+      expect((await someone.post(`${path}?request=${id}`, `csrf_token=${csrf}&pad=${'a'.repeat(17 * 1024)}`)).statusCode).toBe(413);
+    }
+    // Enrolment of a journey not signed in: 409.
+    expect((await post('/login/passkey/options', { purpose: 'enrol' })).statusCode).toBe(409);
+    expect((await post('/login/passkey/enrol', { credential: '{}' })).statusCode).toBe(409);
+    // A refused answer (400), then the address is limited (429).
+    expect((await post('/login/passkey', { credential: 'not json' })).statusCode).toBe(400);
+    expect((await post('/login/passkey', { credential: 'not json' })).statusCode).toBe(429);
+
+    // A PIN + SMS sign-in with the offer (200), then options and the enrolment: 200, and again: 400.
+    const other = new Browser(checked, { remoteAddress: '203.0.113.9' });
+    const started = await other.get(authorizeUrl(authorizeParams(shop)));
+    const otherId = requestIdOf(String(started.headers.location));
+    const loginPage = await other.get(`/login?request=${otherId}`);
+    const otherCsrf = csrfToken(loginPage.body);
+    await other.post(`/login?request=${otherId}`, { csrf_token: otherCsrf, mobile: customer.mobile, pin: PIN, action: 'login' });
+    const offer = await other.post(`/login/otp?request=${otherId}`, { csrf_token: otherCsrf, otp: await latestOtp(checked, customer.mobile), action: 'verify', passkey_capable: '1' });
+    expect(offer.statusCode).toBe(200);
+    const otherPost = (path: string, fields: Record<string, string>) => other.post(`${path}?request=${otherId}`, { csrf_token: otherCsrf, ...fields });
+    const options = await otherPost('/login/passkey/options', { purpose: 'enrol' });
+    expect(options.statusCode).toBe(200);
+    const registration = JSON.stringify(credential.register(options.json(), scope));
+    expect((await otherPost('/login/passkey/enrol', { credential: registration })).statusCode).toBe(200);
+    expect((await otherPost('/login/passkey/enrol', { credential: registration })).statusCode).toBe(400);
+    // A passkey sign-in (200) in a third browser; its journey then ended (409); a locked customer (403).
+    const third = new Browser(checked, { remoteAddress: '203.0.113.10' });
+    const thirdStart = await third.get(authorizeUrl(authorizeParams(shop)));
+    const thirdId = requestIdOf(String(thirdStart.headers.location));
+    const thirdCsrf = csrfToken((await third.get(`/login?request=${thirdId}`)).body);
+    const thirdPost = (path: string, fields: Record<string, string>) => third.post(`${path}?request=${thirdId}`, { csrf_token: thirdCsrf, ...fields });
+    const signInOptions = await thirdPost('/login/passkey/options', { purpose: 'sign_in' });
+    expect((await thirdPost('/login/passkey', { credential: JSON.stringify(credential.assert(signInOptions.json(), scope)) })).statusCode).toBe(200);
+    expect((await thirdPost('/login/passkey', { credential: '{}' })).statusCode).toBe(409);
+    const fourth = new Browser(checked, { remoteAddress: '203.0.113.11' });
+    const fourthStart = await fourth.get(authorizeUrl(authorizeParams(shop)));
+    const fourthId = requestIdOf(String(fourthStart.headers.location));
+    const fourthCsrf = csrfToken((await fourth.get(`/login?request=${fourthId}`)).body);
+    const fourthOptions = await fourth.post(`/login/passkey/options?request=${fourthId}`, { csrf_token: fourthCsrf, purpose: 'sign_in' });
+    await limited.storage.customers.lockCustomer(customer.profileId, limited.clock.nowSeconds());
+    const locked = await fourth.post(`/login/passkey?request=${fourthId}`, { csrf_token: fourthCsrf, credential: JSON.stringify(credential.assert(fourthOptions.json(), scope)) });
+    expect(locked.statusCode).toBe(403);
+  });
+
   it('the forgot-PIN pages: each page, each form outcome', async () => {
     // A customer of their own: a reset ends every session and token of the customer.
     const mobile = nthMobile(7);
@@ -437,6 +498,9 @@ describe('real responses match the description: the database is gone', () => {
     for (const path of ['/login', '/register', '/login/otp', '/consent', '/login/reset', '/login/reset/otp', '/login/reset/pin']) {
       unavailable.push(await browser.get(`${path}?request=${requestId}`));
       unavailable.push(await browser.post(`${path}?request=${requestId}`, { csrf_token: csrf, action: 'cancel' }));
+    }
+    for (const path of ['/login/passkey/options', '/login/passkey', '/login/passkey/enrol']) {
+      unavailable.push(await browser.post(`${path}?request=${requestId}`, { csrf_token: csrf, purpose: 'sign_in', credential: '{}' }));
     }
     expect(unavailable.map((res) => `${res.raw.req.method} ${res.raw.req.url?.split('?')[0]} ${res.statusCode}`)).toEqual(
       unavailable.map((res) => `${res.raw.req.method} ${res.raw.req.url?.split('?')[0]} 503`),
