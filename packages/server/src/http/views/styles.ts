@@ -144,6 +144,7 @@ a:hover { color: var(--brand-strong); }
 .pin-fallback[open] > summary { margin-bottom: 16px; }
 .cancel-form .actions { margin-top: 12px; }
 .benefits { margin-top: 0; }
+a.button { text-decoration: none; }
 
 /* Error page */
 .status { text-align: center; padding: 8px 0 4px; }
