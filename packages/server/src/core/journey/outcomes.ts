@@ -143,8 +143,20 @@ export type DeadEndReason =
 
 /** What one step of the journey answers. */
 export type StepResult =
-  /** `pin_changed`: the login page right after a PIN reset, its mobile prefilled. */
-  | { readonly kind: 'login'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem; readonly notice?: 'pin_changed' }
+  /**
+   * `pin_changed`: the login page right after a PIN reset, its mobile
+   * prefilled. `passkey`: `first` when the mobile the client named
+   * (`user_id`) has a usable passkey (the page offers it before the PIN);
+   * `only` when the journey requires `phr` (no PIN form).
+   */
+  | {
+      readonly kind: 'login';
+      readonly journey: JourneyView;
+      readonly mobile?: string;
+      readonly problem?: Problem;
+      readonly notice?: 'pin_changed';
+      readonly passkey?: 'first';
+    }
   | { readonly kind: 'register'; readonly journey: JourneyView; readonly mobile?: string; readonly problem?: Problem }
   | { readonly kind: 'otp'; readonly journey: JourneyView; readonly otp: OtpView; readonly problem?: Problem; readonly notice?: 'code_sent' }
   /** "Forgot PIN?": the mobile whose PIN to reset. */

@@ -97,7 +97,7 @@ export function json(schema: JsonSchema): Content {
 }
 
 /** An HTML page. */
-export const HTML: Content = { 'text/html': { schema: { type: 'string', description: 'An HTML page (no inline script; the one-time-PIN pages load `/assets/resend-countdown.js`).' } } };
+export const HTML: Content = { 'text/html': { schema: { type: 'string', description: 'An HTML page (no inline script; the one-time-PIN pages load `/assets/resend-countdown.js`, the login, one-time-PIN and passkey pages `/assets/simplewebauthn-browser.js` and `/assets/passkeys.js`).' } } };
 
 /** `{ error, error_description }` (RFC 6749 §5.2) with `error` one of `codes`. */
 export function oauthError(codes: readonly string[]): JsonSchema {

@@ -570,6 +570,42 @@ export const PATHS: Record<string, PathItem> = {
       },
     },
   },
+
+  '/assets/simplewebauthn-browser.js': {
+    servers: [AUTH_ORIGIN],
+    get: {
+      operationId: 'webAuthnBrowserScript',
+      summary: "The browser side of WebAuthn: @simplewebauthn/browser's bundle",
+      description: 'The passkey pages load it before `/assets/passkeys.js`; served by Connect from the installed package.',
+      tags: ['hosted pages'],
+      responses: {
+        200: response('The script.', {
+          headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') },
+          content: { 'text/javascript': { schema: { type: 'string' } } },
+        }),
+        304: response('Not changed since the `ETag` sent as `If-None-Match`.', { headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') } }),
+        400: shared('BadQuery'),
+      },
+    },
+  },
+
+  '/assets/passkeys.js': {
+    servers: [AUTH_ORIGIN],
+    get: {
+      operationId: 'passkeyScript',
+      summary: "The passkey pages' script",
+      description: 'Sets `passkey_capable`, shows "Sign in with a passkey" and "Create a passkey", and runs them through the passkey requests; without it the PIN and SMS forms work as they do without JavaScript.',
+      tags: ['hosted pages'],
+      responses: {
+        200: response('The script.', {
+          headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') },
+          content: { 'text/javascript': { schema: { type: 'string' } } },
+        }),
+        304: response('Not changed since the `ETag` sent as `If-None-Match`.', { headers: { 'Cache-Control': header('PublicCache'), ETag: header('ETag') } }),
+        400: shared('BadQuery'),
+      },
+    },
+  },
 };
 
 /** Paths served only in the sandbox (`/sandbox/*`). */

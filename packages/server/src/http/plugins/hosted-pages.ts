@@ -31,8 +31,9 @@ export function cookiePolicy(environment: Environment) {
  * The CSP of a hosted page: own stylesheet only, no framing, and forms may
  * post only here — or, after a redirect, to the client's redirect URI
  * (browsers check `form-action` on redirects too). No script at all,
- * except on a page with `script`: the one-time-PIN pages, whose countdown
- * is a file Connect serves (`script-src 'self'`; never inline script).
+ * except on a page with `script`: the login, one-time-PIN and passkey
+ * pages, whose scripts are files Connect serves (`script-src 'self'`;
+ * never inline script), and may ask Connect only (`connect-src 'self'`).
  */
 export function pageCsp(redirectUri?: string, options: { script?: boolean } = {}): string {
   const formAction = ["'self'"];
@@ -46,7 +47,8 @@ export function pageCsp(redirectUri?: string, options: { script?: boolean } = {}
   }
   return [
     "default-src 'none'",
-    ...(options.script ? ["script-src 'self'"] : []),
+    // The passkey script's requests go to Connect only (`/login/passkey…`).
+    ...(options.script ? ["script-src 'self'", "connect-src 'self'"] : []),
     "style-src 'self'",
     "img-src 'self' data:",
     `form-action ${formAction.join(' ')}`,

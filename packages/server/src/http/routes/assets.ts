@@ -1,12 +1,27 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { RESEND_COUNTDOWN_PATH, RESEND_COUNTDOWN_SCRIPT } from '../views/scripts.js';
+import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_PATH, RESEND_COUNTDOWN_PATH, RESEND_COUNTDOWN_SCRIPT, WEBAUTHN_BROWSER_PATH } from '../views/scripts.js';
 import { STYLESHEET } from '../views/styles.js';
 
 /**
+ * @simplewebauthn/browser's own browser bundle (UMD, global
+ * `SimpleWebAuthnBrowser`), as its package ships it: Connect serves it
+ * itself, so the pages load no script from another origin.
+ */
+function webAuthnBrowserBundle(): string {
+  // The package's `exports` name only its modules: its root is found from its CommonJS entry, `script/index.js`.
+  const entry = createRequire(import.meta.url).resolve('@simplewebauthn/browser');
+  return readFileSync(join(dirname(dirname(entry)), 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
+}
+
+/**
  * The hosted pages' static files, cacheable and revalidated by ETag:
- * `GET /assets/connect.css`, the stylesheet, and the one-time-PIN page's
- * countdown script (views/scripts.ts).
+ * `GET /assets/connect.css`, the stylesheet; the one-time-PIN page's
+ * countdown script and the passkey pages' script (views/scripts.ts); and
+ * the browser side of WebAuthn, @simplewebauthn/browser's bundle.
  */
 export async function assetRoutes(app: FastifyInstance): Promise<void> {
   const asset = (path: string, type: string, body: string) => {
@@ -17,6 +32,9 @@ export async function assetRoutes(app: FastifyInstance): Promise<void> {
       return reply.type(type).send(body);
     });
   };
+  const script = 'text/javascript; charset=utf-8';
   asset('/assets/connect.css', 'text/css; charset=utf-8', STYLESHEET);
-  asset(RESEND_COUNTDOWN_PATH, 'text/javascript; charset=utf-8', RESEND_COUNTDOWN_SCRIPT);
+  asset(RESEND_COUNTDOWN_PATH, script, RESEND_COUNTDOWN_SCRIPT);
+  asset(WEBAUTHN_BROWSER_PATH, script, webAuthnBrowserBundle());
+  asset(PASSKEY_SCRIPT_PATH, script, PASSKEY_SCRIPT);
 }

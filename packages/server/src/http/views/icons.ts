@@ -30,3 +30,7 @@ export const checkIcon = (className = 'icon-check'): SafeHtml => icon(className,
 /** A shield: the reminder never to share codes. */
 export const shieldIcon = (className = 'icon-shield'): SafeHtml =>
   icon(className, '<path d="M12 3 5 6v5c0 4.4 3 8.3 7 9.5 4-1.2 7-5.1 7-9.5V6l-7-3Z"/><path d="m9.5 12 1.8 1.8 3.2-3.3"/>');
+
+/** A key: a passkey. */
+export const keyIcon = (className = 'icon-key'): SafeHtml =>
+  icon(className, '<circle cx="8" cy="15" r="4"/><path d="m10.85 12.15 8.4-8.4"/><path d="m15.5 7.5 2.5 2.5"/><path d="m18 5 2 2"/>');

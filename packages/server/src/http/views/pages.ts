@@ -1,10 +1,10 @@
 import { fill, html, type SafeHtml } from './html.js';
-import { alertIcon, checkIcon, linkIcon, lockIcon } from './icons.js';
+import { alertIcon, checkIcon, keyIcon, linkIcon, lockIcon } from './icons.js';
 import { layout } from './layout.js';
 import type { MobileExample } from '../../core/customers/mobile.js';
 import type { ScopeToApprove } from '../../core/journey/outcomes.js';
 import type { Language } from './messages/index.js';
-import { RESEND_COUNTDOWN_PATH } from './scripts.js';
+import { PASSKEY_SCRIPT_PATH, RESEND_COUNTDOWN_PATH, WEBAUTHN_BROWSER_PATH } from './scripts.js';
 import { timeOfDay } from './time-of-day.js';
 import { describeScope } from './scope-wording.js';
 
@@ -146,30 +146,126 @@ function notice(message: SafeHtml | string): SafeHtml {
 }
 
 /**
+ * The hidden field the pages' script sets to `1` when this browser can make
+ * a passkey (views/scripts.ts); empty, a sign-in ends as it always did.
+ */
+function passkeyCapableField(): SafeHtml {
+  return html`<input type="hidden" name="passkey_capable" value="">`;
+}
+
+/** The passkey pages' scripts: @simplewebauthn/browser's bundle, then Connect's own (views/scripts.ts); in order, after the page is read. */
+function passkeyScripts(): SafeHtml {
+  return html`<script src="${WEBAUTHN_BROWSER_PATH}" defer></script>
+<script src="${PASSKEY_SCRIPT_PATH}" defer></script>`;
+}
+
+/** Where the passkey box of a page sends its requests (docs/journey.md, "Passkeys"). */
+export interface PasskeyActions {
+  /** `POST /login/passkey/options?request=ID` */
+  readonly optionsAction: string;
+  /** `POST /login/passkey?request=ID` (signing in) or `POST /login/passkey/enrol?request=ID` (adding one). */
+  readonly action: string;
+}
+
+/**
+ * The box the pages' script runs a passkey ceremony from: hidden until the
+ * script finds WebAuthn; the error area it fills with what went wrong; the
+ * wordings for a prompt that gave no passkey; the CSRF token of its requests.
+ */
+function passkeyBox(
+  language: Language,
+  purpose: 'sign_in' | 'enrol',
+  page: { csrfToken: string; actions: PasskeyActions },
+  inner: { className: string; before?: SafeHtml; button: SafeHtml | string; primary: boolean },
+): SafeHtml {
+  const text = language.text.passkey;
+  return html`<div class="passkey ${inner.className}" data-passkey="${purpose}" data-options="${page.actions.optionsAction}" data-action="${page.actions.action}" data-cancelled="${text.cancelled}" data-exists="${text.exists}" data-failed="${text.failed}" hidden>
+${hiddenCsrf(page.csrfToken)}
+${inner.before ?? html``}
+<div class="alert" role="alert" id="passkey-error" hidden>${alertIcon()}<p data-passkey-message></p></div>
+<button type="button" class="button ${inner.primary ? 'primary' : 'secondary'} passkey-button" data-passkey-start>${keyIcon()}<span>${inner.button}</span></button>
+</div>`;
+}
+
+/**
+ * How the login page offers a passkey (docs/hosted-login.md, "Passkeys"):
+ * `offered`, below the PIN form; `first`, when the mobile the client named
+ * has a passkey: above, with the PIN form folded under "Use my PIN and an
+ * SMS code instead". (A journey that requires a passkey has a page of its
+ * own: {@link passkeyRequiredPage}.)
+ */
+export type PasskeyMode = 'offered' | 'first';
+
+/** A form with only the Cancel button (its CSRF token, as every form). */
+function cancelForm(page: FormPage, language: Language): SafeHtml {
+  return html`<form method="post" action="${page.action}" class="cancel-form" novalidate>
+${hiddenCsrf(page.csrfToken)}
+<div class="actions">
+${cancelButton(language)}
+</div>
+</form>`;
+}
+
+/**
  * The login page: mobile + PIN, and "Forgot PIN?" (a link: it works
  * without JavaScript and keeps the journey). `pinChanged`: right after a
  * PIN reset, with the mobile prefilled and the focus on the PIN.
+ * `passkey`: "Sign in with a passkey", shown by the pages' script when the
+ * browser has WebAuthn, where {@link PasskeyMode} puts it.
  */
 export function loginPage(
-  page: FormPage & MobilePage & { registerHref?: string | undefined; forgotHref: string; pinChanged?: boolean | undefined },
+  page: FormPage &
+    MobilePage & {
+      registerHref?: string | undefined;
+      forgotHref: string;
+      pinChanged?: boolean | undefined;
+      passkey?: (PasskeyActions & { mode: PasskeyMode }) | undefined;
+    },
 ): string {
   const { language } = page;
   const text = language.text;
-  const state: FieldState = { error: page.error, focus: focusOf(page.error, page.mobileReadonly || page.pinChanged ? 'pin' : 'mobile') };
-  const body = html`${requestHeader(page.clientName, text.login.heading, consent(language, page.clientName))}
-${page.pinChanged ? notice(text.login.pinChanged) : html``}
-${errorSummary(page.error)}
-<form method="post" action="${page.action}" novalidate>
+  const mode = page.passkey?.mode;
+  // Passkey first: no field takes the focus from the passkey button (unless one is in error).
+  const first = mode === 'first' ? undefined : page.mobileReadonly || page.pinChanged ? 'pin' : 'mobile';
+  const state: FieldState = { error: page.error, focus: focusOf(page.error, first) };
+  const pinForm = (withCancel: boolean) => html`<form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
+${passkeyCapableField()}
 ${mobileField(page, state)}
 ${pinField('pin', text.page.pinLabel, text.page.pinHint, 'current-password', state)}
 <p class="forgot"><a href="${page.forgotHref}">${text.login.forgotPin}</a></p>
 <div class="actions">
 <button type="submit" name="action" value="login" class="button primary">${text.login.submit}</button>
-${cancelButton(language)}
+${withCancel ? cancelButton(language) : html``}
 </div>
-</form>
-${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${page.registerHref}">${text.login.toRegister}</a></p>` : html``}`;
+</form>`;
+  const box = (className: string, primary: boolean, before?: SafeHtml) =>
+    page.passkey
+      ? passkeyBox(language, 'sign_in', { csrfToken: page.csrfToken, actions: page.passkey }, { className, before, button: text.passkey.signIn, primary })
+      : html``;
+  let main: SafeHtml;
+  switch (mode) {
+    case 'first':
+      main = html`${box('passkey-first', true, html`<p class="passkey-lead">${text.passkey.firstLead}</p>`)}
+<details class="pin-fallback" data-pin-fallback open${page.error ? html` data-keep-open` : html``}>
+<summary>${text.passkey.usePin}</summary>
+${pinForm(false)}
+</details>
+${cancelForm(page, language)}`;
+      break;
+    case 'offered':
+      main = html`${pinForm(true)}
+${box('passkey-offered', false, html`<p class="divider" aria-hidden="true">${text.passkey.or}</p>`)}`;
+      break;
+    default:
+      main = pinForm(true);
+  }
+  const body = html`${requestHeader(page.clientName, text.login.heading, consent(language, page.clientName))}
+${page.pinChanged ? notice(text.login.pinChanged) : html``}
+${errorSummary(page.error)}
+${main}
+${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${page.registerHref}">${text.login.toRegister}</a></p>` : html``}
+${page.passkey ? passkeyScripts() : html``}`;
   return layout({ language, title: text.login.title, body, clientName: page.clientName });
 }
 
@@ -177,23 +273,59 @@ ${page.registerHref ? html`<p class="switch">${text.login.newHere} <a href="${pa
  * The login (or registration) page of a journey that requires `phr`
  * (`acr_values=phr`, docs/hosted-login.md, "When the app asks for a
  * passkey"): no PIN form, since a PIN + SMS sign-in cannot complete it; it
- * says the app asks for a passkey, and offers "I can't use a passkey"
- * (`action=no_passkey`: back to the app) and cancel.
+ * says the app asks for a passkey and, on the login page (`passkey`),
+ * offers "Sign in with a passkey" (shown by the pages' script when the
+ * browser has WebAuthn; otherwise a note says this browser cannot use
+ * passkeys); then "I can't use a passkey" (`action=no_passkey`: back to
+ * the app) and cancel.
  */
-export function passkeyRequiredPage(page: FormPage): string {
+export function passkeyRequiredPage(page: FormPage & { passkey?: PasskeyActions | undefined }): string {
   const { language } = page;
   const text = language.text;
   const lead = consent(language, page.clientName, text.passkeyRequired.lead);
+  const box = page.passkey
+    ? html`${passkeyBox(language, 'sign_in', { csrfToken: page.csrfToken, actions: page.passkey }, { className: 'passkey-only', button: text.passkey.signIn, primary: true })}
+<div class="alert" data-passkey-unsupported>${alertIcon()}<p>${text.passkey.unsupported}</p></div>`
+    : html``;
   const body = html`${requestHeader(page.clientName, text.passkeyRequired.heading, lead)}
 ${errorSummary(page.error)}
+${box}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
 <div class="actions">
 <button type="submit" name="action" value="no_passkey" class="button secondary" formnovalidate>${text.passkeyRequired.noPasskey}</button>
 ${cancelButton(language)}
 </div>
-</form>`;
+</form>
+${page.passkey ? passkeyScripts() : html``}`;
   return layout({ language, title: text.passkeyRequired.title, body, clientName: page.clientName });
+}
+
+/**
+ * The offer to add a passkey after a PIN + SMS sign-in (docs/hosted-login.md,
+ * "Passkeys"): "Create a passkey" (the pages' script runs the ceremony
+ * through `/login/passkey/options` and `/login/passkey/enrol`, then follows
+ * "Not now"), and "Not now", a plain link to where the sign-in goes next.
+ */
+export function passkeyOfferPage(
+  page: Page & { clientName: string; csrfToken: string; maskedMobile: string; continueHref: string; optionsAction: string; enrolAction: string },
+): string {
+  const { language, clientName } = page;
+  const text = language.text.passkeyOffer;
+  const lead = html`<p class="lead">${fill(text.lead, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
+  const actions = { optionsAction: page.optionsAction, action: page.enrolAction };
+  const body = html`${requestHeader(clientName, text.heading, lead)}
+<div class="grants benefits">
+<ul class="grant-list">
+${text.benefits.map((benefit) => html`<li>${checkIcon()}<span>${benefit}</span></li>`)}
+</ul>
+</div>
+<div class="actions">
+${passkeyBox(language, 'enrol', { csrfToken: page.csrfToken, actions }, { className: 'passkey-enrol', button: text.create, primary: true })}
+<a class="button secondary" href="${page.continueHref}" data-passkey-continue>${text.notNow}</a>
+</div>
+${passkeyScripts()}`;
+  return layout({ language, title: text.title, body, clientName });
 }
 
 /** The registration page: mobile + PIN twice. */
@@ -251,6 +383,7 @@ ${page.codeSent ? notice(fill(wording.codeSent, { mobile: page.maskedMobile })) 
 ${errorSummary(page.error)}
 <form method="post" action="${page.action}" novalidate>
 ${hiddenCsrf(page.csrfToken)}
+${page.reset ? html`` : passkeyCapableField()}
 <div class="${fieldClass(state, 'otp')}">
 <label for="otp">${text.otp.label}</label>
 <p class="hint" id="otp-hint">${text.otp.hint}</p>
@@ -268,7 +401,8 @@ ${resendHint}
 ${cancelButton(language)}
 </div>
 </form>
-${waiting ? html`<script src="${RESEND_COUNTDOWN_PATH}" defer></script>` : html``}`;
+${waiting ? html`<script src="${RESEND_COUNTDOWN_PATH}" defer></script>` : html``}
+${page.reset ? html`` : passkeyScripts()}`;
   return layout({ language, title: wording.title, body, clientName: page.clientName });
 }
 
@@ -359,27 +493,6 @@ ${hiddenCsrf(page.csrfToken)}
 ${page.otherAccount ? html`<p class="switch">${text.consent.notYou} <button type="submit" name="action" value="switch_account" class="button link">${text.consent.otherAccount}</button></p>` : html``}
 </form>`;
   return layout({ language, title: fill(text.consent.title, { client: clientName }), body, clientName });
-}
-
-/**
- * The offer to add a passkey after a PIN + SMS sign-in (docs/journey.md,
- * "Passkeys"): "Create a passkey" (the page's script runs the ceremony
- * through `/login/passkey/options` and `/login/passkey/enrol`, then follows
- * "Not now"), and "Not now", a plain link to where the sign-in goes next.
- */
-export function passkeyOfferPage(
-  page: Page & { clientName: string; csrfToken: string; maskedMobile: string; continueHref: string; optionsAction: string; enrolAction: string },
-): string {
-  const { language, clientName } = page;
-  const text = language.text.passkeyOffer;
-  const lead = html`<p class="lead">${fill(text.lead, { mobile: html`<strong class="nowrap">${page.maskedMobile}</strong>` })}</p>`;
-  const body = html`${requestHeader(clientName, text.heading, lead)}
-<div class="actions" data-passkey-offer data-options="${page.optionsAction}" data-enrol="${page.enrolAction}">
-<input type="hidden" name="csrf_token" value="${page.csrfToken}">
-<button type="button" class="button primary" data-passkey-create hidden>${text.create}</button>
-<a class="button secondary" href="${page.continueHref}" data-passkey-continue>${text.notNow}</a>
-</div>`;
-  return layout({ language, title: text.title, body, clientName });
 }
 
 /**

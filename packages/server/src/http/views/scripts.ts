@@ -41,3 +41,142 @@ export const RESEND_COUNTDOWN_SCRIPT = `(function () {
   tick();
 })();
 `;
+
+/** Where the browser side of WebAuthn is served: @simplewebauthn/browser's own bundle, from Connect (routes/assets.ts). */
+export const WEBAUTHN_BROWSER_PATH = '/assets/simplewebauthn-browser.js';
+
+/** Where the passkey pages' script is served. */
+export const PASSKEY_SCRIPT_PATH = '/assets/passkeys.js';
+
+/**
+ * The passkey pages' script (docs/hosted-login.md, "Passkeys"), loaded
+ * after the @simplewebauthn/browser bundle (global `SimpleWebAuthnBrowser`).
+ * Without it, or without WebAuthn, nothing changes: the PIN and SMS forms
+ * work as they do without JavaScript.
+ *
+ * - Every form field `passkey_capable` is set to `1` when the browser has
+ *   a platform authenticator that verifies the user
+ *   (`isUserVerifyingPlatformAuthenticatorAvailable()`): only then does a
+ *   PIN + SMS sign-in end on the offer of a passkey.
+ * - The page's `[data-passkey]` box (the login page's "Sign in with a
+ *   passkey", the offer page's "Create a passkey") is shown when WebAuthn
+ *   is there; on the login page, the PIN form behind "Use my PIN and an SMS
+ *   code instead" folds away unless it is `data-keep-open` (it shows an
+ *   error), and a `[data-passkey-unsupported]` note is hidden.
+ * - Its button asks `data-options` for the options (`purpose` =
+ *   `data-passkey`), runs the browser's prompt, and posts the credential
+ *   to `data-action`: signed in, the browser goes to the answer's
+ *   `location`; a passkey added, it follows `[data-passkey-continue]`.
+ * - A refusal shows the answer's `message` (in the page's language) in
+ *   `#passkey-error`; `journey_ended` goes where the journey stands now;
+ *   a prompt the customer cancelled, or that failed, shows the box's own
+ *   wording (`data-cancelled`, `data-exists`, `data-failed`). The button
+ *   stays usable, and so does the PIN form.
+ */
+export const PASSKEY_SCRIPT = `(function () {
+  'use strict';
+  var api = window.SimpleWebAuthnBrowser;
+  var supported = !!(api && api.browserSupportsWebAuthn());
+  if (!supported) return;
+
+  var pkc = window.PublicKeyCredential;
+  if (pkc && typeof pkc.isUserVerifyingPlatformAuthenticatorAvailable === 'function') {
+    pkc.isUserVerifyingPlatformAuthenticatorAvailable().then(function (available) {
+      if (!available) return;
+      var fields = document.querySelectorAll('input[name="passkey_capable"]');
+      for (var i = 0; i < fields.length; i++) fields[i].value = '1';
+    }, function () {});
+  }
+
+  var box = document.querySelector('[data-passkey]');
+  if (!box) return;
+  var purpose = box.getAttribute('data-passkey');
+  var button = box.querySelector('[data-passkey-start]');
+  var csrf = box.querySelector('input[name="csrf_token"]');
+  var errorBox = document.getElementById('passkey-error');
+  var errorText = errorBox && errorBox.querySelector('[data-passkey-message]');
+  if (!button || !csrf || !errorBox || !errorText) return;
+  box.hidden = false;
+  var unsupported = document.querySelector('[data-passkey-unsupported]');
+  if (unsupported) unsupported.hidden = true;
+  var fallback = document.querySelector('[data-pin-fallback]');
+  if (fallback && !fallback.hasAttribute('data-keep-open')) fallback.open = false;
+
+  function post(url, fields) {
+    var body = new URLSearchParams();
+    for (var name in fields) body.append(name, fields[name]);
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: body.toString()
+    }).then(function (response) {
+      return response.json().then(function (answer) {
+        return { ok: response.ok, answer: answer || {} };
+      }, function () {
+        return { ok: false, answer: {} };
+      });
+    });
+  }
+
+  // Shown first, then filled: its role=alert announces the new text.
+  function show(message) {
+    errorBox.hidden = false;
+    errorText.textContent = message || box.getAttribute('data-failed') || '';
+  }
+
+  function refused(answer) {
+    if (answer.error === 'journey_ended' && typeof answer.location === 'string') {
+      window.location.assign(answer.location);
+      return;
+    }
+    show(answer.message);
+  }
+
+  function promptFailed(error) {
+    var name = error && error.name;
+    if (name === 'NotAllowedError' || name === 'AbortError') show(box.getAttribute('data-cancelled'));
+    else if (name === 'InvalidStateError' && purpose === 'enrol') show(box.getAttribute('data-exists'));
+    else show(box.getAttribute('data-failed'));
+  }
+
+  function finished(answer) {
+    if (purpose === 'enrol') {
+      var next = document.querySelector('[data-passkey-continue]');
+      if (next) window.location.assign(next.href);
+    } else if (typeof answer.location === 'string') {
+      window.location.assign(answer.location);
+    }
+  }
+
+  var busy = false;
+  button.addEventListener('click', function () {
+    if (busy) return;
+    busy = true;
+    button.setAttribute('aria-busy', 'true');
+    errorBox.hidden = true;
+    var token = csrf.value;
+    var done = function () {
+      busy = false;
+      button.removeAttribute('aria-busy');
+    };
+    post(box.getAttribute('data-options'), { csrf_token: token, purpose: purpose })
+      .then(function (options) {
+        if (!options.ok) return refused(options.answer);
+        var prompt = purpose === 'enrol'
+          ? api.startRegistration({ optionsJSON: options.answer })
+          : api.startAuthentication({ optionsJSON: options.answer });
+        return prompt.then(function (credential) {
+          return post(box.getAttribute('data-action'), { csrf_token: token, credential: JSON.stringify(credential) }).then(function (result) {
+            if (!result.ok) return refused(result.answer);
+            finished(result.answer);
+          });
+        }, promptFailed);
+      })
+      .catch(function () {
+        show(box.getAttribute('data-failed'));
+      })
+      .then(done, done);
+  });
+})();
+`;

@@ -40,9 +40,19 @@ const statusOf = (problem: Problem | undefined) => (problem ? 400 : 200);
  */
 const signIn: View<PageOf<'login' | 'register'>> = (result, page) => {
   const { journey, problem } = result;
+  const query = `?request=${encodeURIComponent(journey.requestId)}`;
+  const passkeyActions = { optionsAction: `${PASSKEY_PATHS.options}${query}`, action: `${PASSKEY_PATHS.signIn}${query}` };
   if (journey.requiresPhr) {
-    const body = passkeyRequiredPage({ language: page.language, clientName: journey.clientName, action: page.pageUrl(result.kind), csrfToken: page.csrfToken(), error: page.error(problem, result.kind) });
-    return { status: statusOf(problem), body };
+    const body = passkeyRequiredPage({
+      language: page.language,
+      clientName: journey.clientName,
+      action: page.pageUrl(result.kind),
+      csrfToken: page.csrfToken(),
+      error: page.error(problem, result.kind),
+      // A new account has no passkey yet: the registration page offers none.
+      passkey: result.kind === 'login' ? passkeyActions : undefined,
+    });
+    return result.kind === 'login' ? { status: statusOf(problem), body, script: true } : { status: statusOf(problem), body };
   }
   const fixed = journey.fixedMobile !== null;
   const form = {
@@ -55,17 +65,18 @@ const signIn: View<PageOf<'login' | 'register'>> = (result, page) => {
     mobileExample: page.mobileExample,
   };
   const other = (to: 'login' | 'register') => (fixed ? undefined : page.pageUrl(to));
-  const body =
-    result.kind === 'login'
-      ? loginPage({
-          ...form,
-          action: page.pageUrl('login'),
-          registerHref: other('register'),
-          forgotHref: page.pageUrl('reset'),
-          pinChanged: result.notice === 'pin_changed',
-        })
-      : registerPage({ ...form, action: page.pageUrl('register'), loginHref: other('login') });
-  return { status: statusOf(problem), body };
+  if (result.kind === 'register') {
+    return { status: statusOf(problem), body: registerPage({ ...form, action: page.pageUrl('register'), loginHref: other('login') }) };
+  }
+  const body = loginPage({
+    ...form,
+    action: page.pageUrl('login'),
+    registerHref: other('register'),
+    forgotHref: page.pageUrl('reset'),
+    pinChanged: result.notice === 'pin_changed',
+    passkey: { mode: result.passkey ?? 'offered', ...passkeyActions },
+  });
+  return { status: statusOf(problem), body, script: true };
 };
 
 /** "Forgot PIN?": as on the login page, with user_id the mobile is fixed. */
@@ -137,6 +148,7 @@ const passkeyOffer: View<PageOf<'passkey_offer'>> = ({ journey, maskedMobile, lo
   const query = `?request=${encodeURIComponent(journey.requestId)}`;
   return {
     status: 200,
+    script: true,
     body: passkeyOfferPage({
       language: page.language,
       clientName: journey.clientName,

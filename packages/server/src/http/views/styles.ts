@@ -17,6 +17,8 @@ body {
   -webkit-font-smoothing: antialiased; overflow-wrap: anywhere;
 }
 p { margin: 0; }
+/* What the pages' scripts show or hide: hidden wins over any display. */
+[hidden] { display: none !important; }
 strong { color: var(--ink); font-weight: 650; }
 .nowrap { white-space: nowrap; }
 h1, .consent, .lead, .resend .hint, .status .message { text-wrap: balance; }
@@ -120,6 +122,29 @@ a:hover { color: var(--brand-strong); }
 /* Every link is a tap target of at least 44 x 44 px (docs/hosted-login.md, "On a phone"). */
 .switch a, .forgot a { display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; padding: 0 8px; vertical-align: middle; }
 .forgot { margin: -8px -8px 0 0; text-align: right; font-size: 0.9375rem; }
+
+/* Passkeys (docs/hosted-login.md, "Passkeys") */
+.passkey-button { display: flex; align-items: center; justify-content: center; gap: 10px; }
+.passkey-button .icon { flex: none; width: 20px; height: 20px; }
+.button[aria-busy=true] { opacity: 0.72; cursor: progress; }
+.passkey .alert { margin-bottom: 12px; }
+.passkey-lead { text-align: center; color: var(--muted); font-size: 0.9375rem; margin-bottom: 16px; }
+.passkey-first .passkey-lead { margin-top: -4px; }
+.divider { display: flex; align-items: center; gap: 12px; margin: 24px 0 16px; color: var(--muted); font-size: 0.875rem; }
+.divider::before, .divider::after { content: ""; flex: 1; height: 1px; background: var(--line); }
+.pin-fallback { margin-top: 20px; padding-top: 8px; border-top: 1px solid var(--line); }
+.pin-fallback > summary {
+  display: flex; align-items: center; justify-content: center; min-height: 44px; padding: 0 8px; border-radius: 10px;
+  color: var(--brand); font-weight: 600; font-size: 0.9375rem; text-align: center; cursor: pointer; list-style: none;
+  text-decoration: underline; text-underline-offset: 3px;
+}
+.pin-fallback > summary::-webkit-details-marker { display: none; }
+.pin-fallback > summary:hover { color: var(--brand-strong); background: var(--brand-soft); }
+.pin-fallback > summary:focus-visible { outline: 3px solid var(--brand); outline-offset: 2px; }
+.pin-fallback[open] > summary { margin-bottom: 16px; }
+.cancel-form .actions { margin-top: 12px; }
+.benefits { margin-top: 0; }
+a.button { text-decoration: none; }
 
 /* Error page */
 .status { text-align: center; padding: 8px 0 4px; }

@@ -55,9 +55,17 @@ function sessionCookie(browser: Browser): string | undefined {
   return [...browser.cookies].find(([name]) => /session/i.test(name))?.[1];
 }
 
-/** A page that asks for a passkey: no mobile or PIN field, "I can't use a passkey" and cancel. */
+/**
+ * A page that asks for a passkey: no mobile or PIN field, "I can't use a
+ * passkey" and cancel; on the login page "Sign in with a passkey" (its box,
+ * shown by the pages' script) with the passkey script, on the registration
+ * page (a new account has no passkey) none.
+ */
 function expectPasskeyRequired(page: Response): void {
   expectPage(page, 200);
+  const registration = formAction(page.body).startsWith('/register');
+  expect(page.body.includes('data-passkey="sign_in"')).toBe(!registration);
+  expect(page.body.includes('<script src="/assets/passkeys.js"')).toBe(!registration);
   expect(findTag(page.body, 'input', 'pin')).toBeUndefined();
   expect(findTag(page.body, 'input', 'pin_confirmation')).toBeUndefined();
   expect(findTag(page.body, 'input', 'mobile')).toBeUndefined();

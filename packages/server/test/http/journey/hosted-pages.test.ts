@@ -44,18 +44,23 @@ function csp(res: Response): Map<string, string[]> {
   );
 }
 
+/** The scripts of the passkey pages: @simplewebauthn/browser's bundle, then Connect's own. */
+const PASSKEY_SCRIPTS = ['/assets/simplewebauthn-browser.js', '/assets/passkeys.js'];
+
 /**
- * The headers and markup every hosted page must have. `script`: the page
- * loads the resend countdown, Connect's own file, and no other script
- * (`script-src 'self'`, nothing inline); other pages allow no script.
+ * The headers and markup every hosted page must have. `scripts`: the files
+ * of Connect's own the page loads, and no other script (`script-src
+ * 'self'`, `connect-src 'self'`, nothing inline); other pages allow no script.
  */
-function expectHostedPage(res: Response, formActionSources: readonly string[], options: { script?: boolean } = {}): void {
+function expectHostedPage(res: Response, formActionSources: readonly string[], options: { scripts?: readonly string[] } = {}): void {
   const directives = csp(res);
   expect(directives.get('default-src')).toEqual(["'none'"]);
-  if (options.script) {
+  const tags = (options.scripts ?? []).map((src) => `<script src="${src}" defer></script>`);
+  if (options.scripts) {
     expect([...directives.keys()].filter((d) => d.startsWith('script-src'))).toEqual(['script-src']);
     expect(directives.get('script-src')).toEqual(["'self'"]);
-    expect(res.body.match(/<script\b[^>]*>[^<]*<\/script>/g)).toEqual(['<script src="/assets/resend-countdown.js" defer></script>']);
+    expect(directives.get('connect-src')).toEqual(["'self'"]);
+    expect(res.body.match(/<script\b[^>]*>[^<]*<\/script>/g)).toEqual(tags);
   } else {
     expect([...directives.keys()].filter((d) => d.startsWith('script-src'))).toEqual([]);
   }
@@ -67,7 +72,7 @@ function expectHostedPage(res: Response, formActionSources: readonly string[], o
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.body).toMatch(/<html lang="en">/);
   expect(res.body).toMatch(/<meta name="viewport" content="width=device-width, initial-scale=1">/);
-  expect(options.script ? res.body.replace('<script src="/assets/resend-countdown.js" defer></script>', '') : res.body).not.toMatch(/<script|\son[a-z]+=|javascript:/i);
+  expect(tags.reduce((body, tag) => body.replace(tag, ''), res.body)).not.toMatch(/<script|\son[a-z]+=|javascript:/i);
   // Every visible input has a label.
   const inputs = (res.body.match(/<input\b[^>]*>/g) ?? []).filter((tag) => attribute(tag, 'type') !== 'hidden');
   for (const tag of inputs) {
@@ -99,8 +104,10 @@ describe('hosted pages: markup and headers', () => {
     await addCustomer(t);
     const browser = new Browser(t.app);
     const { page: login, requestId } = await startLogin(browser, authorizeParams(client));
-    expectHostedPage(login, ["'self'", 'https://acme.example']);
-    expect(inputNames(login.body)).toEqual(['csrf_token', 'mobile', 'pin']);
+    expectHostedPage(login, ["'self'", 'https://acme.example'], { scripts: PASSKEY_SCRIPTS });
+    // The form's fields, then the passkey button's CSRF token.
+    expect(inputNames(login.body)).toEqual(['csrf_token', 'passkey_capable', 'mobile', 'pin', 'csrf_token']);
+    expect(attribute(inputTag(login.body, 'passkey_capable'), 'value')).toBe('');
     expect(findTag(login.body, 'button', 'action', 'cancel')).toBeDefined();
     expect(attribute(inputTag(login.body, 'pin'), 'type')).toBe('password');
     expect(attribute(inputTag(login.body, 'mobile'), 'type')).toBe('tel');
@@ -115,8 +122,8 @@ describe('hosted pages: markup and headers', () => {
     expect(formAction(register.body)).toBe(`/register?request=${requestId}`);
 
     const otp = await submitCredentials(browser, login, MOBILE, PIN);
-    expectHostedPage(otp, ["'self'", 'https://acme.example'], { script: true });
-    expect(inputNames(otp.body)).toEqual(['csrf_token', 'otp']);
+    expectHostedPage(otp, ["'self'", 'https://acme.example'], { scripts: ['/assets/resend-countdown.js', ...PASSKEY_SCRIPTS] });
+    expect(inputNames(otp.body)).toEqual(['csrf_token', 'passkey_capable', 'otp']);
     expect(findTag(otp.body, 'button', 'action', 'resend')).toBeDefined();
     expect(findTag(otp.body, 'button', 'action', 'cancel')).toBeDefined();
     expect(attribute(inputTag(otp.body, 'otp'), 'autocomplete')).toBe('one-time-code');

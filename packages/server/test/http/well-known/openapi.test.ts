@@ -435,11 +435,11 @@ describe('real responses match the description', () => {
   });
 
   it('discovery, keys, health, the sandbox, the stylesheet and this description', async () => {
-    for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/assets/connect.css', '/assets/resend-countdown.js']) {
+    for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/assets/connect.css', '/assets/resend-countdown.js', '/assets/simplewebauthn-browser.js', '/assets/passkeys.js']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
     expect((await app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server/auth' })).statusCode).toBe(404);
-    for (const url of ['/assets/connect.css', '/assets/resend-countdown.js', '/openapi.json']) {
+    for (const url of ['/assets/connect.css', '/assets/resend-countdown.js', '/assets/simplewebauthn-browser.js', '/assets/passkeys.js', '/openapi.json']) {
       const etag = String((await app.inject({ method: 'GET', url })).headers.etag);
       expect((await app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } })).statusCode).toBe(304);
     }

@@ -4,7 +4,7 @@ import { isValidPin } from '../../customers/pin.js';
 import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { isPasskeyCapable, resetProvesPhone, signInOnResetProof } from '../one-time-pin.js';
-import { firstPage, isOpen, openJourney, pageForState, type StepContext } from '../open.js';
+import { firstPage, isOpen, openJourney, pageForState, type OpenJourney, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
 import { isRefused, postedMobile } from '../posted-mobile.js';
 import { sendFirstCode, type PinCountToLift } from '../send-first-code.js';
@@ -38,9 +38,22 @@ export async function showLogin(context: StepContext, deps: LoginDeps): Promise<
   // answered reset challenge as its newest): say so, with that mobile.
   const { challenge } = journey;
   if (journey.record.status === 'pending' && challenge?.purpose === 'reset' && challenge.consumedAt !== null) {
-    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed' };
+    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed', ...(await passkeyFirst(journey, deps)) };
   }
-  return { kind: 'login', journey: journey.view };
+  return { kind: 'login', journey: journey.view, ...(await passkeyFirst(journey, deps)) };
+}
+
+/**
+ * `first` when the mobile the client named (`user_id`) has a usable
+ * passkey: the login page offers it before the PIN form
+ * (docs/hosted-login.md, "Passkeys").
+ */
+async function passkeyFirst(journey: OpenJourney, deps: Pick<LoginDeps, 'db'>): Promise<{ passkey?: 'first' }> {
+  if (journey.record.loginHint === null) return {};
+  const customer = await deps.db.customers.findCustomerByMobile(journey.record.loginHint);
+  if (!customer) return {};
+  const passkeys = await deps.db.passkeys.listPasskeysOf(customer.profileId);
+  return passkeys.some((passkey) => passkey.suspendedAt === null) ? { passkey: 'first' } : {};
 }
 
 /**

@@ -197,12 +197,36 @@ export interface Catalogue {
     /** Too many sign-ins started from one address (429): try again in this many minutes. */
     readonly tooManyStarts: { readonly title: string; readonly message: (minutes: number) => string };
   };
-  /** The offer to add a passkey after a PIN + SMS sign-in (docs/journey.md, "Passkeys"). */
+  /**
+   * Passkeys on the login page, and what the pages' script says when the
+   * browser's own passkey prompt did not give one (docs/hosted-login.md,
+   * "Passkeys"). The requests' own refusals are worded by the server.
+   */
+  readonly passkey: {
+    readonly signIn: string;
+    /** Between the PIN form and the passkey button, when both are offered. */
+    readonly or: string;
+    /** Above the button when the customer's mobile has a passkey: no SMS is sent. */
+    readonly firstLead: string;
+    /** What folds the PIN form away under the passkey, when the customer's mobile has one. */
+    readonly usePin: string;
+    /** When a passkey is required and this browser cannot use one. */
+    readonly unsupported: string;
+    /** The browser's prompt was cancelled, timed out, or found no passkey it could use. */
+    readonly cancelled: string;
+    /** Creating a passkey: this device has one for this account already. */
+    readonly exists: string;
+    /** Anything else that failed (the network, the browser). */
+    readonly failed: string;
+  };
+  /** The offer to add a passkey after a PIN + SMS sign-in (docs/hosted-login.md, "Passkeys"). */
   readonly passkeyOffer: {
     readonly title: string;
     readonly heading: string;
     /** `{mobile}`: the masked mobile signed in. */
     readonly lead: string;
+    /** What a passkey brings, one line each. */
+    readonly benefits: readonly string[];
     readonly create: string;
     readonly notNow: string;
   };
