@@ -200,6 +200,35 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await onCallback(page);
     expect((await messagesTo(demo.customer.mobile)).length).toBe(sent);
     expect(await acrOf(consumer.callbacks.at(-1), state, verifier)).toBe('phr');
+    added = (await consumer.credentials())[0];
+  });
+
+  it('a request for phr (acr_values) offers only the passkey, in English and Filipino, and the passkey signs in with phr', async (context) => {
+    const { demo } = running();
+    for (const language of [
+      { ui: 'en', heading: 'Sign in with a passkey', button: 'Sign in with a passkey', noPasskey: "I can't use a passkey" },
+      { ui: 'fil', heading: undefined, button: 'Mag-sign in gamit ang passkey', noPasskey: 'Hindi ako makagamit ng passkey' },
+    ]) {
+      if (!added) throw new Error('no passkey was added');
+      const consumer = await openConsumer({ credential: added });
+      const { page } = consumer;
+      const { params, state, verifier } = authorize({ acr_values: 'phr', ui_locales: language.ui });
+      await consumer.start(params);
+      await page.waitForURL((url) => url.pathname === '/login');
+      await page.getByRole('button', { name: language.button }).waitFor({ state: 'visible' });
+      await page.getByRole('button', { name: language.noPasskey }).waitFor({ state: 'visible' });
+      // No PIN form, and the note for a browser without WebAuthn is hidden by the script.
+      expect(await page.locator('input[name="pin"], input[name="mobile"]').count()).toBe(0);
+      await page.locator('[data-passkey-unsupported]').waitFor({ state: 'hidden' });
+      if (language.heading) expect(await page.locator('h1').innerText()).toBe(language.heading);
+      await takeScreenshot(page, `passkey-required-${language.ui}`, context);
+      const sent = (await messagesTo(demo.customer.mobile)).length;
+      await page.getByRole('button', { name: language.button }).click();
+      await onCallback(page);
+      expect((await messagesTo(demo.customer.mobile)).length).toBe(sent);
+      expect(await acrOf(consumer.callbacks.at(-1), state, verifier)).toBe('phr');
+      added = (await consumer.credentials())[0];
+    }
   });
 
   it('refuses an authenticator without the passkey, with the page\'s message; the PIN form stays', async (context) => {
