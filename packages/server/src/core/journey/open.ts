@@ -20,6 +20,8 @@ export interface OpenJourney {
   readonly challenge: OtpChallengeRecord | undefined;
   /** Whether its `user_id` names an account, read with it. */
   readonly hintRegistered: boolean;
+  /** Whether that account has a passkey that is not suspended, read with it. */
+  readonly hintHasPasskey: boolean;
   readonly client: Client;
   readonly view: JourneyView;
 }
@@ -73,6 +75,7 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
     record,
     challenge: found.challenge,
     hintRegistered: found.hintRegistered,
+    hintHasPasskey: found.hintHasPasskey,
     client,
     view: {
       requestId,
@@ -154,7 +157,7 @@ export async function whereItStandsNow(journey: OpenJourney, deps: Pick<JourneyD
   if (!current) return deadEnd('finished', journey.record);
   if (FINAL_STATES.includes(current.request.status)) return ended(current, deps, journey.view.clientName);
   if (current.request.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
-  return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered });
+  return pageForState({ ...journey, record: current.request, challenge: current.challenge, hintRegistered: current.hintRegistered, hintHasPasskey: current.hintHasPasskey });
 }
 
 /**

@@ -58,6 +58,8 @@ export interface JourneyRecord {
   readonly challenge: OtpChallengeRecord | undefined;
   /** Whether its `user_id` names an account (`false` when it has none). */
   readonly hintRegistered: boolean;
+  /** Whether the account its `user_id` names has a passkey that is not suspended (the login page then offers it first). */
+  readonly hintHasPasskey: boolean;
 }
 
 /** What a right PIN (or an accepted registration form, or a PIN reset's mobile) stores, all or nothing. */

@@ -50,7 +50,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
 
     it('finds a journey with its newest challenge and whether its user_id is registered', async () => {
       await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
-      expect(await signIns().findJourney('request-1')).toEqual({ request: authorizationRequest(), challenge: undefined, hintRegistered: false });
+      expect(await signIns().findJourney('request-1')).toEqual({ request: authorizationRequest(), challenge: undefined, hintRegistered: false, hintHasPasskey: false });
       await storage.customers.insertCustomer(customer());
       await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-a', createdAt: T }));
       await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-c', createdAt: T + 1, consumedAt: T + 2 }));
@@ -60,10 +60,38 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
         request: authorizationRequest(),
         challenge: challenge({ id: 'challenge-c', createdAt: T + 1, consumedAt: T + 2 }),
         hintRegistered: true,
+        hintHasPasskey: false,
       });
       await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', loginHint: null }));
       expect(await signIns().findJourney('request-2')).toMatchObject({ challenge: undefined, hintRegistered: false });
       expect(await signIns().findJourney('request-unknown')).toBeUndefined();
+    });
+
+    it('finds whether the account its user_id names has a passkey that is not suspended', async () => {
+      await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
+      await storage.customers.insertCustomer(customer());
+      const passkey = {
+        credentialId: 'cred-1',
+        profileId: customer().profileId,
+        userHandle: 'handle-of-customer',
+        publicKey: 'pQECAyYgASFYIA',
+        signCount: 0,
+        transports: ['internal'],
+        aaguid: null,
+        name: null,
+        createdAt: T,
+        lastUsedAt: null,
+        heldUntil: null,
+        suspendedAt: null,
+      };
+      await storage.passkeys.insertPasskey({ ...passkey, suspendedAt: T });
+      expect(await signIns().findJourney('request-1')).toMatchObject({ hintRegistered: true, hintHasPasskey: false });
+      await storage.passkeys.insertPasskey({ ...passkey, credentialId: 'cred-2' });
+      expect(await signIns().findJourney('request-1')).toMatchObject({ hintRegistered: true, hintHasPasskey: true });
+      await storage.passkeys.suspendPasskeysOf(customer().profileId, T + 1);
+      expect(await signIns().findJourney('request-1')).toMatchObject({ hintHasPasskey: false });
+      await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest({ idHash: 'request-2', loginHint: null }));
+      expect(await signIns().findJourney('request-2')).toMatchObject({ hintHasPasskey: false });
     });
 
     it('starts a challenge: lifts the PIN count, moves the journey to otp_sent bound to the customer, stores the challenge', async () => {

@@ -38,9 +38,9 @@ export async function showLogin(context: StepContext, deps: LoginDeps): Promise<
   // answered reset challenge as its newest): say so, with that mobile.
   const { challenge } = journey;
   if (journey.record.status === 'pending' && challenge?.purpose === 'reset' && challenge.consumedAt !== null) {
-    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed', ...(await passkeyFirst(journey, deps)) };
+    return { kind: 'login', journey: journey.view, mobile: challenge.mobile, notice: 'pin_changed', ...passkeyFirst(journey) };
   }
-  return { kind: 'login', journey: journey.view, ...(await passkeyFirst(journey, deps)) };
+  return { kind: 'login', journey: journey.view, ...passkeyFirst(journey) };
 }
 
 /**
@@ -48,12 +48,9 @@ export async function showLogin(context: StepContext, deps: LoginDeps): Promise<
  * passkey: the login page offers it before the PIN form
  * (docs/hosted-login.md, "Passkeys").
  */
-async function passkeyFirst(journey: OpenJourney, deps: Pick<LoginDeps, 'db'>): Promise<{ passkey?: 'first' }> {
-  if (journey.record.loginHint === null) return {};
-  const customer = await deps.db.customers.findCustomerByMobile(journey.record.loginHint);
-  if (!customer) return {};
-  const passkeys = await deps.db.passkeys.listPasskeysOf(customer.profileId);
-  return passkeys.some((passkey) => passkey.suspendedAt === null) ? { passkey: 'first' } : {};
+function passkeyFirst(journey: OpenJourney): { passkey?: 'first' } {
+  // Read with the journey, in the same statement (docs/operator-guide.md, "Database round trips").
+  return journey.record.loginHint !== null && journey.hintHasPasskey ? { passkey: 'first' } : {};
 }
 
 /**

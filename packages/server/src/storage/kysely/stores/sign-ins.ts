@@ -41,11 +41,12 @@ export function createSignInStore(db: Kysely<Database>): SignInStore {
           'c.created_at as c_created_at',
           'c.consumed_at as c_consumed_at',
           sql<number>`case when exists (select 1 from customers h where h.mobile = r.login_hint) then 1 else 0 end`.as('hint_registered'),
+          sql<number>`case when exists (select 1 from customers h join passkeys k on k.profile_id = h.profile_id where h.mobile = r.login_hint and k.suspended_at is null) then 1 else 0 end`.as('hint_passkey'),
         ])
         .where('r.id_hash', '=', idHash)
         .executeTakeFirst();
       if (!row) return undefined;
-      return { request: toRequest(row as Selectable<AuthorizationRequestsTable>), challenge: challengeOf(row), hintRegistered: Number(row.hint_registered) === 1 };
+      return { request: toRequest(row as Selectable<AuthorizationRequestsTable>), challenge: challengeOf(row), hintRegistered: Number(row.hint_registered) === 1, hintHasPasskey: Number(row.hint_passkey) === 1 };
     },
 
     async startChallenge(start) {
