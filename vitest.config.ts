@@ -1,10 +1,37 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Test files that replace a module (`vi.mock`): each runs in a fresh module
  * registry of its own, so the replacement reaches no other file.
  */
 const MOCKING_FILES = ['packages/server/test/unit/otp/generate-otp-range.test.ts', 'packages/server/test/unit/journey/sign-in.test.ts'];
+
+/**
+ * The files that take longest (PostgreSQL's storage contract, commands run
+ * as processes, Chromium, the budgets), most expensive first. They start
+ * before the rest, so that no long file is left running alone at the end
+ * while the other worker has nothing to do.
+ */
+const SLOW_FIRST = [
+  /\/storage\/postgres\.test\.ts$/,
+  /\/cli\/(two-instances|cli-beside-server|shutdown|serve)\.test\.ts$/,
+  /\/browser\//,
+  /\/(customer-tokens-endpoint|reset-budgets|sandbox-budgets|acr-max-age|journey\/passkeys)\.test\.ts$/,
+  /\/limits\/postgres\.test\.ts$/,
+  /\/cli\//,
+];
+
+/** Vitest's own order (by size, or by the last run's times when it has them), with {@link SLOW_FIRST} first. */
+class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const at = SLOW_FIRST.findIndex((pattern) => pattern.test(file.moduleId));
+      return at === -1 ? SLOW_FIRST.length : at;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -19,6 +46,7 @@ export default defineConfig({
     // spent waiting on PostgreSQL, Redis or a child process.
     maxWorkers: 2,
     reporters: ['default'],
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         extends: true,
