@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/http/server.js';
 import { DEMO_SHOP_REDIRECT_URI } from '../../src/demo/seed-demo.js';
-import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { BROWSER_TEST_MS, browserTestsRun, expectFitsPhone, launchChromium, PHONE, takeScreenshot } from '../helpers/chromium.js';
 import { exchangeCode as exchangeCodeAt } from './exchange-code.js';
 
 /*
@@ -57,7 +57,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
   /** A fresh browser profile with a virtual platform authenticator, and the consumer app answered in place. */
   async function openConsumer(options: { locale?: string; userVerified?: boolean; credential?: Credential } = {}) {
     if (!browser) throw new Error('the browser did not start');
-    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, ...(options.locale ? { locale: options.locale } : {}) });
+    const context = await browser.newContext({ viewport: PHONE, ...(options.locale ? { locale: options.locale } : {}) });
     contexts.push(context);
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
     context.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
@@ -153,6 +153,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await page.waitForURL((url) => url.pathname === '/login/otp' && url.searchParams.has('request'));
     await expect.poll(() => page.locator('h1').innerText()).toBe('Sign in faster and safer next time with a passkey');
     expect(await page.getByRole('link', { name: 'Not now' }).getAttribute('href')).toMatch(new RegExp(`^${CONSUMER_ORIGIN}/callback\\?`));
+    await expectFitsPhone(page, 'passkey offer (en)');
     await takeScreenshot(page, 'passkey-offer-en', context);
     await page.getByRole('button', { name: 'Create a passkey' }).click();
     await onCallback(page);
@@ -176,6 +177,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     // The PIN form folds under "Use my PIN and an SMS code instead".
     await page.getByLabel('PIN', { exact: true }).waitFor({ state: 'hidden' });
     await page.getByText('Use my PIN and an SMS code instead').waitFor({ state: 'visible' });
+    await expectFitsPhone(page, 'login, passkey first (en)');
     await takeScreenshot(page, 'passkey-login-en', context);
     await button.click();
     await onCallback(page);
@@ -195,6 +197,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await consumer.start(params);
     await page.waitForURL((url) => url.pathname === '/login');
     await page.getByText('Gamitin na lang ang aking PIN at isang SMS code').waitFor({ state: 'visible' });
+    await expectFitsPhone(page, 'login, passkey first (fil)');
     await takeScreenshot(page, 'passkey-login-fil', context);
     await page.getByRole('button', { name: 'Mag-sign in gamit ang passkey' }).click();
     await onCallback(page);
@@ -221,6 +224,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
       expect(await page.locator('input[name="pin"], input[name="mobile"]').count()).toBe(0);
       await page.locator('[data-passkey-unsupported]').waitFor({ state: 'hidden' });
       if (language.heading) expect(await page.locator('h1').innerText()).toBe(language.heading);
+      await expectFitsPhone(page, `passkey required (${language.ui})`);
       await takeScreenshot(page, `passkey-required-${language.ui}`, context);
       const sent = (await messagesTo(demo.customer.mobile)).length;
       await page.getByRole('button', { name: language.button }).click();
@@ -238,6 +242,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await page.waitForURL((url) => url.pathname === '/login');
     await page.getByRole('button', { name: 'Mag-sign in gamit ang passkey' }).click();
     await expect.poll(() => page.locator('#passkey-error').innerText()).toBe('Walang passkey na nagamit. Subukang muli, o gamitin na lang ang iyong PIN at isang SMS code.');
+    await expectFitsPhone(page, 'passkey refused (fil)');
     await takeScreenshot(page, 'passkey-refused-fil', context);
     expect(page.url()).toMatch(/\/login\?/);
     expect(consumer.callbacks).toHaveLength(0);
@@ -288,6 +293,7 @@ describe.skipIf(!browserTestsRun('passkeys in Chromium'))('passkeys in Chromium'
     await page.getByRole('button', { name: 'I-verify' }).click();
     await expect.poll(() => page.locator('h1').innerText()).toBe('Mag-sign in nang mas mabilis at mas ligtas sa susunod gamit ang passkey');
     await page.getByRole('button', { name: 'Gumawa ng passkey' }).waitFor({ state: 'visible' });
+    await expectFitsPhone(page, 'passkey offer (fil)');
     await takeScreenshot(page, 'passkey-offer-fil', context);
     await page.getByRole('link', { name: 'Hindi muna' }).click();
     await onCallback(page);

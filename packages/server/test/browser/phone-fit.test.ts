@@ -14,7 +14,7 @@ import { startServer, type RunningServer } from '../../src/http/server.js';
 import { CATALOGUES } from '../../src/http/views/messages/index.js';
 import { timeOfDay } from '../../src/http/views/time-of-day.js';
 import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
-import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from '../helpers/chromium.js';
+import { BROWSER_TEST_MS, browserTestsRun, expectFitsPhone, launchChromium, PHONE, takeScreenshot } from '../helpers/chromium.js';
 
 /*
  * Every hosted page on a phone (docs/hosted-login.md, "On a phone" and
@@ -27,9 +27,6 @@ import { BROWSER_TEST_MS, browserTestsRun, launchChromium, takeScreenshot } from
  * wait can be brought to its last seconds without waiting 30 of them.
  */
 
-const PHONE = { width: 390, height: 844 };
-/** The smallest comfortable touch target, in CSS pixels, both ways. */
-const MIN_TARGET = 44;
 const STEP_TIMEOUT_MS = 10_000;
 /** Long enough for every page in one language on a loaded machine. */
 const WALK_MS = Math.max(BROWSER_TEST_MS, 150_000);
@@ -114,42 +111,6 @@ describe.skipIf(!browserTestsRun('the hosted pages on a phone in Chromium'))('th
       if (Date.now() - started > STEP_TIMEOUT_MS) throw new Error(`no code matching ${kind} texted to ${mobile}`);
       await delay(20);
     }
-  }
-
-  /**
-   * The page fits the phone: nothing scrolls sideways, nothing sticks out
-   * of the viewport, and every visible link, button and field is at least
-   * 44 x 44 px. Returns how many targets there were.
-   */
-  async function expectFitsPhone(page: Page, label: string): Promise<number> {
-    // Evaluated in the page (as text: the tests are compiled without the DOM's types).
-    const widths = (await page.evaluate(`({
-      scrollWidth: document.documentElement.scrollWidth,
-      clientWidth: document.documentElement.clientWidth,
-      bodyScrollWidth: document.body.scrollWidth,
-      widest: Math.max(...Array.from(document.querySelectorAll('main *'), (e) => e.getBoundingClientRect().right)),
-    })`)) as { scrollWidth: number; clientWidth: number; bodyScrollWidth: number; widest: number };
-    expect(widths.scrollWidth, `${label}: no horizontal scroll`).toBeLessThanOrEqual(widths.clientWidth);
-    expect(widths.bodyScrollWidth, `${label}: no horizontal scroll`).toBeLessThanOrEqual(widths.clientWidth);
-    expect(widths.widest, `${label}: everything inside the viewport`).toBeLessThanOrEqual(PHONE.width);
-    const small: string[] = [];
-    let targets = 0;
-    let smallest = { width: Infinity, height: Infinity };
-    for (const target of await page.locator('a[href], button, input:not([type=hidden]), select, textarea').all()) {
-      const box = await target.boundingBox();
-      if (!box || !(await target.isVisible())) continue;
-      targets++;
-      smallest = { width: Math.min(smallest.width, box.width), height: Math.min(smallest.height, box.height) };
-      if (box.height < MIN_TARGET || box.width < MIN_TARGET) {
-        const name = (await target.getAttribute('name')) ?? (await target.innerText()).trim();
-        small.push(`"${name}" is ${box.width.toFixed(1)} x ${box.height.toFixed(1)} px`);
-      }
-    }
-    // The figures, for the record: page width, and the smallest target's width and height (not necessarily one element's).
-    const sizes = targets === 0 ? 'no targets' : `${targets} targets, the narrowest ${smallest.width.toFixed(1)} px, the lowest ${smallest.height.toFixed(1)} px`;
-    console.info(`${label}: ${widths.scrollWidth} px wide in ${widths.clientWidth}; ${sizes}`);
-    expect(small, `${label}: tap targets under ${MIN_TARGET} px`).toEqual([]);
-    return targets;
   }
 
   /** Checked, then saved as `<name>-<language>.png`. */

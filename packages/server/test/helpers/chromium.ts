@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { TestContext } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import { noteSkipped } from './skip-notices.js';
 
 /**
@@ -76,4 +76,46 @@ export async function takeScreenshot(page: Page, name: string, context: TestCont
   const shown = relative(process.cwd(), path);
   await context.annotate(`screenshot: ${shown}`, 'screenshot', { path, contentType: 'image/png' });
   console.info(`screenshot: ${shown}`);
+}
+
+/** The phone the hosted pages are checked on (docs/hosted-login.md, "On a phone"). */
+export const PHONE = { width: 390, height: 844 };
+
+/** The smallest tap target, in CSS pixels, both ways. */
+export const MIN_TARGET = 44;
+
+/**
+ * The page fits the phone: nothing scrolls sideways, nothing sticks out
+ * of the viewport, and every visible link, button and field is at least
+ * 44 x 44 px. Returns how many targets there were.
+ */
+export async function expectFitsPhone(page: Page, label: string): Promise<number> {
+  // Evaluated in the page (as text: the tests are compiled without the DOM's types).
+  const widths = (await page.evaluate(`({
+    scrollWidth: document.documentElement.scrollWidth,
+    clientWidth: document.documentElement.clientWidth,
+    bodyScrollWidth: document.body.scrollWidth,
+    widest: Math.max(...Array.from(document.querySelectorAll('main *'), (e) => e.getBoundingClientRect().right)),
+  })`)) as { scrollWidth: number; clientWidth: number; bodyScrollWidth: number; widest: number };
+  expect(widths.scrollWidth, `${label}: no horizontal scroll`).toBeLessThanOrEqual(widths.clientWidth);
+  expect(widths.bodyScrollWidth, `${label}: no horizontal scroll`).toBeLessThanOrEqual(widths.clientWidth);
+  expect(widths.widest, `${label}: everything inside the viewport`).toBeLessThanOrEqual(PHONE.width);
+  const small: string[] = [];
+  let targets = 0;
+  let smallest = { width: Infinity, height: Infinity };
+  for (const target of await page.locator('a[href], button, summary, input:not([type=hidden]), select, textarea').all()) {
+    const box = await target.boundingBox();
+    if (!box || !(await target.isVisible())) continue;
+    targets++;
+    smallest = { width: Math.min(smallest.width, box.width), height: Math.min(smallest.height, box.height) };
+    if (box.height < MIN_TARGET || box.width < MIN_TARGET) {
+      const name = (await target.getAttribute('name')) ?? (await target.innerText()).trim();
+      small.push(`"${name}" is ${box.width.toFixed(1)} x ${box.height.toFixed(1)} px`);
+    }
+  }
+  // The figures, for the record: page width, and the smallest target's width and height (not necessarily one element's).
+  const sizes = targets === 0 ? 'no targets' : `${targets} targets, the narrowest ${smallest.width.toFixed(1)} px, the lowest ${smallest.height.toFixed(1)} px`;
+  console.info(`${label}: ${widths.scrollWidth} px wide in ${widths.clientWidth}; ${sizes}`);
+  expect(small, `${label}: tap targets under ${MIN_TARGET} px`).toEqual([]);
+  return targets;
 }

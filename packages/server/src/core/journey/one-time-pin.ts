@@ -8,6 +8,7 @@ import { OTP_MAX_ATTEMPTS, OTP_MAX_RESENDS, OTP_RESEND_AFTER_SECONDS, RESET_PROV
 import { newChallenge, type SendRefusal } from '../otp/issue-otp.js';
 import type { OtpChallengeRecord } from '../otp/records.js';
 import { verifyOtp, type MakeEntry, type VerifyOtpResult } from '../otp/verify-otp.js';
+import { usablePasskeysOf } from '../passkeys/passkeys.js';
 import { newCode } from './code.js';
 import { endJourneyUnmet } from './cancel.js';
 import type { JourneyDeps } from './deps.js';
@@ -110,7 +111,7 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
       // The one-time PIN proved the phone in this browser: it is a known device of the customer,
       // at the credential version the sign-in completed at (docs/journey.md, "After a PIN reset").
       const knownDevice = proveKnownDevice(context.knownDevice, outcome.customer, deps.clock.nowSeconds(), deps.knownDeviceKey);
-      if (passkeyCapable && !(await hasUsablePasskey(outcome.customer.profileId, deps))) {
+      if (passkeyCapable && (await usablePasskeysOf(deps.db.passkeys, outcome.customer.profileId)).length === 0) {
         return {
           kind: 'passkey_offer',
           journey: journey.view,
@@ -132,11 +133,6 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);
   }
-}
-
-/** Whether the customer has a passkey that is not suspended. */
-async function hasUsablePasskey(profileId: string, deps: Pick<JourneyDeps, 'db'>): Promise<boolean> {
-  return (await deps.db.passkeys.listPasskeysOf(profileId)).some((passkey) => passkey.suspendedAt === null);
 }
 
 /** What one entry of a sign-in's code came to. */

@@ -26,7 +26,7 @@ import {
   verifyRegistration,
   type RelyingParty,
 } from '../passkeys/ceremonies.js';
-import { hashWebAuthnChallenge, isPasskeyHeld, newUserHandle, passkeyHeldUntil, WEBAUTHN_CHALLENGE_TTL_SECONDS } from '../passkeys/passkeys.js';
+import { hashWebAuthnChallenge, isPasskeyHeld, newUserHandle, passkeyHeldUntil, usablePasskeysOf, WEBAUTHN_CHALLENGE_TTL_SECONDS } from '../passkeys/passkeys.js';
 import type { PasskeyRecord, WebAuthnPurpose } from '../passkeys/records.js';
 import { endJourneyUnmet } from './cancel.js';
 import { newCode } from './code.js';
@@ -119,7 +119,7 @@ export async function passkeyOptions(context: StepContext, purpose: string | und
   if (purpose !== 'sign_in') return refused('passkey_refused', journey);
   // A journey whose client named the mobile offers that customer's passkeys; otherwise any (discoverable).
   const named = journey.record.loginHint === null ? undefined : await deps.db.customers.findCustomerByMobile(journey.record.loginHint);
-  const allow = named ? (await deps.db.passkeys.listPasskeysOf(named.profileId)).filter((p) => p.suspendedAt === null) : [];
+  const allow = named ? await usablePasskeysOf(deps.db.passkeys, named.profileId) : [];
   const challenge = newChallengeBytes();
   await storeChallenge(journey.record.idHash, 'authenticate', named?.profileId ?? null, challenge, deps);
   return { kind: 'options', options: await signInOptions(relyingParty(deps), challenge, allow) };

@@ -4,6 +4,8 @@
  * user handle, and the hold of a new passkey.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { PasskeyStore } from './passkey-store.js';
+import type { PasskeyRecord } from './records.js';
 
 /** Seconds a WebAuthn challenge can be answered: 5 minutes. */
 export const WEBAUTHN_CHALLENGE_TTL_SECONDS = 300;
@@ -40,4 +42,9 @@ export function passkeyHeldUntil(now: number, holdSeconds: number, signedInWith:
 /** Whether the passkey is held at `now`. */
 export function isPasskeyHeld(passkey: { readonly heldUntil: number | null }, now: number): boolean {
   return passkey.heldUntil !== null && passkey.heldUntil > now;
+}
+
+/** The customer's passkeys that are not suspended (`customers lock`), oldest first. */
+export async function usablePasskeysOf(store: Pick<PasskeyStore, 'listPasskeysOf'>, profileId: string): Promise<PasskeyRecord[]> {
+  return (await store.listPasskeysOf(profileId)).filter((passkey) => passkey.suspendedAt === null);
 }
