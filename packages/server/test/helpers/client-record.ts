@@ -24,6 +24,9 @@ export function clientRecord(overrides: Partial<Client> = {}): Client {
     previousSecretHash: null,
     previousSecretExpiresAt: null,
     tokensEndedAt: null,
+    profile: 'standard',
+    jwks: null,
+    jwksUri: null,
     ...overrides,
   };
 }

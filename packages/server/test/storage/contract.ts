@@ -17,6 +17,7 @@ import { describeSigningKeysContract } from './contract/signing-keys.js';
 import { describeSmsOutboxContract } from './contract/sms-outbox.js';
 import { describeTokenSessionsContract } from './contract/token-sessions.js';
 import { describeTransactionsContract } from './contract/transactions.js';
+import { describeUsedJtisContract } from './contract/used-jtis.js';
 
 export type { StorageFactory } from './contract/fixtures.js';
 
@@ -37,6 +38,7 @@ const STORES: readonly ((subject: StorageUnderTest) => void)[] = [
   describeRateLimitCountersContract,
   describeAuditEventsContract,
   describePasskeysContract,
+  describeUsedJtisContract,
   describePurgeContract,
   describeTransactionsContract,
 ];

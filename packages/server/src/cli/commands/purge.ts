@@ -9,6 +9,7 @@ export const PURGE_LABELS: Record<PurgeKind, string> = {
   customerSessions: 'customer sessions',
   otpChallenges: 'one-time PIN challenges',
   webauthnChallenges: 'passkey challenges',
+  usedJtis: 'used assertion and proof IDs',
   tokenSessions: 'token sessions',
   revokedTokens: 'revoked tokens',
   idempotentRequests: 'stored /tokens responses',

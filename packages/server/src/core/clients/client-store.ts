@@ -4,7 +4,7 @@
  * Implemented by `storage/kysely/` for both engines and held to this by
  * `test/storage/contract.ts`; the rules every store follows are in `core/storage/storage.ts`.
  */
-import type { Client, ClientStatus, GrantType } from './client.js';
+import type { Client, ClientJwks, ClientProfile, ClientStatus, GrantType } from './client.js';
 
 /** Fields of a client that `updateClient` may change. */
 export interface ClientPatch {
@@ -18,6 +18,9 @@ export interface ClientPatch {
   secretHash?: string;
   previousSecretHash?: string | null;
   previousSecretExpiresAt?: number | null;
+  profile?: ClientProfile;
+  jwks?: ClientJwks | null;
+  jwksUri?: string | null;
 }
 
 /** Registered API consumers. */

@@ -32,6 +32,24 @@ export type ClientKind = 'consumer' | 'resource_server';
 export const CLIENT_KINDS: readonly ClientKind[] = ['consumer', 'resource_server'];
 
 /**
+ * The rules a client is held to (docs/operator-guide.md, "FAPI 2.0 clients"):
+ * - `standard`: the rules of every client; it may use pushed requests,
+ *   DPoP and `private_key_jwt` when it chooses.
+ * - `fapi2`: the FAPI 2.0 Security Profile: pushed requests, PKCE S256,
+ *   `private_key_jwt` (no secret) and DPoP-bound tokens required, codes
+ *   valid 60 seconds.
+ */
+export type ClientProfile = 'standard' | 'fapi2';
+
+/** Every client profile. */
+export const CLIENT_PROFILES: readonly ClientProfile[] = ['standard', 'fapi2'];
+
+/** A client's public keys for `private_key_jwt` (RFC 7517 §5): the `keys` of a JWK Set, each a JSON object. */
+export interface ClientJwks {
+  readonly keys: readonly Readonly<Record<string, unknown>>[];
+}
+
+/**
  * A registered API consumer.
  *
  * The secret is never held in clear: `secretHash` is a keyed hash (see
@@ -75,6 +93,12 @@ export interface Client {
    * (docs/operator-guide.md, "Disabling a client"). `null`: none ended.
    */
   readonly tokensEndedAt: number | null;
+  /** `standard` unless the operator chose `fapi2`. */
+  readonly profile: ClientProfile;
+  /** The public keys registered for `private_key_jwt` (`--jwks FILE`); `null`: none. */
+  readonly jwks: ClientJwks | null;
+  /** Where the client publishes its keys instead (`--jwks-uri URL`); `null`: none. */
+  readonly jwksUri: string | null;
 }
 
 /** The prefix of every client ID of an environment, e.g. `cid_sandbox_`. */

@@ -98,6 +98,9 @@ async function insertNewClient(
     previousSecretHash: null,
     previousSecretExpiresAt: null,
     tokensEndedAt: null,
+    profile: 'standard',
+    jwks: null,
+    jwksUri: null,
   };
   await deps.clients.insertClient(client);
   return { client, clientSecret };

@@ -10,6 +10,7 @@ import type { AuthorizationRequestStore, CustomerSessionStore } from '../journey
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, PURGE_BATCH_SIZE, SMS_OUTBOX_KEEP_SECONDS } from '../lifetimes.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
+import type { ReplayStore } from '../replay/replay-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
@@ -19,6 +20,7 @@ export interface PurgeStores {
   readonly authorizationRequests: AuthorizationRequestStore;
   readonly otpChallenges: OtpChallengeStore;
   readonly passkeys: Pick<PasskeyStore, 'deleteWebAuthnChallengesEndedBy'>;
+  readonly usedJtis: Pick<ReplayStore, 'deleteExpiredJtis'>;
   readonly customerSessions: CustomerSessionStore;
   readonly codes: AuthorizationCodeStore;
   readonly tokenSessions: TokenSessionStore;
@@ -36,6 +38,7 @@ export const PURGE_KINDS = [
   'customerSessions',
   'otpChallenges',
   'webauthnChallenges',
+  'usedJtis',
   'tokenSessions',
   'revokedTokens',
   'idempotentRequests',
@@ -81,6 +84,8 @@ export async function purgeExpired(stores: PurgeStores, options: PurgeOptions): 
     otpChallenges: () => stores.otpChallenges.deleteOtpChallengesExpiredBy(now - AUTHORIZATION_REQUEST_TTL_SECONDS, batch),
     // Single-use and valid 5 minutes: once consumed or expired, nothing can answer one.
     webauthnChallenges: () => stores.passkeys.deleteWebAuthnChallengesEndedBy(now, batch),
+    // Kept only while the assertion or proof it came in could still be accepted.
+    usedJtis: () => stores.usedJtis.deleteExpiredJtis(now, batch),
     tokenSessions: () => stores.tokenSessions.deleteExpiredTokenSessions(now, batch),
     revokedTokens: () => stores.revokedTokens.deleteExpiredRevocations(now, batch),
     idempotentRequests: () => stores.idempotentRequests.deleteExpiredIdempotentRequests(now, batch),

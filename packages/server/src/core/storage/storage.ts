@@ -21,6 +21,7 @@ import type { SigningKeyStore } from '../keys/signing-key-store.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
+import type { ReplayStore } from '../replay/replay-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
 
@@ -69,6 +70,7 @@ export interface Stores {
   readonly audit: AuditStore;
   readonly rateLimitCounters: RateLimitCounterStore;
   readonly passkeys: PasskeyStore;
+  readonly usedJtis: ReplayStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

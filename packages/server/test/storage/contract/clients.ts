@@ -17,6 +17,17 @@ export function describeClientsContract(subject: StorageUnderTest): void {
       expect(await storage.clients.findClient(c.id)).toEqual(c);
     });
 
+    it('stores a FAPI 2.0 client\'s profile and keys, changes them on update, and reads existing clients as standard without keys', async () => {
+      const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }] };
+      const c = client({ profile: 'fapi2', jwks, jwksUri: null });
+      await storage.clients.insertClient(c);
+      expect(await storage.clients.findClient(c.id)).toEqual(c);
+      const updated = await storage.clients.updateClient(c.id, { profile: 'standard', jwks: null, jwksUri: 'https://acme.example/jwks.json' }, T + 1);
+      expect(updated).toMatchObject({ profile: 'standard', jwks: null, jwksUri: 'https://acme.example/jwks.json' });
+      await storage.clients.insertClient(client({ id: 'cid_sandbox_plain' }));
+      expect(await storage.clients.findClient('cid_sandbox_plain')).toMatchObject({ profile: 'standard', jwks: null, jwksUri: null });
+    });
+
     it('keeps a client\'s scopes in their order, changes them on update, and keeps none as []', async () => {
       await storage.clients.insertClient(client());
       expect((await storage.clients.findClient('cid_sandbox_contract'))?.scopes).toEqual([]);

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
-import { CLIENT_KINDS, isGrantType, type Client, type ClientKind, type ClientStatus } from '../../../core/clients/client.js';
+import { CLIENT_KINDS, CLIENT_PROFILES, isGrantType, type Client, type ClientJwks, type ClientKind, type ClientProfile, type ClientStatus } from '../../../core/clients/client.js';
 import { formatScope, splitScope } from '../../../core/scopes.js';
 import { NotFound } from '../../../core/storage-errors.js';
 import type { ClientPatch, ClientStore } from '../../../core/clients/client-store.js';
@@ -35,6 +35,9 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       if (patch.secretHash !== undefined) values.secret_hash = patch.secretHash;
       if (patch.previousSecretHash !== undefined) values.previous_secret_hash = patch.previousSecretHash;
       if (patch.previousSecretExpiresAt !== undefined) values.previous_secret_expires_at = patch.previousSecretExpiresAt;
+      if (patch.profile !== undefined) values.profile = patch.profile;
+      if (patch.jwks !== undefined) values.jwks = patch.jwks === null ? null : JSON.stringify(patch.jwks);
+      if (patch.jwksUri !== undefined) values.jwks_uri = patch.jwksUri;
       const row = await db.updateTable('clients').set(values).where('id', '=', id).returningAll().executeTakeFirst();
       if (!row) throw new NotFound(`client ${id} not found`);
       return toClient(row);
@@ -74,6 +77,9 @@ function toClient(row: Selectable<ClientsTable>): Client {
     previousSecretHash: row.previous_secret_hash,
     previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
     tokensEndedAt: row.tokens_ended_at === null ? null : Number(row.tokens_ended_at),
+    profile: toProfile(row.profile),
+    jwks: toJwks(row.jwks),
+    jwksUri: row.jwks_uri,
   };
 }
 
@@ -90,6 +96,20 @@ function toScopeDescriptions(value: string): Readonly<Record<string, string>> {
 function toKind(value: string): ClientKind {
   if (!(CLIENT_KINDS as readonly string[]).includes(value)) throw new Error(`unknown client kind ${value}`);
   return value as ClientKind;
+}
+
+// An unknown profile is never read as a laxer one.
+function toProfile(value: string): ClientProfile {
+  if (!(CLIENT_PROFILES as readonly string[]).includes(value)) throw new Error(`unknown client profile ${value}`);
+  return value as ClientProfile;
+}
+
+/** The stored JWK Set: its `keys` that are JSON objects; `null` when none is stored. */
+function toJwks(value: string | null): ClientJwks | null {
+  if (value === null) return null;
+  const parsed: unknown = JSON.parse(value);
+  const keys = parsed && typeof parsed === 'object' && Array.isArray((parsed as { keys?: unknown }).keys) ? (parsed as { keys: unknown[] }).keys : [];
+  return { keys: keys.filter((key): key is Record<string, unknown> => key !== null && typeof key === 'object' && !Array.isArray(key)) };
 }
 
 function toRow(client: Client): Insertable<ClientsTable> {
@@ -109,5 +129,8 @@ function toRow(client: Client): Insertable<ClientsTable> {
     previous_secret_hash: client.previousSecretHash,
     previous_secret_expires_at: client.previousSecretExpiresAt,
     tokens_ended_at: client.tokensEndedAt,
+    profile: client.profile,
+    jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
+    jwks_uri: client.jwksUri,
   };
 }

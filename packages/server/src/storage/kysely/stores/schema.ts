@@ -27,6 +27,12 @@ export interface ClientsTable {
   scopes: Generated<string>;
   /** JSON object from scope to the operator's description of it for customers; `{}`: none. */
   scope_descriptions: Generated<string>;
+  /** `standard` or `fapi2` (`ClientProfile`); existing clients are `standard`. */
+  profile: Generated<string>;
+  /** The client's public keys for `private_key_jwt`, a JWK Set as JSON text; `null`: none registered. */
+  jwks: string | null;
+  /** Where the client publishes its JWK Set instead; `null`: none. */
+  jwks_uri: string | null;
 }
 
 export interface SigningKeysTable {
@@ -240,6 +246,7 @@ export interface Database {
   database_environment: DatabaseEnvironmentTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebAuthnChallengesTable;
+  used_jtis: UsedJtisTable;
 }
 
 /** A customer's passkey (migration `2026-11-28T12-00-passkeys`). */
@@ -281,3 +288,12 @@ export interface DatabaseEnvironmentTable {
   environment: string;
 }
 
+
+/** `jti`s already accepted (migration `2026-11-28T15-00-client-profiles`). */
+export interface UsedJtisTable {
+  /** `ReplayKind`. */
+  kind: string;
+  /** SHA-256 (base64url) of the `jti`'s issuer and the `jti`. */
+  jti_hash: string;
+  expires_at: number;
+}
