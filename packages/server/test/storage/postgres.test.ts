@@ -1,25 +1,26 @@
-import { describe } from 'vitest';
+import { afterAll, describe } from 'vitest';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
-import type { Storage } from '../../src/core/storage/storage.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, emptyTables, noticePostgresSkipped, postgresAdminUrl, type TestDatabase } from '../helpers/postgres.js';
 import { describeStorageContract } from './contract.js';
 
 noticePostgresSkipped('storage contract');
 
 describe.skipIf(!postgresAdminUrl)('postgres', () => {
-  const databases = new Map<Storage, TestDatabase>();
+  // One migrated database for the file, emptied before each test: the same
+  // fresh state as a new copy of the template (whose tables hold no rows
+  // besides the migrations' own), for a truncate instead of a create and a
+  // drop of a whole database per test.
+  let database: Promise<TestDatabase> | undefined;
+  afterAll(async () => {
+    await (await database)?.drop();
+  });
+
   describeStorageContract('postgres', {
     async open() {
-      const database = await createTestDatabase({ migrated: true });
-      const storage = openStorage({ engine: 'postgres', url: database.url });
-      databases.set(storage, database);
-      return storage;
-    },
-    async dispose(storage) {
-      const database = databases.get(storage);
-      databases.delete(storage);
-      await storage.close();
-      await database?.drop();
+      database ??= createTestDatabase({ migrated: true });
+      const { url } = await database;
+      await emptyTables(url);
+      return openStorage({ engine: 'postgres', url });
     },
   });
 });
