@@ -57,7 +57,7 @@ import { startConnect, type TestConnect } from './support/test-connect.js';
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 const clock = fixedClock(Math.floor(Date.now() / 1000));
 let connect: TestConnect;
-let shop: ConnectOptions;
+let shop: Extract<ConnectOptions, { clientSecret: string }>;
 let browser: BrowserSession;
 let clients: Record<'other' | 'noRefresh' | 'noCode' | 'resourceServer', { clientId: string; clientSecret: string }>;
 

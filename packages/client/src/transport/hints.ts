@@ -26,6 +26,12 @@ export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
   insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',
   insufficient_user_authentication:
     'A refresh keeps the sign-in as it was: send the customer through the authorization again with err.acrValues as acr_values and err.maxAge as max_age (parseStepUpChallenge reads them from an API answer).',
+  invalid_dpop_proof:
+    'Connect refused the DPoP proof: check that the system clock is right (a proof is dated) and that the tokens were obtained with the same DPoP key (dpop: { key }) the SDK is using now.',
+  use_dpop_nonce:
+    'The server asked for a DPoP nonce and refused the proof that carried it too: check the system clock and that nothing between the SDK and the server drops the DPoP-Nonce header.',
+  invalid_request_uri:
+    'The pushed authorization request expired (60 seconds), was used already or belongs to another client: start the authorization again and send the customer to the new URL at once.',
   server_error: 'Connect failed unexpectedly: try again later; if it persists, tell the operator the time of the failure and the request.',
   temporarily_unavailable: 'Connect is busy or restarting: try again after retryAfter seconds when set, otherwise after a backoff.',
   invalid_response:
