@@ -6,6 +6,7 @@ import {
   CustomerTokenManager,
   InvalidRequest,
   InvalidResponse,
+  parseStepUpChallenge,
   requestClientToken,
   revokeToken,
   startAuthorization,
@@ -260,6 +261,13 @@ describe('calling APIs with DPoP-bound tokens', () => {
     for (const call of [first, second]) expect(call?.headers.authorization).toBe(`DPoP ${clientToken}`);
     expect((await verifyProof(first?.headers.dpop)).payload).toMatchObject({ htm: 'POST', htu: `${server.url}/tokens`, ath: await ath(clientToken) });
     expect((await verifyProof(second?.headers.dpop)).payload).toMatchObject({ nonce: 'rs-nonce', ath: await ath(clientToken) });
+  });
+});
+
+describe('step-up challenges of a DPoP API', () => {
+  it('are read under the DPoP scheme as under Bearer', () => {
+    expect(parseStepUpChallenge('DPoP algs="ES256", error="insufficient_user_authentication", acr_values="phr", max_age="300"')).toMatchObject({ acrValues: ['phr'], maxAge: 300 });
+    expect(parseStepUpChallenge('Basic error="insufficient_user_authentication", acr_values="phr"')).toBeUndefined();
   });
 });
 
