@@ -7,6 +7,7 @@ import {
   ReauthorizationRequired,
   UnmetAuthenticationRequirements,
   type Clock,
+  type ConnectOptions,
   type CustomerTokens,
   type RefreshEndpoint,
 } from '@connect-auth/client';
@@ -15,8 +16,11 @@ import { SessionStore, type Session, type TokenSummary } from './session-store.j
 
 /** How the shop reaches Connect. */
 export interface ConsumerAppOptions {
-  /** Connect's URLs and this shop's client credentials. */
-  readonly connect: { readonly authUrl: string; readonly baseUrl?: string; readonly clientId: string; readonly clientSecret: string };
+  /**
+   * Connect's URLs and this shop's client credentials: a client secret, or
+   * for a FAPI 2.0 client `privateKey` and `dpop` (docs/consumer-guide.md, "FAPI 2.0").
+   */
+  readonly connect: ConnectOptions;
   /** The redirect URI registered for the client; its path is the shop's callback route. */
   readonly redirectUri: string;
   /** Where customer tokens are refreshed; default `tokens` (`POST {base_url}/tokens`). */

@@ -72,10 +72,10 @@ describe('the example platform API', () => {
   it.each([
     ['no Authorization header', undefined],
     ['another scheme', `Basic ${btoa('a:b')}`],
-  ])('refuses %s: 401 with a challenge without an error code (RFC 6750 §3.1)', async (_name, authorization) => {
+  ])('refuses %s: 401 with challenges without an error code (RFC 6750 §3.1, RFC 9449 §7.1)', async (_name, authorization) => {
     const response = await profile(authorization);
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="platform-api"');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="platform-api", DPoP algs="ES256 PS256 EdDSA"');
     expect(await response.json()).toMatchObject({ error: 'invalid_token' });
   });
 
