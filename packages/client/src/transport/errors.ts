@@ -166,7 +166,9 @@ export class InvalidDpopProof extends ConnectError { readonly error = 'invalid_d
 export class UseDpopNonce extends ConnectError { readonly error = 'use_dpop_nonce'; }
 /**
  * RFC 9126 §4: the `request_uri` of a pushed authorization request is
- * expired (60 seconds), used, or another client's; start the authorization again.
+ * expired (60 seconds), used, or another client's; start the authorization
+ * again. Connect shows it to the customer on an error page at `/authorize`
+ * (never a redirect), so it reaches the SDK only from a server that redirects it.
  */
 export class InvalidRequestUri extends ConnectError { readonly error = 'invalid_request_uri'; }
 /** Connect failed unexpectedly (retried by the SDK where that is safe). */

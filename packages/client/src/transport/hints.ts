@@ -131,6 +131,17 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
     description: /Request-Reference-No are no longer valid/,
     hint: 'A refresh sent now gets a new reference from this SDK; if that is refused too, send the customer through the authorization again.',
   },
+  // DPoP (section 13): tokens and codes bound to a key work only with that key.
+  {
+    code: 'invalid_grant',
+    description: /bound this code to a DPoP key/,
+    hint: `${CODE_STILL_VALID}, with the DPoP key the authorization was started with: the same options object (dpop: true makes one key per object) or the same dpop: { key }.`,
+  },
+  {
+    code: 'invalid_grant',
+    description: /bound to another DPoP key/,
+    hint: 'The tokens work only with the DPoP key they were obtained with: pass that key pair as dpop: { key }; a key made by dpop: true is gone after a restart, and then the customer must authorize again.',
+  },
   // Request-Reference-No at POST /tokens (section 7): a 409 is not a malformed request.
   {
     code: 'invalid_request',
