@@ -94,6 +94,11 @@ async function passkeySignIn(
   return { res: await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential: JSON.stringify(made) }), answer: made };
 }
 
+/** The owner's right one-time PIN entered on `otpPage`. */
+async function browser303(browser: Browser, otpPage: Response): Promise<Response> {
+  return browser.submit(otpPage, { otp: await latestOtp(browser.app, MOBILE), action: 'verify' });
+}
+
 function expectError(res: Response, status: number, error: string): Record<string, unknown> {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['cache-control']).toBe('no-store');
@@ -432,19 +437,27 @@ describe('sign-in with a passkey', () => {
     expect(limited.retry_after).toBeGreaterThan(0);
   });
 
-  it("counts refusals in a journey with user_id against that mobile: after 10, that mobile's passkey sign-in waits, from any address", async () => {
+  it("a stranger's refused answers in journeys with the owner's user_id lock out neither the owner's one-time PIN nor their passkey", async () => {
     const { t, client } = await setup();
     const credential = await enrolled(t, client);
-    for (let i = 0; i < 10; i++) {
-      const journey = await newJourney(t.app, client, { user_id: MOBILE });
-      expectError(await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential: 'not json' }), 400, 'passkey_refused');
+    // A stranger who knows only the mobile: 12 junk answers, then 12 forged ones, from one address.
+    const stranger = { remoteAddress: '198.51.100.9' };
+    for (let i = 0; i < 12; i++) {
+      const browser = new Browser(t.app, stranger);
+      const { page, requestId } = await startLogin(browser, authorizeParams(client, { user_id: MOBILE }));
+      expectError(await post(browser, SIGN_IN, requestId, csrfToken(page.body), { credential: 'not json' }), 400, 'passkey_refused');
+      const forged = await passkeySignIn({ browser, requestId, csrf: csrfToken(page.body) }, credential, (o) => new SoftwareCredential().assert(o, RIGHT));
+      expectError(forged.res, 400, 'passkey_refused');
     }
-    const elsewhere = new Browser(t.app, { remoteAddress: '203.0.113.77' });
-    const { page, requestId } = await startLogin(elsewhere, authorizeParams(client, { user_id: MOBILE }));
-    const limited = expectError((await passkeySignIn({ browser: elsewhere, requestId, csrf: csrfToken(page.body) }, credential)).res, 429, 'too_many_attempts');
-    expect(limited.retry_after).toBeGreaterThan(0);
-    // Another customer's journey without user_id is not held back.
-    codeOf((await passkeySignIn(await newJourney(t.app, client), credential)).res);
+    // The owner, elsewhere: PIN + SMS with user_id completes.
+    const owner = new Browser(t.app, { remoteAddress: '203.0.113.77' });
+    const { page } = await startLogin(owner, authorizeParams(client, { user_id: MOBILE }));
+    const otpPage = await submitCredentials(owner, page, undefined, PIN);
+    expectClientRedirect(await browser303(owner, otpPage), REDIRECT_URI);
+    // And their passkey with user_id signs in.
+    const again = new Browser(t.app, { remoteAddress: '203.0.113.78' });
+    const started = await startLogin(again, authorizeParams(client, { user_id: MOBILE }));
+    codeOf((await passkeySignIn({ browser: again, requestId: started.requestId, csrf: csrfToken(started.page.body) }, credential)).res);
   });
 
   it('answers a malformed credential, or none, with passkey_refused, never a 500', async () => {
