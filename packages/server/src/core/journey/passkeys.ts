@@ -242,8 +242,10 @@ async function attempt(journey: OpenJourney, posted: string | undefined, context
  * The customer session this browser's sign-in created in this journey,
  * when the journey just completed with it: `code_issued`, the browser's
  * session cookie the session whose start completed the journey, within
- * the code's lifetime of it, its customer still active. Otherwise where
- * the journey stands (a refusal).
+ * the code's lifetime of it, of the customer the journey signed in (a
+ * registration's new account included: another customer's sign-in in the
+ * same second and browser does not stand in for it), its customer still
+ * active. Otherwise where the journey stands (a refusal).
  */
 async function justSignedIn(
   context: StepContext,
@@ -260,7 +262,7 @@ async function justSignedIn(
   if (record.status !== 'code_issued' || record.completedAt === null || now >= record.completedAt + deps.lifetimes.codeSeconds) return refused('journey_ended', journey, { at: finished });
   if (!isPlausibleId(sessionId)) return refused('journey_ended', journey, { at: finished });
   const session = await deps.db.customerSessions.findCustomerSession(hashCookieValue(sessionId));
-  if (!session || session.endedAt !== null || session.expiresAt <= now || session.createdAt !== record.completedAt || (record.profileId !== null && record.profileId !== session.profileId)) {
+  if (!session || session.endedAt !== null || session.expiresAt <= now || session.createdAt !== record.completedAt || record.profileId !== session.profileId) {
     return refused('journey_ended', journey, { at: finished });
   }
   const customer = await deps.db.customers.findCustomer(session.profileId);

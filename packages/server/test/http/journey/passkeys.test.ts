@@ -254,6 +254,39 @@ describe('enrolment', () => {
     expect(await t.storage.passkeys.listPasskeysOf((await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId ?? '')).toEqual([]);
   });
 
+  it("a registration and another customer's sign-in completed in one second in one browser: the registration's offer adds no passkey to the other customer", async () => {
+    const { t, client, customer } = await setup();
+    const browser = new Browser(t.app);
+    // One tab: a registration of OTHER_MOBILE, up to its one-time PIN.
+    const first = await startLogin(browser, authorizeParams(client));
+    const register = await browser.open(/href="(\/register\?[^"]+)"/.exec(first.page.body)?.[1]?.replace(/&amp;/g, '&') ?? '');
+    const registrationOtp = await browser.follow(await browser.submit(register, { mobile: OTHER_MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' }));
+    // Another tab: MOBILE's login, up to its one-time PIN.
+    const second = await startLogin(browser, authorizeParams(client));
+    const loginOtp = await submitCredentials(browser, second.page, MOBILE, PIN);
+    // Both complete in the same second; the browser's session is now MOBILE's.
+    const offer = await browser.submit(registrationOtp, { otp: await latestOtp(t.app, OTHER_MOBILE), action: 'verify', passkey_capable: '1' });
+    expect(offer.body).toContain('data-passkey-continue');
+    expectClientRedirect(await browser.submit(loginOtp, { otp: await latestOtp(t.app, MOBILE), action: 'verify' }));
+    // The registration's offer enrols for the account it registered, or not at all.
+    const csrf = csrfToken(registrationOtp.body);
+    expectError(await post(browser, OPTIONS, first.requestId, csrf, { purpose: 'enrol' }), 409, 'journey_ended');
+    expect(await t.storage.passkeys.listPasskeysOf(customer.profileId)).toEqual([]);
+    // The login's own journey still enrols its customer.
+    const login = { requestId: second.requestId, csrf: csrfToken(loginOtp.body) };
+    expect((await enrol(browser, login.requestId, login.csrf, new SoftwareCredential())).json()).toEqual({ added: true });
+    expect(await t.storage.passkeys.listPasskeysOf(customer.profileId)).toHaveLength(1);
+    // A registration alone enrols its new account.
+    const alone = new Browser(t.app);
+    const started = await startLogin(alone, authorizeParams(client));
+    const form = await alone.open(/href="(\/register\?[^"]+)"/.exec(started.page.body)?.[1]?.replace(/&amp;/g, '&') ?? '');
+    const otpPage = await alone.follow(await alone.submit(form, { mobile: '+639171110002', pin: PIN, pin_confirmation: PIN, action: 'register' }));
+    await alone.submit(otpPage, { otp: await latestOtp(t.app, '+639171110002'), action: 'verify', passkey_capable: '1' });
+    expect((await enrol(alone, started.requestId, csrfToken(otpPage.body), new SoftwareCredential())).json()).toEqual({ added: true });
+    const registered = await t.storage.customers.findCustomerByMobile('+639171110002');
+    expect(await t.storage.passkeys.listPasskeysOf(registered?.profileId ?? '')).toHaveLength(1);
+  });
+
   it('without its CSRF token is refused with 403 csrf', async () => {
     const { t, client } = await setup();
     const browser = new Browser(t.app);
