@@ -41,7 +41,7 @@ import { canMove, TRANSITIONS } from './states.js';
 /** What the passkey answers use of the journey's dependencies. */
 export type PasskeyDeps = Pick<
   JourneyDeps,
-  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinAttempts' | 'knownDeviceKey' | 'audit' | 'webauthn' | 'countSignIn'
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinAttempts' | 'journeyStarts' | 'knownDeviceKey' | 'audit' | 'webauthn' | 'countSignIn'
 >;
 
 /** The error codes of the passkey answers (docs/journey.md, "Passkeys"). */
@@ -109,7 +109,10 @@ function ended(at: StepResult, journey?: OpenJourney): PasskeyAnswer {
 /**
  * `POST /login/passkey/options`: the options of a sign-in (the journey open
  * for login) or of an enrolment (right after this browser's sign-in in this
- * journey), each with a new challenge stored for this journey.
+ * journey), each with a new challenge stored for this journey. Each stored
+ * challenge takes one from the address's budget of journeys
+ * (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`), as the journey it belongs to did:
+ * past it `too_many_attempts` with `retry_after`, and nothing is stored.
  */
 export async function passkeyOptions(context: StepContext, purpose: string | undefined, deps: PasskeyDeps): Promise<PasskeyAnswer> {
   if (purpose === 'enrol') return enrolOptions(context, deps);
@@ -120,6 +123,8 @@ export async function passkeyOptions(context: StepContext, purpose: string | und
   // A journey whose client named the mobile offers that customer's passkeys; otherwise any (discoverable).
   const named = journey.record.loginHint === null ? undefined : await deps.db.customers.findCustomerByMobile(journey.record.loginHint);
   const allow = named ? await usablePasskeysOf(deps.db.passkeys, named.profileId) : [];
+  const limited = await deps.journeyStarts.take(context.address);
+  if (limited) return refused('too_many_attempts', journey, limited);
   const challenge = newChallengeBytes();
   await storeChallenge(journey.record.idHash, 'authenticate', named?.profileId ?? null, challenge, deps);
   return { kind: 'options', options: await signInOptions(relyingParty(deps), challenge, allow) };
@@ -278,6 +283,8 @@ async function enrolOptions(context: StepContext, deps: PasskeyDeps): Promise<Pa
   const handle = await deps.db.passkeys.claimUserHandle(session.profileId, newUserHandle());
   if (handle === undefined) return refused('account_unavailable', journey);
   const existing = await deps.db.passkeys.listPasskeysOf(session.profileId);
+  const limited = await deps.journeyStarts.take(context.address);
+  if (limited) return refused('too_many_attempts', journey, limited);
   const challenge = newChallengeBytes();
   await storeChallenge(journey.record.idHash, 'register', session.profileId, challenge, deps);
   const name = maskedMobile(mobileOf({ mobile }) ?? mobile, 'page');

@@ -296,6 +296,22 @@ describe('enrolment', () => {
   });
 });
 
+describe('the options budget', () => {
+  it('each challenge stored takes from the address\'s journey budget: past it too_many_attempts with retry_after, and no challenge is stored', async () => {
+    // 3 journeys an hour from one address: the journey itself, then two challenges.
+    const { t, client } = await setup({ env: { CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '3' } });
+    const journey = await newJourney(t.app, client);
+    const ask = () => post(journey.browser, OPTIONS, journey.requestId, journey.csrf, { purpose: 'sign_in' });
+    expect((await ask()).statusCode).toBe(200);
+    expect((await ask()).statusCode).toBe(200);
+    const stored = await t.storage.passkeys.deleteWebAuthnChallengesEndedBy(t.clock.nowSeconds() + 3600, 100);
+    const refused = expectError(await ask(), 429, 'too_many_attempts');
+    expect(refused.retry_after).toEqual(expect.any(Number));
+    expect(await t.storage.passkeys.deleteWebAuthnChallengesEndedBy(t.clock.nowSeconds() + 3600, 100)).toBe(0);
+    expect(stored).toBe(2);
+  });
+});
+
 describe('sign-in with a passkey', () => {
   it('signs in with no SMS sent: acr phr out of its hold, amr hwk/user/mfa, in the access token, refresh token, introspection and after a refresh; counted and audited', async () => {
     const { t, client, customer } = await setup();
