@@ -102,8 +102,10 @@ function defineTests(engine: string, make: () => Promise<TestApp>): void {
     it('client_secret_post works as at /token, and its secret is not stored with the request', async () => {
       const t = await make();
       const client = await t.createClient();
-      const res = await postPar(t.app, undefined, { ...pushedParams(), client_id: client.id, client_secret: client.secret });
-      expectPushed(res);
+      const requestUri = expectPushed(await postPar(t.app, undefined, { ...pushedParams(), client_id: client.id, client_secret: client.secret }));
+      const id = requestUri.split(':').pop() as string;
+      const record = await t.storage.pushedRequests.consumePushedRequest(createHash('sha256').update(id).digest('base64url'), client.id, t.clock.nowSeconds());
+      expect(record?.parameters).toEqual({ ...pushedParams(), client_id: client.id });
     });
 
     it.each([
@@ -224,7 +226,7 @@ function defineTests(engine: string, make: () => Promise<TestApp>): void {
       expectInvalidRequestUri(await new Browser(t.app).get(authorizeWith(client, late)));
     });
 
-    it("another client's request_uri → the error page (naming neither), and it stays usable by its own client", async () => {
+    it("another client's request_uri → the error page (naming the visiting client), and it stays usable by its own client", async () => {
       const t = await make();
       const client = await t.createClient();
       const other = await t.createClient({ name: 'Other' });
