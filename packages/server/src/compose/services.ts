@@ -16,6 +16,7 @@ import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
+import type { PushDeps } from '../core/authorize/pushed-request.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
@@ -72,6 +73,8 @@ export interface Services {
   authenticate(input: ClientAuthInput): Promise<Client>;
   readonly grants: GrantRegistry;
   readonly journey: JourneyDeps;
+  /** `POST /par`: client authentication as at `/token`, the pushed requests and each client's budget of them. */
+  readonly pushes: PushDeps;
   readonly refresh: RefreshDeps;
   readonly bearer: BearerDeps;
   readonly tokenState: TokenStateDeps;
@@ -233,6 +236,7 @@ async function assembleObservedServices(
     authenticate,
     grants,
     journey,
+    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries },
     refresh,
     bearer: { ...tokens, findClient, revokedTokens },
     tokenState: { ...tokens, tokenSessions, revokedTokens, findClient },

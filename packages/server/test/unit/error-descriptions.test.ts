@@ -52,6 +52,8 @@ const PASSED_ON: Readonly<Record<string, readonly string[]>> = {
   // The description of an InvalidScope from core/scopes.ts, sent back to the redirect URI.
   'core/authorize/authorization-request.ts': ['error.description'],
   'core/journey/start.ts': ['description', 'check.description'],
+  // The descriptions of /authorize's own check (its `fail` calls), answered as JSON at /par.
+  'core/authorize/pushed-request.ts': ['description'],
   'http/plugins/oauth-errors.ts': ['known.description'],
 };
 

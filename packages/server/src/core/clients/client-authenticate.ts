@@ -30,6 +30,27 @@ export interface ClientAuthDeps {
   readonly clock: Clock;
 }
 
+/**
+ * The credentials of a form-encoded request (`/token`, `/par`, `/introspect`,
+ * `/revoke`): its `Authorization` header and the body's authentication
+ * parameters, so that every endpoint authenticates clients alike.
+ */
+export function clientAuthInputOf(request: {
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly authorization?: string | undefined;
+  readonly ip?: string | undefined;
+  readonly correlationId?: string | undefined;
+}): ClientAuthInput {
+  const { params } = request;
+  return {
+    authorization: request.authorization,
+    clientId: params.client_id,
+    clientSecret: params.client_secret,
+    ip: request.ip,
+    correlationId: request.correlationId,
+  };
+}
+
 // Longest ID and secret worth looking at; real ones are far shorter.
 const MAX_CREDENTIAL_LENGTH = 512;
 // Verified against when the client does not exist, so the answer takes as long.

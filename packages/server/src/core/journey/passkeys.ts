@@ -213,7 +213,7 @@ async function attempt(journey: OpenJourney, posted: string | undefined, context
     return ended(await endJourneyUnmet(journey, deps), journey);
   }
   const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
-  const issued = newCode(journey.record, customer, authentication, deps);
+  const issued = newCode(journey.record, customer, authentication, deps, journey.client);
   const done = await deps.db.signIns.signInWithPasskey({
     idHash: journey.record.idHash,
     now,

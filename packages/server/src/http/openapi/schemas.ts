@@ -94,6 +94,32 @@ export const SCHEMAS = {
     oneOf: [ref('ClientCredentialsRequest'), ref('AuthorizationCodeRequest'), ref('RefreshTokenRequest')],
   },
 
+  PushedAuthorizationRequest: {
+    type: 'object',
+    description:
+      'RFC 9126 §2.1: the parameters of `GET /authorize` as a form, with client authentication as at `/token`. Checked as `/authorize` checks them (`redirect_uri` exactly the registered one); every parameter is kept, unknown ones too, and applies at `/authorize`. `request` and `request_uri` are refused.',
+    required: ['response_type', 'redirect_uri'],
+    properties: {
+      response_type: { type: 'string', const: 'code' },
+      redirect_uri: string('Exactly the registered redirect URI.'),
+      state: string('Echoed unchanged on the redirect back.'),
+      scope: SCOPE,
+      code_challenge: string('RFC 7636: the S256 challenge; required for `fapi2` clients and clients registered with `--require-pkce`.'),
+      code_challenge_method: { type: 'string', const: 'S256' },
+      ...CLIENT_SECRET_POST,
+    },
+  },
+  PushedAuthorizationResponse: {
+    type: 'object',
+    description: 'RFC 9126 §2.2: the `request_uri` that stands for the pushed parameters at `/authorize`, once, for 60 seconds.',
+    required: ['request_uri', 'expires_in'],
+    additionalProperties: false,
+    properties: {
+      request_uri: string('`urn:ietf:params:oauth:request_uri:` and 256 random bits, base64url.', { pattern: '^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$' }),
+      expires_in: { type: 'integer', const: 60, description: 'Seconds the `request_uri` can be used.' },
+    },
+  },
+
   TokenParameter: {
     type: 'object',
     description: 'A form (`application/x-www-form-urlencoded`) naming a token, with client authentication as at `/token`.',
@@ -183,6 +209,8 @@ export const SCHEMAS = {
       'issuer',
       'authorization_endpoint',
       'token_endpoint',
+      'pushed_authorization_request_endpoint',
+      'require_pushed_authorization_requests',
       'jwks_uri',
       'grant_types_supported',
       'token_endpoint_auth_methods_supported',
@@ -201,6 +229,12 @@ export const SCHEMAS = {
       issuer: string('The auth URL: the `iss` of every token and of every redirect back.', { format: 'uri' }),
       authorization_endpoint: { type: 'string', format: 'uri' },
       token_endpoint: { type: 'string', format: 'uri' },
+      pushed_authorization_request_endpoint: string('RFC 9126 §5: where clients push authorization requests (`POST /par`).', { format: 'uri' }),
+      require_pushed_authorization_requests: {
+        type: 'boolean',
+        const: false,
+        description: 'RFC 9126 §5: `false` server-wide; a client of the `fapi2` profile must push its requests all the same.',
+      },
       jwks_uri: { type: 'string', format: 'uri' },
       grant_types_supported: {
         type: 'array',

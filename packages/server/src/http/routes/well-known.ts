@@ -58,6 +58,9 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
+    // RFC 9126 §5: pushed requests are optional server-wide; a fapi2 client must push (docs/journey.md, "FAPI 2.0 clients").
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: false,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     grant_types_supported: [...deps.grants.keys()],
     // RFC 8414 §2: the scopes the operator lists (CONNECT_SCOPES_SUPPORTED); clients obtain those they are registered with.

@@ -17,6 +17,9 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       authorization_endpoint: `${TEST_AUTH_URL}/authorize`,
       token_endpoint: `${TEST_AUTH_URL}/token`,
       jwks_uri: `${TEST_AUTH_URL}/.well-known/jwks.json`,
+      // RFC 9126 §5: optional server-wide; fapi2 clients must push all the same.
+      pushed_authorization_request_endpoint: `${TEST_AUTH_URL}/par`,
+      require_pushed_authorization_requests: false,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
