@@ -40,6 +40,8 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
     authorization: input.authorization,
     clientId: params.client_id,
     clientSecret: params.client_secret,
+    clientAssertionType: params.client_assertion_type,
+    clientAssertion: params.client_assertion,
     ip: input.ip,
     correlationId: input.correlationId,
   });

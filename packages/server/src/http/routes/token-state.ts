@@ -24,6 +24,8 @@ export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRou
       authorization: request.headers.authorization,
       clientId: params.client_id,
       clientSecret: params.client_secret,
+      clientAssertionType: params.client_assertion_type,
+      clientAssertion: params.client_assertion,
       ip: request.ip,
       correlationId: request.id,
     });
