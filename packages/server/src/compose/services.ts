@@ -177,9 +177,14 @@ async function assembleObservedServices(
       return urls.authUrl;
     },
     usedJtis: storage.usedJtis,
-    jwksUri: overrides.jwksUri ?? createClientJwksUriFetcher({ clock, allowHttp: config.environment === 'sandbox' }),
-    // The URI and why, never an assertion.
-    onJwksUriFailure: (clientId, uri, reason) => log.warn({ client: clientId, jwksUri: uri, reason }, 'fetching the keys of a client from its jwks_uri failed'),
+    jwksUri:
+      overrides.jwksUri ??
+      createClientJwksUriFetcher({
+        clock,
+        allowHttp: config.environment === 'sandbox',
+        // The client, the URI and why; never an assertion.
+        onFetchFailure: (clientId, uri, reason) => log.warn({ client: clientId, jwksUri: uri, reason }, 'fetching the keys of a client from its jwks_uri failed'),
+      }),
   };
   const authenticate = auditClientAuthFailures(
     (input: ClientAuthInput) => authenticateClient(input, { findClient, secrets, environment: config.environment, clock, assertions }),

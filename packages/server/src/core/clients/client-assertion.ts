@@ -23,10 +23,8 @@ export interface ClientAssertionDeps {
   readonly issuer: string;
   /** Where `jti`s are recorded once, on every instance (docs/operator-guide.md, "The replay store"). */
   readonly usedJtis: Pick<ReplayStore, 'useJtiOnce'>;
-  /** The keys of clients registered with a `jwks_uri`. */
+  /** The keys of clients registered with a `jwks_uri` (it reports its failed fetches itself). */
   readonly jwksUri: ClientJwksUriFetcher;
-  /** Told why a client's `jwks_uri` gave no keys (for the operator's log; nothing secret in it). */
-  onJwksUriFailure?(clientId: string, uri: string, reason: string): void;
 }
 
 /**
@@ -75,7 +73,7 @@ export async function verifyClientAssertion(assertion: string, client: Client, d
     }
   };
   const fetchFailed = (error: unknown) => {
-    deps.onJwksUriFailure?.(client.id, jwksUri as string, error instanceof Error ? error.message : String(error));
+    if (!(error instanceof JwksUriFetchFailed)) throw error;
     return assertionFailed('the keys of this client could not be fetched from its jwks_uri; try again later');
   };
 

@@ -14,7 +14,9 @@ import type { Clock } from '../clock.js';
  *   cached set lacks (`refresh`), and at most once per `minRefreshSeconds`
  *   per client, whatever the requests: so that no caller can make Connect
  *   hammer a client's server. A failed fetch is not tried again for that
- *   long either.
+ *   long either;
+ * - while fetches fail, expired keys stand in for at most
+ *   `maxCacheSeconds` more.
  */
 export interface ClientJwksUriFetcher {
   /** The client's keys: cached, or fetched when none are cached or they expired. */
@@ -45,9 +47,12 @@ export interface ClientJwksUriFetcherOptions {
   readonly minRefreshSeconds?: number;
   /** The HTTP client; default the global `fetch`. */
   readonly fetch?: typeof fetch;
+  /** Told of every failed fetch, also one that expired keys then stand in for (for the operator's log; nothing secret in it). */
+  onFetchFailure?(clientId: string, uri: string, reason: string): void;
 }
 
 interface Entry {
+  readonly clientId: string;
   readonly uri: string;
   keys: JSONWebKeySet | undefined;
   expiresAt: number;
@@ -71,7 +76,7 @@ export function createClientJwksUriFetcher(options: ClientJwksUriFetcherOptions)
     const existing = entries.get(clientId);
     // A client whose URI changed starts afresh.
     if (existing && existing.uri === uri) return existing;
-    const entry: Entry = { uri, keys: undefined, expiresAt: 0, lastAttemptAt: Number.NEGATIVE_INFINITY, lastFailure: undefined, inFlight: undefined };
+    const entry: Entry = { clientId, uri, keys: undefined, expiresAt: 0, lastAttemptAt: Number.NEGATIVE_INFINITY, lastFailure: undefined, inFlight: undefined };
     entries.set(clientId, entry);
     return entry;
   };
@@ -89,6 +94,7 @@ export function createClientJwksUriFetcher(options: ClientJwksUriFetcherOptions)
       .catch((error: unknown) => {
         const failure = error instanceof JwksUriFetchFailed ? error : new JwksUriFetchFailed(describe(error));
         entry.lastFailure = failure;
+        options.onFetchFailure?.(entry.clientId, entry.uri, failure.message);
         throw failure;
       })
       .finally(() => {
@@ -98,6 +104,8 @@ export function createClientJwksUriFetcher(options: ClientJwksUriFetcherOptions)
   };
 
   const tooSoon = (entry: Entry) => clock.nowSeconds() - entry.lastAttemptAt < minRefreshSeconds;
+  // Expired keys stand in while the URI fails, for at most maxCacheSeconds past their expiry.
+  const stale = (entry: Entry) => (entry.keys && clock.nowSeconds() < entry.expiresAt + maxCacheSeconds ? entry.keys : undefined);
 
   async function fetchKeys(uri: string): Promise<{ keys: JSONWebKeySet; maxAge: number | undefined }> {
     const url = new URL(uri);
@@ -140,14 +148,16 @@ export function createClientJwksUriFetcher(options: ClientJwksUriFetcherOptions)
       if (entry.inFlight) return entry.inFlight;
       if (tooSoon(entry)) {
         // Expired keys serve until the next fetch is allowed; a failed fetch is not retried before then.
-        if (entry.keys) return entry.keys;
+        const kept = stale(entry);
+        if (kept) return kept;
         throw entry.lastFailure ?? new JwksUriFetchFailed('fetched too recently');
       }
       try {
         return await load(entry);
       } catch (error) {
         // The last keys that were fetched serve while the client's server is unreachable.
-        if (entry.keys) return entry.keys;
+        const kept = stale(entry);
+        if (kept) return kept;
         throw error;
       }
     },

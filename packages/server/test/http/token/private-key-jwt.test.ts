@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -116,6 +118,55 @@ describe('private_key_jwt at /token', () => {
       description: 'client_assertion aud must be the issuer identifier, as a single string',
     });
     expect((await clientCredentials(t.app, await assertion(t, client.id))).statusCode).toBe(200);
+  });
+});
+
+describe('private_key_jwt with a jwks_uri, through the composed server', () => {
+  it('fetches the keys from a real HTTP server; when it fails, invalid_client and a warning naming the URI, never the assertion', async () => {
+    let status = 200;
+    const server = createServer((_req, res) => {
+      if (status !== 200) return void res.writeHead(status).end();
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=0' }).end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    try {
+      const t = await build({ captureLogs: true });
+      const client = await t.createClient({ grants: ['client_credentials'] });
+      await t.storage.clients.updateClient(client.id, { jwksUri: uri, profile: 'fapi2' }, t.clock.nowSeconds());
+      expect((await clientCredentials(t.app, await assertion(t, client.id))).statusCode).toBe(200);
+
+      status = 500;
+      t.clock.advance(30);
+      const jwt = await assertion(t, client.id, { kid: undefined });
+      const signedWithUnknownKid = await new SignJWT({ iss: client.id, sub: client.id, aud: TEST_AUTH_URL, iat: t.clock.nowSeconds(), exp: t.clock.nowSeconds() + 60, jti: 'j-2' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k2' })
+        .sign(key.privateKey);
+      // The kept keys serve while the URI fails; an unknown kid is refused, and makes no new fetch within 30 s.
+      expect((await clientCredentials(t.app, jwt)).statusCode).toBe(200);
+      expectOAuthError(await clientCredentials(t.app, signedWithUnknownKid), {
+        status: 401,
+        error: 'invalid_client',
+        description: 'client_assertion is not signed by a key registered for this client',
+      });
+      // A client whose keys were never fetched gets the fetch failure.
+      const other = await t.createClient({ grants: ['client_credentials'] });
+      await t.storage.clients.updateClient(other.id, { jwksUri: uri }, t.clock.nowSeconds());
+      expectOAuthError(await clientCredentials(t.app, await assertion(t, other.id)), {
+        status: 401,
+        error: 'invalid_client',
+        description: 'the keys of this client could not be fetched from its jwks_uri; try again later',
+      });
+      const logged = t.logs.join('');
+      expect(logged).toContain('fetching the keys of a client from its jwks_uri failed');
+      expect(logged).toContain(uri);
+      expect(logged).toContain('answered 500');
+      expect(logged).not.toContain(signedWithUnknownKid);
+      expect(logged).not.toContain(jwt);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
