@@ -6,6 +6,7 @@ import { authenticateClient, type ClientAuthDeps, type ClientAuthInput } from '.
 import { JWT_BEARER_ASSERTION_TYPE } from '../../../src/core/clients/client-assertion.js';
 import { createClientJwksUriFetcher, type ClientJwksUriFetcher } from '../../../src/core/clients/client-jwks-uri.js';
 import { clientJwksProblem } from '../../../src/core/clients/client-keys.js';
+import { NO_SECRET_HASH } from '../../../src/core/clients/manage-clients.js';
 import { ClientSecretHasher } from '../../../src/core/clients/client-secret.js';
 import type { Client } from '../../../src/core/clients/client.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
@@ -166,6 +167,14 @@ describe('private_key_jwt', () => {
   it('a fapi2 client authenticates with its assertion (aud the issuer as a string)', async () => {
     const { deps } = await setup([keyed({ profile: 'fapi2' })]);
     await expect(authenticateClient(withAssertion(await sign({})), deps)).resolves.toMatchObject({ id: ID, profile: 'fapi2' });
+  });
+
+  it('a client switched back from fapi2 (NO_SECRET_HASH) has no secret that verifies, not even an empty one', async () => {
+    const { deps } = await setup([keyed({ secretHash: NO_SECRET_HASH })]);
+    for (const secret of [SECRET, '', 'x']) {
+      await expect(authenticateClient({ clientId: ID, clientSecret: secret }, deps)).rejects.toMatchObject({ description: 'client authentication failed' });
+    }
+    await expect(authenticateClient({ authorization: `Basic ${Buffer.from(`${ID}:`).toString('base64')}` }, deps)).rejects.toBeInstanceOf(InvalidClient);
   });
 
   it('a standard client with keys may still use its secret', async () => {
