@@ -27,6 +27,26 @@ export interface ClientAuthInput {
   readonly correlationId?: string | undefined;
 }
 
+/**
+ * The credentials of a form-encoded request (RFC 6749 §2.3.1, RFC 7521
+ * §4.2): what every client-authenticated endpoint (`/token`, `/introspect`,
+ * `/revoke`, `/par`) hands {@link authenticateClient}.
+ */
+export function clientAuthInputOf(
+  params: Readonly<Record<string, string | undefined>>,
+  request: { readonly authorization?: string | undefined; readonly ip?: string | undefined; readonly correlationId?: string | undefined },
+): ClientAuthInput {
+  return {
+    authorization: request.authorization,
+    clientId: params.client_id,
+    clientSecret: params.client_secret,
+    clientAssertionType: params.client_assertion_type,
+    clientAssertion: params.client_assertion,
+    ip: request.ip,
+    correlationId: request.correlationId,
+  };
+}
+
 /** What client authentication reads. */
 export interface ClientAuthDeps {
   findClient(id: string): Promise<Client | undefined>;
