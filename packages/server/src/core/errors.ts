@@ -77,7 +77,7 @@ export class InvalidRequest extends OAuthError {
 }
 
 /** How the client tried to authenticate (recorded in the audit log of a failure). */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 /**
  * RFC 6749 §5.2: client authentication failed. Always answered with the

@@ -69,7 +69,7 @@ const CREDENTIAL_PARAMETERS: readonly string[] = ['client_secret', 'client_asser
  *   request `/authorize` would refuse; TooManyRequests past the budget.
  */
 export async function pushAuthorizationRequest(input: PushInput, deps: PushDeps): Promise<PushedRequest> {
-  const client = await deps.authenticate(clientAuthInputOf(input));
+  const client = await deps.authenticate(clientAuthInputOf(input.params, input));
   if (client.kind === 'resource_server') throw new UnauthorizedClient('a resource server has no authorization requests to push');
   // RFC 9126 §2.1: no request object here, and a request_uri is what this endpoint issues.
   if (input.params.request !== undefined) throw new InvalidRequest('request objects are not supported: push the authorization parameters themselves');

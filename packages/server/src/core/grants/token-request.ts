@@ -36,7 +36,7 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
   if (!grant) {
     throw new UnsupportedGrantType(`grant_type is not supported; supported: ${[...deps.grants.keys()].join(', ')}`);
   }
-  const client = await deps.authenticate(clientAuthInputOf(input));
+  const client = await deps.authenticate(clientAuthInputOf(params, input));
   // A resource server checks tokens and obtains none, whatever its record says (docs/resource-servers.md).
   if (client.kind === 'resource_server') {
     throw new UnauthorizedClient('a resource server obtains no tokens: it checks them at /introspect');

@@ -30,6 +30,10 @@ const epochSeconds = (description: string): JsonSchema => ({ type: 'integer', mi
 const CLIENT_SECRET_POST = {
   client_id: string('The client ID, with `client_secret`, instead of HTTP Basic (`client_secret_post`; never both).'),
   client_secret: string('The client secret (`client_secret_post`).'),
+  client_assertion_type: string('`urn:ietf:params:oauth:client-assertion-type:jwt-bearer`, with `client_assertion` (`private_key_jwt`, RFC 7523; never with a secret).', {
+    enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'],
+  }),
+  client_assertion: string('A JWT signed with ES256, PS256 or EdDSA by a key of the client: `iss` = `sub` = the client ID, `aud` the issuer, `exp` at most 300 s after `iat`, a `jti` used once (`private_key_jwt`).'),
 } as const;
 
 /** A scope request (RFC 6749 §3.3). */
@@ -243,10 +247,13 @@ export const SCHEMAS = {
         uniqueItems: true,
       },
       token_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      token_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       introspection_endpoint: { type: 'string', format: 'uri' },
       introspection_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      introspection_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       revocation_endpoint: { type: 'string', format: 'uri' },
       revocation_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      revocation_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       response_types_supported: { type: 'array', items: { type: 'string', const: 'code' } },
       response_modes_supported: { type: 'array', items: { type: 'string', const: 'query' } },
       code_challenge_methods_supported: { type: 'array', items: { type: 'string', const: 'S256' } },
@@ -256,9 +263,15 @@ export const SCHEMAS = {
       acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry and `/authorize` accepts in `acr_values`: `phr` (a passkey sign-in out of its hold) and `urn:connect:acr:pin-sms` (PIN + SMS one-time PIN).' },
     },
   },
+  ClientAssertionAlgorithms: {
+    type: 'array',
+    description: 'The algorithms a `private_key_jwt` client assertion may be signed with.',
+    items: { type: 'string', enum: ['ES256', 'PS256', 'EdDSA'] },
+    uniqueItems: true,
+  },
   ClientAuthMethods: {
     type: 'array',
-    items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+    items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] },
     uniqueItems: true,
   },
   Jwks: {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ACR_VALUES_SUPPORTED } from '../../core/authentication.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { GrantRegistry } from '../../core/grants/registry.js';
 import type { KeyRing } from '../../core/keys/key-ring.js';
 import type { PublicUrls } from '../../core/tokens/public-urls.js';
@@ -67,11 +68,14 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     scopes_supported: [...deps.scopesSupported],
     // The acr values customer tokens carry (docs/tokens.md, "How the customer signed in").
     acr_values_supported: [...ACR_VALUES_SUPPORTED],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     introspection_endpoint: `${issuer}/introspect`,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     revocation_endpoint: `${issuer}/revoke`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     code_challenge_methods_supported: ['S256'],

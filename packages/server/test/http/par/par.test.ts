@@ -24,9 +24,10 @@ import {
   startLogin,
   submitCredentials,
 } from '../../helpers/customer-flow.js';
+import { assertionFields, keyClient, type KeyedClient } from '../../helpers/client-keys.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
-import { expectNoStore, expectOAuthError, FORM, type Credentials } from '../../helpers/wire.js';
+import { expectNoStore, expectOAuthError, FORM, postToken, type Credentials } from '../../helpers/wire.js';
 
 /**
  * Pushed authorization requests (RFC 9126; docs/journey.md, "Pushed
@@ -78,9 +79,19 @@ function expectInvalidRequestUri(res: LightMyRequestResponse): void {
   expect(pageText(res.body)).toContain(INVALID_REQUEST_URI);
 }
 
-/** Makes `client` a `fapi2` client through the store (before any request reads it). */
-async function makeFapi2(t: TestApp, client: Credentials): Promise<void> {
-  await t.storage.clients.updateClient(client.id, { profile: 'fapi2' }, t.clock.nowSeconds());
+/** Makes `client` a `fapi2` client through the store (before any request reads it): a key of its own, no secret. */
+function makeFapi2(t: TestApp, client: Credentials): Promise<KeyedClient> {
+  return keyClient(t, client.id, 'fapi2');
+}
+
+/** `POST /par` of a `fapi2` client, authenticated by a new client assertion. */
+async function pushFapi2(t: TestApp, client: KeyedClient, params: Record<string, string>): Promise<LightMyRequestResponse> {
+  return postPar(t.app, undefined, { ...params, ...(await assertionFields(t, client)) });
+}
+
+/** The code exchange of a `fapi2` client, authenticated by a new client assertion. */
+async function exchangeFapi2(t: TestApp, client: KeyedClient, params: Record<string, string>): Promise<LightMyRequestResponse> {
+  return postToken(t.app, { body: form({ grant_type: 'authorization_code', ...params, ...(await assertionFields(t, client)) }) });
 }
 
 function defineTests(engine: string, make: () => Promise<TestApp>): void {
@@ -293,32 +304,32 @@ function defineTests(engine: string, make: () => Promise<TestApp>): void {
     ])('POST /par with %s → 400 %s', async (_name, extra, error, description) => {
       const t = await make();
       const client = await t.createClient();
-      await makeFapi2(t, client);
-      expectOAuthError(await postPar(t.app, client, pushedParams(extra)), { status: 400, error, description });
+      const keyed = await makeFapi2(t, client);
+      expectOAuthError(await pushFapi2(t, keyed, pushedParams(extra)), { status: 400, error, description });
     });
 
     it('the journey through PAR ends with a 303 back; its codes are redeemable 60 seconds (not at 60), a silent sign-in too', async () => {
       const t = await make();
       const client = await t.createClient({ grants: ['authorization_code', 'refresh_token'] });
-      await makeFapi2(t, client);
+      const keyed = await makeFapi2(t, client);
       await addCustomer(t);
       const browser = new Browser(t.app);
       const first = pkcePair();
-      const requestUri = await push(t.app, client, pushedParams({ code_challenge: first.challenge, code_challenge_method: 'S256' }));
+      const requestUri = expectPushed(await pushFapi2(t, keyed, pushedParams({ code_challenge: first.challenge, code_challenge_method: 'S256' })));
       // logIn expects the OTP form's POST to answer 303 See Other back to the client (expectClientRedirect).
       const code = (await logIn(browser, { client_id: client.id, request_uri: requestUri })).get('code') as string;
       const record = await t.storage.codes.findAuthorizationCode(hashCode(code));
       expect((record?.expiresAt ?? 0) - (record?.createdAt ?? 0)).toBe(60);
       t.clock.advance(60);
-      expectOAuthError(await exchangeCode(t.app, client, { code, redirect_uri: REDIRECT_URI, code_verifier: first.verifier }), { status: 400, error: 'invalid_grant' });
+      expectOAuthError(await exchangeFapi2(t, keyed, { code, redirect_uri: REDIRECT_URI, code_verifier: first.verifier }), { status: 400, error: 'invalid_grant' });
 
       // The live session: a silent sign-in, straight back with a code (303), valid 60 seconds too.
       const second = pkcePair();
-      const again = await push(t.app, client, pushedParams({ code_challenge: second.challenge, code_challenge_method: 'S256' }));
+      const again = expectPushed(await pushFapi2(t, keyed, pushedParams({ code_challenge: second.challenge, code_challenge_method: 'S256' })));
       const res = await browser.get(authorizeWith(client, again));
       const silent = expectClientRedirect(res).get('code') as string;
       t.clock.advance(59);
-      const redeemed = await exchangeCode(t.app, client, { code: silent, redirect_uri: REDIRECT_URI, code_verifier: second.verifier });
+      const redeemed = await exchangeFapi2(t, keyed, { code: silent, redirect_uri: REDIRECT_URI, code_verifier: second.verifier });
       expect(redeemed.statusCode).toBe(200);
     });
   });

@@ -29,10 +29,14 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       introspection_endpoint: `${TEST_AUTH_URL}/introspect`,
       revocation_endpoint: `${TEST_AUTH_URL}/revoke`,
     });
-    expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual([
-      'client_secret_basic',
-      'client_secret_post',
-    ]);
+    for (const endpoint of ['token', 'introspection', 'revocation']) {
+      expect([...(metadata[`${endpoint}_endpoint_auth_methods_supported`] as string[])].sort()).toEqual([
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ]);
+      expect(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`]).toEqual(['ES256', 'PS256', 'EdDSA']);
+    }
   });
 
   it('announces the iss claim of the tokens it signs (RFC 8414 §3.3)', async () => {
