@@ -161,18 +161,24 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .option('--grants <G1,G2>', 'grants it may use: client_credentials, authorization_code, refresh_token (default: client_credentials,authorization_code)')
     .option('--require-pkce', 'require PKCE (RFC 7636) in its authorization requests (default: off)')
     .option('--scopes <"S1 S2">', 'the OAuth scopes it may obtain (RFC 6749 section 3.3), separated by spaces: at most 20, each at most 64 printable ASCII characters without spaces, double quotes or backslashes; a token request without scope gets them all (default: none)')
-    .option('--resource-server', 'register one of the platform\'s APIs instead: it checks access tokens at /introspect and obtains none');
+    .option('--resource-server', 'register one of the platform\'s APIs instead: it checks access tokens at /introspect and obtains none')
+    .option('--profile <PROFILE>', 'the rules it is held to: standard, or fapi2 (the FAPI 2.0 Security Profile: no secret, private_key_jwt only, PKCE required; needs --jwks or --jwks-uri) (default: standard)')
+    .option('--jwks <FILE>', 'a JSON file with a JWK Set of its public keys for private_key_jwt (ES256, PS256 or EdDSA; no private or symmetric keys; a kid on each when several)')
+    .option('--jwks-uri <URL>', 'where the client publishes its JWK Set instead: https:// (in sandbox also http://localhost, 127.0.0.1 or [::1])');
+  refuseBoth(create, 'jwks', 'jwks-uri');
   deliveryOptions(create);
   create.option('--json', JSON_OPTION).action((_options: unknown, cmd: Command) => run(cmd, createClient));
   details(
     create,
-    'Prints the client ID and the secret; the secret is shown only now (stored only as a hash). With --recipient-email, --recipient-key and --out (all three) the credentials go only into FILE, OpenPGP-encrypted to that public key, and nothing prints the secret.',
+    'Prints the client ID and the secret; the secret is shown only now (stored only as a hash). With --recipient-email, --recipient-key and --out (all three) the credentials go only into FILE, OpenPGP-encrypted to that public key, and nothing prints the secret. A fapi2 client gets no secret at all: it authenticates with private_key_jwt, with the keys of --jwks or --jwks-uri.',
   );
   examples(create, [
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/callback',
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --grants client_credentials,authorization_code,refresh_token --require-pkce',
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --scopes "payments:read profile"',
     'connect-auth clients create --name "Payments API" --resource-server',
+    'connect-auth clients create --name "Acme Bank" --redirect-uri https://bank.acme.example/cb --profile fapi2 --jwks acme-bank-keys.json',
+    'connect-auth clients create --name "Acme Bank" --redirect-uri https://bank.acme.example/cb --profile fapi2 --jwks-uri https://bank.acme.example/jwks.json',
     'connect-auth clients create --name "Acme Shop" --redirect-uri https://acme.example/cb --recipient-email keys@acme.example --recipient-key acme.asc --out acme-credentials.asc',
   ]);
 
@@ -188,7 +194,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps) => showClient(deps, id)));
   examples(show, ['connect-auth clients show cid_sandbox_Xq3…']);
 
-  const update = withId(clients.command('update').description("change a client's redirect URI, grants, PKCE, scopes or scope descriptions"))
+  const update = withId(clients.command('update').description("change a client's settings: redirect URI, grants, PKCE, scopes, profile, keys"))
     .option('--redirect-uri <URL>', 'the new redirect URI')
     .option('--grants <G1,G2>', 'the new grants: client_credentials, authorization_code, refresh_token')
     .option('--require-pkce', 'require PKCE from now on')
@@ -199,9 +205,13 @@ function addClients(program: CliCommand, actions: CliActions): void {
       `what SCOPE lets the client do, as customers read it on the consent page (one of its scopes; at most ${MAX_SCOPE_DESCRIPTION_LENGTH} characters, no control characters); repeat for more scopes; SCOPE= (empty) goes back to the default wording`,
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
+    .option('--profile <PROFILE>', 'standard or fapi2; to fapi2, its secret (and any previous one) stops at once and PKCE becomes required; it needs keys')
+    .option('--jwks <FILE>', 'replace its keys with the JWK Set in FILE (to rotate: first both keys, then the new one only)')
+    .option('--jwks-uri <URL>', 'fetch its keys from URL instead (replaces registered keys)')
     .option('--json', JSON_OPTION)
     .action((id: string, _options: unknown, cmd: Command) => run(cmd, (deps, options) => updateClient(deps, id, options)));
   refuseBoth(update, 'require-pkce', 'no-require-pkce');
+  refuseBoth(update, 'jwks', 'jwks-uri');
   details(
     update,
     'Give at least one option; what is not given stays as it is. A resource server has none of these settings. A scope without a description is shown to customers in the default wording of the page\'s language (English or Filipino); a description is shown as written, in either language. Removing a scope with --scopes removes its description.',
@@ -210,6 +220,7 @@ function addClients(program: CliCommand, actions: CliActions): void {
     'connect-auth clients update cid_sandbox_Xq3… --redirect-uri https://acme.example/v2/callback',
     'connect-auth clients update cid_sandbox_Xq3… --grants client_credentials,authorization_code,refresh_token --no-require-pkce',
     'connect-auth clients update cid_sandbox_Xq3… --scopes "payments:read payments:write"',
+    'connect-auth clients update cid_sandbox_Xq3… --profile fapi2 --jwks acme-keys.json',
     'connect-auth clients update cid_sandbox_Xq3… --scope-description "payments:read=See your payment history" --scope-description "payments:write=Send payments for you"',
   ]);
 

@@ -5,7 +5,8 @@ import { auditClientAuthFailures } from '../core/audit/client-auth-failures.js';
 import type { ChangeFeed } from '../core/changes/change-feed.js';
 import { cacheRevocations } from '../core/tokens/cached-revocations.js';
 import { cacheClientLookup } from '../core/clients/cached-client-lookup.js';
-import { authenticateClient, type ClientAuthInput } from '../core/clients/client-authenticate.js';
+import { authenticateClient, type ClientAuthDeps, type ClientAuthInput } from '../core/clients/client-authenticate.js';
+import { createClientJwksUriFetcher, type ClientJwksUriFetcher } from '../core/clients/client-jwks-uri.js';
 import type { Client } from '../core/clients/client.js';
 import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
 import type { IdempotencyDeps } from '../core/customer-tokens/idempotent-refresh.js';
@@ -16,6 +17,7 @@ import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
+import type { PushDeps } from '../core/authorize/pushed-request.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
@@ -49,6 +51,8 @@ export interface ServiceOverrides {
   readonly metrics?: Metrics;
   /** The log of outages; by default one writing to `log` on the process's clock. */
   readonly outages?: OutageLog;
+  /** Where the keys of clients registered with a `jwks_uri` come from; by default fetched over HTTP(S) with the documented limits. */
+  readonly jwksUri?: ClientJwksUriFetcher;
 }
 
 /** Everything the HTTP app is built from, composed once. */
@@ -68,10 +72,12 @@ export interface Services {
   /** Where failures of the database, Redis and the SMS gateway are counted and logged once per outage. */
   readonly outages: OutageLog;
   findClient(id: string): Promise<Client | undefined>;
-  /** Client authentication at `/token`, `/introspect` and `/revoke`; failures are audited. */
+  /** Client authentication at `/token`, `/introspect`, `/revoke` and `/par` (secrets or `private_key_jwt`); failures are audited. */
   authenticate(input: ClientAuthInput): Promise<Client>;
   readonly grants: GrantRegistry;
   readonly journey: JourneyDeps;
+  /** `POST /par`: client authentication as at `/token`, the pushed requests and each client's budget of them. */
+  readonly pushes: PushDeps;
   readonly refresh: RefreshDeps;
   readonly bearer: BearerDeps;
   readonly tokenState: TokenStateDeps;
@@ -169,8 +175,22 @@ async function assembleObservedServices(
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
   // A secret that verified is recognised for a few seconds without a new HMAC.
   const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
+  const assertions: ClientAuthDeps['assertions'] = {
+    get issuer() {
+      return urls.authUrl;
+    },
+    usedJtis: storage.usedJtis,
+    jwksUri:
+      overrides.jwksUri ??
+      createClientJwksUriFetcher({
+        clock,
+        allowHttp: config.environment === 'sandbox',
+        // The client, the URI and why; never an assertion.
+        onFetchFailure: (clientId, uri, reason) => log.warn({ client: clientId, jwksUri: uri, reason }, 'fetching the keys of a client from its jwks_uri failed'),
+      }),
+  };
   const authenticate = auditClientAuthFailures(
-    (input: ClientAuthInput) => authenticateClient(input, { findClient, secrets, environment: config.environment, clock }),
+    (input: ClientAuthInput) => authenticateClient(input, { findClient, secrets, environment: config.environment, clock, assertions }),
     audit,
     clock,
   );
@@ -233,6 +253,7 @@ async function assembleObservedServices(
     authenticate,
     grants,
     journey,
+    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries },
     refresh,
     bearer: { ...tokens, findClient, revokedTokens },
     tokenState: { ...tokens, tokenSessions, revokedTokens, findClient },

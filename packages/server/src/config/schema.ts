@@ -195,7 +195,7 @@ export interface Config {
   /**
    * `CONNECT_JOURNEY_LIMIT_PER_ADDRESS`: sign-ins (journeys) started from one
    * client address per hour, each a row written for an anonymous `GET
-   * /authorize`; default 300 in production, 10000 in the sandbox (a
+   * /authorize` or a passkey challenge (`POST /login/passkey/options`); default 300 in production, 10000 in the sandbox (a
    * consumer's test suite). Past it `/authorize` answers a 429 page with
    * `Retry-After`. Counted across every instance (docs/lifetimes.md, "Journeys").
    */

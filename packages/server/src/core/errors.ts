@@ -49,7 +49,7 @@ const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
   'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret', 'scope',
   'token', 'token_type_hint',
   'response_type', 'state', 'prompt', 'user_id', 'code_challenge', 'code_challenge_method', 'ui_locales', 'acr_values', 'max_age',
-  'request', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
+  'request', 'request_uri', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
 ]);
 
 /**
@@ -77,7 +77,7 @@ export class InvalidRequest extends OAuthError {
 }
 
 /** How the client tried to authenticate (recorded in the audit log of a failure). */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 /**
  * RFC 6749 §5.2: client authentication failed. Always answered with the
@@ -118,6 +118,12 @@ export class UnauthorizedClient extends OAuthError {
     super(description, options);
     this.status = options.status ?? 400;
   }
+}
+
+/** RFC 6749 §4.1.2.1: the `response_type` is not one this server issues (`POST /par`'s answer; `/authorize` redirects it). */
+export class UnsupportedResponseType extends OAuthError {
+  readonly error = 'unsupported_response_type';
+  readonly status = 400;
 }
 
 /** RFC 6749 §5.2: the grant type is not supported by this server. */

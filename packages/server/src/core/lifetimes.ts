@@ -51,6 +51,23 @@ export const REFRESH_REUSE_LIMIT_SECONDS = 60;
 /** The longest `CONNECT_JWKS_MAX_AGE` allowed: a day, so a rotation never waits longer than that. */
 export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 
+/**
+ * A pushed authorization request (`POST /par`, RFC 9126) can be used at
+ * `/authorize` this long, once (docs/journey.md, "Pushed authorization requests").
+ */
+export const PUSHED_REQUEST_TTL_SECONDS = 60;
+/** Pushed authorization requests one client may store per window, over every instance: what bounds the rows a client can write. */
+export const PUSHED_REQUESTS_PER_CLIENT = 1200;
+/** The window of {@link PUSHED_REQUESTS_PER_CLIENT}. */
+export const PUSHED_REQUESTS_PER_CLIENT_WINDOW_SECONDS = 60;
+/** The authorization codes of a `fapi2` client are redeemable this long (FAPI 2.0 Security Profile §5.3.2.1), or `CONNECT_CODE_TTL` when that is shorter. */
+export const FAPI2_CODE_TTL_SECONDS = 60;
+
+/** How long the codes of a client of `profile` are redeemable: {@link FAPI2_CODE_TTL_SECONDS} at most for `fapi2`, `CONNECT_CODE_TTL` otherwise. */
+export function codeSecondsOf(profile: 'standard' | 'fapi2', lifetimes: Pick<Lifetimes, 'codeSeconds'>): number {
+  return profile === 'fapi2' ? Math.min(FAPI2_CODE_TTL_SECONDS, lifetimes.codeSeconds) : lifetimes.codeSeconds;
+}
+
 /** A customer has this long to finish signing in once `/authorize` sent them to the hosted pages. */
 export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
 

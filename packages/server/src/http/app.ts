@@ -17,6 +17,7 @@ import { tokenStateRoutes } from './routes/token-state.js';
 import { healthRoutes } from './routes/health.js';
 import { journeyRoutes } from './routes/journey.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { parRoutes } from './routes/par.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { tokenRoutes } from './routes/token.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -121,6 +122,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
   refuseControlCharacters(app);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });
+  await app.register(parRoutes, services.pushes);
   await app.register(journeyRoutes, {
     journey: services.journey,
     environment: config.environment,

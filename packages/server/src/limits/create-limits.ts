@@ -5,6 +5,8 @@ import {
   OTP_WRONG_ENTRIES_PER_MOBILE,
   OTP_WRONG_ENTRIES_WINDOW_SECONDS,
   JOURNEY_PER_ADDRESS_WINDOW_SECONDS,
+  PUSHED_REQUESTS_PER_CLIENT,
+  PUSHED_REQUESTS_PER_CLIENT_WINDOW_SECONDS,
   PIN_PER_ADDRESS_WINDOW_SECONDS,
   RESET_OTP_WRONG_ENTRIES_PER_ADDRESS,
   RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS,
@@ -19,7 +21,7 @@ import {
   SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
 import type { ClientAddress } from '../core/client-address.js';
-import type { AttemptLimiter, StartLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
+import type { AttemptLimiter, ClientBudget, StartLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
 import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
@@ -83,6 +85,8 @@ export interface Limits {
    * it was wrong, so entries sent at once never pass the budget.
    */
   readonly resetOtpEntries: AttemptLimiter;
+  /** Pushed authorization requests stored per client (`PUSHED_REQUESTS_PER_CLIENT` a minute). */
+  readonly pushedRequests: ClientBudget;
 }
 
 /** The prefixes under which the counters are stored, each followed by `:` and a {@link hashLimitKey}. */
@@ -98,6 +102,7 @@ export const LIMIT_KEY_PREFIXES = {
   resetSmsUnsolicited: 'connect:reset-sms:unsolicited',
   resetSmsPerDevice: 'connect:reset-sms:device',
   resetOtpPerAddress: 'connect:reset-otp:address',
+  pushedPerClient: 'connect:par:client',
 } as const;
 
 /**
@@ -146,6 +151,7 @@ export function createLimits(options: LimitsOptions): Limits {
   const resetSmsPerRequester = limiter(LIMIT_KEY_PREFIXES.resetSmsPerRequester, RESET_SMS_PER_REQUESTER, RESET_SMS_PER_REQUESTER_WINDOW_SECONDS);
   const resetSmsUnsolicited = limiter(LIMIT_KEY_PREFIXES.resetSmsUnsolicited, RESET_SMS_UNSOLICITED_PER_MOBILE, RESET_SMS_UNSOLICITED_WINDOW_SECONDS);
   const resetSmsPerDevice = limiter(LIMIT_KEY_PREFIXES.resetSmsPerDevice, RESET_SMS_PER_DEVICE, RESET_SMS_PER_DEVICE_WINDOW_SECONDS);
+  const pushedPerClient = limiter(LIMIT_KEY_PREFIXES.pushedPerClient, PUSHED_REQUESTS_PER_CLIENT, PUSHED_REQUESTS_PER_CLIENT_WINDOW_SECONDS);
   const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
   const sendLimiter = (perMobile: RateLimiterAbstract, reset?: ResetBudgets): SendLimiter => ({
@@ -212,6 +218,7 @@ export function createLimits(options: LimitsOptions): Limits {
       take: (address) => take(resetOtpPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),
     },
+    pushedRequests: { take: (clientId) => take(pushedPerClient, key(clientId)) },
   };
 }
 

@@ -102,6 +102,8 @@ describe('clients create', () => {
       createdAt: '2026-01-01T00:00:00Z',
       updatedAt: '2026-01-01T00:00:00Z',
       tokensEndedAt: null,
+      profile: 'standard',
+      keys: null,
     });
   });
 

@@ -112,7 +112,7 @@ describe('usage mistakes name what is valid, in one line, exit 2', () => {
     [['customers', 'delete', '+639171234567'], 'unknown customers command "delete"; the customers commands are create, list, show, lock, unlock, passkeys; see connect-auth customers --help'],
     [
       ['clients', 'create', '--name', 'Acme', '--grant', 'client_credentials'],
-      "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --scopes, --resource-server, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",
+      "unknown option '--grant' for clients create (did you mean --grants?); its options are --name, --redirect-uri, --grants, --require-pkce, --scopes, --resource-server, --profile, --jwks, --jwks-uri, --recipient-email, --recipient-key, --out, --json, --help; see connect-auth clients create --help",
     ],
     // A value given to a mistyped option (a PIN, say) is never repeated.
     [

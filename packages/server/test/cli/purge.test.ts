@@ -36,6 +36,7 @@ describe('connect-auth purge', () => {
       otpChallenges: 0,
       webauthnChallenges: 0,
       usedJtis: 0,
+      pushedRequests: 0,
       tokenSessions: 0,
       revokedTokens: 0,
       idempotentRequests: 0,
@@ -50,7 +51,7 @@ describe('connect-auth purge', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^authorization codes: +0$/m);
     expect(again.stdout).toMatch(/^audit events: +0$/m);
-    expect(again.stdout.trim().split('\n')).toHaveLength(12);
+    expect(again.stdout.trim().split('\n')).toHaveLength(13);
   });
 
   it('refuses arguments and a bad retention, changing nothing', async () => {

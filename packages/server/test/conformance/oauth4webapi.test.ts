@@ -103,6 +103,37 @@ describe('oauth4webapi', () => {
     expect(tokens.refresh_token?.split('.')).toHaveLength(3);
   });
 
+  it('a pushed authorization request (RFC 9126): pushedAuthorizationRequest, then /authorize with the request_uri only, then the code', async () => {
+    const side = await clientSide(connect());
+    expect(side.as.pushed_authorization_request_endpoint).toBe(`${connect().issuer}/par`);
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const pushed = await oauth.processPushedAuthorizationResponse(
+      side.as,
+      side.client,
+      await oauth.pushedAuthorizationRequest(
+        side.as,
+        side.client,
+        side.auth,
+        {
+          response_type: 'code',
+          redirect_uri: side.registered.redirectUri,
+          code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+          state,
+        },
+        HTTP,
+      ),
+    );
+    expect(pushed.expires_in).toBe(60);
+    const url = new URL(side.as.authorization_endpoint as string);
+    url.search = new URLSearchParams({ client_id: side.client.client_id, request_uri: pushed.request_uri }).toString();
+    const params = oauth.validateAuthResponse(side.as, side.client, await connect().authorize(url), state);
+    const response = await oauth.authorizationCodeGrantRequest(side.as, side.client, side.auth, params, side.registered.redirectUri, verifier, HTTP);
+    const tokens = await oauth.processAuthorizationCodeResponse(side.as, side.client, response);
+    expect(tokens.refresh_token).toBeDefined();
+  });
+
   it('refuses a callback with a foreign or missing iss, or another state (validateAuthResponse)', async () => {
     const side = await clientSide(connect());
     const { callback, state } = await authorize(connect(), side);

@@ -160,7 +160,8 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
         { name: 'Acme', redirectUri: 'https://acme.example/callback', ...input },
         { clients: storage.clients, hasher, clock, environment },
       );
-      return { id: client.id, secret: clientSecret };
+      // A fapi2 client has no secret.
+      return { id: client.id, secret: clientSecret ?? '' };
     },
     async createResourceServer(name = 'Payments API') {
       const { client, clientSecret } = await registerResourceServer({ name }, { clients: storage.clients, hasher, clock, environment });

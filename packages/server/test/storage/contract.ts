@@ -11,6 +11,7 @@ import { describeIdempotentRequestsContract } from './contract/idempotent-reques
 import { describeOtpChallengesContract } from './contract/otp-challenges.js';
 import { describePasskeysContract } from './contract/passkeys.js';
 import { describePurgeContract } from './contract/purge.js';
+import { describePushedRequestsContract } from './contract/pushed-requests.js';
 import { describeRateLimitCountersContract } from './contract/rate-limit-counters.js';
 import { describeSignInsContract } from './contract/sign-ins.js';
 import { describeSigningKeysContract } from './contract/signing-keys.js';
@@ -39,6 +40,7 @@ const STORES: readonly ((subject: StorageUnderTest) => void)[] = [
   describeAuditEventsContract,
   describePasskeysContract,
   describeUsedJtisContract,
+  describePushedRequestsContract,
   describePurgeContract,
   describeTransactionsContract,
 ];

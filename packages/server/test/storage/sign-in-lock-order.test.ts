@@ -174,4 +174,44 @@ describe('the lock order of a login on PostgreSQL', () => {
       }
     },
   );
+
+  it.skipIf(!postgresAdminUrl)(
+    'customers passkeys remove and a passkey sign-in at the same instant: a sign-in that found the passkey completes before the removal returns',
+    { timeout: 20_000 },
+    async () => {
+      const storage = pgs.open();
+      await atOtpPage(storage);
+      await storage.passkeys.insertPasskey({
+        credentialId: 'cred-1', profileId: PROFILE, userHandle: 'handle-1', publicKey: 'key', signCount: 0, transports: [],
+        aaguid: null, name: null, createdAt: T, lastUsedAt: null, heldUntil: null, suspendedAt: null,
+      });
+      const url = pgs.databaseUrl();
+      const database = new URL(url).pathname.slice(1);
+      const holder = new pg.Client({ connectionString: url });
+      const admin = new pg.Client({ connectionString: url });
+      await holder.connect();
+      await admin.connect();
+      try {
+        // The sign-in has held the customer and found the passkey, and waits for the journey.
+        await holder.query('begin');
+        await holder.query(`select 1 from authorization_requests where id_hash = 'request-1' for update`);
+        const signIn = storage.signIns.signInWithPasskey({
+          idHash: 'request-1', now: T + 10, profileId: PROFILE, credentialId: 'cred-1', endSessionHash: null,
+          session: ENTRY.session, consent: ENTRY.consent, code: ENTRY.code,
+        });
+        await lockWaiters(admin, database, 1);
+        // The operator's removal, as `customers passkeys remove` runs it: it must not return while that sign-in can still complete.
+        const removal = storage.transaction((tx) => tx.passkeys.removePasskey(PROFILE, 'cred-1'));
+        const first = await Promise.race([removal.then(() => 'removed'), lockWaiters(admin, database, 2).then(() => 'waits')]);
+        expect(first).toBe('waits');
+        await holder.query('commit');
+        expect(await signIn).toMatchObject({ kind: 'completed' });
+        expect(await removal).toBe(true);
+        expect(await storage.passkeys.findPasskey('cred-1')).toBeUndefined();
+      } finally {
+        await holder.end();
+        await admin.end();
+      }
+    },
+  );
 });

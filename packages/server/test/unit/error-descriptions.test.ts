@@ -27,7 +27,7 @@ const ERROR_CLASSES = new Set(
 );
 
 /** Functions that take a redirect's error description, by the position of that argument. */
-const DESCRIPTION_ARGUMENTS: Readonly<Record<string, number>> = { fail: 1, buildErrorRedirect: 2 };
+const DESCRIPTION_ARGUMENTS: Readonly<Record<string, number>> = { fail: 1, buildErrorRedirect: 2, assertionFailed: 0 };
 
 /**
  * Values a description may interpolate, by file: each is one of a few
@@ -35,7 +35,8 @@ const DESCRIPTION_ARGUMENTS: Readonly<Record<string, number>> = { fail: 1, build
  */
 const ALLOWED_INTERPOLATIONS: Readonly<Record<string, readonly string[]>> = {
   // The names of the environments (the request's credentials only pick one).
-  'core/clients/client-authenticate.ts': ['foreign', 'deps.environment'],
+  // And the one client_assertion_type Connect supports.
+  'core/clients/client-authenticate.ts': ['foreign', 'deps.environment', 'JWT_BEARER_ASSERTION_TYPE'],
   // The grant types this server serves, and the registry's name of the one refused.
   'core/grants/token-request.ts': ["[...deps.grants.keys()].join(', ')", 'grant.grantType'],
   // The names of the readiness checks that failed (database, redis).
@@ -52,6 +53,11 @@ const PASSED_ON: Readonly<Record<string, readonly string[]>> = {
   // The description of an InvalidScope from core/scopes.ts, sent back to the redirect URI.
   'core/authorize/authorization-request.ts': ['error.description'],
   'core/journey/start.ts': ['description', 'check.description'],
+  // The descriptions of /authorize's own check (its `fail` calls), answered as JSON at /par.
+  'core/authorize/pushed-request.ts': ['description'],
+  // The helpers that make a private_key_jwt failure (each call checked as assertionFailed).
+  'core/clients/client-assertion.ts': ['description'],
+  'core/clients/client-authenticate.ts': ['description'],
   'http/plugins/oauth-errors.ts': ['known.description'],
 };
 

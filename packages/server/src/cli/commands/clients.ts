@@ -1,4 +1,5 @@
 import type { ClientCommandDeps } from '../../compose/command-deps.js';
+import { readFile, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { registerClient, registerResourceServer, rotateClientSecret, updateClientSettings } from '../../core/clients/manage-clients.js';
 import { CLIENT_STATUS_WAIT_MS } from '../../core/lifetimes.js';
@@ -33,10 +34,44 @@ export interface ClientsOptions {
   readonly scopeDescription?: readonly string[] | undefined;
   readonly out?: string | undefined;
   readonly grace?: string | undefined;
+  /** `--profile standard|fapi2`. */
+  readonly profile?: string | undefined;
+  /** `--jwks FILE`: the path of a JWK Set of the client's public keys. */
+  readonly jwks?: string | undefined;
+  /** `--jwks-uri URL`. */
+  readonly jwksUri?: string | undefined;
 }
 
 /** The command-line spelling of each option that a resource server does not take. */
-const CONSUMER_ONLY = { redirectUri: '--redirect-uri', grants: '--grants', requirePkce: '--require-pkce', scopes: '--scopes' } as const;
+const CONSUMER_ONLY = {
+  redirectUri: '--redirect-uri',
+  grants: '--grants',
+  requirePkce: '--require-pkce',
+  scopes: '--scopes',
+  profile: '--profile',
+  jwks: '--jwks',
+  jwksUri: '--jwks-uri',
+} as const;
+
+/** The JWK Set in `--jwks FILE`, parsed (core validates what it holds); `undefined` without the option. */
+async function readJwksFile(path: string | undefined): Promise<unknown> {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    const file = await stat(path);
+    if (!file.isFile()) throw new UsageError(`--jwks ${path}: not a file`);
+    if (file.size > 256 * 1024) throw new UsageError(`--jwks ${path}: larger than 256 KiB; a JWK Set of public keys is far smaller`);
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`--jwks ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--jwks ${path}: not JSON; give a JWK Set, {"keys":[...]}`);
+  }
+}
 
 function splitGrants(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(',');
@@ -55,7 +90,7 @@ async function findOrFail(deps: ClientCommandDeps, id: string | undefined): Prom
  * cannot be written leaves nothing changed. If the transaction then fails to
  * commit, the file is removed again, since the secret in it does not exist.
  */
-async function changeDelivering<T extends { client: Client; clientSecret: string }>(
+async function changeDelivering<T extends { client: Client; clientSecret: string | null }>(
   deps: ClientCommandDeps,
   recipient: CheckedRecipient | undefined,
   change: (tx: Stores) => Promise<T>,
@@ -64,7 +99,7 @@ async function changeDelivering<T extends { client: Client; clientSecret: string
   try {
     return await deps.transaction(async (tx) => {
       const result = await change(tx);
-      if (recipient) {
+      if (recipient && result.clientSecret !== null) {
         await writeCredentialsFile(recipient, fileContent(deps, result.client, result.clientSecret), clockDate(deps.clock));
         written = true;
       }
@@ -89,6 +124,8 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
     throw new UsageError('--redirect-uri is required (or --resource-server for an API that only checks tokens)');
   }
   const delivery = deliveryTarget(options);
+  if (delivery && options.profile === 'fapi2') throw new UsageError('a fapi2 client has no secret to deliver: leave out --recipient-email, --recipient-key and --out');
+  const jwks = await readJwksFile(options.jwks);
   // Every check of the delivery happens before a secret exists.
   const recipient = delivery ? await checkRecipient(delivery, clockDate(deps.clock)) : undefined;
   const environment = deps.environment;
@@ -103,7 +140,10 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
             grants: splitGrants(options.grants),
             requirePkce: options.requirePkce ?? false,
             scopes: options.scopes,
-          },
+            profile: options.profile,
+            jwks,
+            jwksUri: options.jwksUri,
+          } as Parameters<typeof registerClient>[0],
           inTx,
         );
     await recordAdminAction(
@@ -116,6 +156,7 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
           delivered_to: recipient?.email ?? null,
           ...kindField(registered.client),
           ...(registered.client.scopes.length > 0 ? { scopes: registered.client.scopes.join(' ') } : {}),
+          ...profileAudit(registered.client),
         },
       },
       tx,
@@ -123,7 +164,7 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
     return registered;
   });
   // A consumer's answer has exactly the documented fields, and its scopes when it has some; a resource server's says what it is.
-  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, ...scopesField(client), environment };
+  const summary = { clientId: client.id, name: client.name, ...kindField(client), redirectUri: client.redirectUri, grants: client.grants, ...scopesField(client), ...profileField(client), environment };
   const rows = (secret: string | undefined): Array<readonly [string, string]> => [
     ['client ID', client.id],
     ...(secret === undefined ? [] : [['client secret', secret] as const]),
@@ -135,6 +176,8 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
           ['grants', client.grants.join(', ')] as const,
           ['require PKCE', client.requirePkce ? 'yes' : 'no'] as const,
           ['scopes', scopesText(client.scopes)] as const,
+          ['profile', client.profile] as const,
+          ['keys', keysText(client)] as const,
         ]),
     ['environment', environment],
   ];
@@ -145,6 +188,12 @@ export async function createClient(deps: ClientCommandDeps, options: ClientsOpti
     };
   }
   const { clientId, ...rest } = summary;
+  if (clientSecret === null) {
+    return {
+      json: { clientId, ...rest },
+      text: table(rows(undefined)) + '\nA fapi2 client has no secret: it authenticates only with private_key_jwt, with the keys above.\n',
+    };
+  }
   return {
     json: { clientId, clientSecret, ...rest },
     text: table(rows(clientSecret)) + '\nThe secret is shown only now. Store it safely.\n',
@@ -161,6 +210,34 @@ function scopesField(client: Client): { scopes?: string[] } {
   return client.scopes.length > 0 ? { scopes: [...client.scopes] } : {};
 }
 
+/** `{ profile, keys }` for a client of the `fapi2` profile or with keys, nothing otherwise (the documented fields of `clients create` stay as they are). */
+function profileField(client: Client): { profile?: Client['profile']; keys?: ReturnType<typeof clientView>['keys'] } {
+  return client.profile !== 'standard' || client.jwks || client.jwksUri ? { profile: client.profile, keys: clientView(client, 'sandbox').keys } : {};
+}
+
+/**
+ * The profile and key source, for the audit log (never a key itself: the
+ * kids at most); nothing for a `standard` client without keys, whose events
+ * stay as they were, unless `always`.
+ */
+function profileAudit(client: Client, always = false): Record<string, string> {
+  if (!always && client.profile === 'standard' && !client.jwks && !client.jwksUri) return {};
+  return {
+    profile: client.profile,
+    keys: client.jwksUri ? `jwks_uri ${client.jwksUri}` : client.jwks ? `jwks ${client.jwks.keys.map((key) => (typeof key.kid === 'string' ? key.kid : '-')).join(' ')}` : 'none',
+  };
+}
+
+/** Where a client's keys come from, for people. */
+function keysText(client: Client): string {
+  if (client.jwksUri) return `fetched from ${client.jwksUri}`;
+  if (client.jwks) {
+    const kids = client.jwks.keys.map((key) => (typeof key.kid === 'string' ? key.kid : '(no kid)'));
+    return `${kids.length} registered (${kids.join(', ')})`;
+  }
+  return '-';
+}
+
 /** Scopes for people: space-separated, as `--scopes` takes them, or `-` for none. */
 function scopesText(scopes: readonly string[]): string {
   return scopes.length > 0 ? scopes.join(' ') : '-';
@@ -173,7 +250,7 @@ export async function listClients(deps: ClientCommandDeps): Promise<CommandResul
     clients.length === 0
       ? `no clients in the ${deps.environment} environment\n`
       : clients
-          .map((c) => printable(`${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}`}`))
+          .map((c) => printable(`${c.clientId}  ${c.status.padEnd(8)}  ${c.name}  ${c.kind === 'resource_server' ? '(resource server)' : `${c.redirectUri}  [${c.grants.join(',')}]${c.scopes.length > 0 ? `  scopes: ${c.scopes.join(' ')}` : ''}  profile: ${c.profile}${c.keys ? `  keys: ${c.keys.source}` : ''}`}`))
           .join('\n') + '\n';
   return { json: clients, text };
 }
@@ -185,13 +262,16 @@ export async function showClient(deps: ClientCommandDeps, id: string | undefined
 
 /** `clients update ID [--redirect-uri URL] [--grants G,…] [--require-pkce | --no-require-pkce] [--scopes "A B"] [--scope-description SCOPE=TEXT …]`. */
 export async function updateClient(deps: ClientCommandDeps, id: string | undefined, options: ClientsOptions): Promise<CommandResult> {
-  await findOrFail(deps, id);
+  const before = await findOrFail(deps, id);
   const changes = {
     redirectUri: options.redirectUri,
     grants: splitGrants(options.grants),
     requirePkce: options.requirePkce,
     scopes: options.scopes,
     scopeDescriptions: options.scopeDescription,
+    profile: options.profile,
+    jwks: await readJwksFile(options.jwks),
+    jwksUri: options.jwksUri,
   };
   const client = await deps.transaction(async (tx) => {
     const updated = await updateClientSettings(id as string, changes, { ...deps, clients: tx.clients });
@@ -206,13 +286,22 @@ export async function updateClient(deps: ClientCommandDeps, id: string | undefin
           require_pkce: updated.requirePkce,
           scopes: updated.scopes.join(' '),
           ...(options.scopeDescription ? { scope_descriptions_set: Object.keys(updated.scopeDescriptions).join(' ') } : {}),
+          ...profileAudit(updated, before.profile !== updated.profile),
+          ...(before.profile !== 'fapi2' && updated.profile === 'fapi2' ? { secrets_removed: true } : {}),
         },
       },
       tx,
     );
     return updated;
   });
-  return describe(deps, client);
+  const described = describe(deps, client);
+  if (before.profile !== 'fapi2' && client.profile === 'fapi2') {
+    return { ...described, text: described.text + '\nNow a fapi2 client: its secret (and any previous one) no longer works; it authenticates only with private_key_jwt.\n' };
+  }
+  if (before.profile === 'fapi2' && client.profile === 'standard') {
+    return { ...described, text: described.text + '\nNow a standard client. It has no secret: give it one with clients rotate-secret if it needs one.\n' };
+  }
+  return described;
 }
 
 /**
@@ -360,6 +449,8 @@ function describe(deps: ClientCommandDeps, client: Client): CommandResult {
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
       ['scopes', scopesText(view.scopes)],
+      ['profile', view.profile],
+      ['keys', keysText(client)],
       ...Object.entries(view.scopeDescriptions).map(([scope, text]) => [`  ${scope}`, text] as const),
       ['environment', view.environment],
       ['created', view.createdAt],

@@ -53,6 +53,14 @@ export function clientView(client: Client, environment: Environment) {
     updatedAt: isoTime(client.updatedAt),
     /** Client access tokens issued at or before this time are refused (`clients disable`); `null`: none. */
     tokensEndedAt: client.tokensEndedAt === null ? null : isoTime(client.tokensEndedAt),
+    /** `standard` or `fapi2` (docs/operator-guide.md, "FAPI 2.0 clients"). */
+    profile: client.profile,
+    /** Where its `private_key_jwt` keys come from: registered (their `kid`s) or its `jwks_uri`; `null`: none. */
+    keys: client.jwksUri
+      ? { source: 'jwks_uri' as const, jwksUri: client.jwksUri }
+      : client.jwks
+        ? { source: 'jwks' as const, kids: client.jwks.keys.map((key) => (typeof key.kid === 'string' ? key.kid : null)) }
+        : null,
   };
 }
 

@@ -10,6 +10,7 @@ export const PURGE_LABELS: Record<PurgeKind, string> = {
   otpChallenges: 'one-time PIN challenges',
   webauthnChallenges: 'passkey challenges',
   usedJtis: 'used assertion and proof IDs',
+  pushedRequests: 'pushed authorization requests',
   tokenSessions: 'token sessions',
   revokedTokens: 'revoked tokens',
   idempotentRequests: 'stored /tokens responses',

@@ -42,7 +42,13 @@ export type PageErrorReason =
   | 'redirect_uri_repeated'
   | 'redirect_uri_missing'
   /** Not exactly the client's registered redirect URI; `clientName` says which client. */
-  | 'redirect_uri_mismatch';
+  | 'redirect_uri_mismatch'
+  /**
+   * RFC 9126 §4 `invalid_request_uri`: the `request_uri` is not one this
+   * client pushed, or it expired or was used already; `clientName` says
+   * which client.
+   */
+  | 'request_uri_invalid';
 
 /** An error page instead of a redirect: why, and the client's name when it is known. */
 export interface PageError {
@@ -81,6 +87,10 @@ const MAX_VALUE_LENGTH = 2048;
  * "`GET /authorize`") in this
  * order: nothing is redirected until the client and its exact redirect URI
  * are verified; after that, errors go back to the redirect URI with `state`.
+ *
+ * A `fapi2` client (docs/journey.md, "FAPI 2.0 clients") must have pushed
+ * the request (`pushed`: the parameters came from `POST /par`) and must use
+ * PKCE with S256.
  */
 export async function checkAuthorizationRequest(
   query: AuthorizeQuery,
@@ -88,6 +98,8 @@ export async function checkAuthorizationRequest(
     findClient(id: string): Promise<Client | undefined>;
     /** `CONNECT_SMS_COUNTRIES`: the countries whose mobiles may receive one-time PINs; unset = every country. */
     readonly smsCountries?: readonly string[] | undefined;
+    /** Whether these are the parameters of a pushed request (`POST /par`, RFC 9126), not a query as it came. */
+    readonly pushed?: boolean | undefined;
   },
 ): Promise<AuthorizationRequestCheck> {
   const single = (name: string): string | undefined | 'repeated' => {
@@ -128,6 +140,11 @@ export async function checkAuthorizationRequest(
     if (String(query[name]).length > MAX_VALUE_LENGTH) return fail('invalid_request', `${parameterLabel(name)} is too long`);
   }
 
+  // RFC 9126 §5 (require_pushed_authorization_requests), FAPI 2.0 Security Profile §5.3.2.2: a fapi2 client pushes its requests.
+  if (client.profile === 'fapi2' && deps.pushed !== true) {
+    return fail('invalid_request', 'this client must push its authorization requests to /par and send only client_id and request_uri here');
+  }
+
   const responseType = single('response_type');
   if (responseType === undefined) return fail('invalid_request', 'response_type is required');
   if (responseType !== 'code') return fail('unsupported_response_type', 'response_type must be code');
@@ -162,7 +179,8 @@ export async function checkAuthorizationRequest(
     // RFC 9700 §2.1.1: only S256; "plain" (also the default when no method is named) is refused.
     if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256');
     if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail('invalid_request', 'code_challenge must be 43 base64url characters (S256)');
-  } else if (client.requirePkce) {
+  } else if (client.requirePkce || client.profile === 'fapi2') {
+    // FAPI 2.0 Security Profile §5.3.2.2: PKCE with S256, always.
     return fail('invalid_request', 'this client must use PKCE: code_challenge with code_challenge_method=S256');
   }
 

@@ -5,6 +5,8 @@ import { hasControlCharacter } from '../control-characters.js';
 import { ENVIRONMENTS } from '../environment.js';
 import { InvalidClient, InvalidRequest, type ClientAuthMethod } from '../errors.js';
 import { clientIdPrefix, clientSecretPrefix, type Client } from './client.js';
+import { decodeJwt } from 'jose';
+import { JWT_BEARER_ASSERTION_TYPE, verifyClientAssertion, type ClientAssertionDeps } from './client-assertion.js';
 import type { ClientSecretVerifier } from './verified-secrets.js';
 
 /** The credentials a request carried, as received. */
@@ -15,10 +17,34 @@ export interface ClientAuthInput {
   readonly clientId?: string | undefined;
   /** `client_secret` from the form body, if any. */
   readonly clientSecret?: string | undefined;
+  /** `client_assertion_type` from the form body, if any (RFC 7521 §4.2). */
+  readonly clientAssertionType?: string | undefined;
+  /** `client_assertion` from the form body, if any: a `private_key_jwt` assertion (RFC 7523 §2.2). Never logged. */
+  readonly clientAssertion?: string | undefined;
   /** The caller's address, for the audit log of failed attempts. */
   readonly ip?: string | undefined;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
   readonly correlationId?: string | undefined;
+}
+
+/**
+ * The credentials of a form-encoded request (RFC 6749 §2.3.1, RFC 7521
+ * §4.2): what every client-authenticated endpoint (`/token`, `/introspect`,
+ * `/revoke`, `/par`) hands {@link authenticateClient}.
+ */
+export function clientAuthInputOf(
+  params: Readonly<Record<string, string | undefined>>,
+  request: { readonly authorization?: string | undefined; readonly ip?: string | undefined; readonly correlationId?: string | undefined },
+): ClientAuthInput {
+  return {
+    authorization: request.authorization,
+    clientId: params.client_id,
+    clientSecret: params.client_secret,
+    clientAssertionType: params.client_assertion_type,
+    clientAssertion: params.client_assertion,
+    ip: request.ip,
+    correlationId: request.correlationId,
+  };
 }
 
 /** What client authentication reads. */
@@ -28,25 +54,33 @@ export interface ClientAuthDeps {
   readonly secrets: ClientSecretVerifier;
   readonly environment: Environment;
   readonly clock: Clock;
+  /** What `private_key_jwt` needs: the issuer, the replay store, the `jwks_uri` fetcher. */
+  readonly assertions: Omit<ClientAssertionDeps, 'clock'>;
 }
 
 // Longest ID and secret worth looking at; real ones are far shorter.
 const MAX_CREDENTIAL_LENGTH = 512;
+// Longest client assertion worth decoding: a PS256 one with a 4096-bit key is under 1 KiB.
+const MAX_ASSERTION_LENGTH = 8192;
 // Verified against when the client does not exist, so the answer takes as long.
 const UNKNOWN_CLIENT_HASH = 'x'.repeat(43);
 
 /**
- * Authenticates the client of a token, introspection or revocation request by
- * `client_secret_basic` or `client_secret_post` (RFC 6749 §2.3.1), never both.
+ * Authenticates the client of a token, introspection, revocation or pushed
+ * authorization request by `client_secret_basic` or `client_secret_post`
+ * (RFC 6749 §2.3.1) or `private_key_jwt` (RFC 7523 §2.2), never two at once
+ * (docs/consumer-guide.md, "Authenticating with a private key").
  *
  * Unknown client, wrong secret: one answer, so neither is revealed. A disabled
- * client is named as such only after its secret verified.
+ * client is named as such only after its secret (or assertion) verified. A
+ * `fapi2` client authenticates only by `private_key_jwt`.
  *
  * @throws InvalidClient when authentication fails; InvalidRequest when the
  *   request mixes methods, names two different clients, or its HTTP Basic
  *   credentials hold a control character (once decoded).
  */
 export async function authenticateClient(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
+  if (input.clientAssertion !== undefined || input.clientAssertionType !== undefined) return authenticateByAssertion(input, deps);
   const { clientId, clientSecret, method } = readCredentials(input);
   const claimedClientId = clientId.slice(0, 100);
   const failed = (claimedClientKnown = false) => new InvalidClient('client authentication failed', method, { claimedClientId, claimedClientKnown });
@@ -60,6 +94,10 @@ export async function authenticateClient(input: ClientAuthInput, deps: ClientAut
   }
 
   const client = await deps.findClient(clientId);
+  // FAPI 2.0 Security Profile §5.3.2.1: such a client has no secret to try.
+  if (client?.profile === 'fapi2') {
+    throw new InvalidClient('this client authenticates only with private_key_jwt', method, { claimedClientId, claimedClientKnown: true });
+  }
   const secretMatches =
     deps.secrets.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH) ||
     // After a rotation the previous secret works until its grace period ends.
@@ -69,6 +107,43 @@ export async function authenticateClient(input: ClientAuthInput, deps: ClientAut
       deps.secrets.verify(clientSecret, client.previousSecretHash));
   if (!client || !secretMatches) throw failed(client !== undefined);
   if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId, claimedClientKnown: true });
+  return client;
+}
+
+/** `private_key_jwt`: the client is the assertion's `sub`, and its keys verify it ({@link verifyClientAssertion}). */
+async function authenticateByAssertion(input: ClientAuthInput, deps: ClientAuthDeps): Promise<Client> {
+  // RFC 6749 §2.3: a client must not use more than one authentication method.
+  if (input.authorization !== undefined || input.clientSecret !== undefined) {
+    throw new InvalidRequest('client authenticated with both a client assertion and a client secret; use one method');
+  }
+  if (input.clientAssertionType === undefined) throw new InvalidRequest('client_assertion_type is required with client_assertion');
+  if (input.clientAssertion === undefined) throw new InvalidRequest('client_assertion is required with client_assertion_type');
+  const assertionFailed = (description: string, claimedClientId?: string) => new InvalidClient(description, 'private_key_jwt', { claimedClientId });
+  if (input.clientAssertionType !== JWT_BEARER_ASSERTION_TYPE) {
+    throw assertionFailed(`client_assertion_type is not supported; supported: ${JWT_BEARER_ASSERTION_TYPE}`, input.clientId?.slice(0, 100));
+  }
+  const assertion = input.clientAssertion;
+  if (assertion.length > MAX_ASSERTION_LENGTH) throw assertionFailed('client_assertion is not a valid signed JWT', input.clientId?.slice(0, 100));
+  let iss: unknown;
+  let sub: unknown;
+  try {
+    // Read unverified only to know whose keys verify it.
+    ({ iss, sub } = decodeJwt(assertion));
+  } catch {
+    throw assertionFailed('client_assertion is not a valid signed JWT', input.clientId?.slice(0, 100));
+  }
+  if (typeof sub !== 'string' || sub === '' || sub.length > MAX_CREDENTIAL_LENGTH || hasControlCharacter(sub) || iss !== sub) {
+    throw assertionFailed('client_assertion iss and sub must both be the client ID', input.clientId?.slice(0, 100));
+  }
+  const clientId = sub;
+  const claimedClientId = clientId.slice(0, 100);
+  // RFC 7521 §4.2: client_id, when sent, names the same client.
+  if (input.clientId !== undefined && input.clientId !== clientId) throw assertionFailed('client_id does not match the sub of client_assertion', claimedClientId);
+  const foreign = foreignEnvironment(clientId, '', deps.environment);
+  if (foreign) throw assertionFailed(`these are ${foreign} credentials; this server is the ${deps.environment} environment`, claimedClientId);
+  const client = await deps.findClient(clientId);
+  if (!client) throw assertionFailed('client_assertion is not signed by a key registered for this client', claimedClientId);
+  await verifyClientAssertion(assertion, client, { ...deps.assertions, clock: deps.clock });
   return client;
 }
 

@@ -2,8 +2,9 @@ import { NotFound } from '../storage-errors.js';
 import type { ClientPatch } from './client-store.js';
 import type { Clock } from '../clock.js';
 import type { Environment } from '../environment.js';
-import type { Client, GrantType } from './client.js';
-import { DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
+import type { Client, ClientJwks, ClientProfile, GrantType } from './client.js';
+import { CLIENT_PROFILES, DEFAULT_GRANTS, GRANT_TYPES, isGrantType } from './client.js';
+import { clientJwksProblem, jwksUriProblem } from './client-keys.js';
 import { generateClientId, generateClientSecret, type ClientSecretHasher } from './client-secret.js';
 import { redirectUriProblem } from './redirect-uri.js';
 import { hasUndisplayableCharacter } from '../control-characters.js';
@@ -35,6 +36,12 @@ export interface RegisteredClient {
   readonly clientSecret: string;
 }
 
+/**
+ * The stored secret hash of a client that has no secret (a `fapi2` client):
+ * no HMAC is ever empty, so no secret verifies against it.
+ */
+export const NO_SECRET_HASH = '';
+
 /** What registering a client takes. */
 export interface RegisterClientInput {
   readonly name: string;
@@ -43,27 +50,76 @@ export interface RegisterClientInput {
   readonly requirePkce?: boolean | undefined;
   /** The scopes, space-separated (`--scopes "a b"`); default none. */
   readonly scopes?: string | undefined;
+  /** `standard` (the default) or `fapi2` (docs/operator-guide.md, "FAPI 2.0 clients"). */
+  readonly profile?: string | undefined;
+  /** Its public keys for `private_key_jwt`: a JWK Set as parsed from `--jwks FILE`. */
+  readonly jwks?: unknown;
+  /** Where it publishes its keys instead (`--jwks-uri URL`). */
+  readonly jwksUri?: string | undefined;
+}
+
+/** A new client and its secret, which exists in clear only here; `null` for a `fapi2` client, which has none. */
+export interface NewClient {
+  readonly client: Client;
+  readonly clientSecret: string | null;
 }
 
 /**
  * Registers a client: a fresh ID and 256-bit secret; only the keyed hash of
- * the secret is stored.
+ * the secret is stored. A `fapi2` client gets no secret, needs keys, and
+ * requires PKCE whatever `requirePkce` says.
  *
- * @throws ClientValidationError on a bad name, redirect URI, grant list or scope list.
+ * @throws ClientValidationError on a bad name, redirect URI, grant list,
+ *   scope list, profile or keys.
  */
-export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<RegisteredClient> {
+export async function registerClient(input: RegisterClientInput & { readonly profile?: 'standard' | undefined }, deps: ClientAdminDeps): Promise<RegisteredClient>;
+export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<NewClient>;
+export async function registerClient(input: RegisterClientInput, deps: ClientAdminDeps): Promise<NewClient> {
+  const profile = validateProfile(input.profile ?? 'standard');
+  const keys = validateKeys(input.jwks, input.jwksUri, deps.environment);
+  if (profile === 'fapi2' && !keys) throw new ClientValidationError(FAPI2_NEEDS_KEYS);
   return insertNewClient(
     {
       name: validateName(input.name),
       kind: 'consumer',
       redirectUri: validateRedirectUri(input.redirectUri, deps.environment),
       grants: validateGrants(input.grants ?? DEFAULT_GRANTS),
-      requirePkce: input.requirePkce ?? false,
+      requirePkce: profile === 'fapi2' || (input.requirePkce ?? false),
       scopes: validateScopes(input.scopes ?? ''),
       scopeDescriptions: {},
+      profile,
+      jwks: keys?.jwks ?? null,
+      jwksUri: keys?.jwksUri ?? null,
     },
     deps,
   );
+}
+
+const FAPI2_NEEDS_KEYS = 'a fapi2 client authenticates only with private_key_jwt: give its public keys with --jwks FILE or --jwks-uri URL';
+
+function validateProfile(value: string): ClientProfile {
+  if (!(CLIENT_PROFILES as readonly string[]).includes(value)) throw new ClientValidationError(`--profile must be one of ${CLIENT_PROFILES.join(', ')}`);
+  return value as ClientProfile;
+}
+
+/**
+ * The keys given, validated (`clientJwksProblem`, `jwksUriProblem`): a JWK
+ * Set or a URI, never both; `undefined` when neither is given.
+ */
+function validateKeys(jwks: unknown, jwksUri: string | undefined, environment: ClientAdminDeps['environment']): { jwks: ClientJwks | null; jwksUri: string | null } | undefined {
+  if (jwks !== undefined && jwksUri !== undefined) throw new ClientValidationError('give --jwks or --jwks-uri, not both');
+  if (jwks !== undefined) {
+    const problem = clientJwksProblem(jwks);
+    if (problem) throw new ClientValidationError(`--jwks: ${problem}`);
+    // Only the members a public key has are kept.
+    return { jwks: { keys: (jwks as { keys: Record<string, unknown>[] }).keys.map((key) => ({ ...key })) }, jwksUri: null };
+  }
+  if (jwksUri !== undefined) {
+    const problem = jwksUriProblem(jwksUri, environment);
+    if (problem) throw new ClientValidationError(`--jwks-uri: ${problem}`);
+    return { jwks: null, jwksUri };
+  }
+  return undefined;
 }
 
 /**
@@ -83,27 +139,27 @@ export async function registerResourceServer(input: { readonly name: string }, d
 
 /** Stores a new active client of (validated) `settings` under a fresh ID and 256-bit secret, of which only the keyed hash is kept. */
 async function insertNewClient(
-  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce' | 'scopes' | 'scopeDescriptions'>,
+  settings: Pick<Client, 'name' | 'kind' | 'redirectUri' | 'grants' | 'requirePkce' | 'scopes' | 'scopeDescriptions'> & Partial<Pick<Client, 'profile' | 'jwks' | 'jwksUri'>>,
   deps: ClientAdminDeps,
-): Promise<RegisteredClient> {
+): Promise<RegisteredClient & NewClient> {
   const now = deps.clock.nowSeconds();
-  const clientSecret = generateClientSecret(deps.environment);
+  const clientSecret = settings.profile === 'fapi2' ? null : generateClientSecret(deps.environment);
   const client: Client = {
+    profile: 'standard',
+    jwks: null,
+    jwksUri: null,
     ...settings,
     id: generateClientId(deps.environment),
-    secretHash: deps.hasher.hash(clientSecret),
+    secretHash: clientSecret === null ? NO_SECRET_HASH : deps.hasher.hash(clientSecret),
     status: 'active',
     createdAt: now,
     updatedAt: now,
     previousSecretHash: null,
     previousSecretExpiresAt: null,
     tokensEndedAt: null,
-    profile: 'standard',
-    jwks: null,
-    jwksUri: null,
   };
   await deps.clients.insertClient(client);
-  return { client, clientSecret };
+  return { client, clientSecret } as RegisteredClient & NewClient;
 }
 
 /**
@@ -117,6 +173,11 @@ async function insertNewClient(
 export async function rotateClientSecret(id: string, graceSeconds: number, deps: ClientAdminDeps): Promise<RegisteredClient> {
   const current = await deps.clients.findClient(id);
   if (!current) throw new NotFound(`no client ${id}`);
+  if (current.profile === 'fapi2') {
+    throw new ClientValidationError(
+      'this is a fapi2 client: it has no secret and authenticates only with private_key_jwt; rotate its keys instead (docs/operator-guide.md, FAPI 2.0 clients)',
+    );
+  }
   const now = deps.clock.nowSeconds();
   const clientSecret = generateClientSecret(deps.environment);
   const client = await deps.clients.updateClient(
@@ -156,6 +217,12 @@ export async function updateClientSettings(
      * {@link applyScopeDescriptions}.
      */
     scopeDescriptions?: readonly string[] | undefined;
+    /** `standard` or `fapi2`; to `fapi2`, the client's secrets are removed at once and PKCE becomes required. */
+    profile?: string | undefined;
+    /** A new JWK Set (as parsed from `--jwks FILE`); replaces the keys (and any `jwks_uri`). */
+    jwks?: unknown;
+    /** A new `jwks_uri`; replaces the keys (and any JWK Set). */
+    jwksUri?: string | undefined;
   },
   deps: ClientAdminDeps,
 ): Promise<Client> {
@@ -173,8 +240,26 @@ export async function updateClientSettings(
     const descriptions = applyScopeDescriptions(current.scopeDescriptions, patch.scopes ?? current.scopes, changes.scopeDescriptions ?? []);
     if (changes.scopeDescriptions !== undefined || !sameDescriptions(descriptions, current.scopeDescriptions)) patch.scopeDescriptions = descriptions;
   }
+  const keys = validateKeys(changes.jwks, changes.jwksUri, deps.environment);
+  if (keys) {
+    patch.jwks = keys.jwks;
+    patch.jwksUri = keys.jwksUri;
+  }
+  const profile = changes.profile === undefined ? current.profile : validateProfile(changes.profile);
+  if (changes.profile !== undefined && profile !== current.profile) patch.profile = profile;
+  if (profile === 'fapi2') {
+    if (!(keys ?? current.jwks ?? current.jwksUri)) throw new ClientValidationError(FAPI2_NEEDS_KEYS);
+    if (changes.requirePkce === false) throw new ClientValidationError('a fapi2 client requires PKCE: --no-require-pkce is refused');
+    if (current.profile !== 'fapi2') {
+      // FAPI 2.0 Security Profile §5.3.2.1: no secret-based authentication; the secrets stop now, also one in its grace period.
+      patch.requirePkce = true;
+      patch.secretHash = NO_SECRET_HASH;
+      patch.previousSecretHash = null;
+      patch.previousSecretExpiresAt = null;
+    }
+  }
   if (Object.keys(patch).length === 0) {
-    throw new ClientValidationError('nothing to update: give --redirect-uri, --grants, --require-pkce, --scopes or --scope-description');
+    throw new ClientValidationError('nothing to update: give --redirect-uri, --grants, --require-pkce, --scopes, --scope-description, --profile, --jwks or --jwks-uri');
   }
   return deps.clients.updateClient(id, patch, deps.clock.nowSeconds());
 }

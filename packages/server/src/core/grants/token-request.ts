@@ -1,4 +1,4 @@
-import type { ClientAuthInput } from '../clients/client-authenticate.js';
+import { clientAuthInputOf, type ClientAuthInput } from '../clients/client-authenticate.js';
 import type { Client } from '../clients/client.js';
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.js';
 import type { TokenResult } from './grant.js';
@@ -36,13 +36,7 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
   if (!grant) {
     throw new UnsupportedGrantType(`grant_type is not supported; supported: ${[...deps.grants.keys()].join(', ')}`);
   }
-  const client = await deps.authenticate({
-    authorization: input.authorization,
-    clientId: params.client_id,
-    clientSecret: params.client_secret,
-    ip: input.ip,
-    correlationId: input.correlationId,
-  });
+  const client = await deps.authenticate(clientAuthInputOf(params, input));
   // A resource server checks tokens and obtains none, whatever its record says (docs/resource-servers.md).
   if (client.kind === 'resource_server') {
     throw new UnauthorizedClient('a resource server obtains no tokens: it checks them at /introspect');

@@ -6,7 +6,11 @@ import { hashCode, type AuthorizationCodeRecord } from '../codes/authorization-c
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import type { Customer } from '../customers/customer.js';
 import { maskedMobile } from '../customers/mobile.js';
-import type { Lifetimes } from '../lifetimes.js';
+import type { Client } from '../clients/client.js';
+import { codeSecondsOf, type Lifetimes } from '../lifetimes.js';
+
+/** A client of the standard profile, whose codes live `CONNECT_CODE_TTL`. */
+const STANDARD: Pick<Client, 'profile'> = { profile: 'standard' };
 
 /** The request a code answers. */
 export interface CodeRequest {
@@ -29,8 +33,9 @@ export async function issueCode(
   authentication: Authentication | null,
   codes: Pick<AuthorizationCodeStore, 'insertAuthorizationCode'>,
   deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
+  client: Pick<Client, 'profile'> = STANDARD,
 ): Promise<string> {
-  const { record, location } = newCode(request, customer, authentication, deps);
+  const { record, location } = newCode(request, customer, authentication, deps, client);
   await codes.insertAuthorizationCode(record);
   return location;
 }
@@ -44,12 +49,15 @@ export async function issueCode(
  * customer signed in (`authentication`: the sign-in that just completed,
  * or the customer session's for a silent sign-in or a consent; `null` for
  * a session from before it was recorded, whose tokens then carry none).
+ * It is redeemable `CONNECT_CODE_TTL`, or 60 seconds for a `fapi2`
+ * `client` (docs/journey.md, "The code").
  */
 export function newCode(
   request: CodeRequest,
   customer: Pick<Customer, 'profileId' | 'mobile'>,
   authentication: Authentication | null,
   deps: { clock: Clock; lifetimes: Pick<Lifetimes, 'codeSeconds'>; issuer: string },
+  client: Pick<Client, 'profile'> = STANDARD,
 ): { record: AuthorizationCodeRecord; location: string } {
   const code = randomBytes(32).toString('base64url');
   const now = deps.clock.nowSeconds();
@@ -60,7 +68,7 @@ export function newCode(
     profileId: customer.profileId,
     codeChallenge: request.codeChallenge,
     createdAt: now,
-    expiresAt: now + deps.lifetimes.codeSeconds,
+    expiresAt: now + codeSecondsOf(client.profile, deps.lifetimes),
     consumedAt: null,
     scopes: request.scopes,
     authentication,

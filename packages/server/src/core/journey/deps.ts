@@ -12,6 +12,7 @@ import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
+import type { PushedRequestStore } from '../authorize/pushed-request-store.js';
 import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from './stores.js';
 
 /** The stores a journey reads and writes. */
@@ -29,6 +30,8 @@ export interface JourneyStores {
   readonly audit: Pick<AuditStore, 'insertAuditEvent'>;
   /** Customers' passkeys and the challenges of their ceremonies (docs/journey.md, "Passkeys"). */
   readonly passkeys: PasskeyStore;
+  /** Pushed authorization requests, used up by the `/authorize` that names one (docs/journey.md, "Pushed authorization requests"). */
+  readonly pushedRequests: Pick<PushedRequestStore, 'consumePushedRequest'>;
 }
 
 /** How passkeys are checked (docs/operator-guide.md, "Passkeys"). */

@@ -173,7 +173,7 @@ export async function enterCode(
   // A PIN + SMS sign-in never meets acr_values=phr: the code is not even checked (docs/journey.md, "`acr_values` and `max_age`").
   if (!meetsRequirements(authentication, requirementsOf(record), now)) return { kind: 'unmet' };
   const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
-  const issued = newCode(record, customer, authentication, deps);
+  const issued = newCode(record, customer, authentication, deps, journey.client);
   const enter: MakeEntry<SignInCompletion> = (codeHash) =>
     deps.db.signIns.enterOtp({
       idHash: record.idHash,

@@ -41,7 +41,7 @@ import { canMove, TRANSITIONS } from './states.js';
 /** What the passkey answers use of the journey's dependencies. */
 export type PasskeyDeps = Pick<
   JourneyDeps,
-  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinAttempts' | 'otpEntries' | 'knownDeviceKey' | 'audit' | 'webauthn' | 'countSignIn'
+  'db' | 'findClient' | 'clock' | 'lifetimes' | 'issuer' | 'pinAttempts' | 'journeyStarts' | 'knownDeviceKey' | 'audit' | 'webauthn' | 'countSignIn'
 >;
 
 /** The error codes of the passkey answers (docs/journey.md, "Passkeys"). */
@@ -109,7 +109,10 @@ function ended(at: StepResult, journey?: OpenJourney): PasskeyAnswer {
 /**
  * `POST /login/passkey/options`: the options of a sign-in (the journey open
  * for login) or of an enrolment (right after this browser's sign-in in this
- * journey), each with a new challenge stored for this journey.
+ * journey), each with a new challenge stored for this journey. Each stored
+ * challenge takes one from the address's budget of journeys
+ * (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`), as the journey it belongs to did:
+ * past it `too_many_attempts` with `retry_after`, and nothing is stored.
  */
 export async function passkeyOptions(context: StepContext, purpose: string | undefined, deps: PasskeyDeps): Promise<PasskeyAnswer> {
   if (purpose === 'enrol') return enrolOptions(context, deps);
@@ -120,6 +123,8 @@ export async function passkeyOptions(context: StepContext, purpose: string | und
   // A journey whose client named the mobile offers that customer's passkeys; otherwise any (discoverable).
   const named = journey.record.loginHint === null ? undefined : await deps.db.customers.findCustomerByMobile(journey.record.loginHint);
   const allow = named ? await usablePasskeysOf(deps.db.passkeys, named.profileId) : [];
+  const limited = await deps.journeyStarts.take(context.address);
+  if (limited) return refused('too_many_attempts', journey, limited);
   const challenge = newChallengeBytes();
   await storeChallenge(journey.record.idHash, 'authenticate', named?.profileId ?? null, challenge, deps);
   return { kind: 'options', options: await signInOptions(relyingParty(deps), challenge, allow) };
@@ -140,9 +145,11 @@ async function storeChallenge(idHash: string, purpose: WebAuthnPurpose, profileI
 
 /**
  * `POST /login/passkey`: a sign-in with a passkey. Counted first against
- * the address's budget of failed PIN checks (and, when the journey names a
- * mobile, that mobile's budget of wrong entries), given back when it signs
- * in. The challenge is consumed, the answer verified, the passkey's counter
+ * the address's budget of failed PIN checks, given back when it signs in;
+ * never against the mobile's budget of wrong one-time PINs (a forged answer
+ * guesses nothing, and anyone who knows a mobile can post one:
+ * docs/journey.md, "A stranger cannot lock the owner out"). The challenge
+ * is consumed, the answer verified, the passkey's counter
  * advanced (one conditional update), and then the sign-in completes in ONE
  * atomic step, as a right one-time PIN's does (`SignInStore.signInWithPasskey`).
  */
@@ -150,9 +157,6 @@ export async function signInWithPasskey(context: StepContext, posted: string | u
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return ended(journey);
   if (!canMove(journey.record.status, TRANSITIONS.passkeyVerified)) return ended(pageForState(journey), journey);
-  const mobile = journey.record.loginHint;
-  const limitedMobile = mobile === null ? undefined : await deps.otpEntries.spent(mobile);
-  if (limitedMobile) return refused('too_many_attempts', journey, { retryAfterSeconds: limitedMobile.retryAfterSeconds });
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return refused('too_many_attempts', journey, { retryAfterSeconds: limited.retryAfterSeconds });
 
@@ -160,9 +164,6 @@ export async function signInWithPasskey(context: StepContext, posted: string | u
   if (outcome.kind === 'signed_in') {
     await deps.pinAttempts.giveBack(context.address);
     return outcome;
-  }
-  if (outcome.kind === 'refused' && (outcome.error === 'passkey_refused' || outcome.error === 'passkey_expired') && mobile !== null) {
-    await deps.otpEntries.count(mobile);
   }
   if (outcome.kind === 'refused' && outcome.error !== 'passkey_refused' && outcome.error !== 'passkey_expired') {
     // Not a refused passkey (the journey moved on, the account is locked): it does not count.
@@ -212,7 +213,7 @@ async function attempt(journey: OpenJourney, posted: string | undefined, context
     return ended(await endJourneyUnmet(journey, deps), journey);
   }
   const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
-  const issued = newCode(journey.record, customer, authentication, deps);
+  const issued = newCode(journey.record, customer, authentication, deps, journey.client);
   const done = await deps.db.signIns.signInWithPasskey({
     idHash: journey.record.idHash,
     now,
@@ -246,8 +247,10 @@ async function attempt(journey: OpenJourney, posted: string | undefined, context
  * The customer session this browser's sign-in created in this journey,
  * when the journey just completed with it: `code_issued`, the browser's
  * session cookie the session whose start completed the journey, within
- * the code's lifetime of it, its customer still active. Otherwise where
- * the journey stands (a refusal).
+ * the code's lifetime of it, of the customer the journey signed in (a
+ * registration's new account included: another customer's sign-in in the
+ * same second and browser does not stand in for it), its customer still
+ * active. Otherwise where the journey stands (a refusal).
  */
 async function justSignedIn(
   context: StepContext,
@@ -264,7 +267,7 @@ async function justSignedIn(
   if (record.status !== 'code_issued' || record.completedAt === null || now >= record.completedAt + deps.lifetimes.codeSeconds) return refused('journey_ended', journey, { at: finished });
   if (!isPlausibleId(sessionId)) return refused('journey_ended', journey, { at: finished });
   const session = await deps.db.customerSessions.findCustomerSession(hashCookieValue(sessionId));
-  if (!session || session.endedAt !== null || session.expiresAt <= now || session.createdAt !== record.completedAt || (record.profileId !== null && record.profileId !== session.profileId)) {
+  if (!session || session.endedAt !== null || session.expiresAt <= now || session.createdAt !== record.completedAt || record.profileId !== session.profileId) {
     return refused('journey_ended', journey, { at: finished });
   }
   const customer = await deps.db.customers.findCustomer(session.profileId);
@@ -280,6 +283,8 @@ async function enrolOptions(context: StepContext, deps: PasskeyDeps): Promise<Pa
   const handle = await deps.db.passkeys.claimUserHandle(session.profileId, newUserHandle());
   if (handle === undefined) return refused('account_unavailable', journey);
   const existing = await deps.db.passkeys.listPasskeysOf(session.profileId);
+  const limited = await deps.journeyStarts.take(context.address);
+  if (limited) return refused('too_many_attempts', journey, limited);
   const challenge = newChallengeBytes();
   await storeChallenge(journey.record.idHash, 'register', session.profileId, challenge, deps);
   const name = maskedMobile(mobileOf({ mobile }) ?? mobile, 'page');

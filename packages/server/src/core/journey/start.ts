@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { meetsRequirements, requirementsOf } from '../authentication-requirements.js';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError, type ValidAuthorizationRequest } from '../authorize/authorization-request.js';
+import { pushedParameters } from '../authorize/pushed-request.js';
 import { buildErrorRedirect, type RedirectErrorCode } from '../authorize/redirect.js';
 import { pickUiLocale } from '../authorize/ui-locales.js';
 import type { ClientAddress } from '../client-address.js';
@@ -26,7 +27,10 @@ export interface BrowserCookies {
 export type StartResult = StepResult | PageError;
 
 /**
- * `GET /authorize` (docs/journey.md): checks the request, then
+ * `GET /authorize` (docs/journey.md): with `client_id` and `request_uri`,
+ * takes the parameters of that pushed request (`pushedParameters`: used
+ * once, by its own client, within 60 seconds; an error page otherwise);
+ * checks the request, then
  * - `prompt=login` (and `max_age=0`) ends any customer session and asks
  *   for the PIN again;
  * - a live session of the same customer (the same mobile as `user_id`, when
@@ -48,8 +52,12 @@ export type StartResult = StepResult | PageError;
  * A journey keeps the language `ui_locales` chose for all its pages
  * (docs/hosted-login.md, "Languages").
  */
-export async function startJourney(query: AuthorizeQuery, browser: BrowserCookies, deps: JourneyDeps): Promise<StartResult> {
-  const check = await checkAuthorizationRequest(query, deps);
+export async function startJourney(received: AuthorizeQuery, browser: BrowserCookies, deps: JourneyDeps): Promise<StartResult> {
+  // With request_uri, the pushed parameters and nothing else (RFC 9126 §4); the pushed request is used up here.
+  const parameters = await pushedParameters(received, deps);
+  if (parameters.kind === 'page_error') return parameters;
+  const { query, pushed } = parameters;
+  const check = await checkAuthorizationRequest(query, { ...deps, pushed });
   if (check.kind === 'page_error') return check;
   const back = (error: RedirectErrorCode, description: string, state: string | null, redirectUri: string): StepResult => ({
     kind: 'redirect',
@@ -73,7 +81,7 @@ export async function startJourney(query: AuthorizeQuery, browser: BrowserCookie
   if (sameCustomer) {
     if (await deps.db.consents.findConsent(customer.profileId, request.client.id)) {
       // A silent sign-in: the code carries the session's sign-in (its auth_time, amr, acr), not this moment.
-      const location = await issueCode(codeRequest(request), customer, signedIn.authentication, deps.db.codes, deps);
+      const location = await issueCode(codeRequest(request), customer, signedIn.authentication, deps.db.codes, deps, request.client);
       return { kind: 'redirect', location };
     }
     if (request.prompt === 'none') return back('consent_required', 'the customer has not approved this client', request.state, request.redirectUri);

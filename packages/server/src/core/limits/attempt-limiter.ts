@@ -40,6 +40,21 @@ export interface StartLimiter {
 }
 
 /**
+ * Counts what one client writes, across every instance: the pushed
+ * authorization requests it stores (`PUSHED_REQUESTS_PER_CLIENT` per
+ * minute, docs/lifetimes.md), so that a client cannot write rows without
+ * bound. Nothing is given back. Implemented in `src/limits/`.
+ */
+export interface ClientBudget {
+  /**
+   * Takes one from `clientId`'s budget. Resolves with `retryAfterSeconds`
+   * when it is spent (nothing is taken then), `undefined` otherwise.
+   * Throws `StorageUnavailable` when the counters cannot be reached.
+   */
+  take(clientId: string): Promise<{ retryAfterSeconds: number } | undefined>;
+}
+
+/**
  * Counts wrong one-time-PIN entries per key, over all the challenges of
  * that key, across every instance (docs/journey.md, "The one-time PIN"):
  * a login's codes per mobile number, a PIN reset's codes per client

@@ -40,7 +40,12 @@ export interface PasskeyStore {
    * of concurrent calls with one counter, one.
    */
   recordPasskeyUse(credentialId: string, use: { signCount: number; now: number }): Promise<boolean>;
-  /** Deletes the customer's passkey with this credential ID; returns whether there was one. */
+  /**
+   * Deletes the customer's passkey with this credential ID; returns whether
+   * there was one. It takes the customer's row first, the order a passkey
+   * sign-in takes them in (`SignInStore.signInWithPasskey`): a sign-in that
+   * found the passkey completes before this returns, and none after it does.
+   */
   removePasskey(profileId: string, credentialId: string): Promise<boolean>;
   /** Suspends every unsuspended passkey of the customer at `now` (`customers lock`); returns how many. */
   suspendPasskeysOf(profileId: string, now: number): Promise<number>;

@@ -11,6 +11,7 @@ import { AUTHORIZATION_REQUEST_TTL_SECONDS, PURGE_BATCH_SIZE, SMS_OUTBOX_KEEP_SE
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { ReplayStore } from '../replay/replay-store.js';
+import type { PushedRequestStore } from '../authorize/pushed-request-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
@@ -21,6 +22,7 @@ export interface PurgeStores {
   readonly otpChallenges: OtpChallengeStore;
   readonly passkeys: Pick<PasskeyStore, 'deleteWebAuthnChallengesEndedBy'>;
   readonly usedJtis: Pick<ReplayStore, 'deleteExpiredJtis'>;
+  readonly pushedRequests: Pick<PushedRequestStore, 'deleteExpiredPushedRequests'>;
   readonly customerSessions: CustomerSessionStore;
   readonly codes: AuthorizationCodeStore;
   readonly tokenSessions: TokenSessionStore;
@@ -39,6 +41,7 @@ export const PURGE_KINDS = [
   'otpChallenges',
   'webauthnChallenges',
   'usedJtis',
+  'pushedRequests',
   'tokenSessions',
   'revokedTokens',
   'idempotentRequests',
@@ -86,6 +89,8 @@ export async function purgeExpired(stores: PurgeStores, options: PurgeOptions): 
     webauthnChallenges: () => stores.passkeys.deleteWebAuthnChallengesEndedBy(now, batch),
     // Kept only while the assertion or proof it came in could still be accepted.
     usedJtis: () => stores.usedJtis.deleteExpiredJtis(now, batch),
+    // Valid 60 seconds and used once: once expired, no /authorize can use one.
+    pushedRequests: () => stores.pushedRequests.deleteExpiredPushedRequests(now, batch),
     tokenSessions: () => stores.tokenSessions.deleteExpiredTokenSessions(now, batch),
     revokedTokens: () => stores.revokedTokens.deleteExpiredRevocations(now, batch),
     idempotentRequests: () => stores.idempotentRequests.deleteExpiredIdempotentRequests(now, batch),

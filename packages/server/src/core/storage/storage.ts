@@ -22,6 +22,7 @@ import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.j
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { ReplayStore } from '../replay/replay-store.js';
+import type { PushedRequestStore } from '../authorize/pushed-request-store.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { RevokedTokenStore, TokenSessionStore } from '../tokens/token-session-store.js';
 
@@ -71,6 +72,7 @@ export interface Stores {
   readonly rateLimitCounters: RateLimitCounterStore;
   readonly passkeys: PasskeyStore;
   readonly usedJtis: ReplayStore;
+  readonly pushedRequests: PushedRequestStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

@@ -197,7 +197,8 @@ export const SECURITY_SCHEMES = {
     description:
       '`client_secret_basic` (RFC 6749 §2.3.1): the client ID and secret, each form-encoded, as HTTP Basic. ' +
       '`client_secret_post` is the other way: `client_id` and `client_secret` in the form body (OpenAPI has no security scheme for body parameters, ' +
-      'so the operations that take it list it in their request body and allow requests without this header). Never both at once.',
+      'so the operations that take it list it in their request body and allow requests without this header). ' +
+      '`private_key_jwt` (RFC 7523) is a third: `client_assertion_type` and `client_assertion` in the form body. Never two at once.',
   },
   clientAccessToken: {
     type: 'http',

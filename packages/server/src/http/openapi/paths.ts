@@ -181,6 +181,36 @@ export const PATHS: Record<string, PathItem> = {
     options: notPost('Options'),
   },
 
+  '/par': {
+    post: {
+      operationId: 'pushAuthorizationRequest',
+      summary: 'Pushes an authorization request (RFC 9126)',
+      description:
+        'The client, authenticated as at `/token`, sends the parameters of `GET /authorize` and gets a `request_uri`; the browser then goes to `/authorize?client_id=…&request_uri=…`, whose other parameters are ignored. ' +
+        'A `request_uri` is bound to its client, expires after 60 seconds and is used by the first `/authorize` that names it. Required for clients of the `fapi2` profile.',
+      tags: ['authorization'],
+      security: CLIENT_AUTHENTICATION,
+      requestBody: form(schemaRef('PushedAuthorizationRequest')),
+      responses: {
+        201: response('The pushed request is stored.', {
+          headers: { 'Cache-Control': header('NoStore'), Pragma: header('PragmaNoCache') },
+          content: json(schemaRef('PushedAuthorizationResponse')),
+        }),
+        400: errorResponse(
+          '`invalid_request`: `request` or `request_uri` sent, `redirect_uri` missing or not the registered one, another client\'s `client_id`, a parameter repeated or holding a control character, a PKCE challenge that is not S256 (or none, for a `fapi2` client). ' +
+            '`unsupported_response_type`: `response_type` is not `code`. `unauthorized_client`: the client may not use the authorization code grant. `invalid_scope`: a scope the client is not registered with.',
+          ['invalid_request', 'unsupported_response_type', 'unauthorized_client', 'invalid_scope'],
+        ),
+        401: shared('InvalidClient'),
+        413: shared('BodyTooLarge'),
+        429: errorResponse('The client pushed more than 1,200 requests within the minute: retry after `Retry-After` seconds; nothing was stored.', ['too_many_requests'], {
+          'Retry-After': header('RetryAfter'),
+        }),
+        503: shared('TemporarilyUnavailable'),
+      },
+    },
+  },
+
   '/tokens': {
     servers: [BASE_URL],
     post: {
@@ -282,9 +312,13 @@ export const PATHS: Record<string, PathItem> = {
         'any other error goes back to `redirect_uri` with `error`, `error_description`, `state` and `iss`.',
       tags: ['authorization'],
       parameters: [
-        query('response_type', 'Must be `code`.', { type: 'string', const: 'code' }, true),
+        query('response_type', 'Must be `code` (not needed with `request_uri`).', { type: 'string', const: 'code' }),
         query('client_id', 'The client ID.', { type: 'string' }, true),
-        query('redirect_uri', 'Exactly the registered redirect URI.', { type: 'string' }, true),
+        query(
+          'request_uri',
+          'RFC 9126 §4: the `request_uri` of a request the client pushed to `/par`; its parameters then replace every other one but `client_id`. Required for `fapi2` clients. One not pushed by this client, expired (60 seconds) or used already gets an error page (`invalid_request_uri`), never a redirect.',
+        ),
+        query('redirect_uri', 'Exactly the registered redirect URI (not needed with `request_uri`).', { type: 'string' }),
         query('state', 'Echoed unchanged on the redirect back.'),
         query('prompt', '`login`: a new login whatever session there is; `none`: never a page (`login_required` or `consent_required` instead).', {
           type: 'string',
@@ -309,7 +343,7 @@ export const PATHS: Record<string, PathItem> = {
           'To a hosted page (`/login`, `/register`, `/consent`, with `?request=`), or back to `redirect_uri`: with `code`, `state`, `userId` (the masked mobile), `profileId` and `iss` when a live session of a customer who approved the client serves, ' +
             'else with `error` (`invalid_request`, `unsupported_response_type`, `unauthorized_client`, `login_required`, `consent_required`, `unmet_authentication_requirements`, …), `error_description`, `state` and `iss`.',
         ),
-        400: page('An error page: the client is unknown or disabled, or `redirect_uri` is missing or not the registered one (never a redirect to an address not verified); or a parameter holds a control character.'),
+        400: page('An error page: the client is unknown or disabled, or `redirect_uri` is missing or not the registered one (never a redirect to an address not verified); a `request_uri` that cannot be used (`invalid_request_uri`); or a parameter holds a control character.'),
         429: page('Too many sign-ins were started from this client address within the hour (`CONNECT_JOURNEY_LIMIT_PER_ADDRESS`): a page saying in how many minutes to try again; nothing was written.', {
           'Retry-After': header('RetryAfter'),
         }),

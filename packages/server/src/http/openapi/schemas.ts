@@ -30,6 +30,10 @@ const epochSeconds = (description: string): JsonSchema => ({ type: 'integer', mi
 const CLIENT_SECRET_POST = {
   client_id: string('The client ID, with `client_secret`, instead of HTTP Basic (`client_secret_post`; never both).'),
   client_secret: string('The client secret (`client_secret_post`).'),
+  client_assertion_type: string('`urn:ietf:params:oauth:client-assertion-type:jwt-bearer`, with `client_assertion` (`private_key_jwt`, RFC 7523; never with a secret).', {
+    enum: ['urn:ietf:params:oauth:client-assertion-type:jwt-bearer'],
+  }),
+  client_assertion: string('A JWT signed with ES256, PS256 or EdDSA by a key of the client: `iss` = `sub` = the client ID, `aud` the issuer, `exp` at most 300 s after `iat`, a `jti` used once (`private_key_jwt`).'),
 } as const;
 
 /** A scope request (RFC 6749 §3.3). */
@@ -92,6 +96,32 @@ export const SCHEMAS = {
     type: 'object',
     description: 'A form (`application/x-www-form-urlencoded`) whose `grant_type` picks one of the grants.',
     oneOf: [ref('ClientCredentialsRequest'), ref('AuthorizationCodeRequest'), ref('RefreshTokenRequest')],
+  },
+
+  PushedAuthorizationRequest: {
+    type: 'object',
+    description:
+      'RFC 9126 §2.1: the parameters of `GET /authorize` as a form, with client authentication as at `/token`. Checked as `/authorize` checks them (`redirect_uri` exactly the registered one); every parameter is kept, unknown ones too, and applies at `/authorize`. `request` and `request_uri` are refused.',
+    required: ['response_type', 'redirect_uri'],
+    properties: {
+      response_type: { type: 'string', const: 'code' },
+      redirect_uri: string('Exactly the registered redirect URI.'),
+      state: string('Echoed unchanged on the redirect back.'),
+      scope: SCOPE,
+      code_challenge: string('RFC 7636: the S256 challenge; required for `fapi2` clients and clients registered with `--require-pkce`.'),
+      code_challenge_method: { type: 'string', const: 'S256' },
+      ...CLIENT_SECRET_POST,
+    },
+  },
+  PushedAuthorizationResponse: {
+    type: 'object',
+    description: 'RFC 9126 §2.2: the `request_uri` that stands for the pushed parameters at `/authorize`, once, for 60 seconds.',
+    required: ['request_uri', 'expires_in'],
+    additionalProperties: false,
+    properties: {
+      request_uri: string('`urn:ietf:params:oauth:request_uri:` and 256 random bits, base64url.', { pattern: '^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$' }),
+      expires_in: { type: 'integer', const: 60, description: 'Seconds the `request_uri` can be used.' },
+    },
   },
 
   TokenParameter: {
@@ -183,6 +213,8 @@ export const SCHEMAS = {
       'issuer',
       'authorization_endpoint',
       'token_endpoint',
+      'pushed_authorization_request_endpoint',
+      'require_pushed_authorization_requests',
       'jwks_uri',
       'grant_types_supported',
       'token_endpoint_auth_methods_supported',
@@ -201,6 +233,12 @@ export const SCHEMAS = {
       issuer: string('The auth URL: the `iss` of every token and of every redirect back.', { format: 'uri' }),
       authorization_endpoint: { type: 'string', format: 'uri' },
       token_endpoint: { type: 'string', format: 'uri' },
+      pushed_authorization_request_endpoint: string('RFC 9126 §5: where clients push authorization requests (`POST /par`).', { format: 'uri' }),
+      require_pushed_authorization_requests: {
+        type: 'boolean',
+        const: false,
+        description: 'RFC 9126 §5: `false` server-wide; a client of the `fapi2` profile must push its requests all the same.',
+      },
       jwks_uri: { type: 'string', format: 'uri' },
       grant_types_supported: {
         type: 'array',
@@ -209,10 +247,13 @@ export const SCHEMAS = {
         uniqueItems: true,
       },
       token_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      token_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       introspection_endpoint: { type: 'string', format: 'uri' },
       introspection_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      introspection_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       revocation_endpoint: { type: 'string', format: 'uri' },
       revocation_endpoint_auth_methods_supported: ref('ClientAuthMethods'),
+      revocation_endpoint_auth_signing_alg_values_supported: ref('ClientAssertionAlgorithms'),
       response_types_supported: { type: 'array', items: { type: 'string', const: 'code' } },
       response_modes_supported: { type: 'array', items: { type: 'string', const: 'query' } },
       code_challenge_methods_supported: { type: 'array', items: { type: 'string', const: 'S256' } },
@@ -222,9 +263,15 @@ export const SCHEMAS = {
       acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry and `/authorize` accepts in `acr_values`: `phr` (a passkey sign-in out of its hold) and `urn:connect:acr:pin-sms` (PIN + SMS one-time PIN).' },
     },
   },
+  ClientAssertionAlgorithms: {
+    type: 'array',
+    description: 'The algorithms a `private_key_jwt` client assertion may be signed with.',
+    items: { type: 'string', enum: ['ES256', 'PS256', 'EdDSA'] },
+    uniqueItems: true,
+  },
   ClientAuthMethods: {
     type: 'array',
-    items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post'] },
+    items: { type: 'string', enum: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] },
     uniqueItems: true,
   },
   Jwks: {

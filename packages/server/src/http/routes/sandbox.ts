@@ -62,7 +62,7 @@ export async function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps
     return sendPage(
       reply,
       200,
-      sandboxCallbackPage({ received, error, code, command: exchange?.command, codeProblem: exchange?.problem, codeSeconds: deps.codeSeconds }),
+      sandboxCallbackPage({ received, error, code, command: exchange?.command, codeProblem: exchange?.problem, codeSeconds: exchange?.codeSeconds ?? deps.codeSeconds }),
       // A page for developers, in English.
       { language: pageLanguage(request, 'en') },
     );
@@ -75,7 +75,7 @@ export async function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps
  * (a sandbox credential `npm start` prints anyway); any other client's
  * secret is left for the developer to fill in.
  */
-async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ command?: string; problem?: string }> {
+async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ command?: string; problem?: string; codeSeconds?: number }> {
   const now = deps.clock.nowSeconds();
   const record = /^[A-Za-z0-9_-]{43}$/.test(code) ? await deps.codes.findAuthorizationCode(hashCode(code)) : undefined;
   if (!record) return { problem: 'Connect does not know this code: it was mistyped, or it expired and was deleted.' };
@@ -94,7 +94,8 @@ async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ 
     ...(record.codeChallenge === null ? [] : ['--data-urlencode "code_verifier=$CODE_VERIFIER"']),
     shellQuote(`${deps.urls.authUrl}/token`),
   ];
-  return { command: parts.join(' ') };
+  // How long this code lives: CONNECT_CODE_TTL, or 60 seconds for a fapi2 client (docs/journey.md, "The code").
+  return { command: parts.join(' '), codeSeconds: record.expiresAt - record.createdAt };
 }
 
 /** `value` as one POSIX shell word. */

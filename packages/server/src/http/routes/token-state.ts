@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ClientAuthInput } from '../../core/clients/client-authenticate.js';
+import { clientAuthInputOf, type ClientAuthInput } from '../../core/clients/client-authenticate.js';
 import type { Client } from '../../core/clients/client.js';
 import { InvalidRequest } from '../../core/errors.js';
 import { introspectToken, revokeToken, type TokenStateDeps } from '../../core/tokens/introspect-token.js';
@@ -20,13 +20,7 @@ export async function tokenStateRoutes(app: FastifyInstance, deps: TokenStateRou
   useFormBody(app);
   const clientOf = (request: { body: FormParams | undefined; headers: { authorization?: string }; ip: string; id: string }) => {
     const params = request.body ?? {};
-    return deps.authenticate({
-      authorization: request.headers.authorization,
-      clientId: params.client_id,
-      clientSecret: params.client_secret,
-      ip: request.ip,
-      correlationId: request.id,
-    });
+    return deps.authenticate(clientAuthInputOf(params, { authorization: request.headers.authorization, ip: request.ip, correlationId: request.id }));
   };
 
   app.post<{ Body: FormParams | undefined }>('/introspect', async (request, reply) => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ACR_VALUES_SUPPORTED } from '../../core/authentication.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { GrantRegistry } from '../../core/grants/registry.js';
 import type { KeyRing } from '../../core/keys/key-ring.js';
 import type { PublicUrls } from '../../core/tokens/public-urls.js';
@@ -58,17 +59,23 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: `${issuer}/token`,
+    // RFC 9126 §5: pushed requests are optional server-wide; a fapi2 client must push (docs/journey.md, "FAPI 2.0 clients").
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: false,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     grant_types_supported: [...deps.grants.keys()],
     // RFC 8414 §2: the scopes the operator lists (CONNECT_SCOPES_SUPPORTED); clients obtain those they are registered with.
     scopes_supported: [...deps.scopesSupported],
     // The acr values customer tokens carry (docs/tokens.md, "How the customer signed in").
     acr_values_supported: [...ACR_VALUES_SUPPORTED],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     introspection_endpoint: `${issuer}/introspect`,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     revocation_endpoint: `${issuer}/revoke`,
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     code_challenge_methods_supported: ['S256'],

@@ -94,6 +94,11 @@ async function passkeySignIn(
   return { res: await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential: JSON.stringify(made) }), answer: made };
 }
 
+/** The owner's right one-time PIN entered on `otpPage`. */
+async function browser303(browser: Browser, otpPage: Response): Promise<Response> {
+  return browser.submit(otpPage, { otp: await latestOtp(browser.app, MOBILE), action: 'verify' });
+}
+
 function expectError(res: Response, status: number, error: string): Record<string, unknown> {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['cache-control']).toBe('no-store');
@@ -249,12 +254,61 @@ describe('enrolment', () => {
     expect(await t.storage.passkeys.listPasskeysOf((await t.storage.customers.findCustomerByMobile(MOBILE))?.profileId ?? '')).toEqual([]);
   });
 
+  it("a registration and another customer's sign-in completed in one second in one browser: the registration's offer adds no passkey to the other customer", async () => {
+    const { t, client, customer } = await setup();
+    const browser = new Browser(t.app);
+    // One tab: a registration of OTHER_MOBILE, up to its one-time PIN.
+    const first = await startLogin(browser, authorizeParams(client));
+    const register = await browser.open(/href="(\/register\?[^"]+)"/.exec(first.page.body)?.[1]?.replace(/&amp;/g, '&') ?? '');
+    const registrationOtp = await browser.follow(await browser.submit(register, { mobile: OTHER_MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' }));
+    // Another tab: MOBILE's login, up to its one-time PIN.
+    const second = await startLogin(browser, authorizeParams(client));
+    const loginOtp = await submitCredentials(browser, second.page, MOBILE, PIN);
+    // Both complete in the same second; the browser's session is now MOBILE's.
+    const offer = await browser.submit(registrationOtp, { otp: await latestOtp(t.app, OTHER_MOBILE), action: 'verify', passkey_capable: '1' });
+    expect(offer.body).toContain('data-passkey-continue');
+    expectClientRedirect(await browser.submit(loginOtp, { otp: await latestOtp(t.app, MOBILE), action: 'verify' }));
+    // The registration's offer enrols for the account it registered, or not at all.
+    const csrf = csrfToken(registrationOtp.body);
+    expectError(await post(browser, OPTIONS, first.requestId, csrf, { purpose: 'enrol' }), 409, 'journey_ended');
+    expect(await t.storage.passkeys.listPasskeysOf(customer.profileId)).toEqual([]);
+    // The login's own journey still enrols its customer.
+    const login = { requestId: second.requestId, csrf: csrfToken(loginOtp.body) };
+    expect((await enrol(browser, login.requestId, login.csrf, new SoftwareCredential())).json()).toEqual({ added: true });
+    expect(await t.storage.passkeys.listPasskeysOf(customer.profileId)).toHaveLength(1);
+    // A registration alone enrols its new account.
+    const alone = new Browser(t.app);
+    const started = await startLogin(alone, authorizeParams(client));
+    const form = await alone.open(/href="(\/register\?[^"]+)"/.exec(started.page.body)?.[1]?.replace(/&amp;/g, '&') ?? '');
+    const otpPage = await alone.follow(await alone.submit(form, { mobile: '+639171110002', pin: PIN, pin_confirmation: PIN, action: 'register' }));
+    await alone.submit(otpPage, { otp: await latestOtp(t.app, '+639171110002'), action: 'verify', passkey_capable: '1' });
+    expect((await enrol(alone, started.requestId, csrfToken(otpPage.body), new SoftwareCredential())).json()).toEqual({ added: true });
+    const registered = await t.storage.customers.findCustomerByMobile('+639171110002');
+    expect(await t.storage.passkeys.listPasskeysOf(registered?.profileId ?? '')).toHaveLength(1);
+  });
+
   it('without its CSRF token is refused with 403 csrf', async () => {
     const { t, client } = await setup();
     const browser = new Browser(t.app);
     const { requestId } = await signInWithPin(browser, client, true);
     const res = await browser.post(`${OPTIONS}?request=${requestId}`, { purpose: 'enrol' });
     expectError(res, 403, 'csrf');
+  });
+});
+
+describe('the options budget', () => {
+  it('each challenge stored takes from the address\'s journey budget: past it too_many_attempts with retry_after, and no challenge is stored', async () => {
+    // 3 journeys an hour from one address: the journey itself, then two challenges.
+    const { t, client } = await setup({ env: { CONNECT_JOURNEY_LIMIT_PER_ADDRESS: '3' } });
+    const journey = await newJourney(t.app, client);
+    const ask = () => post(journey.browser, OPTIONS, journey.requestId, journey.csrf, { purpose: 'sign_in' });
+    expect((await ask()).statusCode).toBe(200);
+    expect((await ask()).statusCode).toBe(200);
+    const stored = await t.storage.passkeys.deleteWebAuthnChallengesEndedBy(t.clock.nowSeconds() + 3600, 100);
+    const refused = expectError(await ask(), 429, 'too_many_attempts');
+    expect(refused.retry_after).toEqual(expect.any(Number));
+    expect(await t.storage.passkeys.deleteWebAuthnChallengesEndedBy(t.clock.nowSeconds() + 3600, 100)).toBe(0);
+    expect(stored).toBe(2);
   });
 });
 
@@ -432,19 +486,27 @@ describe('sign-in with a passkey', () => {
     expect(limited.retry_after).toBeGreaterThan(0);
   });
 
-  it("counts refusals in a journey with user_id against that mobile: after 10, that mobile's passkey sign-in waits, from any address", async () => {
+  it("a stranger's refused answers in journeys with the owner's user_id lock out neither the owner's one-time PIN nor their passkey", async () => {
     const { t, client } = await setup();
     const credential = await enrolled(t, client);
-    for (let i = 0; i < 10; i++) {
-      const journey = await newJourney(t.app, client, { user_id: MOBILE });
-      expectError(await post(journey.browser, SIGN_IN, journey.requestId, journey.csrf, { credential: 'not json' }), 400, 'passkey_refused');
+    // A stranger who knows only the mobile: 12 junk answers, then 12 forged ones, from one address.
+    const stranger = { remoteAddress: '198.51.100.9' };
+    for (let i = 0; i < 12; i++) {
+      const browser = new Browser(t.app, stranger);
+      const { page, requestId } = await startLogin(browser, authorizeParams(client, { user_id: MOBILE }));
+      expectError(await post(browser, SIGN_IN, requestId, csrfToken(page.body), { credential: 'not json' }), 400, 'passkey_refused');
+      const forged = await passkeySignIn({ browser, requestId, csrf: csrfToken(page.body) }, credential, (o) => new SoftwareCredential().assert(o, RIGHT));
+      expectError(forged.res, 400, 'passkey_refused');
     }
-    const elsewhere = new Browser(t.app, { remoteAddress: '203.0.113.77' });
-    const { page, requestId } = await startLogin(elsewhere, authorizeParams(client, { user_id: MOBILE }));
-    const limited = expectError((await passkeySignIn({ browser: elsewhere, requestId, csrf: csrfToken(page.body) }, credential)).res, 429, 'too_many_attempts');
-    expect(limited.retry_after).toBeGreaterThan(0);
-    // Another customer's journey without user_id is not held back.
-    codeOf((await passkeySignIn(await newJourney(t.app, client), credential)).res);
+    // The owner, elsewhere: PIN + SMS with user_id completes.
+    const owner = new Browser(t.app, { remoteAddress: '203.0.113.77' });
+    const { page } = await startLogin(owner, authorizeParams(client, { user_id: MOBILE }));
+    const otpPage = await submitCredentials(owner, page, undefined, PIN);
+    expectClientRedirect(await browser303(owner, otpPage), REDIRECT_URI);
+    // And their passkey with user_id signs in.
+    const again = new Browser(t.app, { remoteAddress: '203.0.113.78' });
+    const started = await startLogin(again, authorizeParams(client, { user_id: MOBILE }));
+    codeOf((await passkeySignIn({ browser: again, requestId: started.requestId, csrf: csrfToken(started.page.body) }, credential)).res);
   });
 
   it('answers a malformed credential, or none, with passkey_refused, never a 500', async () => {

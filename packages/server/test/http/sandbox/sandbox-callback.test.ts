@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT_NAME, demoClientSecret, seedDemo } from '../../../src/demo/seed-demo.js';
-import { build, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
+import { basicAuth, build, form, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
 import { addCustomer, authorizeParams, Browser, exchangeCode, expectPage, LEAK, logIn, pageText, PIN, pkcePair } from '../../helpers/customer-flow.js';
 
 /**
@@ -70,6 +70,26 @@ describe('the sandbox callback page', () => {
     expect(command).toContain('--data-urlencode "code_verifier=$CODE_VERIFIER"');
     expect(command).not.toContain(other.secret);
     expect((await t.storage.clients.findClient(other.id))?.name).not.toBe(DEMO_CLIENT_NAME);
+  });
+
+  it("says how long the code lives: CONNECT_CODE_TTL, or 60 seconds for a fapi2 client's code", async () => {
+    const t = await build();
+    await addCustomer(t);
+    const standard = await t.createClient({ name: 'Acme', redirectUri: CALLBACK });
+    const params = await logIn(new Browser(t.app), authorizeParams({ id: standard.id, redirectUri: CALLBACK }));
+    expect((await callbackPage(t, `?${params.toString()}`)).text).toContain('Run this within 300 seconds');
+
+    const fapi = await t.createClient({ name: 'Bank', redirectUri: CALLBACK });
+    await t.storage.clients.updateClient(fapi.id, { profile: 'fapi2' }, t.clock.nowSeconds());
+    const pushed = await t.app.inject({
+      method: 'POST',
+      url: '/par',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(fapi.id, fapi.secret) },
+      payload: form({ response_type: 'code', redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+    });
+    const requestUri = pushed.json<{ request_uri: string }>().request_uri;
+    const fapiParams = await logIn(new Browser(t.app), { client_id: fapi.id, request_uri: requestUri, redirect_uri: CALLBACK });
+    expect((await callbackPage(t, `?${fapiParams.toString()}`)).text).toContain('Run this within 60 seconds');
   });
 
   it('an unknown or malformed code, or markup in a parameter: a clear page, escaped, never an error', async () => {

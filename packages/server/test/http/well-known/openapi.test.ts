@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PUSHED_REQUESTS_PER_CLIENT } from '../../../src/core/lifetimes.js';
 import { openApiDocument } from '../../../src/http/openapi/document.js';
 import { basicAuth, build, form, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../../helpers/build.js';
 import { collectRoutes, openApiChecker, routeKey, type DescribedResponse } from '../../helpers/openapi.js';
@@ -203,6 +204,33 @@ describe('real responses match the description', () => {
       expect(res.statusCode).toBe(405);
       expect((await app.inject({ method, url: '/token?x=%01' })).statusCode).toBe(400);
     }
+  });
+
+  it('POST /par: a pushed request, used at /authorize, and each error', async () => {
+    const basic = basicAuth(client.id, client.secret);
+    const par = (body: string, authorization: string | undefined = basic) =>
+      app.inject({ method: 'POST', url: '/par', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) }, payload: body });
+    const pushed = await par(form({ response_type: 'code', redirect_uri: 'https://acme.example/callback', state: 's' }));
+    expect(pushed.statusCode).toBe(201);
+    const requestUri = pushed.json<{ request_uri: string }>().request_uri;
+    expect((await new Browser(app).get(authorizeUrl({ client_id: client.id, request_uri: requestUri }))).statusCode).toBe(303);
+    expect((await new Browser(app).get(authorizeUrl({ client_id: client.id, request_uri: requestUri }))).statusCode).toBe(400);
+
+    const errors: Array<[string, string, string | undefined, number, string]> = [
+      ['request_uri sent', form({ response_type: 'code', redirect_uri: 'https://acme.example/callback', request_uri: 'x' }), basic, 400, 'invalid_request'],
+      ['response_type=token', form({ response_type: 'token', redirect_uri: 'https://acme.example/callback' }), basic, 400, 'unsupported_response_type'],
+      ['a wrong secret', form({ response_type: 'code' }), basicAuth(client.id, 'wrong'), 401, 'invalid_client'],
+      ['a body over 16 KiB', `response_type=code&pad=${'a'.repeat(17 * 1024)}`, basic, 413, 'invalid_request'],
+    ];
+    for (const [name, body, authorization, status, error] of errors) {
+      const res = await par(body, authorization);
+      expect({ name, status: res.statusCode, error: res.json<{ error: string }>().error }).toEqual({ name, status, error });
+    }
+    // Past the client's budget of pushed requests (spent straight through the limit, as 1,200 requests would).
+    const busy = await t.createClient({ name: 'Busy' });
+    for (let i = 0; i < PUSHED_REQUESTS_PER_CLIENT; i++) await t.services.pushes.pushes.take(busy.id);
+    const limited = await par(form({ response_type: 'code', redirect_uri: 'https://acme.example/callback' }), basicAuth(busy.id, busy.secret));
+    expect([limited.statusCode, limited.json<{ error: string }>().error]).toEqual([429, 'too_many_requests']);
   });
 
   it('POST /tokens: success, an idempotent retry, and each error', async () => {
@@ -494,6 +522,12 @@ describe('real responses match the description: the database is gone', () => {
       await app.inject({ method: 'GET', url: `/sandbox/callback?code=${'x'.repeat(43)}` }),
       await app.inject({ method: 'GET', url: '/readyz' }),
       await browser.get(authorizeUrl(authorizeParams(client))),
+      await app.inject({
+        method: 'POST',
+        url: '/par',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.id, client.secret) },
+        payload: form({ response_type: 'code', redirect_uri: 'https://acme.example/callback' }),
+      }),
     ];
     for (const path of ['/login', '/register', '/login/otp', '/consent', '/login/reset', '/login/reset/otp', '/login/reset/pin']) {
       unavailable.push(await browser.get(`${path}?request=${requestId}`));

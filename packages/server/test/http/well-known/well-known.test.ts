@@ -17,6 +17,9 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       authorization_endpoint: `${TEST_AUTH_URL}/authorize`,
       token_endpoint: `${TEST_AUTH_URL}/token`,
       jwks_uri: `${TEST_AUTH_URL}/.well-known/jwks.json`,
+      // RFC 9126 §5: optional server-wide; fapi2 clients must push all the same.
+      pushed_authorization_request_endpoint: `${TEST_AUTH_URL}/par`,
+      require_pushed_authorization_requests: false,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
@@ -26,10 +29,14 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
       introspection_endpoint: `${TEST_AUTH_URL}/introspect`,
       revocation_endpoint: `${TEST_AUTH_URL}/revoke`,
     });
-    expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual([
-      'client_secret_basic',
-      'client_secret_post',
-    ]);
+    for (const endpoint of ['token', 'introspection', 'revocation']) {
+      expect([...(metadata[`${endpoint}_endpoint_auth_methods_supported`] as string[])].sort()).toEqual([
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ]);
+      expect(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`]).toEqual(['ES256', 'PS256', 'EdDSA']);
+    }
   });
 
   it('announces the iss claim of the tokens it signs (RFC 8414 §3.3)', async () => {

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { NO_SECRET_HASH } from '../../../src/core/clients/manage-clients.js';
 import { Conflict, NotFound } from '../../../src/core/storage-errors.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { T, client, concurrently, type StorageUnderTest } from './fixtures.js';
@@ -26,6 +27,18 @@ export function describeClientsContract(subject: StorageUnderTest): void {
       expect(updated).toMatchObject({ profile: 'standard', jwks: null, jwksUri: 'https://acme.example/jwks.json' });
       await storage.clients.insertClient(client({ id: 'cid_sandbox_plain' }));
       expect(await storage.clients.findClient('cid_sandbox_plain')).toMatchObject({ profile: 'standard', jwks: null, jwksUri: null });
+    });
+
+    it('stores a client without a secret (NO_SECRET_HASH) and ends every secret of a client switched to fapi2 in one update', async () => {
+      const c = client({ secretHash: 'current', previousSecretHash: 'previous', previousSecretExpiresAt: T + 3600 });
+      await storage.clients.insertClient(c);
+      const switched = await storage.clients.updateClient(
+        c.id,
+        { profile: 'fapi2', requirePkce: true, secretHash: NO_SECRET_HASH, previousSecretHash: null, previousSecretExpiresAt: null },
+        T + 1,
+      );
+      expect(switched).toMatchObject({ profile: 'fapi2', requirePkce: true, secretHash: '', previousSecretHash: null, previousSecretExpiresAt: null });
+      expect(await storage.clients.findClient(c.id)).toEqual(switched);
     });
 
     it('keeps a client\'s scopes in their order, changes them on update, and keeps none as []', async () => {

@@ -14,6 +14,7 @@ const CLIENTS = new Map<string, Client>(
   [
     client('cid_acme'),
     client('cid_pkce', { requirePkce: true }),
+    client('cid_fapi', { profile: 'fapi2' }),
     client('cid_disabled', { status: 'disabled' }),
     client('cid_cc_only', { grants: ['client_credentials'] }),
     client('cid_other', { redirectUri: 'https://other.example/cb' }),
@@ -119,6 +120,27 @@ describe('checkAuthorizationRequest', () => {
       expect(result.request).toMatchObject(expected.request);
       expect(result.request.client).toBe(CLIENTS.get(String(query.client_id)));
     }
+  });
+
+  // docs/journey.md, "FAPI 2.0 clients": pushed requests and PKCE S256 required, after the client and redirect URI checks.
+  const FAPI = { ...BASE, client_id: 'cid_fapi' };
+  const S256 = { code_challenge: CHALLENGE, code_challenge_method: 'S256' };
+  it.each([
+    ['not pushed, even with PKCE', { ...FAPI, ...S256 }, false, back('invalid_request', /^this client must push its authorization requests to \/par/)],
+    ['pushed, without PKCE', FAPI, true, back('invalid_request', /^this client must use PKCE/)],
+    ['pushed, PKCE plain', { ...FAPI, code_challenge: CHALLENGE, code_challenge_method: 'plain' }, true, back('invalid_request', /^code_challenge_method must be S256$/)],
+    ['pushed, response_type=token', { ...FAPI, ...S256, response_type: 'token' }, true, back('unsupported_response_type', /^response_type must be code$/)],
+    ['not pushed, another redirect_uri: still the error page', { ...FAPI, redirect_uri: 'https://evil.example/' }, false, page('redirect_uri_mismatch', 'Acme Shop')],
+    ['pushed, PKCE S256', { ...FAPI, ...S256 }, true, { kind: 'valid', request: { codeChallenge: CHALLENGE } }],
+  ] as const)('a fapi2 client, %s', async (_description, query, pushed, expected) => {
+    const result = await checkAuthorizationRequest(query, { ...deps, pushed });
+    expect(result).toMatchObject(expected.kind === 'redirect_error' ? { kind: expected.kind, error: expected.error, state: expected.state } : expected.kind === 'page_error' ? { kind: 'page_error', reason: expected.reason } : { kind: 'valid' });
+    if (expected.kind === 'redirect_error' && result.kind === 'redirect_error') expect(result.description).toMatch(expected.description);
+  });
+
+  it('a standard client need not push, and may', async () => {
+    expect((await checkAuthorizationRequest(BASE, { ...deps, pushed: false })).kind).toBe('valid');
+    expect((await checkAuthorizationRequest(BASE, { ...deps, pushed: true })).kind).toBe('valid');
   });
 
   it('looks up no client for an over-long client_id', async () => {

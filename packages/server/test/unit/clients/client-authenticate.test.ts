@@ -23,6 +23,11 @@ function deps(clients: Client[] = [client()]) {
       environment: 'sandbox' as const,
       clock: fixedClock(1_800_000_000),
       secrets: hasher,
+      assertions: {
+        issuer: 'https://auth.example',
+        usedJtis: { useJtiOnce: async () => true },
+        jwksUri: { keys: async () => ({ keys: [] }), refresh: async () => undefined },
+      },
       findClient: async (id: string) => {
         lookups.push(id);
         return clients.find((c) => c.id === id);

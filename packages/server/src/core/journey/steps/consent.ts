@@ -79,7 +79,7 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
     if (!(await tx.authorizationRequests.transitionAuthorizationRequest(record.idHash, TRANSITIONS.approved, now))) return rollback({ kind: 'lost' });
     await tx.consents.insertConsent({ profileId: customer.profileId, clientId: record.clientId, approvedAt: now });
     // The code carries the session's sign-in (docs/tokens.md, "How the customer signed in"), not this approval.
-    return { kind: 'done', location: await issueCode(record, customer, session.authentication, tx.codes, deps) };
+    return { kind: 'done', location: await issueCode(record, customer, session.authentication, tx.codes, deps, journey.client) };
   });
   switch (outcome.kind) {
     case 'done':

@@ -152,6 +152,7 @@ export const en: Catalogue = {
     redirect_uri_repeated: 'redirect_uri is repeated.',
     redirect_uri_missing: 'The request does not say where to send you back (redirect_uri is missing).',
     redirect_uri_mismatch: 'The return address is not the one registered for {client}.',
+    request_uri_invalid: 'This sign-in link has expired or was already used (invalid_request_uri). Go back to {client} and start again.',
   },
   failures: {
     formExpired: { title: 'This form has expired', message: 'The form was too old or did not come from this page. Go back to the app and start again.' },

@@ -166,6 +166,7 @@ export const fil: Catalogue = {
     redirect_uri_repeated: 'Inulit ang redirect_uri.',
     redirect_uri_missing: 'Hindi sinabi ng request kung saan ka ibabalik (walang redirect_uri).',
     redirect_uri_mismatch: 'Hindi ito ang return address na nakarehistro para sa {client}.',
+    request_uri_invalid: 'Nag-expire na o nagamit na ang link na ito para mag-sign in (invalid_request_uri). Bumalik sa {client} at magsimulang muli.',
   },
   failures: {
     formExpired: {

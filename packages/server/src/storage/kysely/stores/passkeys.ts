@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import type { PasskeyStore } from '../../../core/passkeys/passkey-store.js';
 import type { PasskeyRecord, WebAuthnChallengeRecord, WebAuthnPurpose } from '../../../core/passkeys/records.js';
 import type { Database, PasskeysTable, WebAuthnChallengesTable } from './schema.js';
@@ -7,6 +7,7 @@ import { deleteBatch } from './delete-batch.js';
 
 /** The Kysely {@link PasskeyStore}. */
 export function createPasskeyStore(db: Kysely<Database>): PasskeyStore {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async insertPasskey(p) {
       await insertOrConflict(
@@ -81,6 +82,17 @@ export function createPasskeyStore(db: Kysely<Database>): PasskeyStore {
     },
 
     async removePasskey(profileId, credentialId) {
+      if (postgres) {
+        // The customer's row first, as a passkey sign-in holds it while it checks the passkey and
+        // completes: one that found the passkey finishes before this returns, any later one finds
+        // it gone. `held` is read through a subquery evaluated once, before any passkey row is
+        // scanned. (SQLite lets one writer at a time: the sign-in's transaction is already that.)
+        const { rows } = await sql<{ credential_id: string }>`
+          with held as (update customers set updated_at = updated_at where profile_id = ${profileId} returning 1 as one)
+          delete from passkeys where credential_id = ${credentialId} and profile_id = ${profileId} and (select count(*) from held) >= 0
+          returning credential_id`.execute(db);
+        return rows.length === 1;
+      }
       const result = await db.deleteFrom('passkeys').where('credential_id', '=', credentialId).where('profile_id', '=', profileId).executeTakeFirst();
       return Number(result.numDeletedRows) === 1;
     },

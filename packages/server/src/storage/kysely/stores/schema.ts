@@ -247,6 +247,7 @@ export interface Database {
   passkeys: PasskeysTable;
   webauthn_challenges: WebAuthnChallengesTable;
   used_jtis: UsedJtisTable;
+  pushed_requests: PushedRequestsTable;
 }
 
 /** A customer's passkey (migration `2026-11-28T12-00-passkeys`). */
@@ -296,4 +297,16 @@ export interface UsedJtisTable {
   /** SHA-256 (base64url) of the `jti`'s issuer and the `jti`. */
   jti_hash: string;
   expires_at: number;
+}
+
+/** Pushed authorization requests (migration `2026-11-28T15-10-pushed-requests`). */
+export interface PushedRequestsTable {
+  /** SHA-256 (base64url) of the random part of the `request_uri`. */
+  id_hash: string;
+  client_id: string;
+  /** The pushed authorization parameters: a JSON object of strings. */
+  parameters: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
 }

@@ -203,7 +203,9 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
         ? entry.customer.create.credentialVersion
         : undefined;
   if (version === undefined) return right('customer_unavailable');
-  if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.otpVerified, now))) return right('lost');
+  // The journey names the customer it signed in (a registration's new account too): its passkey offer enrols only them.
+  const signedIn = 'profileId' in entry.customer ? entry.customer.profileId : entry.customer.create.profileId;
+  if (!(await createAuthorizationRequestStore(db).transitionAuthorizationRequest(entry.idHash, TRANSITIONS.otpVerified, now, signedIn))) return right('lost');
   if ('create' in entry.customer) {
     const created = await db
       .insertInto('customers')
@@ -248,7 +250,7 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
              where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
                and exists (select 1 from claim where consumed_at is not null)
              returning profile_id, credential_version),
-    moved as (update authorization_requests set status = ${TRANSITIONS.otpVerified.to}, completed_at = ${now}
+    moved as (update authorization_requests set status = ${TRANSITIONS.otpVerified.to}, completed_at = ${now}, profile_id = ${profileId}
               where id_hash = ${entry.idHash} and status in (${sql.join(OTP_VERIFIABLE)}) and expires_at > ${now} and exists (select 1 from held)
               returning id_hash),
     ${endSession}
