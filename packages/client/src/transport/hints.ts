@@ -131,6 +131,32 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
     description: /Request-Reference-No are no longer valid/,
     hint: 'A refresh sent now gets a new reference from this SDK; if that is refused too, send the customer through the authorization again.',
   },
+  // private_key_jwt (section 13): the assertion, not a secret, was refused.
+  {
+    code: 'invalid_client',
+    description: /^this client authenticates only with private_key_jwt$/,
+    hint: 'This is a FAPI 2.0 client, which has no secret: configure privateKey (the private half of a key in its registered JWKS) instead of clientSecret.',
+  },
+  {
+    code: 'invalid_client',
+    description: /^client_assertion is not signed by a key registered/,
+    hint: "Sign with the private half of a key in the client's registered JWKS: check privateKey, and keyId against the key's kid.",
+  },
+  {
+    code: 'invalid_client',
+    description: /^client_assertion (has expired|iat is in the future|is not valid yet)/,
+    hint: 'Set the system clock right (NTP): the SDK dates each assertion by it, and Connect accepts it only within its lifetime.',
+  },
+  {
+    code: 'invalid_client',
+    description: /jwks_uri; try again later$/,
+    hint: "Connect could not fetch the client's keys from its jwks_uri: make sure that address answers with the JWK Set, then try again.",
+  },
+  {
+    code: 'unauthorized_client',
+    description: /^a resource server has no authorization requests to push$/,
+    hint: 'A resource server checks tokens and starts no authorization: push with the credentials of the client the customer links through.',
+  },
   // DPoP (section 13): tokens and codes bound to a key work only with that key.
   {
     code: 'invalid_grant',
