@@ -139,9 +139,13 @@ describe("the README's whole consumer as a FAPI 2.0 client", () => {
     if (keysDir) await rm(keysDir, { recursive: true, force: true });
   });
 
-  it('is the same length as the plain one', async () => {
-    const lines = async (marker: 'minimal consumer' | 'minimal fapi consumer') => (await readmeBlock(marker)).split('\n').length;
-    expect(await lines('minimal fapi consumer')).toBe(await lines('minimal consumer'));
+  it('is the plain one with two lines changed: the private key and dpop instead of the secret', async () => {
+    const plain = (await readmeBlock('minimal consumer')).split('\n');
+    const fapi = (await readmeBlock('minimal fapi consumer')).split('\n');
+    expect(fapi.length).toBe(plain.length);
+    const changed = fapi.filter((line, i) => line !== plain[i]);
+    expect(changed).toHaveLength(2);
+    expect(changed.join('\n')).toMatch(/privateKey: JSON\.parse\(privateJwk\), dpop: true/);
   });
 
   it('links a customer through a pushed request and calls the API with a DPoP-bound token', async () => {
