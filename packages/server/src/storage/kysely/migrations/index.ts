@@ -24,6 +24,7 @@ import * as passkeys from './2026-11-28T12-00-passkeys.js';
 import * as passkeyUserHandle from './2026-11-28T13-00-passkey-user-handle.js';
 import * as authorizationRequestAcr from './2026-11-28T14-00-authorization-request-acr.js';
 import * as clientProfiles from './2026-11-28T15-00-client-profiles.js';
+import * as dpop from './2026-11-28T15-20-dpop.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T13-00-passkey-user-handle': passkeyUserHandle,
   '2026-11-28T14-00-authorization-request-acr': authorizationRequestAcr,
   '2026-11-28T15-00-client-profiles': clientProfiles,
+  '2026-11-28T15-20-dpop': dpop,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
