@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { basicAuth, build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../../helpers/build.js';
 import { signedIn } from '../../helpers/builders.js';
-import { authorizeParams, authorizeUrl, approveIfAsked, expectClientRedirect, expectErrorRedirect, exchangeCode, REDIRECT_URI } from '../../helpers/customer-flow.js';
+import { addCustomer, authorizeParams, authorizeUrl, approveIfAsked, Browser, expectClientRedirect, expectErrorRedirect, exchangeCode, logIn, REDIRECT_URI } from '../../helpers/customer-flow.js';
 import { dpopKey, type DpopKey } from '../../helpers/dpop.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl } from '../../helpers/postgres.js';
@@ -227,6 +227,20 @@ function dpopHeader(proof: string) {
   return { headers: { dpop: proof } };
 }
 
+/** A sign-in through PIN + SMS of a request with `dpop_jkt`: its code is redeemed only with a proof of that key. */
+async function signInBoundByDpopJkt(t: TestApp): Promise<void> {
+  const client = await t.createClient();
+  await addCustomer(t);
+  const key = await dpopKey();
+  const code = (await logIn(new Browser(t.app), authorizeParams(client, { dpop_jkt: key.jkt }))).get('code') ?? '';
+  const params = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI };
+  expectOAuthError(await tokenRequest(t.app, client, params, [await tokenProof(t, await dpopKey())]), { status: 400, error: 'invalid_grant' });
+  const ok = await tokenRequest(t.app, client, params, [await tokenProof(t, key)]);
+  expect({ status: ok.statusCode, type: ok.json<{ token_type: string }>().token_type }).toEqual({ status: 200, type: 'DPoP' });
+  const access = await accessClaims(t, ok.json<{ access_token: string }>().access_token);
+  expect(await t.storage.tokenSessions.findTokenSession(access.sid)).toMatchObject({ dpopJkt: key.jkt });
+}
+
 /** 10 requests at once with one proof: exactly one gets a token (RFC 9449 §11.1). */
 async function oneOfTen(apps: readonly FastifyInstance[], t: TestApp): Promise<void> {
   const client = await t.createClient();
@@ -241,11 +255,20 @@ describe('one proof, many requests', () => {
     const t = await build();
     await oneOfTen([t.app], t);
   });
+
+  it('SQLite: dpop_jkt of a PIN + SMS sign-in binds its code and the session', async () => {
+    await signInBoundByDpopJkt(await build());
+  });
 });
 
 noticePostgresSkipped('DPoP on PostgreSQL');
 describe.skipIf(!postgresAdminUrl)('DPoP on PostgreSQL', () => {
   const instances = usePostgresInstances();
+
+  it('dpop_jkt of a PIN + SMS sign-in binds its code and the session', async () => {
+    const { t } = await instances.one();
+    await signInBoundByDpopJkt(t);
+  });
 
   it('10 concurrent requests with the same proof over two instances → one accepted', async () => {
     const { apps, t } = await instances.two();
