@@ -114,7 +114,10 @@ export interface TokenVerifier {
    * with `WWW-Authenticate: Bearer error="insufficient_scope",
    * scope="<err.scope>"`). A token whose sign-in is weaker or older than
    * `acr` / `maxAge` allow throws `InsufficientUserAuthentication` (answer
-   * 401 with `WWW-Authenticate: stepUpChallenge(err)`; RFC 9470). Any other
+   * 401 with `WWW-Authenticate: stepUpChallenge(err)`; RFC 9470). A
+   * DPoP-bound token (introspection says `cnf`) throws `InvalidToken`: it
+   * is no bearer credential, and this verifier checks no DPoP proofs
+   * (docs/resource-servers.md, "DPoP-bound tokens"). Any other
    * error means the check could not be
    * made (Connect unreachable, wrong resource-server credentials): answer
    * 503, never 401.
@@ -283,7 +286,13 @@ async function introspect(options: ResolvedOptions, token: string): Promise<Veri
   if (claims.active === false) throw new InvalidToken('the access token is not active: expired, revoked, replaced or not issued by Connect', { hint: REFUSE_TOKEN });
   if (claims.active !== true) throw invalid();
   // RFC 7662 §2.2: an active token that is not an access token (a refresh token) is no bearer credential for an API.
-  if (typeof claims.token_type !== 'string' || claims.token_type.toLowerCase() !== 'bearer') throw new InvalidToken('the token is not an access token', { hint: REFUSE_TOKEN });
+  const tokenType = typeof claims.token_type === 'string' ? claims.token_type.toLowerCase() : undefined;
+  if (tokenType !== 'bearer' && tokenType !== 'dpop') throw new InvalidToken('the token is not an access token', { hint: REFUSE_TOKEN });
+  // RFC 9449 §7: a DPoP-bound token (cnf.jkt) is no bearer credential: it is good only with a proof of its key,
+  // which this verifier does not check (docs/resource-servers.md, "DPoP-bound tokens").
+  if (tokenType === 'dpop' || (claims.cnf !== null && typeof claims.cnf === 'object')) {
+    throw new InvalidToken('this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof, to an API that checks DPoP proofs', { hint: REFUSE_TOKEN });
+  }
   const { client_id: clientId, sub, iss, aud, jti, iat, exp, sid, scope } = claims;
   const wellFormed =
     isText(clientId) &&
