@@ -24,7 +24,8 @@ import {
   startLogin,
   submitCredentials,
 } from '../../helpers/customer-flow.js';
-import { assertionFields, keyClient, type KeyedClient } from '../../helpers/client-keys.js';
+import { assertionFields, fapiTokenRequest, keyClient, type KeyedClient } from '../../helpers/client-keys.js';
+import { dpopKey } from '../../helpers/dpop.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import { expectNoStore, expectOAuthError, FORM, postToken, type Credentials } from '../../helpers/wire.js';
@@ -89,9 +90,9 @@ async function pushFapi2(t: TestApp, client: KeyedClient, params: Record<string,
   return postPar(t.app, undefined, { ...params, ...(await assertionFields(t, client)) });
 }
 
-/** The code exchange of a `fapi2` client, authenticated by a new client assertion. */
+/** The code exchange of a `fapi2` client: a new client assertion and a DPoP proof (with Connect's nonce). */
 async function exchangeFapi2(t: TestApp, client: KeyedClient, params: Record<string, string>): Promise<LightMyRequestResponse> {
-  return postToken(t.app, { body: form({ grant_type: 'authorization_code', ...params, ...(await assertionFields(t, client)) }) });
+  return fapiTokenRequest(t, t.app, client, await dpopKey(), { grant_type: 'authorization_code', ...params });
 }
 
 function defineTests(engine: string, make: () => Promise<TestApp>): void {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { basicAuth, build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../../helpers/build.js';
 import { signedIn } from '../../helpers/builders.js';
 import { addCustomer, authorizeParams, authorizeUrl, approveIfAsked, Browser, expectClientRedirect, expectErrorRedirect, exchangeCode, logIn, REDIRECT_URI } from '../../helpers/customer-flow.js';
+import { assertionFields, keyClient } from '../../helpers/client-keys.js';
 import { dpopKey, type DpopKey } from '../../helpers/dpop.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl } from '../../helpers/postgres.js';
@@ -78,9 +79,12 @@ describe('POST /token with a DPoP proof (RFC 9449 §5)', () => {
 
   it('a fapi2 client: no proof → invalid_dpop_proof; no nonce → use_dpop_nonce with DPoP-Nonce; with it → 200', async () => {
     const t = await build();
-    const client = await t.createClient();
-    await t.storage.clients.updateClient(client.id, { profile: 'fapi2' }, T0);
+    const keyed = await keyClient(t, (await t.createClient()).id, 'fapi2');
     const key = await dpopKey();
+    // Authenticated by private_key_jwt, as a fapi2 client must be.
+    const tokenRequest = async (_app: FastifyInstance, _client: unknown, pairs: Record<string, string>, proofs: string[] = []) =>
+      postToken(t.app, { body: form({ ...pairs, ...(await assertionFields(t, keyed)) }), ...(proofs.length === 0 ? {} : { headers: { dpop: proofs[0] as string } }) });
+    const client = undefined;
     expectOAuthError(await tokenRequest(t.app, client, { grant_type: 'client_credentials' }), { status: 400, error: 'invalid_dpop_proof' });
     const first = await tokenRequest(t.app, client, { grant_type: 'client_credentials' }, [await tokenProof(t, key)]);
     expectOAuthError(first, { status: 400, error: 'use_dpop_nonce' });
