@@ -259,7 +259,7 @@ async function assembleObservedServices(
     authenticate,
     grants,
     journey,
-    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries },
+    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries, dpop: { ...dpop, urls } },
     refresh,
     bearer: { ...tokens, findClient, revokedTokens, dpop },
     dpop,
