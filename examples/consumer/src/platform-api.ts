@@ -42,7 +42,7 @@ export const PAYOUT_SIGN_IN = { acr: ['phr'], maxAge: 300 } as const;
  * One of the platform's own APIs, as a resource server: `GET
  * /customer/profile` accepts a customer access token (whichever merchant
  * presents it; a DPoP-bound one with its proof, docs/resource-servers.md,
- * "DPoP") and answers with whom it stands for. It checks tokens with
+ * "DPoP in the SDK's verifier") and answers with whom it stands for. It checks tokens with
  * `createTokenVerifier`, at Connect's `/introspect`, with credentials that
  * can obtain no token, and holds no key of Connect's. It may require scopes
  * (`requiredScopes`; docs/resource-servers.md, "Requiring scopes").

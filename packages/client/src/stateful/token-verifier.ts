@@ -142,7 +142,10 @@ export interface TokenVerifier {
    * with `WWW-Authenticate: Bearer error="insufficient_scope",
    * scope="<err.scope>"`). A token whose sign-in is weaker or older than
    * `acr` / `maxAge` allow throws `InsufficientUserAuthentication` (answer
-   * 401 with `WWW-Authenticate: stepUpChallenge(err)`; RFC 9470). Any other
+   * 401 with `WWW-Authenticate: stepUpChallenge(err)`; RFC 9470). A
+   * DPoP-bound token (introspection says `cnf`) throws `InvalidToken`: it
+   * is no bearer credential, and this verifier checks no DPoP proofs
+   * (docs/resource-servers.md, "DPoP-bound tokens"). Any other
    * error means the check could not be
    * made (Connect unreachable, wrong resource-server credentials): answer
    * 503, never 401.
@@ -159,7 +162,7 @@ export interface TokenVerifier {
    * token's hash, and a `jti` this verifier has not seen within that window.
    * The `jti`s are kept in this process's memory: APIs that run in several
    * processes refuse a proof replayed to the same process only
-   * (docs/resource-servers.md, "DPoP"). Every refusal is `InvalidToken`
+   * (docs/resource-servers.md, "DPoP in the SDK's verifier"). Every refusal is `InvalidToken`
    * (answer 401 with `WWW-Authenticate: dpopChallenge(err)` for a DPoP
    * request); other errors as `verify`.
    */
@@ -287,12 +290,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 
   const bearer = (verified: VerifiedToken) => {
-    if (verified.jkt !== undefined) throw new InvalidToken('the access token is DPoP-bound: it must be sent as Authorization: DPoP with a DPoP proof', { hint: REFUSE_TOKEN });
+    if (verified.jkt !== undefined) throw new InvalidToken('this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof', { hint: REFUSE_TOKEN });
   };
 
   /** Checks a proof against the request and the token, then records its `jti` (RFC 9449 §4.3, §11.1). */
   const checkProof = async (request: PresentedRequest, token: string, verified: VerifiedToken) => {
-    if (verified.jkt === undefined) throw new InvalidToken('the access token is not DPoP-bound: send it as Authorization: Bearer', { hint: REFUSE_TOKEN });
+    if (verified.jkt === undefined) throw new InvalidToken('this access token is not DPoP-bound: present it as Authorization: Bearer', { hint: REFUSE_TOKEN });
     const proofs = request.dpop === undefined || request.dpop === null ? [] : typeof request.dpop === 'string' ? [request.dpop] : [...request.dpop];
     const proof = proofs[0];
     if (proofs.length !== 1 || proof === undefined || proof.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {

@@ -6,7 +6,7 @@ import { sendJson, startLocalServer, type LocalServer } from '../support/local-s
 
 /*
  * The verifier's DPoP checks (RFC 9449 §4.3, §7; docs/resource-servers.md,
- * "DPoP") against a local introspection endpoint that reports one bound
+ * "DPoP in the SDK's verifier") against a local introspection endpoint that reports one bound
  * and one unbound token. Each proof is made here with jose, one fault at a time.
  */
 
@@ -123,7 +123,7 @@ describe('verifyRequest with a DPoP-bound token', () => {
   });
 
   it('verify(token) refuses a bound token, which needs its proof', async () => {
-    await expect(verifier().verify(BOUND)).rejects.toThrow(/must be sent as Authorization: DPoP/);
+    await expect(verifier().verify(BOUND)).rejects.toThrow(/this access token is DPoP-bound: present it as Authorization: DPoP/);
     await expect(verifier().verify(UNBOUND)).resolves.toMatchObject({ jkt: undefined });
   });
 

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { fixedClock } from '@connect-auth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -60,7 +62,33 @@ function verifier(extra: Partial<Extract<TokenVerifierOptions, { clientSecret: s
   return { verifier: instance, introspections: () => recorder.count('/introspect'), recorder };
 }
 
+/** A DPoP-bound client access token of the demo client (RFC 9449 §5). */
+async function boundClientToken(): Promise<string> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const proof = await new SignJWT({ jti: randomUUID(), htm: 'POST', htu: `${connect.authUrl}/token`, iat: clock.nowSeconds() })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(publicKey) })
+    .sign(privateKey);
+  const res = await fetch(`${connect.authUrl}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${merchant.clientId}:${merchant.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: proof,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const body = (await res.json()) as { access_token: string; token_type: string };
+  expect(body.token_type).toBe('DPoP');
+  return body.access_token;
+}
+
 describe('createTokenVerifier', () => {
+  it('refuses a DPoP-bound token: no bearer credential, and the verifier checks no proofs', async () => {
+    const { verifier: v } = verifier();
+    await expect(v.verify(await boundClientToken())).rejects.toThrow(InvalidToken);
+    await expect(v.verify(await boundClientToken())).rejects.toThrow('this access token is DPoP-bound');
+  });
+
   it("verifies a merchant's customer access token with a resource server's credentials", async () => {
     const tokens = await linkCustomer();
     const { verifier: v, recorder } = verifier();

@@ -3,6 +3,8 @@ import { resolveMasterKey } from '../config/master-key-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { deriveKey } from '../core/keys/master-key.js';
 import { createCustomerAccessCheck, type CustomerAccess, type CustomerAccessRequirements } from '../core/tokens/customer-access-check.js';
+import { createDpopNonces } from '../core/dpop/dpop-nonce.js';
+import type { ResourceRequest } from '../core/dpop/presented-token.js';
 import { openStorage } from '../storage/kysely/open-storage.js';
 import { openKeyRing } from './key-ring.js';
 import { storageOptions } from './runtime.js';
@@ -19,6 +21,18 @@ export interface OpenedCustomerAccessCheck {
    * older than `requirements.acr` / `requirements.maxAge` allow (RFC 9470).
    */
   verify(token: string | undefined, requirements?: CustomerAccessRequirements): Promise<CustomerAccess>;
+  /**
+   * Checks the token of a whole request: `Authorization: Bearer` for a
+   * bearer token, `Authorization: DPoP` with a DPoP proof of its key for a
+   * DPoP-bound one (docs/resource-servers.md, "DPoP-bound tokens"). `url`
+   * is the request's URL as the API publishes it (never one built from the
+   * `Host` header). Throws as `verify` does, and `InvalidDpopProof` or
+   * `UseDpopNonce` (status 401) for a bad proof. A DPoP-bound token given
+   * to `verify` (presented as Bearer) is refused.
+   */
+  verifyRequest(request: ResourceRequest, requirements?: CustomerAccessRequirements): Promise<CustomerAccess>;
+  /** A fresh DPoP nonce, for `DPoP-Nonce` on a successful answer to a DPoP request (RFC 9449 §9). */
+  dpopNonce(): string;
   /** Stops listening to changes and closes the database. */
   close(): Promise<void>;
 }
@@ -51,9 +65,13 @@ export async function openCustomerAccessCheck(
     changes = feed;
     const keys = await openKeyRing({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock, changes: feed });
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
-    const check = createCustomerAccessCheck({ keys: keys.keyRing, clock, urls, tokenSessions: storage.tokenSessions, changes: feed });
+    // Proof jtis go to Connect's own replay store, and nonces are keyed as Connect's: a proof is accepted once everywhere.
+    const dpop = { clock, replay: storage.usedJtis, nonces: createDpopNonces(deriveKey(masterKey, 'dpop-nonce'), clock) };
+    const check = createCustomerAccessCheck({ keys: keys.keyRing, clock, urls, tokenSessions: storage.tokenSessions, changes: feed, dpop });
     return {
       verify: (token, requirements) => check.verify(token, requirements),
+      verifyRequest: (request, requirements) => check.verifyRequest(request, requirements),
+      dpopNonce: () => check.dpopNonce(),
       async close() {
         keys.close();
         check.close();

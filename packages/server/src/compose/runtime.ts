@@ -30,6 +30,8 @@ export interface Runtime {
   readonly limitKey: Uint8Array;
   /** Keys the proofs of the known-device cookie (`core/journey/known-device.ts`). */
   readonly knownDeviceKey: Uint8Array;
+  /** Keys the DPoP server nonces (`core/dpop/dpop-nonce.ts`), the same on every instance. */
+  readonly dpopNonceKey: Uint8Array;
   /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
   readonly demoKey: Uint8Array;
   /** Closes the storage it opened; one given to {@link openRuntime} is left to its owner. */
@@ -75,6 +77,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     limitKey: deriveKey(masterKey, 'rate-limit-keys'),
     demoKey: deriveKey(masterKey, 'sandbox-demo'),
     knownDeviceKey: deriveKey(masterKey, 'known-device'),
+    dpopNonceKey: deriveKey(masterKey, 'dpop-nonce'),
   };
 }
 

@@ -23,6 +23,8 @@ import { SmsDeliveryFailed, type SmsSender } from '../core/sms/sms-sender.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
 import type { BearerDeps } from '../core/tokens/authenticate-bearer.js';
 import { createCustomerAccessCheck, type CustomerAccessCheck } from '../core/tokens/customer-access-check.js';
+import { createDpopNonces } from '../core/dpop/dpop-nonce.js';
+import type { DpopProofDeps } from '../core/dpop/dpop-proof.js';
 import type { TokenStateDeps } from '../core/tokens/introspect-token.js';
 import type { TokenSessionStore } from '../core/tokens/token-session-store.js';
 import { createLimits, type Limits } from '../limits/create-limits.js';
@@ -82,6 +84,8 @@ export interface Services {
   readonly bearer: BearerDeps;
   readonly tokenState: TokenStateDeps;
   readonly customerAccess: CustomerAccessCheck;
+  /** DPoP proof checks and server nonces (docs/resource-servers.md, "DPoP-bound tokens"). */
+  readonly dpop: DpopProofDeps;
   readonly idempotency: IdempotencyDeps;
   /** Work run after a request's answer (a PIN reset's SMS); `idle()` waits for it. */
   readonly afterAnswer: AfterAnswer;
@@ -166,6 +170,8 @@ async function assembleObservedServices(
     metrics,
   );
   const tokens = { keys: keyRing, clock, urls, lifetimes: config.lifetimes };
+  // Proof jtis are recorded in the database, so a proof is accepted once across instances; nonces are keyed from the master key.
+  const dpop: DpopProofDeps = { clock, replay: storage.usedJtis, nonces: createDpopNonces(runtime.dpopNonceKey, clock) };
   const refresh: RefreshDeps = { ...tokens, tokenSessions, audit, reuse: { seconds: config.lifetimes.refreshReuseSeconds, sealKey: runtime.refreshReuseKey } };
   const grants = createGrantRegistry([
     bindGrant(clientCredentialsGrant, tokens),
@@ -239,7 +245,7 @@ async function assembleObservedServices(
     countSignIn: (method) => metrics.signIn(method),
   };
 
-  const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes });
+  const customerAccess = createCustomerAccessCheck({ ...tokens, tokenSessions: storage.tokenSessions, changes, dpop });
   const revokedTokens = cacheRevocations(storage.revokedTokens, changes);
   return {
     runtime,
@@ -253,9 +259,10 @@ async function assembleObservedServices(
     authenticate,
     grants,
     journey,
-    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries },
+    pushes: { authenticate, pushedRequests: storage.pushedRequests, pushes: limits.pushedRequests, clock, smsCountries: config.smsCountries, dpop: { ...dpop, urls } },
     refresh,
-    bearer: { ...tokens, findClient, revokedTokens },
+    bearer: { ...tokens, findClient, revokedTokens, dpop },
+    dpop,
     tokenState: { ...tokens, tokenSessions, revokedTokens, findClient },
     customerAccess,
     idempotency: { idempotentRequests: storage.idempotentRequests, sealKey: runtime.idempotencyKey, clock },

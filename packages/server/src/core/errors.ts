@@ -49,7 +49,7 @@ const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
   'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'client_id', 'client_secret', 'scope',
   'token', 'token_type_hint',
   'response_type', 'state', 'prompt', 'user_id', 'code_challenge', 'code_challenge_method', 'ui_locales', 'acr_values', 'max_age',
-  'request', 'request_uri', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
+  'request', 'request_uri', 'dpop_jkt', 'csrf_token', 'mobile', 'pin', 'pin_confirmation', 'otp', 'action', 'to', 'refreshToken',
 ]);
 
 /**
@@ -231,6 +231,45 @@ export class TooManyRequests extends OAuthError {
   constructor(description: string, retryAfterSeconds: number, options: { detail?: string; cause?: unknown } = {}) {
     super(description, options);
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+/**
+ * RFC 9449 §5, §7.1: a DPoP proof is missing where one is required, or
+ * malformed, badly signed, stale, replayed or not for this request
+ * (docs/resource-servers.md, "DPoP-bound tokens"). 400 at `/token`; 401
+ * with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` where a
+ * protected resource is asked (`at: 'resource'`).
+ */
+export class InvalidDpopProof extends OAuthError {
+  readonly error = 'invalid_dpop_proof';
+  readonly status: number;
+  /** Whether a protected resource refused it (401 with a DPoP challenge) rather than the token endpoint (400). */
+  readonly atResource: boolean;
+  constructor(description: string, options: { detail?: string; cause?: unknown; at?: 'token' | 'resource' } = {}) {
+    super(description, options);
+    this.atResource = options.at === 'resource';
+    this.status = this.atResource ? 401 : 400;
+  }
+}
+
+/**
+ * RFC 9449 §8, §9: the proof must carry a server nonce it lacks, or its
+ * nonce is stale. Answered with a fresh one in `DPoP-Nonce`: 400 at
+ * `/token`; 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"` where
+ * a protected resource is asked.
+ */
+export class UseDpopNonce extends OAuthError {
+  readonly error = 'use_dpop_nonce';
+  readonly status: number;
+  readonly atResource: boolean;
+  /** The nonce the next proof must carry (`DPoP-Nonce`). */
+  readonly nonce: string;
+  constructor(description: string, nonce: string, options: { detail?: string; cause?: unknown; at?: 'token' | 'resource' } = {}) {
+    super(description, options);
+    this.nonce = nonce;
+    this.atResource = options.at === 'resource';
+    this.status = this.atResource ? 401 : 400;
   }
 }
 

@@ -121,7 +121,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
   registerErrorHandling(app, services.outages, { sandbox: config.environment === 'sandbox' });
   refuseControlCharacters(app);
 
-  await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate });
+  await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate, dpop: { ...services.dpop, urls: services.urls } });
   await app.register(parRoutes, services.pushes);
   await app.register(journeyRoutes, {
     journey: services.journey,
@@ -131,9 +131,9 @@ export async function buildApp({ services, logger, draining = () => false }: App
     authUrl: services.urls.authUrl,
     countStep: (step, result) => services.metrics.journeyStep(step, stepOutcome(result)),
   });
-  await app.register(customerTokenRoutes, { bearer: services.bearer, refresh: services.refresh, idempotency: services.idempotency });
+  await app.register(customerTokenRoutes, { bearer: services.bearer, refresh: services.refresh, idempotency: services.idempotency, baseUrl: () => services.urls.baseUrl });
   await app.register(tokenStateRoutes, { authenticate: services.authenticate, state: services.tokenState });
-  await app.register(customerProfileRoutes, { check: services.customerAccess, customers: storage.customers });
+  await app.register(customerProfileRoutes, { check: services.customerAccess, customers: storage.customers, baseUrl: () => services.urls.baseUrl });
   await app.register(assetRoutes);
   if (config.environment === 'sandbox') {
     await app.register(sandboxRoutes, {

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { ClientProfile } from '../../src/core/clients/client.js';
-import { TEST_AUTH_URL, type TestApp } from './build.js';
+import { form, TEST_AUTH_URL, type TestApp } from './build.js';
+import type { DpopKey } from './dpop.js';
+import { postToken } from './wire.js';
 
 /** `client_assertion_type` of `private_key_jwt` (RFC 7523 §2.2). */
 export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -41,4 +44,26 @@ export function signAssertion(t: Pick<TestApp, 'clock'>, client: KeyedClient, cl
 /** The form fields that authenticate `client` by `private_key_jwt` (a new assertion each call). */
 export async function assertionFields(t: Pick<TestApp, 'clock'>, client: KeyedClient, audience?: string): Promise<Record<string, string>> {
   return { client_id: client.id, client_assertion_type: ASSERTION_TYPE, client_assertion: await signAssertion(t, client, {}, audience) };
+}
+
+/**
+ * `POST /token` of a FAPI 2.0 client as it must send it: `params`
+ * authenticated by a new client assertion, a DPoP proof of `key`, and,
+ * when Connect answers `use_dpop_nonce`, once more with the nonce it gave.
+ */
+export async function fapiTokenRequest(
+  t: Pick<TestApp, 'clock'>,
+  app: FastifyInstance,
+  client: KeyedClient,
+  key: DpopKey,
+  params: Record<string, string>,
+): Promise<LightMyRequestResponse> {
+  const send = async (nonce?: string) =>
+    postToken(app, {
+      body: form({ ...params, ...(await assertionFields(t, client)) }),
+      headers: { dpop: await key.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/token`, iat: t.clock.nowSeconds(), ...(nonce === undefined ? {} : { nonce }) }) },
+    });
+  const first = await send();
+  const nonce = first.headers['dpop-nonce'];
+  return first.statusCode === 400 && first.json<{ error?: string }>().error === 'use_dpop_nonce' && typeof nonce === 'string' ? send(nonce) : first;
 }

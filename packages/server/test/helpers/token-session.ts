@@ -199,11 +199,13 @@ export interface TokensRequest {
   readonly contentType?: string | null;
   /** `Accept`; default `application/json`, `null` for none. */
   readonly accept?: string | null;
+  /** More headers (a `DPoP` proof). */
+  readonly headers?: Record<string, string>;
 }
 
 /** `POST /tokens` through `inject()`, with the headers docs/consumer-guide.md names unless told otherwise. */
 export function postTokens(app: FastifyInstance, request: TokensRequest): Promise<Response> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...request.headers };
   const authorization = request.authorization === undefined ? (request.bearer === undefined ? null : `Bearer ${request.bearer}`) : request.authorization;
   if (authorization !== null) headers.authorization = authorization;
   const reference = request.reference === undefined ? randomUUID() : request.reference;

@@ -4,6 +4,7 @@ import { knownAcrValues, parseMaxAge } from '../authentication-requirements.js';
 import { InvalidScope, parameterLabel } from '../errors.js';
 import { grantScope } from '../scopes.js';
 import { CODE_CHALLENGE_PATTERN } from './pkce.js';
+import { JKT_PATTERN } from '../dpop/dpop-proof.js';
 import type { RedirectErrorCode } from './redirect.js';
 
 /** `prompt` values Connect understands (docs/journey.md, "`GET /authorize`"). */
@@ -24,6 +25,8 @@ export interface ValidAuthorizationRequest {
   readonly acrValues: readonly string[];
   /** `max_age` in seconds, when given. */
   readonly maxAge: number | null;
+  /** `dpop_jkt` (RFC 9449 §10), when given: the code it leads to is bound to that DPoP key. */
+  readonly dpopJkt: string | null;
 }
 
 /**
@@ -184,6 +187,12 @@ export async function checkAuthorizationRequest(
     return fail('invalid_request', 'this client must use PKCE: code_challenge with code_challenge_method=S256');
   }
 
+  // RFC 9449 §10: dpop_jkt is the SHA-256 JWK thumbprint of the key the code is bound to.
+  const dpopJkt = single('dpop_jkt') as string | undefined;
+  if (dpopJkt !== undefined && !JKT_PATTERN.test(dpopJkt)) {
+    return fail('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint (43 characters)');
+  }
+
   // RFC 6749 §3.3, §4.1.2.1: without scope, every scope of the client; otherwise only scopes it has.
   let scopes: readonly string[];
   try {
@@ -205,6 +214,7 @@ export async function checkAuthorizationRequest(
       scopes,
       acrValues,
       maxAge,
+      dpopJkt: dpopJkt ?? null,
     },
   };
 }

@@ -8,7 +8,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { clientAuthInputOf, type ClientAuthInput } from '../clients/client-authenticate.js';
 import type { Client } from '../clients/client.js';
 import type { Clock } from '../clock.js';
-import { InvalidRequest, InvalidScope, TooManyRequests, UnauthorizedClient, UnsupportedResponseType, type OAuthError } from '../errors.js';
+import { verifyDpopProof, type DpopProofDeps } from '../dpop/dpop-proof.js';
+import { InvalidDpopProof, InvalidRequest, InvalidScope, TooManyRequests, UnauthorizedClient, UnsupportedResponseType, type OAuthError } from '../errors.js';
 import { PUSHED_REQUEST_TTL_SECONDS } from '../lifetimes.js';
 import type { ClientBudget } from '../limits/attempt-limiter.js';
 import { checkAuthorizationRequest, type AuthorizeQuery, type PageError } from './authorization-request.js';
@@ -28,6 +29,8 @@ export interface PushInput {
   readonly ip?: string | undefined;
   /** The ID of the request this is part of (its `X-Request-Id`). */
   readonly correlationId?: string | undefined;
+  /** Every `DPoP` header of the request, as sent (RFC 9449 §10.1). */
+  readonly dpopProofs?: readonly string[] | undefined;
 }
 
 /** What `POST /par` needs. */
@@ -40,6 +43,8 @@ export interface PushDeps {
   readonly clock: Clock;
   /** `CONNECT_SMS_COUNTRIES`, as `/authorize` checks `user_id` against it. */
   readonly smsCountries?: readonly string[] | undefined;
+  /** DPoP proof checks, and where Connect publishes `/par` (a proof's `htu`). */
+  readonly dpop: DpopProofDeps & { readonly urls: { readonly authUrl: string } };
 }
 
 /** RFC 9126 §2.2: the answer to a pushed request. */
@@ -86,6 +91,13 @@ export async function pushAuthorizationRequest(input: PushInput, deps: PushDeps)
   const check = await checkAuthorizationRequest(parameters, { findClient: async () => client, smsCountries: deps.smsCountries, pushed: true });
   if (check.kind === 'page_error') throw pageErrorOf(check);
   if (check.kind === 'redirect_error') throw redirectErrorOf(check.error, check.description);
+
+  // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key, as dpop_jkt does.
+  if (input.dpopProofs !== undefined && input.dpopProofs.length > 0) {
+    const { jkt } = await verifyDpopProof({ proofs: input.dpopProofs, method: 'POST', url: `${deps.dpop.urls.authUrl}/par`, requireNonce: false, at: 'token' }, deps.dpop);
+    if (parameters.dpop_jkt !== undefined && parameters.dpop_jkt !== jkt) throw new InvalidDpopProof('dpop_jkt is not the thumbprint of the DPoP proof\'s key', { at: 'token' });
+    parameters.dpop_jkt = jkt;
+  }
 
   const limited = await deps.pushes.take(client.id);
   if (limited) throw new TooManyRequests('too many authorization requests were pushed by this client; try again later', limited.retryAfterSeconds);

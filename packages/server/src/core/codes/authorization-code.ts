@@ -26,6 +26,8 @@ export interface AuthorizationCodeRecord {
   readonly scopes: readonly string[];
   /** How the customer signed in (docs/tokens.md, "How the customer signed in"), which the code's token session gets; `null`: unknown. */
   readonly authentication: Authentication | null;
+  /** The DPoP key (`dpop_jkt` of `/authorize`) whose proof must come with the redemption (RFC 9449 §10); `null` or absent: none. */
+  readonly dpopJkt?: string | null;
 }
 
 /** Where an authorization code stands: `issued` until redeemed once or expired. */

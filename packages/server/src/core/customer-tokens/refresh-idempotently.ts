@@ -24,6 +24,8 @@ export interface CustomerTokenRequest {
   readonly refreshToken: unknown;
   /** The ID of the request, recorded with the audit event of a revoked token's use. */
   readonly correlationId?: string | undefined;
+  /** The key of the DPoP proof the caller's bound client token came with (RFC 9449 §7): a bound refresh token needs that key. */
+  readonly dpopJkt?: string | undefined;
 }
 
 /** The answer to `POST /tokens`. */
@@ -57,7 +59,7 @@ export async function refreshIdempotently(request: CustomerTokenRequest, deps: R
     // UUIDs compare case-insensitively.
     { clientId: client.id, reference: request.reference.toLowerCase(), body: request.body },
     async () => {
-      const { refreshed, apply } = await prepareRefresh(refreshTokenOf(request.refreshToken), client, deps.refresh, { correlationId });
+      const { refreshed, apply } = await prepareRefresh(refreshTokenOf(request.refreshToken), client, deps.refresh, { correlationId, dpopJkt: request.dpopJkt });
       const response = answerOf(refreshed);
       return {
         response,

@@ -23,14 +23,14 @@ import type { GrantHandler } from './grant.js';
 export const authorizationCodeGrant: GrantHandler<RedeemCodeDeps> = {
   grantType: 'authorization_code',
   parameters: ['code', 'redirect_uri', 'code_verifier'],
-  async handle({ params, client, correlationId }, deps) {
+  async handle({ params, client, correlationId, dpopJkt }, deps) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
     if (code === undefined) throw new InvalidRequest('code is required');
     if (redirectUri === undefined) throw new InvalidRequest('redirect_uri is required');
-    const { accessToken, refreshToken, scopes } = await redeemCode({ code, redirectUri, verifier, correlationId }, client, deps);
+    const { accessToken, refreshToken, scopes } = await redeemCode({ code, redirectUri, verifier, correlationId, dpopJkt }, client, deps);
     return {
       accessToken: accessToken.token,
-      tokenType: 'Bearer',
+      tokenType: dpopJkt ? 'DPoP' : 'Bearer',
       expiresIn: deps.lifetimes.accessTokenSeconds,
       ...(refreshToken ? { refreshToken: refreshToken.token } : {}),
       scopes,
@@ -91,7 +91,7 @@ export interface RedeemedCode {
  * issued gets no tokens, and the code stays consumed.
  */
 export async function redeemCode(
-  input: { code: string; redirectUri: string; verifier: string | undefined; correlationId?: string | undefined },
+  input: { code: string; redirectUri: string; verifier: string | undefined; correlationId?: string | undefined; dpopJkt?: string | undefined },
   client: Client,
   deps: RedeemCodeDeps,
 ): Promise<RedeemedCode> {
@@ -107,11 +107,16 @@ export async function redeemCode(
   if (!record || record.clientId !== client.id || codeState(record, now) !== 'issued') throw await refused(codeHash, input, client, now, deps);
   const mismatch = bindingMismatch(record, input.redirectUri, input.verifier);
   if (mismatch) throw mismatch;
+  // RFC 9449 §10: a code bound with dpop_jkt is redeemed only with a proof of that key (the code stays unused).
+  if (record.dpopJkt && record.dpopJkt !== input.dpopJkt) {
+    throw new InvalidGrant('the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key');
+  }
 
   const sid = randomBytes(16).toString('base64url');
   const scopes = keepScopes(record.scopes, client.scopes);
   // The sign-in the code was issued for: every token of the session carries it (docs/tokens.md, "How the customer signed in").
-  const subject = { profileId: record.profileId, clientId: client.id, sid, scopes, authentication: record.authentication };
+  // RFC 9449 §5: every token of the session is bound to the proof's key (docs/tokens.md, "DPoP-bound tokens").
+  const subject = { profileId: record.profileId, clientId: client.id, sid, scopes, authentication: record.authentication, jkt: input.dpopJkt ?? null };
   // A refresh token is issued only to a client that may use it.
   const refresh = client.grants.includes('refresh_token') ? await mintRefreshToken(subject, deps) : undefined;
   const access = await mintCustomerAccessToken(subject, deps);
@@ -129,6 +134,7 @@ export async function redeemCode(
       accessExpiresAt: access.expiresAt,
       revokedAt: null,
       authentication: record.authentication,
+      ...(input.dpopJkt ? { dpopJkt: input.dpopJkt } : {}),
     },
     now,
     binding,

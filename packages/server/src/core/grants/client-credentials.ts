@@ -6,6 +6,7 @@ import type { Lifetimes } from '../lifetimes.js';
 import { formatScope, grantScope } from '../scopes.js';
 import { ACCESS_TOKEN_JWT_TYPE, signJwt } from '../tokens/jwt.js';
 import type { PublicUrls } from '../tokens/public-urls.js';
+import { confirmationClaim } from '../tokens/customer-tokens.js';
 import type { GrantHandler } from './grant.js';
 
 /**
@@ -20,8 +21,8 @@ export const clientCredentialsGrant: GrantHandler<ClientCredentialsDeps> = {
   parameters: ['scope'],
   async handle(request, deps) {
     const scopes = grantScope(request.params.scope, request.client.scopes);
-    const issued = await issueClientAccessToken(request.client, deps, scopes);
-    return { accessToken: issued.token, tokenType: 'Bearer', expiresIn: issued.expiresIn, scopes };
+    const issued = await issueClientAccessToken(request.client, deps, scopes, request.dpopJkt);
+    return { accessToken: issued.token, tokenType: request.dpopJkt ? 'DPoP' : 'Bearer', expiresIn: issued.expiresIn, scopes };
   },
 };
 
@@ -45,13 +46,15 @@ export interface IssuedAccessToken {
 /**
  * Mints a client-credentials access token: an RFC 9068 JWT signed with the
  * active key, `sub` and `client_id` both the client ID, `aud` the base URL,
- * and `scope` (space-separated) when it was granted any.
+ * `scope` (space-separated) when it was granted any, and `cnf.jkt` when
+ * bound to a DPoP key (RFC 9449 §6).
  * `exp - iat` is exactly the configured lifetime (docs/tokens.md).
  */
 export async function issueClientAccessToken(
   client: Pick<Client, 'id'>,
   deps: ClientCredentialsDeps,
   scopes: readonly string[] = [],
+  jkt?: string | undefined,
 ): Promise<IssuedAccessToken> {
   const now = deps.clock.nowSeconds();
   const expiresAt = now + deps.lifetimes.accessTokenSeconds;
@@ -67,6 +70,8 @@ export async function issueClientAccessToken(
       jti: randomUUID(),
       client_id: client.id,
       ...(scopes.length > 0 ? { scope: formatScope(scopes) } : {}),
+      // RFC 9449 §6.1: bound to the key of the request's DPoP proof.
+      ...confirmationClaim(jkt),
     },
     { alg, typ: ACCESS_TOKEN_JWT_TYPE, kid },
     key,

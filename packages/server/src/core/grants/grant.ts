@@ -11,12 +11,18 @@ export interface TokenRequest {
   readonly client: Client;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
   readonly correlationId?: string | undefined;
+  /**
+   * The thumbprint of the key of the request's verified DPoP proof (RFC
+   * 9449 §5): the tokens issued are bound to it. Absent: no proof came.
+   */
+  readonly dpopJkt?: string | undefined;
 }
 
 /** A successful token response, in core's spelling (the HTTP edge renames fields). */
 export interface TokenResult {
   readonly accessToken: string;
-  readonly tokenType: 'Bearer';
+  /** `DPoP` when the access token is bound to a DPoP key (RFC 9449 §5), else `Bearer`. */
+  readonly tokenType: 'Bearer' | 'DPoP';
   /** Lifetime of the access token in seconds. */
   readonly expiresIn: number;
   readonly refreshToken?: string;

@@ -1,7 +1,7 @@
 import { auditActor } from '../audit/audit-actor.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
-import { InvalidGrant, InvalidRequest } from '../errors.js';
+import { InvalidDpopProof, InvalidGrant, InvalidRequest } from '../errors.js';
 import { seal, unseal } from '../keys/master-key.js';
 import { formatScope, grantScope, keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
@@ -19,11 +19,11 @@ export const refreshTokenGrant: GrantHandler<RefreshDeps> = {
   grantType: 'refresh_token',
   // RFC 6749 §6: scope is optional; it may only narrow the session's.
   parameters: ['refresh_token', 'scope'],
-  async handle({ params, client, correlationId }, deps) {
-    const refreshed = await refreshCustomerToken(params.refresh_token, client, deps, { scope: params.scope, correlationId });
+  async handle({ params, client, correlationId, dpopJkt }, deps) {
+    const refreshed = await refreshCustomerToken(params.refresh_token, client, deps, { scope: params.scope, correlationId, dpopJkt });
     return {
       accessToken: refreshed.accessToken,
-      tokenType: 'Bearer',
+      tokenType: refreshed.tokenType,
       expiresIn: refreshed.expiresIn,
       refreshToken: refreshed.refreshToken,
       scopes: refreshed.scopes,
@@ -64,6 +64,8 @@ export interface RefreshedTokens {
   readonly accessJti: string;
   /** The scopes of the new access token (docs/tokens.md, "Scopes"). */
   readonly scopes: readonly string[];
+  /** `DPoP` when the new access token is bound to a DPoP key (docs/tokens.md, "DPoP-bound tokens"), else `Bearer`. */
+  readonly tokenType: 'Bearer' | 'DPoP';
 }
 
 /** What a refresh request says besides its refresh token. */
@@ -72,6 +74,8 @@ export interface RefreshOptions {
   readonly scope?: string | undefined;
   /** The ID of the request this is part of, recorded with the audit event of a revoked token's use. */
   readonly correlationId?: string | undefined;
+  /** The key of the request's verified DPoP proof, if one came (RFC 9449 §5). */
+  readonly dpopJkt?: string | undefined;
 }
 
 /** A refresh whose new access token is minted but not yet the session's: `apply()` makes it so. */
@@ -133,6 +137,13 @@ export async function prepareRefresh(
   const claims = await verifyRefreshToken(refreshToken, deps);
   if (!claims) throw new InvalidGrant('refresh token is invalid or expired');
   if (claims.clientId !== client.id) throw new InvalidGrant('refresh token was issued to another client');
+  // RFC 9449 §5: the refresh token of a DPoP-bound session is bound too: only a proof of its key refreshes it.
+  if (claims.jkt !== null && options.dpopJkt === undefined) {
+    throw new InvalidDpopProof('this refresh token is bound to a DPoP key: send a DPoP proof of that key');
+  }
+  if (claims.jkt !== null && options.dpopJkt !== claims.jkt) throw new InvalidGrant('this refresh token is bound to another DPoP key');
+  // A bound session's tokens stay bound to its key; a bearer session's new access token is bound to the proof's key when one came.
+  const jkt = claims.jkt ?? options.dpopJkt ?? null;
   // RFC 6749 §6: at most the scope the session was granted (the refresh token carries it),
   // and never a scope the client has lost since.
   const scopes = grantScope(options.scope, keepScopes(claims.scopes, client.scopes), 'session');
@@ -141,7 +152,7 @@ export async function prepareRefresh(
   // A refresh token's subject and session are those of its token session, minted together.
   // `acr`, `amr` and `auth_time` stay those of the sign-in (docs/tokens.md, "How the customer signed in"): a refresh is no new authentication.
   const access = await mintCustomerAccessToken(
-    { profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes, authentication: claims.authentication },
+    { profileId: claims.sub, clientId: client.id, sid: claims.sid, scopes, authentication: claims.authentication, jkt },
     deps,
   );
   const refreshed: RefreshedTokens = {
@@ -152,6 +163,7 @@ export async function prepareRefresh(
     sid: claims.sid,
     accessJti: access.jti,
     scopes,
+    tokenType: jkt ? 'DPoP' : 'Bearer',
   };
   const reuse = deps.reuse !== undefined && deps.reuse.seconds > 0 ? deps.reuse : undefined;
   // Kept sealed (never in the clear) for the refreshes of its reuse interval.
@@ -166,7 +178,8 @@ export async function prepareRefresh(
           accessJti: access.jti,
           accessExpiresAt: access.expiresAt,
           now,
-          ...(reuse && sealedAccess ? { reuse: { since, scope: formatScope(scopes), sealedAccess } } : {}),
+          // Reused only for the same scope and the same binding: a token bound to one key is never handed to a request with another, or none.
+          ...(reuse && sealedAccess ? { reuse: { since, scope: jkt ? `${formatScope(scopes)} cnf#${jkt}` : formatScope(scopes), sealedAccess } } : {}),
         });
       let replaced = await replace(now - (reuse?.seconds ?? 0));
       if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);

@@ -2,6 +2,8 @@ import { clientAuthInputOf, type ClientAuthInput } from '../clients/client-authe
 import type { Client } from '../clients/client.js';
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../errors.js';
 import type { TokenResult } from './grant.js';
+import { verifyDpopProof, type DpopProofDeps } from '../dpop/dpop-proof.js';
+import type { PublicUrls } from '../tokens/public-urls.js';
 import type { GrantRegistry } from './registry.js';
 
 /** A token request as it arrived, after form parsing. */
@@ -14,13 +16,20 @@ export interface TokenEndpointInput {
   readonly ip?: string | undefined;
   /** The ID of the request this is part of (its `X-Request-Id`), recorded with the audit events it causes. */
   readonly correlationId?: string | undefined;
+  /** Every `DPoP` header of the request, as sent (RFC 9449 §4.1); empty or absent: none. */
+  readonly dpopProofs?: readonly string[] | undefined;
 }
 
 /** What the token endpoint pipeline needs. */
 export interface TokenEndpointDeps {
   readonly grants: GrantRegistry;
   authenticate(input: ClientAuthInput): Promise<Client>;
+  /** DPoP proof checks, and the public URLs whose `{auth_url}/token` a proof's `htu` must name. */
+  readonly dpop: DpopProofDeps & { readonly urls: PublicUrls };
 }
+
+/** A token response, and the DPoP nonce to send with it when the request carried a proof (RFC 9449 §8). */
+export type TokenEndpointResult = TokenResult & { readonly dpopNonce?: string | undefined };
 
 /**
  * The token endpoint (RFC 6749 §3.2): picks the grant, authenticates the
@@ -28,7 +37,7 @@ export interface TokenEndpointDeps {
  * none), and runs it with the parameters it declares (`GrantHandler.parameters`):
  * any other is ignored (RFC 6749 §3.2).
  */
-export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenEndpointDeps): Promise<TokenResult> {
+export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenEndpointDeps): Promise<TokenEndpointResult> {
   const { params } = input;
   const grantType = params.grant_type;
   if (grantType === undefined) throw new InvalidRequest('grant_type is required');
@@ -44,8 +53,25 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }
-  // Awaited, not returned: returning a promise from an async function takes extra microtask turns.
-  return await grant.handle({ params: declaredParameters(params, grant.parameters), client, correlationId: input.correlationId });
+  const dpopJkt = await tokenRequestProof(input.dpopProofs ?? [], client, deps.dpop);
+  const result = await grant.handle({ params: declaredParameters(params, grant.parameters), client, correlationId: input.correlationId, dpopJkt });
+  return dpopJkt === undefined ? result : { ...result, dpopNonce: deps.dpop.nonces.issue() };
+}
+
+/**
+ * The key of a token request's DPoP proof (RFC 9449 §5; docs/tokens.md,
+ * "DPoP-bound tokens"), checked once the client is authenticated, so that
+ * no stranger's request spends a proof's `jti`. A `fapi2` client must send
+ * one, with a current server nonce (FAPI 2.0 §5.3.2.2): without a proof it
+ * gets `invalid_dpop_proof`, without a nonce `use_dpop_nonce`. Any other
+ * client may send one (a nonce is then checked only if the proof carries
+ * one); without a proof its tokens are bearer tokens.
+ */
+async function tokenRequestProof(proofs: readonly string[], client: Client, dpop: TokenEndpointDeps['dpop']): Promise<string | undefined> {
+  const fapi2 = client.profile === 'fapi2';
+  if (proofs.length === 0 && !fapi2) return undefined;
+  const proof = await verifyDpopProof({ proofs, method: 'POST', url: `${dpop.urls.authUrl}/token`, requireNonce: fapi2, at: 'token' }, dpop);
+  return proof.jkt;
 }
 
 /** What every token request may carry whatever its grant: the grant type and client authentication (RFC 6749 §2.3.1, RFC 7521 §4.2). */

@@ -20,6 +20,8 @@ export interface CodeRequest {
   readonly codeChallenge: string | null;
   /** The scopes granted to the request. */
   readonly scopes: readonly string[];
+  /** The request's `dpop_jkt` (RFC 9449 §10): the code is redeemed only with a proof of that key. */
+  readonly dpopJkt?: string | null | undefined;
 }
 
 /**
@@ -72,6 +74,7 @@ export function newCode(
     consumedAt: null,
     scopes: request.scopes,
     authentication,
+    ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
   };
   const location = buildRedirect(request.redirectUri, {
     code,

@@ -40,6 +40,8 @@ export interface AuthorizationRequestRecord {
   readonly acrValues: readonly string[];
   /** The request's `max_age` in seconds; `null`: none. */
   readonly maxAge: number | null;
+  /** The request's `dpop_jkt` (RFC 9449 §10), carried to its code; absent (or `null`): none. */
+  readonly dpopJkt?: string | null;
 }
 
 /** A customer's login session at Connect (the hosted pages' cookie). */

@@ -123,10 +123,11 @@ async function begin(
     endedBy: null,
     acrValues: request.acrValues,
     maxAge: request.maxAge,
+    ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}),
   });
   return { kind: 'goto', page: status === 'consent_required' ? 'consent' : 'login', requestId, endSession: start.endSession };
 }
 
 function codeRequest(request: ValidAuthorizationRequest) {
-  return { clientId: request.client.id, redirectUri: request.redirectUri, state: request.state, codeChallenge: request.codeChallenge, scopes: request.scopes };
+  return { clientId: request.client.id, redirectUri: request.redirectUri, state: request.state, codeChallenge: request.codeChallenge, scopes: request.scopes, ...(request.dpopJkt ? { dpopJkt: request.dpopJkt } : {}) };
 }

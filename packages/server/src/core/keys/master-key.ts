@@ -2,7 +2,7 @@ import { hkdfSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 
 /** Why a sub-key is derived; each purpose yields an independent key. */
-export type KeyPurpose = 'key-sealing' | 'client-secret-hmac' | 'otp-hmac' | 'csrf' | 'idempotency' | 'refresh-reuse' | 'rate-limit-keys' | 'sandbox-demo' | 'known-device';
+export type KeyPurpose = 'key-sealing' | 'client-secret-hmac' | 'otp-hmac' | 'csrf' | 'idempotency' | 'refresh-reuse' | 'rate-limit-keys' | 'sandbox-demo' | 'known-device' | 'dpop-nonce';
 
 /** Length of the master key in bytes (docs/operator-guide.md, "Configuration": 32 random bytes). */
 export const MASTER_KEY_BYTES = 32;

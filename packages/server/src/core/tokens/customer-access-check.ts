@@ -5,6 +5,8 @@ import type { Clock } from '../clock.js';
 import { InsufficientScope, InsufficientUserAuthentication, InvalidToken } from '../errors.js';
 import { formatScope, missingScopes, SCOPE_TOKEN_PATTERN } from '../scopes.js';
 import type { TokenSessionRecord } from './records.js';
+import type { DpopProofDeps } from '../dpop/dpop-proof.js';
+import { checkPresentation, presentedToken, type PresentedToken, type ResourceRequest } from '../dpop/presented-token.js';
 import type { TokenSessionStore } from './token-session-store.js';
 import { decryptCustomerAccessToken, type CustomerTokenClaims, type TokenVerifyDeps } from './verify-tokens.js';
 
@@ -14,6 +16,8 @@ export interface CustomerAccessCheckDeps extends TokenVerifyDeps {
   readonly clock: Clock;
   /** The change signal that tells when a token session changed (`core/changes/`). */
   readonly changes: ChangeFeed;
+  /** DPoP proof checks (`used_jtis` and the nonce key shared with Connect), for DPoP-bound tokens. */
+  readonly dpop: DpopProofDeps;
 }
 
 /** The customer and client a valid customer access token stands for. */
@@ -28,6 +32,8 @@ export interface CustomerAccess {
   readonly scopes: readonly string[];
   /** How the customer signed in: `acr`, `amr`, `auth_time` (docs/tokens.md, "How the customer signed in"); `null` when the token carries none. */
   readonly authentication: Authentication | null;
+  /** `cnf.jkt`: the DPoP key the token is bound to (docs/tokens.md, "DPoP-bound tokens"); `null` for a bearer token. */
+  readonly jkt: string | null;
 }
 
 /** What one check requires of a token besides being valid. */
@@ -173,6 +179,33 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
       // RFC 6750 §3.1: no token at all is answered without an error code.
       checkRequiredAuthentication(requirements);
       if (!token) throw new InvalidToken('an access token is required: Authorization: Bearer <access_token>', { credentialsMissing: true });
+      return check({ scheme: 'Bearer', token }, undefined, requirements);
+    },
+    /**
+     * Checks the token of a whole request (docs/resource-servers.md,
+     * "DPoP-bound tokens"): `Authorization: Bearer <token>` for a bearer
+     * token, `Authorization: DPoP <token>` with a DPoP proof of its key
+     * (`ath` the token's hash, `htm` and `htu` this request's) for a
+     * DPoP-bound one. Throws as {@link verify} does, and
+     * `InvalidDpopProof` (401) or `UseDpopNonce` (401) for a bad proof.
+     */
+    async verifyRequest(request: ResourceRequest, requirements: CustomerAccessRequirements = {}): Promise<CustomerAccess> {
+      checkRequiredAuthentication(requirements);
+      return check(presentedToken(request.authorization), request, requirements);
+    },
+    /** A fresh DPoP nonce, for `DPoP-Nonce` on a successful answer (RFC 9449 §9). */
+    dpopNonce(): string {
+      return deps.dpop.nonces.issue();
+    },
+    /** Stops listening to the change signal. */
+    close(): void {
+      sessions.close();
+    },
+  };
+
+  /** A token presented as `presented`: a Bearer one through `verify` (no request), any through `verifyRequest`. */
+  async function check(presented: PresentedToken, request: ResourceRequest | undefined, requirements: CustomerAccessRequirements): Promise<CustomerAccess> {
+      const token = presented.token;
       const claims: CustomerTokenClaims | undefined = await decryptCustomerAccessToken(token, deps);
       if (!claims) throw new InvalidToken('the access token is invalid or expired');
       let held = await sessions.get(claims.sid, read(claims.sid));
@@ -186,6 +219,12 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
       }
       const session = held.session;
       if (!acceptable(session, claims)) throw new InvalidToken('the access token has been replaced or revoked');
+      // RFC 9449 §7: a bound token only as DPoP with a proof of its key; a bearer token only as Bearer.
+      if (request === undefined) {
+        if (claims.jkt !== null) throw new InvalidToken('this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof');
+      } else {
+        await checkPresentation(presented, claims.jkt, request, deps.dpop);
+      }
       const access = {
         profileId: claims.sub,
         clientId: claims.clientId,
@@ -194,14 +233,10 @@ export function createCustomerAccessCheck(deps: CustomerAccessCheckDeps) {
         expiresAt: claims.exp,
         scopes: claims.scopes,
         authentication: claims.authentication,
+        jkt: claims.jkt,
       };
       return requireAuthentication(requireScopes(access, requirements.scopes), requirements, deps.clock.nowSeconds());
-    },
-    /** Stops listening to the change signal. */
-    close(): void {
-      sessions.close();
-    },
-  };
+  }
 }
 
 /** The check's type, for wiring. */

@@ -28,6 +28,13 @@ export interface CustomerTokenSubject {
   readonly scopes?: readonly string[] | undefined;
   /** How the customer signed in (docs/tokens.md, "How the customer signed in"); `null` or absent: unknown, no such claims. */
   readonly authentication?: Authentication | null | undefined;
+  /** The DPoP key the tokens are bound to (`cnf.jkt`, RFC 9449 §6; docs/tokens.md, "DPoP-bound tokens"); `null` or absent: bearer tokens. */
+  readonly jkt?: string | null | undefined;
+}
+
+/** RFC 9449 §6.1: the `cnf` claim of a DPoP-bound token; nothing for a bearer token. */
+export function confirmationClaim(jkt: string | null | undefined): { cnf?: { jkt: string } } {
+  return jkt ? { cnf: { jkt } } : {};
 }
 
 /** The `scope` claim of a subject's tokens: present only when it was granted any (RFC 9068 §2.2.3). */
@@ -56,7 +63,7 @@ export async function mintCustomerAccessToken(subject: CustomerTokenSubject, dep
   const jti = randomUUID();
   const { kid, key } = deps.keys.encryptionKey();
   const token = await encryptJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication) },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.baseUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication), ...confirmationClaim(subject.jkt) },
     { alg: ENCRYPTION_ALG, enc: ENCRYPTION_ENC, kid, typ: 'at+jwt' },
     key,
   );
@@ -77,7 +84,7 @@ export async function mintRefreshToken(subject: CustomerTokenSubject, deps: Cust
   const jti = randomUUID();
   const { kid, alg, key } = deps.keys.signingKey();
   const token = await signJwt(
-    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication) },
+    { iss: deps.urls.authUrl, sub: subject.profileId, aud: deps.urls.authUrl, iat: now, exp: expiresAt, jti, client_id: subject.clientId, sid: subject.sid, ...scopeClaim(subject), ...authenticationClaims(subject.authentication), ...confirmationClaim(subject.jkt) },
     { alg, typ: REFRESH_TOKEN_JWT_TYPE, kid },
     key,
   );

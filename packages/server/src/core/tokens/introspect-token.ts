@@ -22,7 +22,10 @@ export type IntrospectionResponse =
   | { readonly active: false }
   | {
       readonly active: true;
-      readonly token_type?: 'Bearer';
+      /** `DPoP` for a DPoP-bound access token (RFC 9449 §6.2), else `Bearer`. */
+      readonly token_type?: 'Bearer' | 'DPoP';
+      /** RFC 9449 §6.2: the key a bound token is bound to; the introspecting resource server checks the proof itself. */
+      readonly cnf?: { readonly jkt: string };
       readonly client_id: string;
       readonly sub: string;
       readonly iss: string;
@@ -97,14 +100,17 @@ export async function introspectToken(token: string | undefined, client: Client,
     jti: claims.jti,
     // RFC 7662 §2.2: the token's scopes, space-separated, when it has any.
     ...(claims.scopes.length > 0 ? { scope: formatScope(claims.scopes) } : {}),
+    // RFC 9449 §6.2: a bound token's key, for the resource server to match the request's DPoP proof against.
+    ...(claims.jkt !== null ? { cnf: { jkt: claims.jkt } } : {}),
   };
+  const tokenType = claims.jkt !== null ? ('DPoP' as const) : ('Bearer' as const);
 
   if (found.kind === 'client_access') {
     // The token's own client as it is now: the asking one, or (for a resource server) looked up.
     const holder = claims.clientId === client.id ? client : await deps.findClient(claims.clientId);
     if (!holder || holder.status !== 'active' || clientTokenEnded(claims, holder)) return inactive;
     if (await deps.revokedTokens.isTokenRevoked(claims.jti)) return inactive;
-    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl };
+    return { active: true, token_type: tokenType, ...base, aud: deps.urls.baseUrl };
   }
   const session = await deps.tokenSessions.findTokenSession(found.claims.sid);
   const now = deps.clock.nowSeconds();
@@ -113,7 +119,7 @@ export async function introspectToken(token: string | undefined, client: Client,
   const signIn = authenticationClaims(found.claims.authentication);
   if (found.kind === 'customer_access') {
     if (session.accessJti !== claims.jti) return inactive;
-    return { active: true, token_type: 'Bearer', ...base, aud: deps.urls.baseUrl, sid: found.claims.sid, ...signIn };
+    return { active: true, token_type: tokenType, ...base, aud: deps.urls.baseUrl, sid: found.claims.sid, ...signIn };
   }
   if (session.refreshJti !== claims.jti || session.refreshExpiresAt <= now) return inactive;
   return { active: true, ...base, aud: deps.urls.authUrl, sid: found.claims.sid, ...signIn };

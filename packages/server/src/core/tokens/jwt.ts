@@ -5,7 +5,7 @@ import { CompactEncrypt, CompactSign, type CompactJWEHeaderParameters, type Comp
  * of strings (`amr`), and whole seconds since the epoch for `iat`, `exp`
  * and `auth_time`, all of them values Connect produced itself.
  */
-export type JwtClaims = Readonly<Record<string, string | number | readonly string[]>>;
+export type JwtClaims = Readonly<Record<string, string | number | readonly string[] | { readonly jkt: string }>>;
 
 /** RFC 9068 §2.1: the `typ` header of a JWT access token. */
 export const ACCESS_TOKEN_JWT_TYPE = 'at+jwt';

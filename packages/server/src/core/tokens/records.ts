@@ -29,6 +29,8 @@ export interface TokenSessionRecord {
    * `null`: unknown (sessions from before it was recorded).
    */
   readonly authentication: Authentication | null;
+  /** The DPoP key the session's tokens are bound to (`cnf.jkt`; docs/tokens.md, "DPoP-bound tokens"); `null` or absent: bearer tokens. */
+  readonly dpopJkt?: string | null;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface TokenClaims {
   readonly exp: number;
   /** The `scope` claim as a list; empty when the token has none. */
   readonly scopes: readonly string[];
+  /** `cnf.jkt`: the DPoP key the token is bound to (RFC 9449 §6); `null` for a bearer token. */
+  readonly jkt: string | null;
 }
 
 /** Claims of customer tokens: also the token session and how the customer signed in. */
@@ -117,7 +119,9 @@ function claims(payload: JWTPayload): TokenClaims | undefined {
   const clientId = payload.client_id;
   if (typeof clientId !== 'string' || !iss || !sub || !jti || iat === undefined || exp === undefined) return undefined;
   if (scope !== undefined && typeof scope !== 'string') return undefined;
-  return { iss, sub, clientId, jti, iat, exp, scopes: scope === undefined ? [] : splitScope(scope) };
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  if (cnf !== undefined && (cnf === null || typeof cnf !== 'object' || typeof cnf.jkt !== 'string')) return undefined;
+  return { iss, sub, clientId, jti, iat, exp, scopes: scope === undefined ? [] : splitScope(scope), jkt: typeof cnf?.jkt === 'string' ? cnf.jkt : null };
 }
 
 function customerClaims(payload: JWTPayload): CustomerTokenClaims | undefined {

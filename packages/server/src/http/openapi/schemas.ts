@@ -83,7 +83,7 @@ export const SCHEMAS = {
         'A client access token (a JWT, RFC 9068) for `client_credentials`; a customer access token (a JWE, opaque) for the other grants.',
         { minLength: 1 },
       ),
-      token_type: { type: 'string', const: 'Bearer' },
+      token_type: { type: 'string', enum: ['Bearer', 'DPoP'], description: '`DPoP` when the request carried a DPoP proof (RFC 9449 §5): the tokens are bound to its key.' },
       expires_in: { type: 'integer', minimum: 1, description: 'Seconds until the access token expires.' },
       refresh_token: string(
         'Customer grants only, and only to a client with the `refresh_token` grant: a JWT (`typ: rt+jwt`); the refresh grant echoes it unchanged.',
@@ -148,7 +148,13 @@ export const SCHEMAS = {
     additionalProperties: false,
     properties: {
       active: { type: 'boolean', const: true },
-      token_type: { type: 'string', const: 'Bearer', description: 'Access tokens only: a refresh token has no access token type (RFC 6749 §7.1).' },
+      token_type: { type: 'string', enum: ['Bearer', 'DPoP'], description: 'Access tokens only: a refresh token has no access token type (RFC 6749 §7.1). `DPoP` for a DPoP-bound token.' },
+      cnf: {
+        type: 'object',
+        required: ['jkt'],
+        additionalProperties: false,
+        properties: { jkt: string('RFC 9449 §6.2: the SHA-256 JWK thumbprint of the key the token is bound to; the resource server checks the request\'s DPoP proof against it.') },
+      },
       client_id: string('The client the token was issued to.'),
       sub: string("The client ID (a client access token) or the customer's `profileId` (customer tokens)."),
       iss: string('The auth URL.'),
@@ -261,6 +267,7 @@ export const SCHEMAS = {
       authorization_response_iss_parameter_supported: { type: 'boolean', const: true, description: 'RFC 9207: every redirect back carries `iss`.' },
       scopes_supported: { type: 'array', items: { type: 'string' }, description: 'The scopes clients may be registered with.' },
       acr_values_supported: { type: 'array', items: { type: 'string' }, description: 'The `acr` values customer tokens carry and `/authorize` accepts in `acr_values`: `phr` (a passkey sign-in out of its hold) and `urn:connect:acr:pin-sms` (PIN + SMS one-time PIN).' },
+      dpop_signing_alg_values_supported: { type: 'array', items: { type: 'string', enum: ['ES256', 'PS256', 'EdDSA'] }, description: 'RFC 9449 §5.1: the algorithms a DPoP proof may use.' },
     },
   },
   ClientAssertionAlgorithms: {

@@ -4,13 +4,16 @@ import {
   InsufficientScope,
   InsufficientUserAuthentication,
   InvalidClient,
+  InvalidDpopProof,
   InvalidRequest,
   InvalidToken,
   OAuthError,
   ServerError,
   TemporarilyUnavailable,
   TooManyRequests,
+  UseDpopNonce,
 } from '../../core/errors.js';
+import { DPOP_SIGNING_ALGS } from '../../core/dpop/dpop-proof.js';
 import { StorageUnavailable } from '../../core/storage-errors.js';
 import { isHtmlRoute, requestLanguage, sendErrorPage, type PageLanguage } from './hosted-pages.js';
 import { RETRY_AFTER_SECONDS } from '../../core/lifetimes.js';
@@ -40,7 +43,10 @@ import { dependencyOf, type OutageLog } from '../../compose/outage-log.js';
  * resource that presented no token, `Bearer error="invalid_token"` for a
  * bad one (RFC 6750 §3.1), `Bearer error="insufficient_user_authentication"`
  * with the `acr_values` and `max_age` needed for a sign-in too weak or too
- * old (RFC 9470 §3); a 403
+ * old (RFC 9470 §3); `invalid_dpop_proof` and `use_dpop_nonce` (RFC 9449
+ * §7.1, §9) are 400 at `/token` and 401 with a `DPoP` challenge at a
+ * protected resource, and `use_dpop_nonce` carries the fresh nonce in
+ * `DPoP-Nonce`; a 403
  * `insufficient_scope` carries `Bearer` with the scopes needed; 503s and
  * 429s (`TooManyRequests`, a spent per-address budget) carry `Retry-After`
  * (RFC 9110 §10.2.3, RFC 6585 §4). Every `error_description` is written in
@@ -100,6 +106,11 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   if (error instanceof InsufficientScope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${error.scope}"`);
   // RFC 9470 §3: what a new sign-in must meet, in the challenge.
   if (error instanceof InsufficientUserAuthentication) reply.header('www-authenticate', error.challenge);
+  // RFC 9449 §7.1, §9: a protected resource names the DPoP error in its challenge; a nonce error carries the nonce.
+  if ((error instanceof InvalidDpopProof || error instanceof UseDpopNonce) && error.atResource) {
+    reply.header('www-authenticate', `DPoP error="${error.error}", error_description="${description}", algs="${DPOP_SIGNING_ALGS.join(' ')}"`);
+  }
+  if (error instanceof UseDpopNonce) reply.header('dpop-nonce', error.nonce);
   return reply.type('application/json; charset=utf-8').send({ error: error.error, error_description: description });
 }
 

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { CustomerAccessCheck } from '../../core/tokens/customer-access-check.js';
 import { maskedMobile } from '../../core/customers/mobile.js';
-import { InvalidToken, presentsToken } from '../../core/errors.js';
+import { InvalidToken } from '../../core/errors.js';
+import { dpopProofsOf, pathOf } from '../plugins/dpop-headers.js';
 import type { CustomerStore } from '../../core/customers/customer-store.js';
 
 /**
@@ -12,14 +13,18 @@ import type { CustomerStore } from '../../core/customers/customer-store.js';
  */
 export async function customerProfileRoutes(
   app: FastifyInstance,
-  deps: { check: CustomerAccessCheck; customers: Pick<CustomerStore, 'findCustomer'> },
+  deps: { check: CustomerAccessCheck; customers: Pick<CustomerStore, 'findCustomer'>; baseUrl(): string },
 ): Promise<void> {
   app.get('/customer/profile', async (request, reply) => {
-    const authorization = request.headers.authorization;
-    const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '');
-    // A Bearer or DPoP header that is not one well-formed Bearer token is a bad token, not a missing one.
-    if (!match?.[1] && presentsToken(authorization)) throw new InvalidToken('the access token is invalid or expired');
-    const access = await deps.check.verify(match?.[1]);
+    // Bearer, or DPoP with a proof for this method and the published URL (docs/resource-servers.md, "DPoP-bound tokens").
+    const access = await deps.check.verifyRequest({
+      authorization: request.headers.authorization,
+      dpopProofs: dpopProofsOf(request),
+      method: request.method,
+      url: `${deps.baseUrl()}${pathOf(request)}`,
+    });
+    // RFC 9449 §9: a fresh nonce with every answer to a DPoP request.
+    if (access.jkt !== null) reply.header('dpop-nonce', deps.check.dpopNonce());
     const customer = await deps.customers.findCustomer(access.profileId);
     if (!customer) throw new InvalidToken('the customer of this token no longer exists');
     reply.header('cache-control', 'no-store');

@@ -2,10 +2,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateBearer, type BearerDeps } from '../../core/tokens/authenticate-bearer.js';
 import { refreshIdempotently, type RefreshIdempotentlyDeps } from '../../core/customer-tokens/refresh-idempotently.js';
 import { InvalidRequest } from '../../core/errors.js';
+import { dpopProofsOf, pathOf } from '../plugins/dpop-headers.js';
 
 /** What `POST /tokens` needs. */
 export interface CustomerTokenRouteDeps extends RefreshIdempotentlyDeps {
   readonly bearer: BearerDeps;
+  /** `{base_url}`, as published: a DPoP proof's `htu` names `{base_url}/tokens`. */
+  baseUrl(): string;
 }
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -39,7 +42,12 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
   });
 
   app.post<{ Body: string | undefined }>('/tokens', async (request, reply) => {
-    const client = await authenticateBearer(request.headers.authorization, deps.bearer);
+    // A DPoP-bound client token comes with a proof of its key (docs/consumer-guide.md, "DPoP").
+    const { client, dpopJkt } = await authenticateBearer(
+      { authorization: request.headers.authorization, dpopProofs: dpopProofsOf(request), method: 'POST', url: `${deps.baseUrl()}${pathOf(request)}` },
+      deps.bearer,
+    );
+    if (dpopJkt !== undefined) reply.header('dpop-nonce', deps.bearer.dpop.nonces.issue());
     if (!acceptsJson(request.headers.accept)) {
       throw new InvalidRequest('this endpoint answers application/json; the Accept header excludes it', { status: 406 });
     }
@@ -52,7 +60,7 @@ export async function customerTokenRoutes(app: FastifyInstance, deps: CustomerTo
     }
     const body = parseBody(request.body);
     const { accessToken, refreshToken, expiresAt, scope } = await refreshIdempotently(
-      { client, reference, body: body.raw, refreshToken: refreshTokenOf(body), correlationId: request.id },
+      { client, reference, body: body.raw, refreshToken: refreshTokenOf(body), correlationId: request.id, dpopJkt },
       deps,
     );
     return reply.type('application/json; charset=utf-8').send({ accessToken, refreshToken, expiresAt, ...(scope === undefined ? {} : { scope }) });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { pushAuthorizationRequest, type PushDeps } from '../../core/authorize/pushed-request.js';
+import { dpopProofsOf } from '../plugins/dpop-headers.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
 
 const pushedResponseSchema = {
@@ -22,7 +23,7 @@ export async function parRoutes(app: FastifyInstance, deps: PushDeps): Promise<v
 
   app.post<{ Body: FormParams | undefined }>('/par', { schema: { response: { 201: pushedResponseSchema } } }, async (request, reply) => {
     const pushed = await pushAuthorizationRequest(
-      { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip, correlationId: request.id },
+      { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip, correlationId: request.id, dpopProofs: dpopProofsOf(request) },
       deps,
     );
     // RFC 9126 §2.2: 201 Created, never cached.

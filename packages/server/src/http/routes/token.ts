@@ -3,6 +3,7 @@ import { handleTokenRequest, type TokenEndpointDeps } from '../../core/grants/to
 import { InvalidRequest } from '../../core/errors.js';
 import { formatScope } from '../../core/scopes.js';
 import { useFormBody, type FormParams } from '../plugins/form-body.js';
+import { dpopProofsOf } from '../plugins/dpop-headers.js';
 
 const tokenResponseSchema = {
   type: 'object',
@@ -25,11 +26,13 @@ export async function tokenRoutes(app: FastifyInstance, deps: TokenEndpointDeps)
     { schema: { response: { 200: tokenResponseSchema } } },
     async (request, reply) => {
       const result = await handleTokenRequest(
-        { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip, correlationId: request.id },
+        { params: request.body ?? {}, authorization: request.headers.authorization, ip: request.ip, correlationId: request.id, dpopProofs: dpopProofsOf(request) },
         deps,
       );
       // RFC 6749 §5.1: token responses must not be cached.
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      // RFC 9449 §8: the nonce the next proof carries.
+      if (result.dpopNonce !== undefined) reply.header('dpop-nonce', result.dpopNonce);
       return {
         access_token: result.accessToken,
         token_type: result.tokenType,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { DPOP_SIGNING_ALGS } from '../../core/dpop/dpop-proof.js';
 import { ACR_VALUES_SUPPORTED } from '../../core/authentication.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { GrantRegistry } from '../../core/grants/registry.js';
@@ -82,5 +83,7 @@ function sendMetadata(reply: FastifyReply, deps: WellKnownDeps): FastifyReply {
     prompt_values_supported: ['login', 'none'],
     // RFC 9207: authorization responses carry `iss`.
     authorization_response_iss_parameter_supported: true,
+    // RFC 9449 §5.1: the algorithms a DPoP proof may use.
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
   });
 }

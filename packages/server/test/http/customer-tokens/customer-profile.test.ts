@@ -64,12 +64,16 @@ describe('GET /customer/profile', () => {
 
   it.each<[string, (s: Lifecycle) => string]>([
     ['two tokens', (s) => `Bearer ${s.tokens.accessToken} ${s.tokens.accessToken}`],
-    ['a DPoP-scheme token (not taken here)', (s) => `DPoP ${s.tokens.accessToken}`],
     ['a bearer token of bad characters', () => 'Bearer $$$'],
   ])('%s: a bad token presented → 401 with error="invalid_token"', async (_name, authorization) => {
     const s = await lifecycle();
     const res = await getProfile(s.t.app, undefined, authorization(s));
     expectInvalidToken(res, INVALID);
+  });
+
+  it('a bearer token under the DPoP scheme (which names a DPoP-bound token) → 401 invalid_token', async () => {
+    const s = await lifecycle();
+    expectInvalidToken(await getProfile(s.t.app, undefined, `DPoP ${s.tokens.accessToken}`), 'this access token is not DPoP-bound: present it as Authorization: Bearer');
   });
 
   it('an expired token: 200 at exp - 1, 401 at exp and after', async () => {

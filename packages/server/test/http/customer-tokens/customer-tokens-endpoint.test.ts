@@ -136,7 +136,7 @@ const ERRORS: readonly ErrorCase[] = [
   { name: 'Authorization: Bearer with two tokens', status: 401, error: 'invalid_token', description: REQUIRED, request: (s) => ({ authorization: `Bearer ${s.bearer} ${s.bearer}` }) },
   { name: 'HTTP Basic client credentials', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: (s) => ({ authorization: `Basic ${Buffer.from(`${s.client.id}:${s.client.secret}`).toString('base64')}` }) },
   { name: 'another scheme (Token)', status: 401, error: 'invalid_token', description: REQUIRED, noToken: true, request: (s) => ({ authorization: `Token ${s.bearer}` }) },
-  { name: 'a DPoP-scheme token (not taken here): a bad token, not a missing one', status: 401, error: 'invalid_token', description: REQUIRED, request: (s) => ({ authorization: `DPoP ${s.bearer}` }) },
+  { name: 'a bearer token under the DPoP scheme (which names a DPoP-bound token)', status: 401, error: 'invalid_token', description: 'this access token is not DPoP-bound: present it as Authorization: Bearer', request: (s) => ({ authorization: `DPoP ${s.bearer}` }) },
   { name: 'a malformed bearer token', status: 401, error: 'invalid_token', description: INVALID_BEARER, request: () => ({ bearer: 'not-a-token' }) },
   { name: 'the bearer token truncated', status: 401, error: 'invalid_token', description: INVALID_BEARER, request: (s) => ({ bearer: s.bearer.slice(0, -2) }) },
   {

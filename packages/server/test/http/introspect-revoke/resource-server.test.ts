@@ -11,6 +11,7 @@ import { basicAuth, form, T0, TEST_AUTH_URL, TEST_BASE_URL } from '../../helpers
 import { fixedClock } from '../../../src/core/clock.js';
 import { postToken } from '../../helpers/wire.js';
 import { changeReached } from '../../helpers/change-reached.js';
+import { dpopKey } from '../../helpers/dpop.js';
 
 // A platform API checking customer tokens with openCustomerAccessCheck, beside a running Connect.
 describe('openCustomerAccessCheck', () => {
@@ -78,6 +79,36 @@ describe('openCustomerAccessCheck', () => {
     await expect(check.verify(refreshed.json<{ access_token: string }>().access_token, { scopes: ['profile'] })).rejects.toSatisfy(
       (error) => error instanceof InsufficientScope && error.status === 403 && error.scope === 'profile',
     );
+  });
+
+  it('a DPoP-bound token: verifyRequest with a proof of its key, each proof once; never as Bearer, nor with another key', async () => {
+    const demo = server.demo!;
+    const client = { id: demo.clientId, secret: demo.clientSecret };
+    const key = await dpopKey();
+    const callback = await logIn(
+      new Browser(server.app),
+      { response_type: 'code', client_id: demo.clientId, redirect_uri: DEMO_SHOP_REDIRECT_URI, state: 's', prompt: 'login' },
+      { mobile: demo.customer.mobile, pin: demo.customer.pin },
+    );
+    const tokenProof = await key.proof({ htm: 'POST', htu: `${server.urls.authUrl}/token`, iat: clock.nowSeconds() });
+    const res = await postToken(server.app, {
+      authorization: basicAuth(client.id, client.secret),
+      body: form({ grant_type: 'authorization_code', code: callback.get('code')!, redirect_uri: DEMO_SHOP_REDIRECT_URI }),
+      headers: { dpop: tokenProof },
+    });
+    expect(res.json()).toMatchObject({ token_type: 'DPoP' });
+    const token = res.json<{ access_token: string }>().access_token;
+    const url = 'https://payments.example/payments';
+    const proof = await key.proof({ htm: 'GET', htu: url, iat: clock.nowSeconds(), accessToken: token });
+    const request = { authorization: `DPoP ${token}`, dpopProofs: [proof], method: 'GET', url };
+
+    await expect(check.verifyRequest(request)).resolves.toMatchObject({ profileId: demo.customer.profileId, jkt: key.jkt });
+    expect(check.dpopNonce()).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{43}$/);
+    await expect(check.verifyRequest(request)).rejects.toMatchObject({ error: 'invalid_dpop_proof', status: 401 });
+    await expect(check.verify(token)).rejects.toThrow('this access token is DPoP-bound');
+    await expect(check.verifyRequest({ ...request, authorization: `Bearer ${token}` })).rejects.toBeInstanceOf(InvalidToken);
+    const other = await (await dpopKey()).proof({ htm: 'GET', htu: url, iat: clock.nowSeconds(), accessToken: token });
+    await expect(check.verifyRequest({ ...request, dpopProofs: [other] })).rejects.toMatchObject({ error: 'invalid_dpop_proof' });
   });
 
   it('needs CONNECT_AUTH_URL to know the issuer', async () => {

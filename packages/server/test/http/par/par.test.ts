@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { hashCode } from '../../../src/core/codes/authorization-code.js';
 import { PUSHED_REQUESTS_PER_CLIENT } from '../../../src/core/lifetimes.js';
-import { basicAuth, build, form, type TestApp } from '../../helpers/build.js';
+import { basicAuth, build, form, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
 import {
   addCustomer,
   authorizeParams,
@@ -24,7 +24,8 @@ import {
   startLogin,
   submitCredentials,
 } from '../../helpers/customer-flow.js';
-import { assertionFields, keyClient, type KeyedClient } from '../../helpers/client-keys.js';
+import { assertionFields, fapiTokenRequest, keyClient, type KeyedClient } from '../../helpers/client-keys.js';
+import { dpopKey } from '../../helpers/dpop.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import { expectNoStore, expectOAuthError, FORM, postToken, type Credentials } from '../../helpers/wire.js';
@@ -39,8 +40,8 @@ const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/;
 const INVALID_REQUEST_URI = 'This sign-in link has expired or was already used (invalid_request_uri). Go back to Acme and start again.';
 
 /** `POST /par` through `inject()`, the client authenticated by HTTP Basic unless `authorization` says otherwise. */
-function postPar(app: FastifyInstance, client: Credentials | undefined, params: Record<string, string>, authorization?: string): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { 'content-type': FORM };
+function postPar(app: FastifyInstance, client: Credentials | undefined, params: Record<string, string>, authorization?: string, dpop?: string): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = { 'content-type': FORM, ...(dpop === undefined ? {} : { dpop }) };
   const auth = authorization ?? (client ? basicAuth(client.id, client.secret) : undefined);
   if (auth !== undefined) headers.authorization = auth;
   return app.inject({ method: 'POST', url: '/par', headers, payload: form(params) });
@@ -89,9 +90,9 @@ async function pushFapi2(t: TestApp, client: KeyedClient, params: Record<string,
   return postPar(t.app, undefined, { ...params, ...(await assertionFields(t, client)) });
 }
 
-/** The code exchange of a `fapi2` client, authenticated by a new client assertion. */
+/** The code exchange of a `fapi2` client: a new client assertion and a DPoP proof (with Connect's nonce). */
 async function exchangeFapi2(t: TestApp, client: KeyedClient, params: Record<string, string>): Promise<LightMyRequestResponse> {
-  return postToken(t.app, { body: form({ grant_type: 'authorization_code', ...params, ...(await assertionFields(t, client)) }) });
+  return fapiTokenRequest(t, t.app, client, await dpopKey(), { grant_type: 'authorization_code', ...params });
 }
 
 function defineTests(engine: string, make: () => Promise<TestApp>): void {
@@ -196,6 +197,43 @@ function defineTests(engine: string, make: () => Promise<TestApp>): void {
       // A standard client's code lives CONNECT_CODE_TTL (300 s by default).
       const record = await t.storage.codes.findAuthorizationCode(hashCode(code));
       expect((record?.expiresAt ?? 0) - (record?.createdAt ?? 0)).toBe(300);
+    });
+
+    it('a DPoP proof sent with the push binds the code to its key (RFC 9449 §10.1); a proof of another key, or none, cannot redeem it', async () => {
+      const t = await make();
+      const client = await t.createClient({ grants: ['authorization_code', 'refresh_token'] });
+      await addCustomer(t);
+      const key = await dpopKey();
+      const { verifier, challenge } = pkcePair();
+      const proof = await key.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/par`, iat: t.clock.nowSeconds() });
+      const requestUri = expectPushed(await postPar(t.app, client, pushedParams({ code_challenge: challenge, code_challenge_method: 'S256' }), undefined, proof));
+      const code = (await logIn(new Browser(t.app), { client_id: client.id, request_uri: requestUri })).get('code') as string;
+      const exchange = (dpop?: string) =>
+        postToken(t.app, {
+          authorization: basicAuth(client.id, client.secret),
+          body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }),
+          ...(dpop === undefined ? {} : { headers: { dpop } }),
+        });
+      const tokenProof = async (of = key) => of.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/token`, iat: t.clock.nowSeconds() });
+      expectOAuthError(await exchange(), { status: 400, error: 'invalid_grant' });
+      expectOAuthError(await exchange(await tokenProof(await dpopKey())), { status: 400, error: 'invalid_grant' });
+      const bound = await exchange(await tokenProof());
+      expect({ status: bound.statusCode, type: bound.json<{ token_type?: string }>().token_type }).toEqual({ status: 200, type: 'DPoP' });
+    });
+
+    it('a push whose DPoP proof is bad, or of another key than its dpop_jkt, is refused: 400 invalid_dpop_proof, nothing stored', async () => {
+      const t = await make();
+      const client = await t.createClient();
+      const key = await dpopKey();
+      const forToken = await key.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/token`, iat: t.clock.nowSeconds() });
+      expectOAuthError(await postPar(t.app, client, pushedParams(), undefined, forToken), { status: 400, error: 'invalid_dpop_proof' });
+      const proof = await key.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/par`, iat: t.clock.nowSeconds() });
+      expectOAuthError(await postPar(t.app, client, pushedParams({ dpop_jkt: (await dpopKey()).jkt }), undefined, proof), {
+        status: 400,
+        error: 'invalid_dpop_proof',
+        description: "dpop_jkt is not the thumbprint of the DPoP proof's key",
+      });
+      expect(await t.storage.pushedRequests.deleteExpiredPushedRequests(t.clock.nowSeconds() + 3600, 100)).toBe(0);
     });
 
     it('the other query parameters are ignored: the pushed ones alone count', async () => {

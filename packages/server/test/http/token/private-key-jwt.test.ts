@@ -5,6 +5,7 @@ import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from '
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ClientProfile } from '../../../src/core/clients/client.js';
 import { basicAuth, build, form, T0, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
+import { dpopKey } from '../../helpers/dpop.js';
 import { useSqliteInstances, usePostgresInstances, type Instances } from '../../helpers/instances.js';
 import { postgresAdminUrl } from '../../helpers/postgres.js';
 import { expectNoStore, expectOAuthError, postToken } from '../../helpers/wire.js';
@@ -117,7 +118,17 @@ describe('private_key_jwt at /token', () => {
       error: 'invalid_client',
       description: 'client_assertion aud must be the issuer identifier, as a single string',
     });
-    expect((await clientCredentials(t.app, await assertion(t, client.id))).statusCode).toBe(200);
+    // Authenticated, it must still bind its token with a DPoP proof (answering Connect's nonce).
+    expectOAuthError(await clientCredentials(t.app, await assertion(t, client.id)), { status: 400, error: 'invalid_dpop_proof' });
+    const key = await dpopKey();
+    const proofFor = (nonce?: string) => key.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/token`, iat: t.clock.nowSeconds(), ...(nonce === undefined ? {} : { nonce }) });
+    const asked = await postToken(t.app, { body: form({ grant_type: 'client_credentials', ...assertionFields(await assertion(t, client.id)) }), headers: { dpop: await proofFor() } });
+    expectOAuthError(asked, { status: 400, error: 'use_dpop_nonce' });
+    const bound = await postToken(t.app, {
+      body: form({ grant_type: 'client_credentials', ...assertionFields(await assertion(t, client.id)) }),
+      headers: { dpop: await proofFor(String(asked.headers['dpop-nonce'])) },
+    });
+    expect({ status: bound.statusCode, type: bound.json<{ token_type?: string }>().token_type }).toEqual({ status: 200, type: 'DPoP' });
   });
 });
 
@@ -133,7 +144,7 @@ describe('private_key_jwt with a jwks_uri, through the composed server', () => {
     try {
       const t = await build({ captureLogs: true });
       const client = await t.createClient({ grants: ['client_credentials'] });
-      await t.storage.clients.updateClient(client.id, { jwksUri: uri, profile: 'fapi2' }, t.clock.nowSeconds());
+      await t.storage.clients.updateClient(client.id, { jwksUri: uri }, t.clock.nowSeconds());
       expect((await clientCredentials(t.app, await assertion(t, client.id))).statusCode).toBe(200);
 
       status = 500;

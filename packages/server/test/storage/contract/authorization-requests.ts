@@ -15,7 +15,7 @@ export function describeAuthorizationRequestsContract(subject: StorageUnderTest)
 
     it('stores and finds a request with every field intact', async () => {
       await storage.authorizationRequests.insertAuthorizationRequest(authorizationRequest());
-      const bare = authorizationRequest({ idHash: 'request-2', state: null, codeChallenge: null, loginHint: null, uiLocale: null, acrValues: [], maxAge: null });
+      const bare = authorizationRequest({ idHash: 'request-2', state: null, codeChallenge: null, loginHint: null, uiLocale: null, acrValues: [], maxAge: null, dpopJkt: undefined });
       await storage.authorizationRequests.insertAuthorizationRequest(bare);
       expect(await storage.authorizationRequests.findAuthorizationRequest('request-1')).toEqual(authorizationRequest());
       expect(await storage.authorizationRequests.findAuthorizationRequest('request-2')).toEqual(bare);

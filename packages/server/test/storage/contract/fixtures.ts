@@ -83,6 +83,7 @@ export function authorizationRequest(overrides: Partial<AuthorizationRequestReco
     scopes: ['payments:read', 'profile'],
     acrValues: ['phr', 'urn:connect:acr:pin-sms'],
     maxAge: 300,
+    dpopJkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
     ...overrides,
   };
 }
@@ -140,6 +141,7 @@ export function authorizationCode(overrides: Partial<AuthorizationCodeRecord> = 
     consumedAt: null,
     scopes: ['payments:read', 'profile'],
     authentication: SIGN_IN,
+    dpopJkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
     ...overrides,
   };
 }
@@ -158,6 +160,7 @@ export function tokenSession(overrides: Partial<TokenSessionRecord> = {}): Token
     accessExpiresAt: T + 3600,
     revokedAt: null,
     authentication: SIGN_IN,
+    dpopJkt: 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
     ...overrides,
   };
 }

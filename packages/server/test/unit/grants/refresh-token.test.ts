@@ -157,6 +157,7 @@ describe('refreshCustomerToken', () => {
       sid: session.sid,
       accessJti: expect.any(String),
       scopes: [],
+      tokenType: 'Bearer',
     });
 
     const { payload } = await jwtDecrypt(result.accessToken, s.keys.encryptionKey().key, { currentDate: new Date((T0 + 120) * 1000) });

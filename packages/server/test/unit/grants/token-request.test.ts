@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Client } from '../../../src/core/clients/client.js';
 import { InvalidClient, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../../../src/core/errors.js';
 import { handleTokenRequest } from '../../../src/core/grants/token-request.js';
 import { bindGrant, createGrantRegistry } from '../../../src/core/grants/registry.js';
 import type { GrantHandler } from '../../../src/core/grants/grant.js';
+import { fixedClock } from '../../../src/core/clock.js';
+import { createDpopNonces } from '../../../src/core/dpop/dpop-nonce.js';
 
 const acme = { id: 'cid_sandbox_acme', grants: ['client_credentials'], status: 'active' } as unknown as Client;
 
@@ -16,6 +19,14 @@ const echoGrant: GrantHandler<{ calls: string[] }> = {
   },
 };
 
+/** DPoP checks that are never reached: these requests carry no proof, and acme is a standard client. */
+const DPOP = {
+  clock: fixedClock(0),
+  replay: { useJtiOnce: async () => true },
+  nonces: createDpopNonces(randomBytes(32), fixedClock(0)),
+  urls: { authUrl: 'https://auth.connect.test', baseUrl: 'https://api.connect.test' },
+};
+
 function setup(authenticate: () => Promise<Client> = async () => acme) {
   const calls: string[] = [];
   const grants = createGrantRegistry([bindGrant(echoGrant, { calls })]);
@@ -25,6 +36,7 @@ function setup(authenticate: () => Promise<Client> = async () => acme) {
     authenticated: () => authenticated,
     deps: {
       grants,
+      dpop: DPOP,
       authenticate: async () => {
         authenticated++;
         return authenticate();
@@ -100,7 +112,7 @@ describe('handleTokenRequest', () => {
         return { accessToken: 'token', tokenType: 'Bearer', expiresIn: 60, scopes: [] };
       },
     };
-    const deps = { grants: createGrantRegistry([bindGrant(scopedGrant, null)]), authenticate: async () => acme };
+    const deps = { grants: createGrantRegistry([bindGrant(scopedGrant, null)]), authenticate: async () => acme, dpop: DPOP };
     const params = {
       grant_type: 'client_credentials',
       client_id: 'cid_sandbox_acme',
@@ -124,7 +136,7 @@ describe('handleTokenRequest', () => {
         return { accessToken: 'token', tokenType: 'Bearer', expiresIn: 60, scopes: [] };
       },
     };
-    const deps = { grants: createGrantRegistry([bindGrant(grant, null)]), authenticate: async () => acme };
+    const deps = { grants: createGrantRegistry([bindGrant(grant, null)]), authenticate: async () => acme, dpop: DPOP };
     await handleTokenRequest({ params: { grant_type: 'client_credentials', scope: 'read', extra: 'x' } }, deps);
     expect(seen).toEqual([{ grant_type: 'client_credentials' }]);
   });

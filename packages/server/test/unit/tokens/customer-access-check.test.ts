@@ -9,6 +9,7 @@ import type { TokenSessionRecord } from '../../../src/core/tokens/records.js';
 import { createCustomerAccessCheck } from '../../../src/core/tokens/customer-access-check.js';
 import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
 import { ACME, OTHER, PROFILE_ID, rejectionOf, SIGN_IN, T0, tokenSetup, URLS } from './token-fixtures.js';
+import { dpopDeps } from './token-fixtures.js';
 import { localChangeFeed } from '../../../src/core/changes/change-feed.js';
 
 /** A check over the setup's database whose session reads are counted. */
@@ -19,6 +20,7 @@ async function setup(change: (record: TokenSessionRecord) => TokenSessionRecord 
   onTestFinished(() => changes.close());
   const check = createCustomerAccessCheck({
     changes,
+    dpop: dpopDeps(s.clock, s.storage),
     keys: s.keys,
     clock: s.clock,
     urls: URLS,
@@ -54,6 +56,7 @@ describe('createCustomerAccessCheck', () => {
       expiresAt: T0 + 3600,
       scopes: [],
       authentication: SIGN_IN,
+      jkt: null,
     });
   });
 
@@ -183,7 +186,7 @@ describe('createCustomerAccessCheck', () => {
     const s = await setup();
     const session = await s.openSession();
     const feed = localChangeFeed();
-    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: s.storage.tokenSessions, changes: feed });
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: s.storage.tokenSessions, changes: feed, dpop: dpopDeps(s.clock, s.storage) });
     await check.verify(session.accessToken);
     // Refreshed where this feed hears nothing (another instance whose signal is late).
     const refreshed = await refreshCustomerToken(session.refreshToken, ACME, s.deps);
@@ -219,7 +222,7 @@ describe('createCustomerAccessCheck', () => {
     const session = await s.openSession();
     let current = true;
     const feed = { ...localChangeFeed(), isCurrent: () => current };
-    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: (sid) => { s.reads.push(sid); return s.storage.tokenSessions.findTokenSession(sid); } }, changes: feed });
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: (sid) => { s.reads.push(sid); return s.storage.tokenSessions.findTokenSession(sid); } }, changes: feed, dpop: dpopDeps(s.clock, s.storage) });
     await check.verify(session.accessToken);
     await check.verify(session.accessToken);
     expect(s.reads).toHaveLength(1);
@@ -295,7 +298,7 @@ describe('createCustomerAccessCheck', () => {
     const s = await setup();
     const session = await s.openSession();
     await s.storage.tokenSessions.revokeTokenSession(session.sid, T0);
-    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: async () => undefined }, changes: localChangeFeed() });
+    const check = createCustomerAccessCheck({ keys: s.keys, clock: s.clock, urls: URLS, tokenSessions: { findTokenSession: async () => undefined }, changes: localChangeFeed(), dpop: dpopDeps(s.clock, s.storage) });
     await refused(check.verify(session.accessToken), REPLACED);
   });
 });

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { createDpopNonces } from '../../../src/core/dpop/dpop-nonce.js';
 import { describe, expect, it } from 'vitest';
 import { refreshCustomerToken } from '../../../src/core/grants/refresh-token.js';
 import { issueClientAccessToken } from '../../../src/core/grants/client-credentials.js';
@@ -29,7 +31,13 @@ async function setup() {
 
 /** The bearer check, with `client` as the stored client. */
 function bearerDeps(s: Awaited<ReturnType<typeof setup>>, client: Client): BearerDeps {
-  return { ...s.state, findClient: async (id) => (id === client.id ? client : undefined) };
+  const dpop = { clock: s.state.clock, replay: { useJtiOnce: async () => true }, nonces: createDpopNonces(randomBytes(32), s.state.clock) };
+  return { ...s.state, findClient: async (id) => (id === client.id ? client : undefined), dpop };
+}
+
+/** A POST /tokens request presenting `token` as Bearer. */
+function bearerRequest(token: string) {
+  return { authorization: `Bearer ${token}`, dpopProofs: [], method: 'POST', url: 'https://api.connect.test/tokens' };
 }
 
 describe('identifyToken', () => {
@@ -80,8 +88,8 @@ describe('introspectToken', () => {
     expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 - 1 }, s.state)).toMatchObject({ active: true, iat: T0 });
     expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 }, s.state)).toEqual({ active: false });
     expect(await introspectToken(s.clientToken, { ...ACME, tokensEndedAt: T0 + 1 }, s.state)).toEqual({ active: false });
-    expect(await authenticateBearer(`Bearer ${s.clientToken}`, bearerDeps(s, { ...ACME, tokensEndedAt: T0 - 1 }))).toMatchObject({ id: ACME.id });
-    await expect(authenticateBearer(`Bearer ${s.clientToken}`, bearerDeps(s, { ...ACME, tokensEndedAt: T0 }))).rejects.toMatchObject({
+    expect(await authenticateBearer(bearerRequest(s.clientToken), bearerDeps(s, { ...ACME, tokensEndedAt: T0 - 1 }))).toMatchObject({ client: { id: ACME.id } });
+    await expect(authenticateBearer(bearerRequest(s.clientToken), bearerDeps(s, { ...ACME, tokensEndedAt: T0 }))).rejects.toMatchObject({
       error: 'invalid_token',
       description: 'the access token was ended when its client was disabled',
     });

@@ -1,3 +1,6 @@
+import type { Clock } from '../../../src/core/clock.js';
+import type { DpopProofDeps } from '../../../src/core/dpop/dpop-proof.js';
+import { createDpopNonces } from '../../../src/core/dpop/dpop-nonce.js';
 import { randomBytes } from 'node:crypto';
 import { createAuditLog } from '../../../src/core/audit/audit-log.js';
 import type { Client } from '../../../src/core/clients/client.js';
@@ -101,4 +104,9 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
     },
     (error: unknown) => error,
   );
+}
+
+/** DPoP proof checks on `clock`, recording proof jtis in `storage`'s replay store, with a fresh nonce key. */
+export function dpopDeps(clock: Clock, storage: Pick<Storage, 'usedJtis'>): DpopProofDeps {
+  return { clock, replay: storage.usedJtis, nonces: createDpopNonces(randomBytes(32), clock) };
 }

@@ -29,7 +29,7 @@ describe('verifyClientAccessToken', () => {
     const s = await setup60();
     const { token } = await issueClientAccessToken(ACME, s.deps);
     s.clock.set(T0 + 59);
-    expect(await verifyClientAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: ACME.id, clientId: ACME.id, jti: expect.any(String), iat: T0, exp: T0 + 60, scopes: [] });
+    expect(await verifyClientAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: ACME.id, clientId: ACME.id, jti: expect.any(String), iat: T0, exp: T0 + 60, scopes: [], jkt: null });
     s.clock.set(T0 + 60);
     expect(await verifyClientAccessToken(token, s.deps)).toBeUndefined();
   });
@@ -79,7 +79,7 @@ describe('verifyRefreshToken', () => {
     const s = await setup60();
     const token = await signed(s, 'rt+jwt', REFRESH_CLAIMS);
     s.clock.set(T0 + 59);
-    expect(await verifyRefreshToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60, scopes: [], authentication: null });
+    expect(await verifyRefreshToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j2', iat: T0, exp: T0 + 60, scopes: [], authentication: null, jkt: null });
     s.clock.set(T0 + 60);
     expect(await verifyRefreshToken(token, s.deps)).toBeUndefined();
   });
@@ -106,7 +106,7 @@ describe('decryptCustomerAccessToken', () => {
     const s = await setup60();
     const token = await encrypted(s, ACCESS_CLAIMS);
     s.clock.set(T0 + 59);
-    expect(await decryptCustomerAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60, scopes: [], authentication: null });
+    expect(await decryptCustomerAccessToken(token, s.deps)).toEqual({ iss: URLS.authUrl, sub: PROFILE_ID, clientId: ACME.id, sid: 's1', jti: 'j3', iat: T0, exp: T0 + 60, scopes: [], authentication: null, jkt: null });
     s.clock.set(T0 + 60);
     expect(await decryptCustomerAccessToken(token, s.deps)).toBeUndefined();
   });

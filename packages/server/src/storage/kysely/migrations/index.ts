@@ -25,6 +25,7 @@ import * as passkeyUserHandle from './2026-11-28T13-00-passkey-user-handle.js';
 import * as authorizationRequestAcr from './2026-11-28T14-00-authorization-request-acr.js';
 import * as clientProfiles from './2026-11-28T15-00-client-profiles.js';
 import * as pushedRequests from './2026-11-28T15-10-pushed-requests.js';
+import * as dpop from './2026-11-28T15-20-dpop.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T14-00-authorization-request-acr': authorizationRequestAcr,
   '2026-11-28T15-00-client-profiles': clientProfiles,
   '2026-11-28T15-10-pushed-requests': pushedRequests,
+  '2026-11-28T15-20-dpop': dpop,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */

@@ -41,6 +41,7 @@ export function createAuthorizationRequestStore(db: Kysely<Database>): Authoriza
           ended_by: r.endedBy,
           acr_values: r.acrValues.length > 0 ? r.acrValues.join(' ') : null,
           max_age: r.maxAge,
+          dpop_jkt: r.dpopJkt ?? null,
         }),
         'authorization request exists',
       );
@@ -121,6 +122,7 @@ export function toRequest(row: Selectable<AuthorizationRequestsTable>): Authoriz
     endedBy: isJourneyEnd(row.ended_by) ? row.ended_by : null,
     acrValues: row.acr_values ? row.acr_values.split(' ') : [],
     maxAge: num(row.max_age),
+    ...(row.dpop_jkt ? { dpopJkt: row.dpop_jkt } : {}),
   };
 }
 
@@ -249,6 +251,7 @@ export function createAuthorizationCodeStore(db: Kysely<Database>): Authorizatio
           consumed_at: c.consumedAt,
           scope: formatScope(c.scopes),
           ...authenticationColumns(c.authentication),
+          dpop_jkt: c.dpopJkt ?? null,
         }),
         'authorization code exists',
       );
@@ -311,6 +314,7 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCodeReco
     consumedAt: num(row.consumed_at),
     scopes: splitScope(row.scope),
     authentication: authenticationOfRow(row),
+    ...(row.dpop_jkt ? { dpopJkt: row.dpop_jkt } : {}),
   };
 }
 
@@ -329,11 +333,11 @@ function sessionValues(s: CodeSession) {
   const { acr, amr, auth_time: authTime } = authenticationColumns(s.authentication);
   return sql`${s.sid}, ${s.clientId}, ${s.profileId}, ${s.codeHash}, ${s.refreshJti}, ${s.accessJti},
     cast(${s.createdAt} as bigint), cast(${s.refreshExpiresAt} as bigint), cast(${s.accessExpiresAt} as bigint), null,
-    cast(${acr} as text), cast(${amr} as text), cast(${authTime} as bigint)`;
+    cast(${acr} as text), cast(${amr} as text), cast(${authTime} as bigint), cast(${s.dpopJkt ?? null} as text)`;
 }
 
 const SESSION_COLUMNS = sql`sid, client_id, profile_id, code_hash, refresh_jti, access_jti, created_at, refresh_expires_at, access_expires_at, revoked_at,
-  acr, amr, auth_time`;
+  acr, amr, auth_time, dpop_jkt`;
 
 /**
  * PostgreSQL: the code consumed and its session added in one statement,

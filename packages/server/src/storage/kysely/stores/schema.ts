@@ -91,6 +91,8 @@ export interface AuthorizationRequestsTable {
   acr_values: string | null;
   /** The request's `max_age` in seconds, or null: none. */
   max_age: number | null;
+  /** SHA-256 JWK thumbprint of the DPoP key bound, or null: none (migration `2026-11-28T15-20-dpop`). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined>;
 }
 
 export interface OtpChallengesTable {
@@ -141,6 +143,8 @@ export interface AuthorizationCodesTable {
   amr: ColumnType<string | null, string | null | undefined>;
   /** When the customer completed the sign-in, epoch seconds. */
   auth_time: ColumnType<number | null, number | null | undefined>;
+  /** SHA-256 JWK thumbprint of the DPoP key bound, or null: none (migration `2026-11-28T15-20-dpop`). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined>;
 }
 
 export interface TokenSessionsTable {
@@ -166,6 +170,8 @@ export interface TokenSessionsTable {
   amr: ColumnType<string | null, string | null | undefined>;
   /** When the customer completed the sign-in, epoch seconds. */
   auth_time: ColumnType<number | null, number | null | undefined>;
+  /** SHA-256 JWK thumbprint of the DPoP key bound, or null: none (migration `2026-11-28T15-20-dpop`). */
+  dpop_jkt: ColumnType<string | null, string | null | undefined>;
 }
 
 export interface SmsOutboxTable {

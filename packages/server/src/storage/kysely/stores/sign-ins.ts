@@ -260,9 +260,9 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
     consent as (insert into consents (profile_id, client_id, approved_at)
                 select ${consent.profileId}, ${consent.clientId}, ${consent.approvedAt}::bigint from moved
                 on conflict (profile_id, client_id) do nothing),
-    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at, scope, acr, amr, auth_time)
+    code as (insert into authorization_codes (code_hash, client_id, redirect_uri, profile_id, code_challenge, created_at, expires_at, consumed_at, scope, acr, amr, auth_time, dpop_jkt)
              select ${k.codeHash}, ${k.clientId}, ${k.redirectUri}, ${k.profileId}, ${k.codeChallenge}, ${k.createdAt}::bigint, ${k.expiresAt}::bigint, null, ${formatScope(k.scopes)},
-               ${ka.acr}::text, ${ka.amr}::text, ${ka.auth_time}::bigint from moved)
+               ${ka.acr}::text, ${ka.amr}::text, ${ka.auth_time}::bigint, ${k.dpopJkt ?? null}::text from moved)
     select (select attempts from claim) as attempts, (select consumed_at from claim) as consumed_at, (select is_right from claim) as is_right,
       (case when ${customerCanSignIn(entry)} then 1 else 0 end) as customer_ok,
       (select count(*) from held)::integer as held, (select credential_version from held) as credential_version,

@@ -23,6 +23,7 @@ export function createTokenSessionStore(db: Kysely<Database>): TokenSessionStore
           access_expires_at: s.accessExpiresAt,
           revoked_at: s.revokedAt,
           ...authenticationColumns(s.authentication),
+          dpop_jkt: s.dpopJkt ?? null,
         }),
         'token session exists',
       );
@@ -125,5 +126,6 @@ function toTokenSession(row: Selectable<TokenSessionsTable>): TokenSessionRecord
     accessExpiresAt: Number(row.access_expires_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     authentication: authenticationOfRow(row),
+    ...(row.dpop_jkt ? { dpopJkt: row.dpop_jkt } : {}),
   };
 }
