@@ -528,6 +528,42 @@ const fapiRows: Record<string, Row> = {
     hint: /system clock/,
     cause: () => caught(requestClientToken({ authUrl: connect.authUrl, clientId: fapi.clientId, privateKey: fapi.key.privateKey, keyId: 'fapi', clock: fixedClock(clock.nowSeconds() - 3600) })),
   },
+  'a code bound to a DPoP key, exchanged without a proof': {
+    at: 'POST /token',
+    ErrorClass: InvalidGrant,
+    description: 'the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key',
+    hint: STILL_VALID,
+    async cause() {
+      const pending = await startAuthorization({ ...shop, dpop: true, redirectUri: REDIRECT_URI });
+      const callback = parseCallback(await browser.authorize(pending.url, connect.demo.customer), { state: pending.state, issuer: connect.authUrl });
+      return caught(exchangeCode(shop, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier }));
+    },
+  },
+  'a bound refresh token sent with another DPoP key': {
+    at: 'POST /token',
+    ErrorClass: InvalidGrant,
+    description: 'this refresh token is bound to another DPoP key',
+    hint: /dpop: \{ key \}/,
+    async cause() {
+      const bound = { ...shop, dpop: true };
+      const pending = await startAuthorization({ ...bound, redirectUri: REDIRECT_URI });
+      const callback = parseCallback(await browser.authorize(pending.url, connect.demo.customer), { state: pending.state, issuer: connect.authUrl });
+      const tokens = await exchangeCode(bound, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier });
+      // Another key, as after a restart with dpop: true.
+      return caught(refreshCustomerToken({ ...shop, dpop: { key: await generateKeyPair('ES256') } }, tokens));
+    },
+  },
+  'a DPoP-bound client token presented as a bearer token at /tokens': {
+    at: 'POST /tokens',
+    ErrorClass: InvalidToken,
+    description: 'this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof',
+    hint: /^Get a new access token/,
+    async cause() {
+      const tokens = await linkedTokens();
+      // Options without dpop present the provider's bound token as Bearer.
+      return caught(refreshCustomerToken(shop, tokens, { via: 'tokens', clientCredentials: new ClientCredentialsProvider({ ...shop, dpop: true }) }));
+    },
+  },
   'a resource server pushing an authorization request': {
     at: 'POST /par',
     ErrorClass: UnauthorizedClient,

@@ -127,7 +127,7 @@ describe('private_key_jwt', () => {
 });
 
 describe('DPoP at the token endpoint', () => {
-  it('sends a proof with every request (htm, htu, iat, unique jti), one key per options object, and keeps the DPoP token type', async () => {
+  it('sends a proof with every request (htm, htu, iat, unique jti), one generated key per client in the process, and keeps the DPoP token type', async () => {
     const server = await serve((_request, response) => sendJson(response, 200, tokenAnswer('DPoP')));
     const options = fapi(server);
     const first = await requestClientToken(options);
@@ -140,9 +140,11 @@ describe('DPoP at the token endpoint', () => {
     }
     expect(proofs[0]?.thumbprint).toBe(proofs[1]?.thumbprint);
     expect(proofs[0]?.payload.jti).not.toBe(proofs[1]?.payload.jti);
-    // Another options object: another generated key.
+    // Another options object of the same client: the same key; another client: another key.
     await requestClientToken(fapi(server));
-    expect((await verifyProof(server.requests[2]?.headers.dpop)).thumbprint).not.toBe(proofs[0]?.thumbprint);
+    expect((await verifyProof(server.requests[2]?.headers.dpop)).thumbprint).toBe(proofs[0]?.thumbprint);
+    await requestClientToken(fapi(server, { clientId: 'cid_other' }));
+    expect((await verifyProof(server.requests[3]?.headers.dpop)).thumbprint).not.toBe(proofs[0]?.thumbprint);
   });
 
   it('signs with a given key pair', async () => {

@@ -59,9 +59,10 @@ export interface ConnectSettings {
    * remembers the latest nonce per origin.
    *
    * `true`: the SDK generates an ES256 key pair (private key
-   * non-extractable) once per options object, so every SDK instance built
-   * from these options, and every standalone call given this same object,
-   * shares it. It lives only in this process: tokens kept in a
+   * non-extractable) once per client (`authUrl` and `clientId`) in this
+   * process, so every SDK instance and standalone call of the client
+   * shares it (a code pushed by `startAuthorization` is exchanged by
+   * `exchangeCode` with the same key). It lives only in this process: tokens kept in a
    * `TokenStore` are bound to it, so a consumer that keeps refresh tokens
    * across restarts must pass its own key pair, `{ key }` (ES256, PS256 or
    * EdDSA), and keep it as safe as the tokens. Default off.
@@ -120,7 +121,7 @@ export function resolveOptions(options: ConnectOptions): ResolvedOptions {
     ? { kind: 'secret', clientSecret: given.clientSecret as string }
     : { kind: 'key', key: clientKeyOf(options as ConnectSettings & ClientAuthentication & { privateKey: CryptoKey | PrivateJwk }) };
   if (options.dpop !== undefined && typeof options.dpop !== 'boolean' && !isKeyPair(options.dpop.key)) throw new TypeError('dpop.key must be a CryptoKeyPair');
-  const dpop = options.dpop ? dpopStateOf(options) : undefined;
+  const dpop = options.dpop ? dpopStateOf(options.dpop, `${authUrl} ${options.clientId}`) : undefined;
   const pushed = options.pushedAuthorization ?? (hasKey && dpop !== undefined);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be a positive number of milliseconds');

@@ -161,7 +161,7 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
   {
     code: 'invalid_grant',
     description: /bound this code to a DPoP key/,
-    hint: `${CODE_STILL_VALID}, with the DPoP key the authorization was started with: the same options object (dpop: true makes one key per object) or the same dpop: { key }.`,
+    hint: `${CODE_STILL_VALID}, with the DPoP key the authorization was started with: the same dpop: { key }, or dpop: true in the same process (its key is made once per client and process).`,
   },
   {
     code: 'invalid_grant',

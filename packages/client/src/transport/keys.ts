@@ -85,17 +85,19 @@ export interface DpopState {
   readonly nonces: Map<string, string>;
 }
 
-// One state per options object (for `dpop: true`) or per given key pair, so that every instance built from them agrees.
-const STATES = new WeakMap<object, DpopState>();
+// A generated key: one per client (auth URL and client ID) in this process. A given key pair: one state per pair.
+const GENERATED = new Map<string, DpopState>();
+const GIVEN = new WeakMap<CryptoKeyPair, DpopState>();
 
-/** The DPoP state of `options`, created once per options object or key pair (internal). */
-export function dpopStateOf(options: { readonly dpop?: boolean | { readonly key: CryptoKeyPair } | undefined }): DpopState {
-  const owner: object = typeof options.dpop === 'object' ? options.dpop.key : options;
-  let state = STATES.get(owner);
-  if (!state) {
-    state = typeof options.dpop === 'object' ? dpopState(Promise.resolve(options.dpop.key), algorithmOfCryptoKey(options.dpop.key.privateKey)) : dpopState(undefined, 'ES256');
-    STATES.set(owner, state);
+/** The DPoP state of a `dpop` option for the client named by `client` (internal). */
+export function dpopStateOf(dpop: true | { readonly key: CryptoKeyPair }, client: string): DpopState {
+  if (dpop === true) {
+    let state = GENERATED.get(client);
+    if (!state) GENERATED.set(client, (state = dpopState(undefined, 'ES256')));
+    return state;
   }
+  let state = GIVEN.get(dpop.key);
+  if (!state) GIVEN.set(dpop.key, (state = dpopState(Promise.resolve(dpop.key), algorithmOfCryptoKey(dpop.key.privateKey))));
   return state;
 }
 
