@@ -1,7 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import type { Clock } from './clock.js';
 import { encodeBase64Url } from './base64url.js';
-import { randomToken } from '../flows/pkce.js';
 
 /** The JWS algorithms Connect accepts for client assertions and DPoP proofs (docs/consumer-guide.md, "FAPI 2.0"). */
 export type JoseAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
@@ -154,6 +153,11 @@ export function rememberNonce(state: DpopState | undefined, url: string | URL, h
 /** `ath` (RFC 9449 §4.2): base64url of the SHA-256 of the access token's ASCII. */
 export async function accessTokenHash(accessToken: string): Promise<string> {
   return encodeBase64Url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken))));
+}
+
+/** base64url of `bytes` random bytes from the platform's CSPRNG, for `jti`s. */
+function randomToken(bytes: number): string {
+  return encodeBase64Url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 function isCryptoKey(value: unknown): value is CryptoKey {
