@@ -165,11 +165,13 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
 
   async function account(response: ServerResponse, session: Session): Promise<void> {
     if (!session.linked) return seeOther(response, '/');
+    // The profile first: the SDK presents the token (Bearer, or DPoP with a proof) and renews a refused one.
+    const profile = await callProfile(manager, session.customerKey, profileUrl);
     const tokens = await manager.getTokens(session.customerKey);
     const view: AccountView = {
       linked: session.linked,
       token: summary(tokens),
-      profile: await callProfile(profileUrl, tokens.accessToken),
+      profile,
       lastRefresh: session.lastRefresh,
       payouts: options.payoutsUrl ? { last: session.lastPayout } : undefined,
     };
@@ -228,17 +230,16 @@ export async function startConsumerApp(
   };
 }
 
-/** The platform's protected profile API, called with the customer's access token. */
-async function callProfile(profileUrl: string, accessToken: string): Promise<AccountView['profile']> {
+/** The platform's protected profile API, called with the customer's access token (`CustomerTokenManager.fetch`). */
+async function callProfile(manager: CustomerTokenManager, customerKey: string, profileUrl: string): Promise<AccountView['profile']> {
   try {
-    const response = await fetch(profileUrl, {
-      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(5000),
-    });
+    const response = await manager.fetch(customerKey, profileUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
     const body = (await response.json().catch(() => undefined)) as { error?: string; error_description?: string } | undefined;
     if (response.ok) return { ok: true, body };
     return { ok: false, message: `HTTP ${response.status}: ${body?.error ?? 'no JSON'} ${body?.error_description ?? ''}`.trim() };
   } catch (error) {
+    // The tokens' own trouble (a new authorization needed, Connect unreachable) is the page's to answer.
+    if (isConnectError(error)) throw error;
     return { ok: false, message: `The profile API did not answer: ${(error as Error).message}` };
   }
 }
