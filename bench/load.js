@@ -8,8 +8,10 @@
 //
 // Optional, for requests that cannot repeat: `bodiesFile` names a JSON file
 // holding an array of bodies, each sent once, in order (with `amount`, the
-// run stops when they are used up); `uuidHeader` names a header that gets a
-// fresh random UUID (version 4) on every request.
+// run stops when they are used up); `requestsFile` the same for whole
+// requests, each `{ headers, body }` (headers added to the common ones: a
+// DPoP proof and a client assertion are each accepted once); `uuidHeader`
+// names a header that gets a fresh random UUID (version 4) on every request.
 //
 // Latency percentiles come from autocannon's 'response' events at
 // sub-millisecond resolution (autocannon's own histogram counts whole
@@ -30,16 +32,23 @@ let count = 0;
 const statuses = {};
 
 const bodies = options.bodiesFile ? JSON.parse(readFileSync(options.bodiesFile, 'utf8')) : undefined;
+const requests = options.requestsFile ? JSON.parse(readFileSync(options.requestsFile, 'utf8')) : undefined;
 let nextBody = 0;
+let nextRequest = 0;
 const perRequest =
-  bodies || options.uuidHeader
+  bodies || requests || options.uuidHeader
     ? {
         requests: [
           {
             setupRequest(request) {
               const changed = { ...request };
               if (bodies) changed.body = bodies[nextBody++ % bodies.length];
-              if (options.uuidHeader) changed.headers = { ...request.headers, [options.uuidHeader]: randomUUID() };
+              if (requests) {
+                const next = requests[nextRequest++ % requests.length];
+                changed.headers = { ...request.headers, ...next.headers };
+                changed.body = next.body;
+              }
+              if (options.uuidHeader) changed.headers = { ...changed.headers, [options.uuidHeader]: randomUUID() };
               return changed;
             },
           },

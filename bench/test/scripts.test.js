@@ -19,7 +19,7 @@ function runScript(script, env) {
 }
 
 describe('benchmark scripts', () => {
-  it.each(['token-bench.js', 'paired.js', 'instructions.js', 'customer-bench.js', 'pin-flood.js', 'rolling-restart.js'])('%s loads and refuses a bad setting with one line', async (script) => {
+  it.each(['token-bench.js', 'paired.js', 'instructions.js', 'customer-bench.js', 'fapi-token.js', 'pin-flood.js', 'rolling-restart.js'])('%s loads and refuses a bad setting with one line', async (script) => {
     const { code, stderr } = await runScript(script, { BENCH_CONNECTIONS: '0' });
     expect(stderr.trim()).toMatch(/^bench: BENCH_CONNECTIONS must be a whole number from 1 to \d+, not "0"$/);
     expect(code).toBe(2);

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { basicAuth, form } from '../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
@@ -237,3 +237,55 @@ function suite(engine: 'sqlite' | 'postgres') {
 suite('sqlite');
 if (postgresAdminUrl) suite('postgres');
 else noticePostgresSkipped('two servers on one PostgreSQL database');
+
+/**
+ * A FAPI 2.0 client (`clients create --profile fapi2 --jwks FILE`) against
+ * two server processes on one PostgreSQL database: an assertion or a proof
+ * accepted by one is refused by the other (the replay store), and a DPoP
+ * nonce one issued is accepted by the other (docs/operator-guide.md, "The
+ * replay store"; docs/resource-servers.md, "DPoP-bound tokens").
+ */
+describe.skipIf(!postgresAdminUrl)('FAPI 2.0 on two servers on one PostgreSQL database', () => {
+  const ISSUER = 'http://connect.test';
+
+  it('a replayed assertion jti and a replayed proof jti are refused on the other server; a nonce of one is accepted by the other', { timeout: 60_000 }, async () => {
+    const s = await setting('postgres');
+    await cli(s, ['migrate']);
+    const signing = await generateKeyPair('ES256');
+    const kid = 'fapi-key-1';
+    const jwksFile = join(s.cwd, 'jwks.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(signing.publicKey)), kid, alg: 'ES256' }] }));
+    const created = await cli<{ clientId: string }>(s, ['clients', 'create', '--name', 'Fapi', '--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials', '--profile', 'fapi2', '--jwks', jwksFile]);
+    const clientId = created.clientId;
+    const dpop = await generateKeyPair('ES256');
+    const dpopJwk = await exportJWK(dpop.publicKey);
+
+    const now = () => Math.floor(Date.now() / 1000);
+    const assertion = () =>
+      new SignJWT({ iss: clientId, sub: clientId, aud: ISSUER, jti: randomUUID(), iat: now(), exp: now() + 60 }).setProtectedHeader({ alg: 'ES256', kid }).sign(signing.privateKey);
+    const proof = (nonce?: string) =>
+      new SignJWT({ jti: randomUUID(), htm: 'POST', htu: `${ISSUER}/token`, iat: now(), ...(nonce === undefined ? {} : { nonce }) })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: dpopJwk })
+        .sign(dpop.privateKey);
+    const token = async (base: string, clientAssertion: string, dpopProof: string) => {
+      const res = await fetch(new URL('/token', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: dpopProof },
+        body: form({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: clientAssertion }),
+      });
+      const body = (await res.json()) as { error?: string; token_type?: string };
+      return { status: res.status, error: body.error, tokenType: body.token_type, nonce: res.headers.get('dpop-nonce') ?? undefined };
+    };
+
+    const [a, b] = await Promise.all([serve(s), serve(s)]);
+    const asked = await token(a, await assertion(), await proof());
+    expect(asked).toMatchObject({ status: 400, error: 'use_dpop_nonce' });
+    // A's nonce at B.
+    const usedAssertion = await assertion();
+    const usedProof = await proof(asked.nonce);
+    expect(await token(b, usedAssertion, usedProof)).toMatchObject({ status: 200, tokenType: 'DPoP' });
+    // B's assertion and B's proof, each again at A with a new other half.
+    expect(await token(a, usedAssertion, await proof(asked.nonce))).toMatchObject({ status: 401, error: 'invalid_client' });
+    expect(await token(a, await assertion(), usedProof)).toMatchObject({ status: 400, error: 'invalid_dpop_proof' });
+  });
+});

@@ -28,6 +28,22 @@ export interface ClientAssertionDeps {
 }
 
 /**
+ * jose's key set over `set`, one per `keys` array: a client's registered
+ * keys, or a `jwks_uri`'s cached answer, are the same array until they
+ * change, and the set keeps the keys it imported, so a client's key is
+ * imported once rather than on every request.
+ */
+const localKeySets = new WeakMap<object, ReturnType<typeof createLocalJWKSet>>();
+function localKeySetOf(set: JSONWebKeySet): ReturnType<typeof createLocalJWKSet> {
+  let local = localKeySets.get(set.keys);
+  if (!local) {
+    local = createLocalJWKSet(set);
+    localKeySets.set(set.keys, local);
+  }
+  return local;
+}
+
+/**
  * Verifies a `private_key_jwt` client assertion (RFC 7523 §3, FAPI 2.0
  * Security Profile §5.3.2.1) of `client`, and records its `jti`
  * (docs/consumer-guide.md, "Authenticating with a private key"):
@@ -63,7 +79,7 @@ export async function verifyClientAssertion(assertion: string, client: Client, d
     currentDate: clockDate(deps.clock),
   };
 
-  const verifyWith = (set: JSONWebKeySet) => jwtVerify(assertion, createLocalJWKSet(set), options);
+  const verifyWith = (set: JSONWebKeySet) => jwtVerify(assertion, localKeySetOf(set), options);
   const keysOf = async (): Promise<JSONWebKeySet> => {
     if (jwks) return { keys: jwks.keys as JSONWebKeySet['keys'] };
     try {

@@ -20,6 +20,28 @@ export const DPOP_PROOF_TYPE = 'dpop+jwt';
  */
 export const DPOP_IAT_WINDOW_SECONDS = 60;
 
+/**
+ * jose's `EmbeddedJWK`, remembered for the last {@link EMBEDDED_KEYS_KEPT}
+ * keys by their `alg` and `jwk`: a client sends the same key with every
+ * proof, and importing it again costs about as much as checking the
+ * signature (bench/README.md, "FAPI 2.0 token requests"). Its checks (an
+ * object, `use` and `alg` agreeing, a public key) ran when the key was
+ * first seen, and give the same answer for the same `alg` and `jwk`; a key
+ * it refused is not remembered.
+ */
+const embeddedKeys = new Map<string, ReturnType<typeof EmbeddedJWK>>();
+const EMBEDDED_KEYS_KEPT = 1000;
+function embeddedKey(...[header, token]: Parameters<typeof EmbeddedJWK>): ReturnType<typeof EmbeddedJWK> {
+  const id = `${String(header?.alg)}\0${JSON.stringify(header?.jwk)}`;
+  const known = embeddedKeys.get(id);
+  if (known) return known;
+  const imported = EmbeddedJWK(header, token);
+  if (embeddedKeys.size >= EMBEDDED_KEYS_KEPT) embeddedKeys.delete(embeddedKeys.keys().next().value as string);
+  embeddedKeys.set(id, imported);
+  imported.catch(() => embeddedKeys.delete(id));
+  return imported;
+}
+
 /** Longer than any proof a client sends; longer input is not even parsed. */
 const MAX_PROOF_LENGTH = 8192;
 /** Members only a private (or symmetric) JWK has (RFC 7517 §9.3, RFC 7518 §6). */
@@ -83,7 +105,7 @@ export async function verifyDpopProof(request: DpopProofRequest, deps: DpopProof
       if (key === undefined || key === null || typeof key !== 'object') throw new errors.JWSInvalid('jwk missing');
       // A private key in the header would give it away; it is refused before anything else (RFC 9449 §4.3).
       if (PRIVATE_MEMBERS.some((member) => member in key)) throw new PrivateKeyInProof();
-      return EmbeddedJWK(header, token);
+      return embeddedKey(header, token);
     }, {
       typ: DPOP_PROOF_TYPE,
       algorithms: [...DPOP_SIGNING_ALGS],
