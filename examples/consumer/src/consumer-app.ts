@@ -7,6 +7,7 @@ import {
   ReauthorizationRequired,
   UnmetAuthenticationRequirements,
   type Clock,
+  type ConnectOptions,
   type CustomerTokens,
   type RefreshEndpoint,
 } from '@connect-auth/client';
@@ -15,8 +16,11 @@ import { SessionStore, type Session, type TokenSummary } from './session-store.j
 
 /** How the shop reaches Connect. */
 export interface ConsumerAppOptions {
-  /** Connect's URLs and this shop's client credentials. */
-  readonly connect: { readonly authUrl: string; readonly baseUrl?: string; readonly clientId: string; readonly clientSecret: string };
+  /**
+   * Connect's URLs and this shop's client credentials: a client secret, or
+   * for a FAPI 2.0 client `privateKey` and `dpop` (docs/consumer-guide.md, "FAPI 2.0").
+   */
+  readonly connect: ConnectOptions;
   /** The redirect URI registered for the client; its path is the shop's callback route. */
   readonly redirectUri: string;
   /** Where customer tokens are refreshed; default `tokens` (`POST {base_url}/tokens`). */
@@ -161,11 +165,13 @@ export function createConsumerApp(options: ConsumerAppOptions): ConsumerApp {
 
   async function account(response: ServerResponse, session: Session): Promise<void> {
     if (!session.linked) return seeOther(response, '/');
+    // The profile first: the SDK presents the token (Bearer, or DPoP with a proof) and renews a refused one.
+    const profile = await callProfile(manager, session.customerKey, profileUrl);
     const tokens = await manager.getTokens(session.customerKey);
     const view: AccountView = {
       linked: session.linked,
       token: summary(tokens),
-      profile: await callProfile(profileUrl, tokens.accessToken),
+      profile,
       lastRefresh: session.lastRefresh,
       payouts: options.payoutsUrl ? { last: session.lastPayout } : undefined,
     };
@@ -224,17 +230,16 @@ export async function startConsumerApp(
   };
 }
 
-/** The platform's protected profile API, called with the customer's access token. */
-async function callProfile(profileUrl: string, accessToken: string): Promise<AccountView['profile']> {
+/** The platform's protected profile API, called with the customer's access token (`CustomerTokenManager.fetch`). */
+async function callProfile(manager: CustomerTokenManager, customerKey: string, profileUrl: string): Promise<AccountView['profile']> {
   try {
-    const response = await fetch(profileUrl, {
-      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(5000),
-    });
+    const response = await manager.fetch(customerKey, profileUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
     const body = (await response.json().catch(() => undefined)) as { error?: string; error_description?: string } | undefined;
     if (response.ok) return { ok: true, body };
     return { ok: false, message: `HTTP ${response.status}: ${body?.error ?? 'no JSON'} ${body?.error_description ?? ''}`.trim() };
   } catch (error) {
+    // The tokens' own trouble (a new authorization needed, Connect unreachable) is the page's to answer.
+    if (isConnectError(error)) throw error;
     return { ok: false, message: `The profile API did not answer: ${(error as Error).message}` };
   }
 }

@@ -1,10 +1,12 @@
+import type { PrivateJwk } from '@connect-auth/client';
 import { startConsumerApp } from './consumer-app.js';
 import { startPlatformApi } from './platform-api.js';
 
 /**
  * Runs the demo shop from environment variables:
  * CONNECT_AUTH_URL (default http://127.0.0.1:3000), CONNECT_BASE_URL,
- * CONNECT_CLIENT_ID, CONNECT_CLIENT_SECRET (required), SHOP_HOST / SHOP_PORT
+ * CONNECT_CLIENT_ID, CONNECT_CLIENT_SECRET (required) or, for a FAPI 2.0
+ * client, CONNECT_PRIVATE_JWK (its private signing JWK, as JSON), SHOP_HOST / SHOP_PORT
  * (default 127.0.0.1:4000), SHOP_REDIRECT_URI (default http://host:port/callback)
  * and CONNECT_REFRESH_VIA (`tokens` or `token`). With
  * CONNECT_RESOURCE_SERVER_ID and CONNECT_RESOURCE_SERVER_SECRET (a resource
@@ -15,10 +17,13 @@ import { startPlatformApi } from './platform-api.js';
 const env = process.env;
 const clientId = env.CONNECT_CLIENT_ID;
 const clientSecret = env.CONNECT_CLIENT_SECRET;
-if (!clientId || !clientSecret) {
-  console.error('Set CONNECT_CLIENT_ID and CONNECT_CLIENT_SECRET (npm start prints the demo client\'s), or run npm run demo.');
+const privateJwk = env.CONNECT_PRIVATE_JWK;
+if (!clientId || !(clientSecret || privateJwk)) {
+  console.error('Set CONNECT_CLIENT_ID and CONNECT_CLIENT_SECRET (npm start prints the demo client\'s), or CONNECT_PRIVATE_JWK for a FAPI 2.0 client, or run npm run demo.');
   process.exit(1);
 }
+// A FAPI 2.0 client signs with its key and binds its tokens to a DPoP key (docs/consumer-guide.md, "FAPI 2.0").
+const credentials = privateJwk ? { privateKey: JSON.parse(privateJwk) as PrivateJwk, dpop: true } : { clientSecret: clientSecret as string };
 const host = env.SHOP_HOST ?? '127.0.0.1';
 const port = Number(env.SHOP_PORT ?? 4000);
 const refreshVia = env.CONNECT_REFRESH_VIA === 'token' ? 'token' : 'tokens';
@@ -30,7 +35,7 @@ const api =
     ? await startPlatformApi({ connect: { authUrl, clientId: apiId, clientSecret: apiSecret }, host, port: Number(env.API_PORT ?? 4001) })
     : undefined;
 const shop = await startConsumerApp({
-  connect: { authUrl, clientId, clientSecret, ...(env.CONNECT_BASE_URL ? { baseUrl: env.CONNECT_BASE_URL } : {}) },
+  connect: { authUrl, clientId, ...credentials, ...(env.CONNECT_BASE_URL ? { baseUrl: env.CONNECT_BASE_URL } : {}) },
   redirectUri: env.SHOP_REDIRECT_URI ?? `http://${host}:${port}/callback`,
   refreshVia,
   host,

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  bearerToken,
   createTokenVerifier,
+  dpopChallenge,
   InsufficientScope,
   InsufficientUserAuthentication,
   InvalidToken,
@@ -41,7 +41,8 @@ export const PAYOUT_SIGN_IN = { acr: ['phr'], maxAge: 300 } as const;
 /**
  * One of the platform's own APIs, as a resource server: `GET
  * /customer/profile` accepts a customer access token (whichever merchant
- * presents it) and answers with whom it stands for. It checks tokens with
+ * presents it; a DPoP-bound one with its proof, docs/resource-servers.md,
+ * "DPoP in the SDK's verifier") and answers with whom it stands for. It checks tokens with
  * `createTokenVerifier`, at Connect's `/introspect`, with credentials that
  * can obtain no token, and holds no key of Connect's. It may require scopes
  * (`requiredScopes`; docs/resource-servers.md, "Requiring scopes").
@@ -64,23 +65,28 @@ export function createPlatformApi(options: PlatformApiOptions): { handle(request
     if (operation !== 'GET /customer/profile' && operation !== 'POST /payouts') return json(response, 404, { error: 'not_found', error_description: 'no such API' });
     // The request body is not read: this example's payout carries no details.
     request.resume();
-    const presented = bearerToken(request.headers.authorization);
-    if (presented === undefined) {
-      // RFC 6750 §3.1: a request without a bearer token gets a challenge without an error code.
-      return json(response, 401, { error: 'invalid_token', error_description: 'an access token is required: Authorization: Bearer <access_token>' }, { 'www-authenticate': 'Bearer realm="platform-api"' });
+    const authorization = request.headers.authorization;
+    if (!authorization || !/^(Bearer|DPoP) /i.test(authorization)) {
+      // RFC 6750 §3.1, RFC 9449 §7.1: a request without a token gets challenges without an error code.
+      const challenges = `Bearer realm="platform-api", ${dpopChallenge()}`;
+      return json(response, 401, { error: 'invalid_token', error_description: 'an access token is required: Authorization: Bearer <access_token>' }, { 'www-authenticate': challenges });
     }
+    const dpop = /^DPoP /i.test(authorization);
+    // The URL as the caller addressed it, for the DPoP proof's htu (behind a proxy: its public address).
+    const presented = { authorization, dpop: request.headers.dpop, method: request.method ?? 'GET', url: `http://${request.headers.host}${request.url}` };
     try {
       if (operation === 'POST /payouts') {
         // A high-risk operation: a strong and recent sign-in, or the step-up challenge (RFC 9470 §3).
-        const token = await verifier.verify(presented, { kind: 'customer', scopes: options.requiredScopes, ...(options.payoutSignIn ?? PAYOUT_SIGN_IN) });
+        const token = await verifier.verifyRequest(presented, { kind: 'customer', scopes: options.requiredScopes, ...(options.payoutSignIn ?? PAYOUT_SIGN_IN) });
         return json(response, 200, { payout: 'accepted', profileId: token.profileId, clientId: token.clientId, acr: token.authentication?.acr, authTime: token.authentication?.authTime });
       }
-      const token = await verifier.verify(presented, { kind: 'customer', scopes: options.requiredScopes });
+      const token = await verifier.verifyRequest(presented, { kind: 'customer', scopes: options.requiredScopes });
       return json(response, 200, { profileId: token.profileId, clientId: token.clientId, tokenExpiresAt: token.expiresAt, checkedBy: 'introspection' });
     } catch (error) {
       if (error instanceof InvalidToken) {
-        // RFC 6750 §3.1: the token is malformed, expired, revoked or not a customer's.
-        return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+        // RFC 6750 §3.1, RFC 9449 §7.1: the token is malformed, expired, revoked or not a customer's, or its DPoP proof failed.
+        const challenge = dpop ? dpopChallenge(error) : 'Bearer error="invalid_token"';
+        return json(response, 401, { error: 'invalid_token', error_description: error.description }, { 'www-authenticate': challenge });
       }
       if (error instanceof InsufficientUserAuthentication) {
         // RFC 9470 §3: a valid token whose sign-in is too weak or too old; the challenge says what a new one must meet.

@@ -1,9 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, startServer, type RunningServer } from '@connect-auth/server';
+import { exportJWK, generateKeyPair } from 'jose';
+import type { ConnectOptions } from '@connect-auth/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserTestsRun, launchChromium } from '../../../packages/server/test/helpers/chromium.js';
@@ -17,12 +19,14 @@ import { startPlatformApi } from '../src/platform-api.js';
  * profileId and the answer of the example platform API (a resource server
  * checking the token at /introspect) → Refresh now shows a new token. All
  * listen on free ports; the shop's client is registered with its actual
- * redirect URI.
+ * redirect URI. The same walk runs for a shop with a client secret and for
+ * one that is a FAPI 2.0 client (a private key and DPoP; only its
+ * `connect` options differ).
  */
 
 const STEP_TIMEOUT_MS = 10_000;
 
-describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in Chromium', () => {
+describe.skipIf(!browserTestsRun('the demo shop in Chromium')).each(['secret', 'fapi2'] as const)('the demo shop in Chromium, client %s', (profile) => {
   let dataDir: string | undefined;
   let connect: RunningServer | undefined;
   let shop: Server | undefined;
@@ -41,12 +45,17 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
     await new Promise<void>((resolve) => shop?.listen(0, '127.0.0.1', resolve));
     shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
     let out = '';
+    // A FAPI 2.0 shop registers the public half of its signing key and keeps the private half.
+    const signing = await generateKeyPair('ES256');
+    const jwksFile = join(dataDir, 'shop-jwks.json');
+    await writeFile(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(signing.publicKey)), kid: 'shop', alg: 'ES256', use: 'sig' }] }));
+    const fapi = profile === 'fapi2' ? ['--profile', 'fapi2', '--jwks', jwksFile] : [];
     const status = await runCli(
-      ['clients', 'create', '--name', 'Demo Shop (test)', '--redirect-uri', `${shopUrl}/callback`, '--grants', 'client_credentials,authorization_code,refresh_token', '--json'],
+      ['clients', 'create', '--name', 'Demo Shop (test)', '--redirect-uri', `${shopUrl}/callback`, '--grants', 'client_credentials,authorization_code,refresh_token', ...fapi, '--json'],
       { env: { ...env, CONNECT_AUTH_URL: connect.urls.authUrl }, stdout: (text) => void (out += text), stderr: () => {} },
     );
     expect(status).toBe(0);
-    const client = JSON.parse(out) as { clientId: string; clientSecret: string };
+    const client = JSON.parse(out) as { clientId: string; clientSecret?: string };
     shopClientId = client.clientId;
     out = '';
     const registered = await runCli(['clients', 'create', '--name', 'Platform API (test)', '--resource-server', '--json'], {
@@ -58,7 +67,12 @@ describe.skipIf(!browserTestsRun('the demo shop in Chromium'))('the demo shop in
     const resourceServer = JSON.parse(out) as { clientId: string; clientSecret: string };
     api = await startPlatformApi({ connect: { authUrl: connect.urls.authUrl, ...resourceServer }, port: 0 });
     const app = createConsumerApp({
-      connect: { authUrl: connect.urls.authUrl, baseUrl: connect.urls.baseUrl, clientId: client.clientId, clientSecret: client.clientSecret },
+      connect: {
+        authUrl: connect.urls.authUrl,
+        baseUrl: connect.urls.baseUrl,
+        clientId: client.clientId,
+        ...(profile === 'fapi2' ? { privateKey: signing.privateKey, dpop: true } : { clientSecret: client.clientSecret ?? '' }),
+      } as ConnectOptions,
       redirectUri: `${shopUrl}/callback`,
       profileUrl: `${api.url}/customer/profile`,
     });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exchangeCode, parseCallback, requestClientToken, revokeToken, startAuthorization, type CustomerTokens } from '@connect-auth/client';
+import { CustomerTokenManager, exchangeCode, parseCallback, requestClientToken, revokeToken, startAuthorization, type CustomerTokens } from '@connect-auth/client';
 import { fixedClock, startServer, type RunningServer } from '@connect-auth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSession } from '../../../packages/client/test/support/browser-session.js';
@@ -72,10 +72,10 @@ describe('the example platform API', () => {
   it.each([
     ['no Authorization header', undefined],
     ['another scheme', `Basic ${btoa('a:b')}`],
-  ])('refuses %s: 401 with a challenge without an error code (RFC 6750 §3.1)', async (_name, authorization) => {
+  ])('refuses %s: 401 with challenges without an error code (RFC 6750 §3.1, RFC 9449 §7.1)', async (_name, authorization) => {
     const response = await profile(authorization);
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="platform-api"');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="platform-api", DPoP algs="ES256 PS256 EdDSA"');
     expect(await response.json()).toMatchObject({ error: 'invalid_token' });
   });
 
@@ -169,4 +169,22 @@ describe('the example platform API', () => {
       await cut.close();
     }
   }, 20_000);
+  it("takes a DPoP-bound token with its proof, and refuses it without one (docs/resource-servers.md, the SDK's verifier and DPoP)", async () => {
+    // A standard client may bind its tokens too: the demo client with dpop on.
+    const customers = new CustomerTokenManager({ ...merchant(), dpop: true, redirectUri: REDIRECT_URI });
+    const pending = await customers.startAuthorization();
+    const callback = await new BrowserSession(merchant().authUrl).authorize(pending.url, connect?.demo?.customer ?? { mobile: '', pin: '' });
+    const { tokens: bound } = await customers.completeAuthorization('alice', callback, pending);
+    expect(bound.tokenType).toBe('DPoP');
+    const answer = await customers.fetch('alice', `${api?.url}/customer/profile`);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ profileId: connect?.demo?.customer.profileId, checkedBy: 'introspection' });
+
+    const asBearer = await profile(`Bearer ${bound.accessToken}`);
+    expect(asBearer.status).toBe(401);
+    expect(asBearer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    const withoutProof = await profile(`DPoP ${bound.accessToken}`);
+    expect(withoutProof.status).toBe(401);
+    expect(withoutProof.headers.get('www-authenticate')).toMatch(/^DPoP algs="ES256 PS256 EdDSA", error="invalid_token", error_description="a DPoP request needs exactly one/);
+  });
 });

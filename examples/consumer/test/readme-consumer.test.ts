@@ -1,4 +1,5 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedClock } from '@connect-auth/server';
@@ -91,5 +92,76 @@ describe("the README's whole consumer", () => {
       expect({ hour, status: later.status, output: consumer?.output() }).toEqual({ hour, status: 200, output: '' });
       expect(await later.json()).toMatchObject({ profileId: connect?.demo.customer.profileId, clientId });
     }
+  });
+});
+
+/*
+ * The README's FAPI 2.0 variant of the same consumer: its keys made by the
+ * README's own block, its client registered by the README's `--profile
+ * fapi2 --jwks` line, and the consumer run with the private JWK instead of
+ * a secret. The customer is sent to a pushed request's short URL, and the
+ * API call carries a DPoP-bound token with its proof.
+ */
+describe("the README's whole consumer as a FAPI 2.0 client", () => {
+  let connect: TestConnect | undefined;
+  let keysDir: string | undefined;
+  let files: string[] = [];
+  let consumer: NodeProcess | undefined;
+  let consumerUrl = '';
+  let clientId = '';
+
+  beforeAll(async () => {
+    keysDir = await mkdtemp(join(tmpdir(), 'connect-readme-fapi-'));
+    const keys = join(here, `../.readme-fapi-keys-${process.pid}.mjs`);
+    const file = join(here, `../.readme-fapi-consumer-${process.pid}.mjs`);
+    files = [keys, file];
+    await writeFile(keys, await readmeBlock('fapi keys'));
+    await writeFile(file, await readmeBlock('minimal fapi consumer'));
+    const made = runNode(keys, keysDir, {});
+    expect({ code: await made.exited, output: made.output() }).toEqual({ code: 0, output: '' });
+    const port = await freePort();
+    consumerUrl = `http://127.0.0.1:${port}`;
+    connect = await startConnect();
+    const args = await readmeClientsCreate(`${consumerUrl}/callback`, 'fapi consumer client');
+    args[args.indexOf('--jwks') + 1] = join(keysDir, 'shop-jwks.json');
+    const client = (await connect.cli(args)) as { clientId: string; clientSecret?: string };
+    expect(client.clientSecret).toBeUndefined();
+    clientId = client.clientId;
+    const privateJwk = await readFile(join(keysDir, 'shop-private-jwk.json'), 'utf8');
+    consumer = runNode(file, here, { CONNECT_AUTH_URL: connect.authUrl, CONNECT_CLIENT_ID: clientId, CONNECT_PRIVATE_JWK: privateJwk, PORT: String(port) });
+    await waitForListening(consumerUrl, consumer);
+  }, 40_000);
+
+  afterAll(async () => {
+    consumer?.child.kill();
+    await connect?.close();
+    await Promise.all(files.map((f) => rm(f, { force: true })));
+    if (keysDir) await rm(keysDir, { recursive: true, force: true });
+  });
+
+  it('is the plain one with two lines changed: the private key and dpop instead of the secret', async () => {
+    const plain = (await readmeBlock('minimal consumer')).split('\n');
+    const fapi = (await readmeBlock('minimal fapi consumer')).split('\n');
+    expect(fapi.length).toBe(plain.length);
+    const changed = fapi.filter((line, i) => line !== plain[i]);
+    expect(changed).toHaveLength(2);
+    expect(changed.join('\n')).toMatch(/privateKey: JSON\.parse\(privateJwk\), dpop: true/);
+  });
+
+  it('links a customer through a pushed request and calls the API with a DPoP-bound token', async () => {
+    if (!connect || !consumer) throw new Error('set-up failed');
+    const first = await fetch(consumerUrl, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    const authorize = new URL(first.headers.get('location') ?? '');
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${connect.authUrl}/authorize`);
+    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+
+    const callback = await new BrowserSession(connect.authUrl).authorize(authorize.href, connect.demo.customer);
+    const linked = await fetch(callback, { redirect: 'manual' });
+    expect({ status: linked.status, output: consumer.output() }).toEqual({ status: 200, output: '' });
+    expect(await linked.json()).toMatchObject({ profileId: connect.demo.customer.profileId, clientId });
+
+    const again = await fetch(consumerUrl, { redirect: 'manual' });
+    expect(again.status).toBe(200);
   });
 });

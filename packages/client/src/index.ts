@@ -1,9 +1,11 @@
 /**
  * `@connect-auth/client`: the consumer SDK for Connect.
  *
- * No runtime dependencies: it needs `fetch`, `AbortSignal`, Web Crypto
- * (`crypto.getRandomValues`, `crypto.subtle`, `crypto.randomUUID`), `URL`
- * and `btoa`, so it runs on Node.js 20+ and any runtime that has them.
+ * One runtime dependency, `jose` (JWS signing and verification for
+ * `private_key_jwt` assertions and DPoP proofs); besides it needs `fetch`,
+ * `AbortSignal`, Web Crypto (`crypto.getRandomValues`, `crypto.subtle`,
+ * `crypto.randomUUID`), `URL` and `btoa`, so it runs on Node.js 20.19+ and
+ * any runtime that has them.
  *
  * - Where Connect is: {@link discover} reads and checks its RFC 8414 metadata.
  * - Client tokens: {@link ClientCredentialsProvider} (cached, renewed, single-flight, retried)
@@ -16,10 +18,24 @@
  *   turn an API's challenge into a new authorization with `acr_values` and `max_age`.
  * - Scopes: `scope` of {@link requestClientToken}, {@link ClientCredentialsProvider} and
  *   {@link startAuthorization}; the granted scope in `ClientToken.scope` and `CustomerTokens.scope`.
+ * - FAPI 2.0 (docs/consumer-guide.md, "FAPI 2.0"): `privateKey` instead of `clientSecret`
+ *   (`private_key_jwt`, a fresh assertion per request), `dpop: true` or `dpop: { key }` (every
+ *   token bound to a DPoP key, proofs and nonces handled), `pushedAuthorization` (`POST /par`,
+ *   on by default with both). {@link ClientCredentialsProvider.fetch} and
+ *   {@link CustomerTokenManager.fetch} present tokens as `Bearer` or `DPoP` with a proof;
+ *   {@link TokenVerifier.verifyRequest} checks both schemes in an API, {@link dpopChallenge}
+ *   builds its `WWW-Authenticate`.
  * - Errors: {@link ConnectError} subclasses; `switch (err.error)` narrows.
  */
 export { systemClock, type Clock } from './transport/clock.js';
-export { DEFAULT_TIMEOUT_MS, type ConnectOptions, type RequestOptions } from './transport/connect-options.js';
+export {
+  DEFAULT_TIMEOUT_MS,
+  type ClientAuthentication,
+  type ConnectOptions,
+  type ConnectSettings,
+  type RequestOptions,
+} from './transport/connect-options.js';
+export type { JoseAlgorithm, PrivateJwk } from './transport/keys.js';
 export type { RetryOptions } from './transport/retry.js';
 export { discover, type ConnectMetadata, type DiscoverOptions } from './flows/discover.js';
 
@@ -29,10 +45,16 @@ export {
   ClientCredentialsProvider,
   DEFAULT_RENEW_BEFORE_SECONDS,
   type ClientCredentialsProviderOptions,
+  type ClientCredentialsProviderSettings,
 } from './stateful/client-credentials-provider.js';
 
 export { createPkce, randomToken, type Pkce } from './flows/pkce.js';
-export { startAuthorization, type AuthorizationOptions, type PendingAuthorization } from './flows/start-authorization.js';
+export {
+  startAuthorization,
+  type AuthorizationOptions,
+  type PendingAuthorization,
+  type PushedAuthorizationOptions,
+} from './flows/start-authorization.js';
 export { parseCallback, type AuthorizationCallback, type CallbackExpectations } from './flows/parse-callback.js';
 export { exchangeCode, type CodeGrant } from './flows/exchange-code.js';
 export { parseStepUpChallenge, stepUpChallenge, type StepUpDecision } from './flows/step-up-challenge.js';
@@ -44,9 +66,12 @@ export {
   bearerToken,
   createTokenVerifier,
   DEFAULT_TOKEN_CACHE_SECONDS,
+  dpopChallenge,
+  type PresentedRequest,
   type TokenKind,
   type TokenVerifier,
   type TokenVerifierOptions,
+  type TokenVerifierSettings,
   type VerifiedClientToken,
   type CustomerAuthentication,
   type VerifiedCustomerToken,
@@ -58,6 +83,7 @@ export {
   CustomerTokenManager,
   type AuthorizationParams,
   type CustomerTokenManagerOptions,
+  type CustomerTokenManagerSettings,
   type LinkedCustomer,
   type StepUpAuthorization,
 } from './stateful/customer-token-manager.js';
@@ -72,8 +98,10 @@ export {
   InteractionRequired,
   InvalidCallback,
   InvalidClient,
+  InvalidDpopProof,
   InvalidGrant,
   InvalidRequest,
+  InvalidRequestUri,
   InvalidResponse,
   InvalidScope,
   InvalidToken,
@@ -90,6 +118,7 @@ export {
   UnmetAuthenticationRequirements,
   UnsupportedGrantType,
   UnsupportedResponseType,
+  UseDpopNonce,
   type AnyConnectError,
   type ConnectErrorCode,
   type ConnectErrorOptions,

@@ -4,6 +4,8 @@ import {
   ClientCredentialsProvider,
   createTokenVerifier,
   ConnectError,
+  dpopChallenge,
+  InvalidToken,
   CustomerTokenManager,
   exchangeCode,
   InvalidClient,
@@ -57,9 +59,40 @@ const provider = new ClientCredentialsProvider({ ...options, renewBeforeSeconds:
 const fromProvider: Promise<ClientToken> = provider.getToken({ signal: new AbortController().signal });
 void fromProvider;
 declare const clientToken: ClientToken;
-assertType<Equal<typeof clientToken.tokenType, 'Bearer'>>();
+assertType<Equal<typeof clientToken.tokenType, 'Bearer' | 'DPoP'>>();
 // @ts-expect-error tokens are read-only
 clientToken.accessToken = 'x';
+
+// --- FAPI 2.0: private_key_jwt, DPoP, pushed authorization ----------------------
+declare const signingKey: CryptoKey;
+declare const dpopKey: CryptoKeyPair;
+const fapi = { authUrl: 'https://auth.example', clientId: 'id', privateKey: signingKey, keyId: 'k1', dpop: true } as const;
+void requestClientToken(fapi);
+void new ClientCredentialsProvider({ ...fapi, dpop: { key: dpopKey }, algorithm: 'ES256' }).fetch('https://api.example/x', { method: 'POST' });
+void new CustomerTokenManager({ ...fapi, redirectUri: 'https://shop.example/cb', pushedAuthorization: true });
+void requestClientToken({ authUrl: 'https://auth.example', clientId: 'id', privateKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd', kid: 'k1' } });
+void startAuthorization({ ...fapi, redirectUri: 'https://shop.example/cb' });
+// @ts-expect-error exactly one of clientSecret and privateKey: not both
+void requestClientToken({ authUrl: 'https://auth.example', clientId: 'id', clientSecret: 's', privateKey: signingKey });
+// @ts-expect-error keyId belongs to privateKey
+void requestClientToken({ ...options, keyId: 'k1' });
+// @ts-expect-error algorithm is ES256, PS256 or EdDSA
+void requestClientToken({ ...fapi, algorithm: 'HS256' });
+// @ts-expect-error a DPoP key is a key pair
+void requestClientToken({ ...fapi, dpop: { key: signingKey } });
+// @ts-expect-error a private JWK has "d"
+void requestClientToken({ authUrl: 'https://auth.example', clientId: 'id', privateKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } });
+declare const customerTokens: CustomerTokens;
+assertType<Equal<typeof customerTokens.tokenType, 'DPoP' | undefined>>();
+declare const fapiVerifier: ReturnType<typeof createTokenVerifier>;
+const verifiedRequest = fapiVerifier.verifyRequest({ authorization: 'DPoP x', dpop: 'p', method: 'GET', url: 'https://api.example/x' }, { kind: 'customer' });
+assertType<Equal<Awaited<typeof verifiedRequest>['kind'], 'customer'>>();
+assertType<Equal<Awaited<typeof verifiedRequest>['jkt'], string | undefined>>();
+const challenge: string = dpopChallenge(new InvalidToken('bad proof'));
+void challenge;
+void createTokenVerifier({ authUrl: 'https://auth.example', clientId: 'api', privateKey: signingKey });
+// @ts-expect-error a verifier presents no token: no dpop option
+void createTokenVerifier({ authUrl: 'https://auth.example', clientId: 'api', clientSecret: 's', dpop: true });
 
 // --- scopes ---------------------------------------------------------------------
 void requestClientToken(options, { scope: 'payments:read profile' });
@@ -253,6 +286,7 @@ function describeCode(code: ConnectErrorCode): string {
     case 'consent_required':
     case 'interaction_required':
     case 'unmet_authentication_requirements':
+    case 'invalid_request_uri':
     case 'reauthorization_required':
     case 'insufficient_user_authentication':
       return 'send the customer through the authorization';
@@ -262,6 +296,8 @@ function describeCode(code: ConnectErrorCode): string {
     case 'aborted':
     case 'network_error':
       return 'try again later';
+    case 'invalid_dpop_proof':
+    case 'use_dpop_nonce':
     case 'invalid_response':
     case 'invalid_callback':
     case 'state_mismatch':

@@ -20,7 +20,7 @@ import { BrowserSession } from './support/browser-session.js';
 // Linking a customer: the authorization URL, the hosted pages (driven by fetch), the callback, the code exchange.
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 let connect: TestConnect;
-let options: ConnectOptions;
+let options: Extract<ConnectOptions, { clientSecret: string }>;
 let customer: { mobile: string; pin: string; profileId: string };
 
 beforeAll(async () => {

@@ -52,7 +52,7 @@ async function local(handler: Parameters<typeof startLocalServer>[0]): Promise<L
   return server;
 }
 
-function at(url: string, extra: Partial<ConnectOptions> = {}): ConnectOptions {
+function at(url: string, extra: Partial<Extract<ConnectOptions, { clientSecret: string }>> = {}): ConnectOptions {
   return { authUrl: url, clientId: 'cid_sandbox_x', clientSecret: 'csk_sandbox_secret_never_shown', retry: { attempts: 1 }, ...extra };
 }
 

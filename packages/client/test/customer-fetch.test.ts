@@ -8,7 +8,7 @@ import { sendJson, startLocalServer, type LocalServer } from './support/local-se
 // CustomerTokenManager.fetch: an API call with the customer's token, renewed once after a 401.
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 let connect: TestConnect;
-let options: ConnectOptions;
+let options: Extract<ConnectOptions, { clientSecret: string }>;
 let browser: BrowserSession;
 let refuses: LocalServer;
 

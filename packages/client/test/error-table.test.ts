@@ -1,5 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import { fileURLToPath } from 'node:url';
 import { fixedClock } from '@connect-auth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,9 +59,12 @@ import { startConnect, type TestConnect } from './support/test-connect.js';
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 const clock = fixedClock(Math.floor(Date.now() / 1000));
 let connect: TestConnect;
-let shop: ConnectOptions;
+let shop: Extract<ConnectOptions, { clientSecret: string }>;
 let browser: BrowserSession;
 let clients: Record<'other' | 'noRefresh' | 'noCode' | 'resourceServer', { clientId: string; clientSecret: string }>;
+/** A FAPI 2.0 client (section 13) and the key registered for it. */
+let fapi: { clientId: string; key: CryptoKeyPair };
+let keysDir: string;
 
 beforeAll(async () => {
   connect = await startConnect({ clock });
@@ -70,11 +75,18 @@ beforeAll(async () => {
     noCode: await connect.createClient({ redirectUri: REDIRECT_URI, name: 'No Code', grants: 'client_credentials' }),
     resourceServer: await connect.createResourceServer(),
   };
+  const key = await generateKeyPair('ES256');
+  keysDir = await mkdtemp(join(tmpdir(), 'connect-error-table-'));
+  const jwks = join(keysDir, 'jwks.json');
+  await writeFile(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: 'fapi', alg: 'ES256', use: 'sig' }] }));
+  const created = (await connect.cli(['clients', 'create', '--name', 'FAPI Shop', '--redirect-uri', REDIRECT_URI, '--profile', 'fapi2', '--jwks', jwks])) as { clientId: string };
+  fapi = { clientId: created.clientId, key };
   browser = new BrowserSession(connect.authUrl);
 }, 60_000);
 
 afterAll(async () => {
   await connect?.close();
+  if (keysDir) await rm(keysDir, { recursive: true, force: true });
 });
 
 /** The error `action` throws; fails when it does not throw. */
@@ -490,6 +502,79 @@ function worded(code: ConnectErrorCode, description: string, ErrorClass: Functio
   return { at: 'Connect (its wording)', ErrorClass, description, hint, cause: async () => errorForCode(code, description, { status: 400 }) };
 }
 
+/** FAPI 2.0 (section 13): private_key_jwt, pushed requests and DPoP-bound tokens. */
+const fapiRows: Record<string, Row> = {
+  'a client secret for a FAPI 2.0 client': {
+    at: 'POST /token',
+    ErrorClass: InvalidClient,
+    description: 'this client authenticates only with private_key_jwt',
+    hint: /configure privateKey/,
+    cause: () => caught(requestClientToken({ authUrl: connect.authUrl, clientId: fapi.clientId, clientSecret: 'csk_sandbox_not-a-secret', clock })),
+  },
+  'an assertion signed by a key the client did not register': {
+    at: 'POST /token',
+    ErrorClass: InvalidClient,
+    description: 'client_assertion is not signed by a key registered for this client',
+    hint: /registered JWKS/,
+    async cause() {
+      const other = await generateKeyPair('ES256');
+      return caught(requestClientToken({ authUrl: connect.authUrl, clientId: fapi.clientId, privateKey: other.privateKey, keyId: 'fapi', clock }));
+    },
+  },
+  'an assertion dated by a clock an hour behind': {
+    at: 'POST /token',
+    ErrorClass: InvalidClient,
+    description: 'client_assertion has expired',
+    hint: /system clock/,
+    cause: () => caught(requestClientToken({ authUrl: connect.authUrl, clientId: fapi.clientId, privateKey: fapi.key.privateKey, keyId: 'fapi', clock: fixedClock(clock.nowSeconds() - 3600) })),
+  },
+  'a code bound to a DPoP key, exchanged without a proof': {
+    at: 'POST /token',
+    ErrorClass: InvalidGrant,
+    description: 'the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key',
+    hint: STILL_VALID,
+    async cause() {
+      const pending = await startAuthorization({ ...shop, dpop: true, redirectUri: REDIRECT_URI });
+      const callback = parseCallback(await browser.authorize(pending.url, connect.demo.customer), { state: pending.state, issuer: connect.authUrl });
+      return caught(exchangeCode(shop, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier }));
+    },
+  },
+  'a bound refresh token sent with another DPoP key': {
+    at: 'POST /token',
+    ErrorClass: InvalidGrant,
+    description: 'this refresh token is bound to another DPoP key',
+    hint: /dpop: \{ key \}/,
+    async cause() {
+      const bound = { ...shop, dpop: true };
+      const pending = await startAuthorization({ ...bound, redirectUri: REDIRECT_URI });
+      const callback = parseCallback(await browser.authorize(pending.url, connect.demo.customer), { state: pending.state, issuer: connect.authUrl });
+      const tokens = await exchangeCode(bound, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier });
+      // Another key, as after a restart with dpop: true.
+      return caught(refreshCustomerToken({ ...shop, dpop: { key: await generateKeyPair('ES256') } }, tokens));
+    },
+  },
+  'a DPoP-bound client token presented as a bearer token at /tokens': {
+    at: 'POST /tokens',
+    ErrorClass: InvalidToken,
+    description: 'this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof',
+    hint: /^Get a new access token/,
+    async cause() {
+      const tokens = await linkedTokens();
+      // Options without dpop present the provider's bound token as Bearer.
+      return caught(refreshCustomerToken(shop, tokens, { via: 'tokens', clientCredentials: new ClientCredentialsProvider({ ...shop, dpop: true }) }));
+    },
+  },
+  'a resource server pushing an authorization request': {
+    at: 'POST /par',
+    ErrorClass: UnauthorizedClient,
+    description: 'a resource server has no authorization requests to push',
+    hint: /checks tokens/,
+    cause: () => caught(startAuthorization({ authUrl: connect.authUrl, ...clients.resourceServer, redirectUri: REDIRECT_URI, pushedAuthorization: true, clock })),
+  },
+  'an unbound token presented as DPoP': worded('invalid_token', 'this access token is not DPoP-bound: present it as Authorization: Bearer', InvalidToken, /^Get a new access token/),
+  'a client without a redirect URI pushing': worded('unauthorized_client', 'this client has no redirect URI: customers do not sign in to it', UnauthorizedClient, /ask the operator/),
+};
+
 /** Errors the SDK raises itself about an answer (sections 4 and 6). */
 const sdkRows: Record<string, Row> = {
   'a callback without iss': {
@@ -530,7 +615,7 @@ const sdkRows: Record<string, Row> = {
   },
 };
 
-const tables = { 'the code exchange': exchangeRows, 'client authentication and grants': clientRows, 'the refresh': refreshRows, 'the callback': callbackRows, "Connect's other answers": wordedRows, "the SDK's own checks": sdkRows };
+const tables = { 'the code exchange': exchangeRows, 'client authentication and grants': clientRows, 'FAPI 2.0': fapiRows, 'the refresh': refreshRows, 'the callback': callbackRows, "Connect's other answers": wordedRows, "the SDK's own checks": sdkRows };
 
 describe.each(Object.entries(tables))('errors of %s', (_table, rows) => {
   it.each(Object.entries(rows))('%s', async (_name, row) => {

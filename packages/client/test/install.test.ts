@@ -14,8 +14,8 @@ import { startConnect, type TestConnect } from './support/test-connect.js';
  * npm into an empty project outside this repository (no workspace, no
  * symlink to src), and the README's own code run there against a sandbox
  * Connect: step 3's `token.mjs`, then the whole consumer through a
- * customer's login. The SDK has no runtime dependencies
- * (package.test.ts checks it), so `--offline` needs nothing from a registry.
+ * customer's login. The SDK's one runtime dependency, jose (package.test.ts
+ * checks it), comes from npm's cache when it has it (`--prefer-offline`).
  */
 
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,7 +34,7 @@ beforeAll(async () => {
   if (!packed) throw new Error(`npm pack printed no tarball: ${stdout}`);
   expect(packed.filename).toBe(`connect-auth-client-${packed.version}.tgz`);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'shop', version: '1.0.0', private: true }));
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', `./${packed.filename}`], { cwd: project });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${packed.filename}`], { cwd: project });
   connect = await startConnect();
 }, 120_000);
 

@@ -2,12 +2,16 @@ import { resolveOptions, type ConnectOptions, type RequestOptions, type Resolved
 import { scopeParameter, type ScopeInput } from './scope.js';
 import { requestTokens } from '../transport/token-endpoint.js';
 
-/** A client-credentials access token (docs/consumer-guide.md): send it as `Authorization: Bearer …`. */
+/**
+ * A client-credentials access token (docs/consumer-guide.md): send it as
+ * `Authorization: Bearer …`, or, when `tokenType` is `DPoP`, as
+ * `Authorization: DPoP …` with a proof (`ClientCredentialsProvider.fetch` does either).
+ */
 export interface ClientToken {
   /** The token itself, a JWS-signed JWT (RFC 9068). */
   readonly accessToken: string;
-  /** Always `Bearer`. */
-  readonly tokenType: 'Bearer';
+  /** `Bearer`, or `DPoP` when the token is bound to the options' DPoP key (`dpop`). */
+  readonly tokenType: 'Bearer' | 'DPoP';
   /** Lifetime in seconds, as Connect sent it. */
   readonly expiresIn: number;
   /** When it expires, in epoch seconds on the consumer's clock: receipt time + `expiresIn`. */
@@ -31,7 +35,8 @@ export interface ClientTokenRequest extends RequestOptions {
 
 /**
  * Requests a client-credentials access token once (`POST {auth_url}/token`,
- * `client_secret_basic`). No cache and no retries: use
+ * authenticated by secret or `private_key_jwt`, with a DPoP proof when
+ * `dpop` is on). No cache and no retries: use
  * {@link ClientCredentialsProvider} for that.
  *
  * @throws ConnectError with Connect's error code (`invalid_client`,
@@ -49,7 +54,7 @@ export async function requestClientToken(options: ConnectOptions, request: Clien
 export async function fetchClientToken(options: ResolvedOptions, signal?: AbortSignal, scope?: string): Promise<ClientToken> {
   const params: Record<string, string> = scope === undefined ? { grant_type: 'client_credentials' } : { grant_type: 'client_credentials', scope };
   const answer = await requestTokens(options, params, signal);
-  const { accessToken, expiresIn } = answer;
+  const { accessToken, expiresIn, tokenType } = answer;
   const receivedAt = options.clock.nowSeconds();
-  return { accessToken, tokenType: 'Bearer', expiresIn, expiresAt: receivedAt + expiresIn, ...(answer.scope === undefined ? {} : { scope: answer.scope }) };
+  return { accessToken, tokenType, expiresIn, expiresAt: receivedAt + expiresIn, ...(answer.scope === undefined ? {} : { scope: answer.scope }) };
 }

@@ -9,6 +9,12 @@ export interface CustomerTokens {
   /** The customer access token: a JWE, opaque to the consumer. */
   readonly accessToken: string;
   /**
+   * `DPoP` when the tokens are bound to the DPoP key they were obtained
+   * with (`dpop`): they are then useless without that key, and presented as
+   * `Authorization: DPoP …` with a proof. Absent for bearer tokens.
+   */
+  readonly tokenType?: 'DPoP';
+  /**
    * The refresh token (a JWT); Connect does not rotate it, it lives until its
    * own expiry. Absent when the client has no `refresh_token` grant: the
    * customer then authorizes again once the access token expires.
@@ -37,7 +43,7 @@ export interface CustomerTokens {
  * counted from the first receipt, so a skewed server clock does not matter.
  */
 export function customerTokensFrom(
-  answer: { accessToken: string; refreshToken?: string | undefined; expiresIn: number; scope?: string | undefined },
+  answer: { accessToken: string; tokenType?: 'Bearer' | 'DPoP' | undefined; refreshToken?: string | undefined; expiresIn: number; scope?: string | undefined },
   now: number,
   previous?: CustomerTokens,
 ): CustomerTokens {
@@ -50,6 +56,7 @@ export function customerTokensFrom(
   }
   return {
     accessToken: answer.accessToken,
+    ...(answer.tokenType === 'DPoP' ? { tokenType: 'DPoP' as const } : {}),
     ...(answer.refreshToken === undefined ? {} : { refreshToken: answer.refreshToken }),
     expiresAt: now + answer.expiresIn,
     ...(refreshExpiresAt === undefined ? {} : { refreshExpiresAt }),

@@ -34,6 +34,14 @@ export interface ConnectMetadata {
   readonly scopesSupported: readonly string[];
   /** `acr_values_supported`: the `acr` values customer tokens carry (docs/tokens.md, "How the customer signed in"); `[]` when none listed. */
   readonly acrValuesSupported: readonly string[];
+  /** `pushed_authorization_request_endpoint` (RFC 9126), `{issuer}/par`, when Connect has one. */
+  readonly pushedAuthorizationRequestEndpoint: string | undefined;
+  /**
+   * `true` when the metadata says `require_pushed_authorization_requests`
+   * (RFC 9126 §5), else `undefined`: spread into the SDK's options, it turns
+   * `pushedAuthorization` on and otherwise leaves its default alone.
+   */
+  readonly pushedAuthorization: true | undefined;
   /** `authorization_response_iss_parameter_supported` (RFC 9207); `parseCallback` requires `iss` either way. */
   readonly issParameterSupported: boolean;
   /** The whole metadata document as Connect sent it. */
@@ -99,6 +107,10 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
       throw new InvalidResponse(`the metadata's ${name} is ${JSON.stringify(printable(metadata[name]))}, not ${issuer}${suffix}, where this SDK sends its requests`);
     }
   }
+  const par = metadata.pushed_authorization_request_endpoint;
+  if (par !== undefined && par !== `${issuer}/par`) {
+    throw new InvalidResponse(`the metadata's pushed_authorization_request_endpoint is ${JSON.stringify(printable(par))}, not ${issuer}/par, where this SDK sends its requests`);
+  }
   const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
   const grants = strings(metadata.grant_types_supported);
   return {
@@ -112,6 +124,8 @@ export async function discover(issuerUrl: string, options: DiscoverOptions = {})
     grantTypesSupported: grants,
     scopesSupported: strings(metadata.scopes_supported),
     acrValuesSupported: strings(metadata.acr_values_supported),
+    pushedAuthorizationRequestEndpoint: par === undefined ? undefined : `${issuer}/par`,
+    pushedAuthorization: metadata.require_pushed_authorization_requests === true ? true : undefined,
     issParameterSupported: metadata.authorization_response_iss_parameter_supported === true,
     metadata,
   };

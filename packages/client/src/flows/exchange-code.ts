@@ -1,4 +1,4 @@
-import { resolveOptions, type ConnectOptions, type RequestOptions } from '../transport/connect-options.js';
+import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
 import { customerTokensFrom, type CustomerTokens } from './customer-tokens.js';
 import { requestTokens } from '../transport/token-endpoint.js';
 
@@ -15,7 +15,8 @@ export interface CodeGrant {
 /**
  * Exchanges an authorization code for the customer's tokens
  * (`POST {auth_url}/token`, `grant_type=authorization_code`,
- * `client_secret_basic`). `expiresAt` is counted from the answer's arrival
+ * client-authenticated, with a DPoP proof when `dpop` is on: the tokens are
+ * then bound to the key, `tokenType: 'DPoP'`). `expiresAt` is counted from the answer's arrival
  * on the injected clock.
  *
  * Never retried: a code is single use, and a second exchange makes Connect
@@ -27,7 +28,11 @@ export interface CodeGrant {
  * const tokens = await exchangeCode(options, { ...pending, code: callback.code });
  */
 export async function exchangeCode(options: ConnectOptions, grant: CodeGrant, request: RequestOptions = {}): Promise<CustomerTokens> {
-  const resolved = resolveOptions(options);
+  return exchangeCodeWith(resolveOptions(options), grant, request.signal);
+}
+
+/** {@link exchangeCode} with resolved options (internal). */
+export async function exchangeCodeWith(resolved: ResolvedOptions, grant: CodeGrant, signal?: AbortSignal): Promise<CustomerTokens> {
   const answer = await requestTokens(
     resolved,
     {
@@ -36,7 +41,7 @@ export async function exchangeCode(options: ConnectOptions, grant: CodeGrant, re
       redirect_uri: grant.redirectUri,
       ...(grant.codeVerifier === undefined ? {} : { code_verifier: grant.codeVerifier }),
     },
-    request.signal,
+    signal,
   );
   // No refresh token for a client without the refresh_token grant.
   return customerTokensFrom(answer, resolved.clock.nowSeconds());

@@ -1,5 +1,8 @@
-import { checkUrl } from '../transport/connect-options.js';
+import { checkUrl, resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
+import { InvalidResponse } from '../transport/errors.js';
 import type { PendingAuthorization } from '../transport/pending-authorization.js';
+import { withRetry } from '../transport/retry.js';
+import { postForm } from '../transport/token-endpoint.js';
 import { createPkce, randomToken } from './pkce.js';
 import { scopeParameter, type ScopeInput } from './scope.js';
 
@@ -41,17 +44,46 @@ export interface AuthorizationOptions {
 }
 
 /**
+ * An authorization request that may be pushed (RFC 9126): the request's
+ * options plus the client's {@link ConnectOptions}, which authenticate the
+ * push to `POST {auth_url}/par` and give `dpop_jkt`.
+ */
+export type PushedAuthorizationOptions = AuthorizationOptions & ConnectOptions;
+
+/**
  * Builds the `GET {auth_url}/authorize` URL (docs/journey.md, "`GET /authorize`") with
  * `response_type=code`, a CSPRNG `state` and, by default, PKCE S256; with
  * `acrValues` and `maxAge`, the `acr_values` and `max_age` a step-up asks
  * for (docs/consumer-guide.md, "Step-up").
+ *
+ * Given the client's credentials too ({@link PushedAuthorizationOptions}),
+ * it pushes the parameters to `POST {auth_url}/par` (RFC 9126) when
+ * `pushedAuthorization` is on (by default for `privateKey` + `dpop`), and
+ * returns the short `/authorize?client_id=…&request_uri=…` URL, which
+ * Connect accepts for 60 seconds and once: send the browser there at once.
+ * With `dpop` on, the request carries `dpop_jkt`, the thumbprint of the
+ * DPoP key (RFC 9449 §10), so the code can only be exchanged with that key.
+ * Errors of the push are thrown as the token endpoint's are.
  *
  * @example
  * const pending = await startAuthorization({ authUrl, clientId, redirectUri, prompt: 'login' });
  * session.pending = { state: pending.state, codeVerifier: pending.codeVerifier };
  * response.writeHead(303, { location: pending.url }).end();
  */
-export async function startAuthorization(options: AuthorizationOptions): Promise<PendingAuthorization> {
+export async function startAuthorization(options: AuthorizationOptions | PushedAuthorizationOptions, request: RequestOptions = {}): Promise<PendingAuthorization> {
+  const given = options as Partial<PushedAuthorizationOptions>;
+  const credentialed = given.clientSecret !== undefined || given.privateKey !== undefined;
+  if (!credentialed && given.pushedAuthorization === true) throw new TypeError('pushedAuthorization needs the client credentials (clientSecret or privateKey)');
+  if (!credentialed && given.dpop) throw new TypeError('dpop needs the client credentials (clientSecret or privateKey)');
+  return authorizationRequest(credentialed ? resolveOptions(options as PushedAuthorizationOptions) : undefined, options, request.signal);
+}
+
+/** {@link startAuthorization}, with the client's resolved options when known (internal). */
+export async function authorizationRequest(
+  client: ResolvedOptions | undefined,
+  options: AuthorizationOptions,
+  signal?: AbortSignal,
+): Promise<PendingAuthorization> {
   const authUrl = checkUrl('authUrl', options.authUrl);
   if (!options.clientId) throw new TypeError('clientId is required');
   if (!options.redirectUri) throw new TypeError('redirectUri is required');
@@ -84,5 +116,22 @@ export async function startAuthorization(options: AuthorizationOptions): Promise
     params.set('code_challenge', pkce.codeChallenge);
     params.set('code_challenge_method', pkce.codeChallengeMethod);
   }
-  return { url: url.href, state, codeVerifier, redirectUri: options.redirectUri };
+  if (client?.dpop) params.set('dpop_jkt', await client.dpop.thumbprint());
+  if (!client?.pushedAuthorization) return { url: url.href, state, codeVerifier, redirectUri: options.redirectUri };
+
+  // A pushed request is retried like any idempotent one: each push makes a request_uri of its own.
+  const pushedParams: Record<string, string> = {};
+  params.forEach((value, name) => (pushedParams[name] = value));
+  const answer = await withRetry(() => postForm(client, '/par', pushedParams, { signal }), client.retry, signal);
+  const { request_uri: requestUri, expires_in: expiresIn } = answer.body;
+  if (answer.status !== 201 || typeof requestUri !== 'string' || requestUri === '' || typeof expiresIn !== 'number' || !(expiresIn > 0)) {
+    throw new InvalidResponse('the pushed authorization request endpoint did not answer 201 with request_uri and expires_in', {
+      status: answer.status,
+      endpoint: `POST ${client.authUrl}/par`,
+    });
+  }
+  const pushed = new URL(`${authUrl}/authorize`);
+  pushed.searchParams.set('client_id', options.clientId);
+  pushed.searchParams.set('request_uri', requestUri);
+  return { url: pushed.href, state, codeVerifier, redirectUri: options.redirectUri };
 }

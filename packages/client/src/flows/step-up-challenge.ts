@@ -87,7 +87,8 @@ export function parseStepUpChallenge(answer: Response | string | null | undefine
     return undefined;
   }
   for (const challenge of challenges) {
-    if (challenge.scheme.toLowerCase() !== 'bearer' || challenge.params === undefined) continue;
+    // Bearer, or DPoP for an API that takes DPoP-bound tokens (RFC 9449 §7.1).
+    if (!['bearer', 'dpop'].includes(challenge.scheme.toLowerCase()) || challenge.params === undefined) continue;
     const error = challenge.params.get('error');
     if (error?.value !== 'insufficient_user_authentication') continue;
     for (const param of challenge.params.values()) if (param.repeated) throw malformed(`${param.name} is repeated`);

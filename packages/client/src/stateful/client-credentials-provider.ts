@@ -1,11 +1,15 @@
 import { fetchClientToken, type ClientToken } from '../flows/client-credentials.js';
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
 import { raceAbort } from '../transport/race-abort.js';
+import { fetchWithToken, replayable } from '../transport/token-fetch.js';
 import { withRetry } from '../transport/retry.js';
 import { scopeParameter, type ScopeInput } from '../flows/scope.js';
 
 /** Options of a {@link ClientCredentialsProvider}. */
-export interface ClientCredentialsProviderOptions extends ConnectOptions {
+export type ClientCredentialsProviderOptions = ConnectOptions & ClientCredentialsProviderSettings;
+
+/** What a {@link ClientCredentialsProvider} adds to the {@link ConnectOptions}. */
+export interface ClientCredentialsProviderSettings {
   /**
    * Renew the token this many seconds before it expires; default 60. For a
    * token that lives shorter than twice this margin, half its lifetime is
@@ -30,7 +34,9 @@ export const DEFAULT_RENEW_BEFORE_SECONDS = 60;
  * Connect once however many callers want a token at the same moment.
  * Transient failures (network errors, timeouts, 5xx, 429 with
  * `Retry-After`) are retried with bounded backoff; OAuth errors such as
- * `invalid_client` are thrown at once.
+ * `invalid_client` are thrown at once. With `dpop` on, the token is bound
+ * to the DPoP key (`tokenType: 'DPoP'`); {@link ClientCredentialsProvider.fetch}
+ * presents it either way.
  *
  * @example
  * const provider = new ClientCredentialsProvider({ authUrl, clientId, clientSecret });
@@ -74,6 +80,30 @@ export class ClientCredentialsProvider {
       );
     }
     return raceAbort(this.#pending, request.signal);
+  }
+
+  /**
+   * Calls one of your own APIs with the client token: `Authorization:
+   * Bearer …`, or for a DPoP-bound token `Authorization: DPoP …` with a
+   * proof (`htm`, `htu`, `ath`, the API's latest nonce), and returns its
+   * response. A `401` asking for a DPoP nonce is answered once with it; any
+   * other `401` makes the provider get a new token and send the request
+   * once more (when its body can be sent again), whose answer is returned
+   * as it is. Errors of the API call itself (network) are `fetch`'s own.
+   *
+   * @example
+   * const response = await provider.fetch(`${apiUrl}/payments`, { method: 'POST', body });
+   */
+  async fetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
+    const signal = init.signal ?? undefined;
+    const token = await this.getToken({ signal });
+    const first = await fetchWithToken(this.#options, input, init, token);
+    if (first.status !== 401) return first;
+    if (this.#token?.accessToken === token.accessToken) this.invalidate();
+    const renewed = await this.getToken({ signal });
+    if (!replayable(init.body)) return first;
+    await first.body?.cancel();
+    return fetchWithToken(this.#options, input, init, renewed);
   }
 
   /** Forgets the cached token, e.g. after an API refused it (401 `invalid_token`). */

@@ -2,13 +2,14 @@ import { ClientCredentialsProvider, DEFAULT_RENEW_BEFORE_SECONDS, renewalMargin 
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
 import type { CustomerTokens } from '../flows/customer-tokens.js';
 import { InvalidGrant, ReauthorizationRequired, type ReauthorizationReason } from '../transport/errors.js';
-import { exchangeCode } from '../flows/exchange-code.js';
+import { exchangeCodeWith } from '../flows/exchange-code.js';
 import { parseCallback, type AuthorizationCallback } from '../flows/parse-callback.js';
 import { raceAbort } from '../transport/race-abort.js';
+import { fetchWithToken, replayable } from '../transport/token-fetch.js';
 import { refreshAtToken, refreshAtTokens, type RefreshEndpoint } from './refresh-customer-token.js';
-import { revokeToken } from '../flows/revoke-token.js';
+import { revokeWith } from '../flows/revoke-token.js';
 import type { ScopeInput } from '../flows/scope.js';
-import { startAuthorization, type PendingAuthorization } from '../flows/start-authorization.js';
+import { authorizationRequest, type PendingAuthorization } from '../flows/start-authorization.js';
 import { parseStepUpChallenge, type StepUpDecision } from '../flows/step-up-challenge.js';
 import { MemoryTokenStore, type TokenStore } from './token-store.js';
 
@@ -36,7 +37,10 @@ export interface StepUpAuthorization extends StepUpDecision {
 }
 
 /** Options of a {@link CustomerTokenManager}. */
-export interface CustomerTokenManagerOptions extends ConnectOptions {
+export type CustomerTokenManagerOptions = ConnectOptions & CustomerTokenManagerSettings;
+
+/** What a {@link CustomerTokenManager} adds to the {@link ConnectOptions}. */
+export interface CustomerTokenManagerSettings {
   /** The redirect URI registered for the client. */
   readonly redirectUri: string;
   /** Where tokens are kept; default a {@link MemoryTokenStore}. */
@@ -104,10 +108,15 @@ export class CustomerTokenManager {
     this.#authorizationParams = options.authorizationParams;
   }
 
-  /** A new authorization request for this client (`state` and PKCE S256 included). */
-  startAuthorization(params: AuthorizationParams & { readonly state?: string } = {}): Promise<PendingAuthorization> {
+  /**
+   * A new authorization request for this client (`state` and PKCE S256
+   * included; pushed to `POST /par` and bound to the DPoP key as the
+   * options say, see `startAuthorization`). A pushed request's URL is
+   * accepted for 60 seconds: make it when the customer is sent there.
+   */
+  startAuthorization(params: AuthorizationParams & { readonly state?: string } = {}, request: RequestOptions = {}): Promise<PendingAuthorization> {
     const { authUrl, clientId } = this.#options;
-    return startAuthorization({ authUrl, clientId, redirectUri: this.#redirectUri, ...params });
+    return authorizationRequest(this.#options, { authUrl, clientId, redirectUri: this.#redirectUri, ...params }, request.signal);
   }
 
   /**
@@ -123,7 +132,7 @@ export class CustomerTokenManager {
   ): Promise<LinkedCustomer> {
     const callback: AuthorizationCallback = parseCallback(callbackUrl, { state: pending.state, issuer: this.#options.authUrl });
     const grant = { code: callback.code, redirectUri: this.#redirectUri, codeVerifier: pending.codeVerifier };
-    const tokens = await exchangeCode(this.#options, grant, request);
+    const tokens = await exchangeCodeWith(this.#options, grant, request.signal);
     await this.store.set(customerKey, tokens);
     return { userId: callback.userId, profileId: callback.profileId, tokens };
   }
@@ -150,8 +159,12 @@ export class CustomerTokenManager {
   }
 
   /**
-   * Calls an API with the customer's access token (`Authorization: Bearer`)
-   * and returns its response. When the API answers 401, the token is
+   * Calls an API with the customer's access token (`Authorization: Bearer`,
+   * or for DPoP-bound tokens `Authorization: DPoP` with a proof carrying
+   * `ath` and the API's latest nonce) and returns its response. A `401`
+   * asking for a DPoP nonce (`WWW-Authenticate: DPoP
+   * error="use_dpop_nonce"` with `DPoP-Nonce`) is answered once with the
+   * nonce first. When the API answers 401, the token is
    * renewed once (a refresh shared with every other caller for this
    * customer; a caller whose rejected token was already replaced just takes
    * the new one) and the request is sent once more with it. The answer to
@@ -170,32 +183,27 @@ export class CustomerTokenManager {
    */
   async fetch(customerKey: string, input: string | URL, init: RequestInit = {}): Promise<Response> {
     const signal = init.signal ?? undefined;
-    const send = (accessToken: string) => {
-      const headers = new Headers(init.headers);
-      headers.set('authorization', `Bearer ${accessToken}`);
-      return this.#options.fetch(input, { ...init, headers });
-    };
-    const accessToken = await this.getAccessToken(customerKey, { signal });
-    const first = await send(accessToken);
+    const tokens = await this.getTokens(customerKey, { signal });
+    const first = await fetchWithToken(this.#options, input, init, tokens);
     if (first.status !== 401) return first;
     // A step-up challenge (RFC 9470): a refreshed token keeps the sign-in it had, so no refresh helps.
     if (isStepUpChallenge(first)) return first;
-    const renewed = await this.#renewRejected(customerKey, accessToken, signal);
+    const renewed = await this.#renewRejected(customerKey, tokens.accessToken, signal);
     if (!replayable(init.body)) return first;
     await first.body?.cancel();
-    return send(renewed);
+    return fetchWithToken(this.#options, input, init, renewed);
   }
 
-  /** A token other than `rejected`: the one another caller already got, or a new one. */
-  async #renewRejected(customerKey: string, rejected: string, signal: AbortSignal | undefined): Promise<string> {
+  /** Tokens other than `rejected`: those another caller already got, or new ones. */
+  async #renewRejected(customerKey: string, rejected: string, signal: AbortSignal | undefined): Promise<CustomerTokens> {
     const running = this.#refreshing.get(customerKey);
     if (running) {
       const tokens = await raceAbort(running, signal);
-      if (tokens.accessToken !== rejected) return tokens.accessToken;
+      if (tokens.accessToken !== rejected) return tokens;
     }
     const stored = await this.store.get(customerKey);
-    if (stored && stored.accessToken !== rejected && this.#fresh(stored)) return stored.accessToken;
-    return (await this.#shared(customerKey, true, { signal })).accessToken;
+    if (stored && stored.accessToken !== rejected && this.#fresh(stored)) return stored;
+    return this.#shared(customerKey, true, { signal });
   }
 
   /**
@@ -235,7 +243,7 @@ export class CustomerTokenManager {
   async unlink(customerKey: string, request: RequestOptions = {}): Promise<void> {
     const tokens = await this.store.get(customerKey);
     // Without a refresh token (no refresh_token grant), the access token is all there is to end.
-    if (tokens) await revokeToken(this.#options, tokens.refreshToken ?? tokens.accessToken, request);
+    if (tokens) await revokeWith(this.#options, tokens.refreshToken ?? tokens.accessToken, request);
     await this.store.delete(customerKey);
   }
 
@@ -305,13 +313,4 @@ function isStepUpChallenge(response: Response): boolean {
   } catch {
     return true;
   }
-}
-
-/** Whether a `fetch` body can be sent a second time. */
-function replayable(body: RequestInit['body']): boolean {
-  if (body === undefined || body === null || typeof body === 'string') return true;
-  if (body instanceof URLSearchParams || body instanceof Blob || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true;
-  if (typeof FormData !== 'undefined' && body instanceof FormData) return true;
-  // A ReadableStream, or an async iterable Node's fetch accepts: consumed by the first attempt.
-  return false;
 }

@@ -2,15 +2,16 @@ import { ClientCredentialsProvider } from './client-credentials-provider.js';
 import { resolveOptions, type ConnectOptions, type RequestOptions, type ResolvedOptions } from '../transport/connect-options.js';
 import { customerTokensFrom, serverClockOffset, type CustomerTokens } from '../flows/customer-tokens.js';
 import { InvalidGrant, InvalidResponse, InvalidToken } from '../transport/errors.js';
-import { requestTokens } from '../transport/token-endpoint.js';
+import { requestTokens, withNonceRetry } from '../transport/token-endpoint.js';
+import { dpopProof, rememberNonce } from '../transport/keys.js';
 import { withRetry } from '../transport/retry.js';
 import { sendRequest } from '../transport/send-request.js';
 
 /**
  * Where a customer token is refreshed: `token` is `POST {auth_url}/token`
  * with `grant_type=refresh_token` and the client secret; `tokens` is
- * `POST {base_url}/tokens` with a client-credentials bearer token and an
- * idempotent `Request-Reference-No`.
+ * `POST {base_url}/tokens` with a client-credentials token (bearer, or
+ * DPoP-bound with a proof) and an idempotent `Request-Reference-No`.
  */
 export type RefreshEndpoint = 'token' | 'tokens';
 
@@ -51,7 +52,11 @@ export async function refreshAtToken(options: ResolvedOptions, tokens: CustomerT
     signal,
   );
   const refreshToken = answer.refreshToken ?? tokens.refreshToken;
-  return customerTokensFrom({ accessToken: answer.accessToken, refreshToken, expiresIn: answer.expiresIn, scope: answer.scope }, options.clock.nowSeconds(), tokens);
+  return customerTokensFrom(
+    { accessToken: answer.accessToken, tokenType: answer.tokenType, refreshToken, expiresIn: answer.expiresIn, scope: answer.scope },
+    options.clock.nowSeconds(),
+    tokens,
+  );
 }
 
 /** `POST {base_url}/tokens` (docs/consumer-guide.md, "Refreshing a customer's access token") (internal). */
@@ -64,24 +69,21 @@ export async function refreshAtTokens(
   // One reference for every attempt: Connect answers a retry with the first answer.
   const reference = crypto.randomUUID();
   const body = JSON.stringify({ refreshToken: refreshTokenOf(tokens) });
-  const send = async () => {
-    const { accessToken } = await clientCredentials.getToken({ signal });
-    return sendRequest(
-      {
-        method: 'POST',
-        url: `${options.baseUrl}/tokens`,
-        headers: {
-          authorization: `Bearer ${accessToken}`,
-          accept: 'application/json',
-          'content-type': 'application/json',
-          'request-reference-no': reference,
-        },
-        body,
-      },
-      options,
-      signal,
-    );
-  };
+  const url = `${options.baseUrl}/tokens`;
+  // The client token as Connect issued it: Bearer, or DPoP-bound with a proof (`ath`) and the origin's nonce.
+  const send = () =>
+    withNonceRetry(options.dpop, url, async () => {
+      const clientToken = await clientCredentials.getToken({ signal });
+      const dpop = clientToken.tokenType === 'DPoP' ? options.dpop : undefined;
+      const headers: Record<string, string> = {
+        authorization: `${dpop ? 'DPoP' : 'Bearer'} ${clientToken.accessToken}`,
+        accept: 'application/json',
+        'content-type': 'application/json',
+        'request-reference-no': reference,
+      };
+      if (dpop) headers.dpop = await dpopProof(dpop, { method: 'POST', url, accessToken: clientToken.accessToken }, options.clock);
+      return sendRequest({ method: 'POST', url, headers, body, onHeaders: (answered) => rememberNonce(options.dpop, url, answered) }, options, signal);
+    });
   const answer = await withRetry(
     async () => {
       try {
@@ -97,7 +99,7 @@ export async function refreshAtTokens(
     signal,
   );
   const now = options.clock.nowSeconds();
-  const { accessToken, refreshToken, expiresAt, scope } = answer.body;
+  const { accessToken, refreshToken, expiresAt, scope, tokenType: answeredType } = answer.body;
   const scopeOk = scope === undefined || (typeof scope === 'string' && scope !== '');
   if (typeof accessToken !== 'string' || accessToken === '' || typeof refreshToken !== 'string' || refreshToken === '' || !Number.isSafeInteger(expiresAt) || !scopeOk) {
     throw new InvalidResponse('POST /tokens did not answer with accessToken, refreshToken and expiresAt', {
@@ -107,7 +109,9 @@ export async function refreshAtTokens(
   }
   // expiresAt is on Connect's clock; turn it into a lifetime counted on ours.
   const expiresIn = Math.max(1, (expiresAt as number) - serverClockOffset(tokens) - now);
-  return customerTokensFrom({ accessToken, refreshToken, expiresIn, scope: scope as string | undefined }, now, tokens);
+  // A DPoP-bound session stays bound through its refreshes; Connect may say so itself.
+  const tokenType = typeof answeredType === 'string' ? (answeredType.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer') : tokens.tokenType;
+  return customerTokensFrom({ accessToken, tokenType, refreshToken, expiresIn, scope: scope as string | undefined }, now, tokens);
 }
 
 /** The refresh token of `tokens`; `InvalidGrant` when there is none (a client without the `refresh_token` grant). */

@@ -1,7 +1,8 @@
 /**
  * Error codes Connect sends: RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, RFC 9470 §3,
  * OpenID Connect's `login_required` / `consent_required` / `interaction_required`
- * and `unmet_authentication_requirements` (OpenID Connect Core Unmet Authentication Requirements 1.0).
+ * and `unmet_authentication_requirements` (OpenID Connect Core Unmet Authentication Requirements 1.0),
+ * RFC 9449 §7.1 and §8 (`invalid_dpop_proof`, `use_dpop_nonce`) and RFC 9126 §4 (`invalid_request_uri`).
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -19,6 +20,9 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'insufficient_user_authentication'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  | 'invalid_request_uri'
   | 'server_error'
   | 'temporarily_unavailable';
 

@@ -153,6 +153,24 @@ export class InsufficientUserAuthentication extends ConnectError {
     this.maxAge = options.maxAge;
   }
 }
+/**
+ * RFC 9449 §7.1: the DPoP proof was refused (malformed, wrongly signed, of
+ * another key than the token's, stale, or used before).
+ */
+export class InvalidDpopProof extends ConnectError { readonly error = 'invalid_dpop_proof'; }
+/**
+ * RFC 9449 §8: the server wants a DPoP proof with its nonce (`DPoP-Nonce`).
+ * The SDK answers this itself, once per request; it reaches you only when
+ * the proof with the new nonce was refused as well.
+ */
+export class UseDpopNonce extends ConnectError { readonly error = 'use_dpop_nonce'; }
+/**
+ * RFC 9126 §4: the `request_uri` of a pushed authorization request is
+ * expired (60 seconds), used, or another client's; start the authorization
+ * again. Connect shows it to the customer on an error page at `/authorize`
+ * (never a redirect), so it reaches the SDK only from a server that redirects it.
+ */
+export class InvalidRequestUri extends ConnectError { readonly error = 'invalid_request_uri'; }
 /** Connect failed unexpectedly (retried by the SDK where that is safe). */
 export class ServerError extends ConnectError { readonly error = 'server_error'; }
 /** Connect is overloaded or down for a moment (503 or 429; retried by the SDK where that is safe). */
@@ -239,6 +257,9 @@ export type AnyConnectError =
   | InvalidToken
   | InsufficientScope
   | InsufficientUserAuthentication
+  | InvalidDpopProof
+  | UseDpopNonce
+  | InvalidRequestUri
   | ServerError
   | TemporarilyUnavailable
   | InvalidResponse
@@ -279,6 +300,9 @@ const CODE_OF_CLASS = new Map<Function, ConnectErrorCode>([
   [InvalidToken, 'invalid_token'],
   [InsufficientScope, 'insufficient_scope'],
   [InsufficientUserAuthentication, 'insufficient_user_authentication'],
+  [InvalidDpopProof, 'invalid_dpop_proof'],
+  [UseDpopNonce, 'use_dpop_nonce'],
+  [InvalidRequestUri, 'invalid_request_uri'],
   [ServerError, 'server_error'],
   [TemporarilyUnavailable, 'temporarily_unavailable'],
   [InvalidResponse, 'invalid_response'],
@@ -318,6 +342,9 @@ const WIRE_ERRORS: Readonly<Record<OAuthErrorCode, WireErrorClass>> = {
   invalid_token: InvalidToken,
   insufficient_scope: InsufficientScope,
   insufficient_user_authentication: InsufficientUserAuthentication,
+  invalid_dpop_proof: InvalidDpopProof,
+  use_dpop_nonce: UseDpopNonce,
+  invalid_request_uri: InvalidRequestUri,
   server_error: ServerError,
   temporarily_unavailable: TemporarilyUnavailable,
 };

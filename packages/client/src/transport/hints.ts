@@ -26,6 +26,12 @@ export const HINTS: Readonly<Record<ConnectErrorCode, string>> = {
   insufficient_scope: 'The token lacks a permission this API needs: ask the operator what the client must be granted.',
   insufficient_user_authentication:
     'A refresh keeps the sign-in as it was: send the customer through the authorization again with err.acrValues as acr_values and err.maxAge as max_age (parseStepUpChallenge reads them from an API answer).',
+  invalid_dpop_proof:
+    'Connect refused the DPoP proof: check that the system clock is right (a proof is dated) and that the tokens were obtained with the same DPoP key (dpop: { key }) the SDK is using now.',
+  use_dpop_nonce:
+    'The server asked for a DPoP nonce and refused the proof that carried it too: check the system clock and that nothing between the SDK and the server drops the DPoP-Nonce header.',
+  invalid_request_uri:
+    'The pushed authorization request expired (60 seconds), was used already or belongs to another client: start the authorization again and send the customer to the new URL at once.',
   server_error: 'Connect failed unexpectedly: try again later; if it persists, tell the operator the time of the failure and the request.',
   temporarily_unavailable: 'Connect is busy or restarting: try again after retryAfter seconds when set, otherwise after a backoff.',
   invalid_response:
@@ -124,6 +130,43 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
     code: 'invalid_grant',
     description: /Request-Reference-No are no longer valid/,
     hint: 'A refresh sent now gets a new reference from this SDK; if that is refused too, send the customer through the authorization again.',
+  },
+  // private_key_jwt (section 13): the assertion, not a secret, was refused.
+  {
+    code: 'invalid_client',
+    description: /^this client authenticates only with private_key_jwt$/,
+    hint: 'This is a FAPI 2.0 client, which has no secret: configure privateKey (the private half of a key in its registered JWKS) instead of clientSecret.',
+  },
+  {
+    code: 'invalid_client',
+    description: /^client_assertion is not signed by a key registered/,
+    hint: "Sign with the private half of a key in the client's registered JWKS: check privateKey, and keyId against the key's kid.",
+  },
+  {
+    code: 'invalid_client',
+    description: /^client_assertion (has expired|iat is in the future|is not valid yet)/,
+    hint: 'Set the system clock right (NTP): the SDK dates each assertion by it, and Connect accepts it only within its lifetime.',
+  },
+  {
+    code: 'invalid_client',
+    description: /jwks_uri; try again later$/,
+    hint: "Connect could not fetch the client's keys from its jwks_uri: make sure that address answers with the JWK Set, then try again.",
+  },
+  {
+    code: 'unauthorized_client',
+    description: /^a resource server has no authorization requests to push$/,
+    hint: 'A resource server checks tokens and starts no authorization: push with the credentials of the client the customer links through.',
+  },
+  // DPoP (section 13): tokens and codes bound to a key work only with that key.
+  {
+    code: 'invalid_grant',
+    description: /bound this code to a DPoP key/,
+    hint: `${CODE_STILL_VALID}, with the DPoP key the authorization was started with: the same dpop: { key }, or dpop: true in the same process (its key is made once per client and process).`,
+  },
+  {
+    code: 'invalid_grant',
+    description: /bound to another DPoP key/,
+    hint: 'The tokens work only with the DPoP key they were obtained with: pass that key pair as dpop: { key }; a key made by dpop: true is gone after a restart, and then the customer must authorize again.',
   },
   // Request-Reference-No at POST /tokens (section 7): a 409 is not a malformed request.
   {

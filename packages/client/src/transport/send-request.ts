@@ -25,6 +25,8 @@ export interface HttpRequest {
   readonly body?: string;
   /** A 2xx with an empty body is a success (`/revoke`). */
   readonly allowEmpty?: boolean;
+  /** Sees the headers of every answer, success or error (a `DPoP-Nonce` to keep). */
+  readonly onHeaders?: ((headers: Headers) => void) | undefined;
 }
 
 /** A successful answer whose body is a JSON object (internal). */
@@ -67,6 +69,7 @@ export async function sendRequest(request: HttpRequest, settings: HttpSettings, 
     throw new NetworkError(`could not reach Connect${networkDetail(error)}`, { endpoint, cause: error });
   }
 
+  request.onHeaders?.(response.headers);
   const context: ConnectErrorOptions = {
     endpoint,
     status: response.status,

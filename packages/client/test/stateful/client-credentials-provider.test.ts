@@ -32,7 +32,7 @@ afterAll(async () => {
   await Promise.all([connect?.close(), shortLived?.close()]);
 });
 
-function options(target: TestConnect, extra: Partial<ClientCredentialsProviderOptions> = {}): ClientCredentialsProviderOptions {
+function options(target: TestConnect, extra: Partial<Extract<ClientCredentialsProviderOptions, { clientSecret: string }>> = {}): ClientCredentialsProviderOptions {
   return { authUrl: target.authUrl, clientId: target.demo.clientId, clientSecret: target.demo.clientSecret, ...extra };
 }
 

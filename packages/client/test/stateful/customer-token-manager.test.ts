@@ -25,7 +25,7 @@ const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const clock = fixedClock(Math.floor(Date.now() / 1000));
 let connect: TestConnect;
-let options: ConnectOptions;
+let options: Extract<ConnectOptions, { clientSecret: string }>;
 let browser: BrowserSession;
 
 beforeAll(async () => {
@@ -39,7 +39,7 @@ afterAll(async () => {
   await connect?.close();
 });
 
-function manager(extra: Partial<CustomerTokenManagerOptions> & { intercept?: Intercept } = {}) {
+function manager(extra: Partial<Extract<CustomerTokenManagerOptions, { clientSecret: string }>> & { intercept?: Intercept } = {}) {
   const recorder = recordingFetch(extra.intercept);
   const instance = new CustomerTokenManager({ ...options, redirectUri: REDIRECT_URI, fetch: recorder.fetch, ...extra });
   return { manager: instance, recorder };

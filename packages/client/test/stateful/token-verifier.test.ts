@@ -34,7 +34,7 @@ import { startConnect, type TestConnect } from '../support/test-connect.js';
 const REDIRECT_URI = 'http://127.0.0.1:4000/callback';
 const clock = fixedClock(Math.floor(Date.now() / 1000));
 let connect: TestConnect;
-let merchant: ConnectOptions;
+let merchant: Extract<ConnectOptions, { clientSecret: string }>;
 let api: { clientId: string; clientSecret: string };
 let browser: BrowserSession;
 
@@ -56,7 +56,7 @@ async function linkCustomer(): Promise<CustomerTokens> {
   return exchangeCode(merchant, { code: callback.code, redirectUri: REDIRECT_URI, codeVerifier: pending.codeVerifier });
 }
 
-function verifier(extra: Partial<TokenVerifierOptions> = {}) {
+function verifier(extra: Partial<Extract<TokenVerifierOptions, { clientSecret: string }>> = {}) {
   const recorder = recordingFetch();
   const instance = createTokenVerifier({ authUrl: connect.authUrl, ...api, clock, fetch: recorder.fetch, ...extra });
   return { verifier: instance, introspections: () => recorder.count('/introspect'), recorder };
@@ -104,6 +104,7 @@ describe('createTokenVerifier', () => {
       issuedAt: clock.nowSeconds(),
       expiresAt: clock.nowSeconds() + 5,
       scopes: [],
+      jkt: undefined,
       // The customer's sign-in (PIN + SMS), from the browser's first login: the same for every token since.
       authentication: { acr: 'urn:connect:acr:pin-sms', amr: ['pin', 'sms', 'mfa'], authTime: expect.any(Number) },
       claims: expect.objectContaining({ active: true, token_type: 'Bearer', sub: connect.demo.customer.profileId }),

@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 export const README = join(dirname(fileURLToPath(import.meta.url)), '../../README.md');
 
 /** The code block after `<!-- {marker}: … -->`, without the indentation of a list item. */
-export async function readmeBlock(marker: 'minimal consumer' | 'client token' | 'consumer client'): Promise<string> {
+export async function readmeBlock(
+  marker: 'minimal consumer' | 'client token' | 'consumer client' | 'minimal fapi consumer' | 'fapi consumer client' | 'fapi keys',
+): Promise<string> {
   const text = await readFile(README, 'utf8');
   const match = new RegExp(`^( *)<!-- ${marker}:[^>]*-->\\n *\`\`\`\\w+\\n([\\s\\S]*?)\\n *\`\`\``, 'm').exec(text);
   if (!match) throw new Error(`packages/client/README.md has no "${marker}" block`);
@@ -28,8 +30,8 @@ export async function readmeBlock(marker: 'minimal consumer' | 'client token' | 
  * The README's `npx connect-auth clients create …` line for the consumer, as
  * `connect-auth` arguments, its redirect URI replaced by `redirectUri`.
  */
-export async function readmeClientsCreate(redirectUri: string): Promise<string[]> {
-  const line = (await readmeBlock('consumer client')).trim();
+export async function readmeClientsCreate(redirectUri: string, marker: 'consumer client' | 'fapi consumer client' = 'consumer client'): Promise<string[]> {
+  const line = (await readmeBlock(marker)).trim();
   const words = line.split(/\s+/);
   if (words[0] !== 'npx' || words[1] !== 'connect-auth') throw new Error(`not a connect-auth command: ${line}`);
   const args = words.slice(2);
