@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { dpopKey } from '../helpers/dpop.js';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -44,15 +45,22 @@ interface Shown {
 async function assertionStatus(clientId: string): Promise<number | string> {
   const t = await ws.app();
   const now = ws.clock.nowSeconds();
-  const assertion = await new SignJWT({ iss: clientId, sub: clientId, aud: TEST_AUTH_URL, iat: now, exp: now + 60, jti: crypto.randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .sign(key.privateKey);
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/token',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: form({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }),
-  });
+  // A fapi2 client's token request also needs a DPoP proof with Connect's nonce: the first answer gives it.
+  const dpop = await dpopKey();
+  const send = async (nonce?: string) => {
+    const assertion = await new SignJWT({ iss: clientId, sub: clientId, aud: TEST_AUTH_URL, iat: now, exp: now + 60, jti: crypto.randomUUID() })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .sign(key.privateKey);
+    const proof = await dpop.proof({ htm: 'POST', htu: `${TEST_AUTH_URL}/token`, iat: now, ...(nonce === undefined ? {} : { nonce }) });
+    return t.app.inject({
+      method: 'POST',
+      url: '/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+      payload: form({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion }),
+    });
+  };
+  let res = await send();
+  if (res.statusCode === 400 && res.json<{ error: string }>().error === 'use_dpop_nonce') res = await send(String(res.headers['dpop-nonce']));
   return res.statusCode === 200 ? 200 : `${res.statusCode} ${res.json<{ error: string }>().error}`;
 }
 

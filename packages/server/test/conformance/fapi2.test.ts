@@ -330,12 +330,15 @@ describe('FAPI 2.0 with oauth4webapi', () => {
       const callback = await connect().authorize(authorizationUrl(side, requestUri));
       const params = oauth.validateAuthResponse(side.as, side.client, callback, state);
       connect().t.clock.advance(61);
+      // The library's clock follows Connect's, so its assertion and proof are current: only the code is old.
+      const skewed: oauth.Client = { ...side.client, [oauth.clockSkew]: connect().t.clock.nowSeconds() - Math.floor(Date.now() / 1000) };
+      const dpop = oauth.DPoP(skewed, side.dpopKeys);
       try {
         const error = await withNonce(async () =>
           oauth.processAuthorizationCodeResponse(
             side.as,
-            side.client,
-            await oauth.authorizationCodeGrantRequest(side.as, side.client, side.auth, params, side.redirectUri, verifier, { ...HTTP, DPoP: side.dpop }),
+            skewed,
+            await oauth.authorizationCodeGrantRequest(side.as, skewed, side.auth, params, side.redirectUri, verifier, { ...HTTP, DPoP: dpop }),
           ),
         ).catch((e: unknown) => e);
         expect(error).toMatchObject({ error: 'invalid_grant' });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { assertionFields, keyClient } from '../../helpers/client-keys.js';
 import { DEMO_CLIENT_NAME, demoClientSecret, seedDemo } from '../../../src/demo/seed-demo.js';
 import { basicAuth, build, form, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
 import { addCustomer, authorizeParams, Browser, exchangeCode, expectPage, LEAK, logIn, pageText, PIN, pkcePair } from '../../helpers/customer-flow.js';
@@ -80,12 +81,12 @@ describe('the sandbox callback page', () => {
     expect((await callbackPage(t, `?${params.toString()}`)).text).toContain('Run this within 300 seconds');
 
     const fapi = await t.createClient({ name: 'Bank', redirectUri: CALLBACK });
-    await t.storage.clients.updateClient(fapi.id, { profile: 'fapi2' }, t.clock.nowSeconds());
+    const keyed = await keyClient(t, fapi.id, 'fapi2');
     const pushed = await t.app.inject({
       method: 'POST',
       url: '/par',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(fapi.id, fapi.secret) },
-      payload: form({ response_type: 'code', redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form({ response_type: 'code', redirect_uri: CALLBACK, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...(await assertionFields(t, keyed)) }),
     });
     const requestUri = pushed.json<{ request_uri: string }>().request_uri;
     const fapiParams = await logIn(new Browser(t.app), { client_id: fapi.id, request_uri: requestUri, redirect_uri: CALLBACK });
