@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertionFields, keyClient } from '../../helpers/client-keys.js';
 import { DEMO_CLIENT_NAME, demoClientSecret, seedDemo } from '../../../src/demo/seed-demo.js';
-import { basicAuth, build, form, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
+import { build, form, TEST_AUTH_URL, type TestApp } from '../../helpers/build.js';
 import { addCustomer, authorizeParams, Browser, exchangeCode, expectPage, LEAK, logIn, pageText, PIN, pkcePair } from '../../helpers/customer-flow.js';
 
 /**
