@@ -81,6 +81,12 @@ async function exchangeCommand(code: string, deps: SandboxRouteDeps): Promise<{ 
   if (!record) return { problem: 'Connect does not know this code: it was mistyped, or it expired and was deleted.' };
   if (record.consumedAt !== null || record.expiresAt <= now) return { problem: 'This code was exchanged already or has expired: start a new sign-in for a new one.' };
   const client = await deps.findClient(record.clientId);
+  if (client?.profile === 'fapi2') {
+    // Its exchange needs a new client assertion and a DPoP proof, which no shell line makes (docs/consumer-guide.md, "FAPI 2.0").
+    return {
+      problem: `This client is held to FAPI 2.0: it exchanges the code within ${record.expiresAt - record.createdAt} seconds with a client assertion and a DPoP proof (the SDK makes both), so there is no command to copy.`,
+    };
+  }
   // Any other client's secret is left to the shell, so it is quoted to expand.
   const credentials =
     client?.name === DEMO_CLIENT_NAME && client.kind === 'consumer' ? shellQuote(`${record.clientId}:${demoClientSecret(deps)}`) : `"${record.clientId}:$CLIENT_SECRET"`;

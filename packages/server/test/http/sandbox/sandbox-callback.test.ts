@@ -73,7 +73,7 @@ describe('the sandbox callback page', () => {
     expect((await t.storage.clients.findClient(other.id))?.name).not.toBe(DEMO_CLIENT_NAME);
   });
 
-  it("says how long the code lives: CONNECT_CODE_TTL, or 60 seconds for a fapi2 client's code", async () => {
+  it("says how long the code lives: CONNECT_CODE_TTL, or 60 seconds for a fapi2 client's code, which no shell command can exchange", async () => {
     const t = await build();
     await addCustomer(t);
     const standard = await t.createClient({ name: 'Acme', redirectUri: CALLBACK });
@@ -90,7 +90,9 @@ describe('the sandbox callback page', () => {
     });
     const requestUri = pushed.json<{ request_uri: string }>().request_uri;
     const fapiParams = await logIn(new Browser(t.app), { client_id: fapi.id, request_uri: requestUri, redirect_uri: CALLBACK });
-    expect((await callbackPage(t, `?${fapiParams.toString()}`)).text).toContain('Run this within 60 seconds');
+    const fapiPage = await callbackPage(t, `?${fapiParams.toString()}`);
+    expect(fapiPage.command).toBeUndefined();
+    expect(fapiPage.text).toContain('This client is held to FAPI 2.0: it exchanges the code within 60 seconds with a client assertion and a DPoP proof');
   });
 
   it('an unknown or malformed code, or markup in a parameter: a clear page, escaped, never an error', async () => {
