@@ -129,6 +129,13 @@ describe('stepUpChallenge: the header an API answers with (RFC 9470 §3)', () =>
     const header = stepUpChallenge({ acrValues: ['phr'], maxAge: 300, description: 'stronger, please' });
     expect(parseStepUpChallenge(header)).toEqual({ action: 'reauthorize', acrValues: ['phr'], maxAge: 300, description: 'stronger, please' });
   });
+
+  it('under the DPoP scheme for an API that took a DPoP-bound token (RFC 9449 §7.1), read back the same; no other scheme', () => {
+    const header = stepUpChallenge({ acrValues: ['phr'], maxAge: 300, description: 'stronger, please' }, 'DPoP');
+    expect(header).toBe('DPoP error="insufficient_user_authentication", error_description="stronger, please", acr_values="phr", max_age="300"');
+    expect(parseStepUpChallenge(header)).toEqual({ action: 'reauthorize', acrValues: ['phr'], maxAge: 300, description: 'stronger, please' });
+    expect(() => stepUpChallenge({ acrValues: [], maxAge: 0, description: 'x' }, 'Basic' as 'DPoP')).toThrow(TypeError);
+  });
 });
 
 describe('parseStepUpChallenge: the consumer reads the challenge', () => {

@@ -30,6 +30,8 @@ const MAX_HEADER_LENGTH = 8192;
  * `InsufficientUserAuthentication` with (RFC 9470 §3): `Bearer
  * error="insufficient_user_authentication", error_description="…"`, then
  * `acr_values="…"` (space-separated) and `max_age="…"` when required.
+ * An API that took the token under the DPoP scheme (RFC 9449 §7.1) passes
+ * `'DPoP'`: the same challenge, under that scheme.
  *
  * @example
  * if (err instanceof InsufficientUserAuthentication) {
@@ -37,7 +39,7 @@ const MAX_HEADER_LENGTH = 8192;
  * }
  * @throws TypeError when an `acr` value holds a space, `"` or `\`, or `maxAge` is no whole number from 0.
  */
-export function stepUpChallenge(required: Pick<InsufficientUserAuthentication, 'acrValues' | 'maxAge' | 'description'>): string {
+export function stepUpChallenge(required: Pick<InsufficientUserAuthentication, 'acrValues' | 'maxAge' | 'description'>, scheme: 'Bearer' | 'DPoP' = 'Bearer'): string {
   for (const value of required.acrValues) {
     if (typeof value !== 'string' || !ACR_VALUE.test(value)) throw new TypeError('an acr value must be printable ASCII without spaces, double quotes or backslashes');
   }
@@ -45,7 +47,8 @@ export function stepUpChallenge(required: Pick<InsufficientUserAuthentication, '
   if (maxAge !== undefined && (!Number.isSafeInteger(maxAge) || maxAge < 0)) throw new TypeError('maxAge must be a whole number of seconds from 0');
   // RFC 6749 §5.2's characters for error_description: printable ASCII without `"` and `\`.
   const description = required.description.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
-  const parts = ['Bearer error="insufficient_user_authentication"', `error_description="${description}"`];
+  if (scheme !== 'Bearer' && scheme !== 'DPoP') throw new TypeError('scheme must be Bearer or DPoP');
+  const parts = [`${scheme} error="insufficient_user_authentication"`, `error_description="${description}"`];
   if (required.acrValues.length > 0) parts.push(`acr_values="${required.acrValues.join(' ')}"`);
   if (maxAge !== undefined) parts.push(`max_age="${maxAge}"`);
   return parts.join(', ');
