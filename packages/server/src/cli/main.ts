@@ -1,4 +1,5 @@
 import { CommanderError, type Command } from 'commander';
+import { currentRelease } from '../config/release.js';
 import { ConfigError, loadConfig, unknownSettings } from '../config/load.js';
 import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
@@ -58,7 +59,8 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
       await serve({ env, seedDemo, clock });
     },
     async version(json) {
-      out(json ? `${JSON.stringify({ version: await version() })}\n` : `${await version()}\n`);
+      const { version, commit } = currentRelease();
+      out(json ? `${JSON.stringify({ version, commit })}\n` : `connect-auth ${version} (commit ${commit})\n`);
     },
   };
   // Before the configuration is read, so that a misspelt variable is named even when it leaves a problem.
@@ -186,8 +188,3 @@ function oneLine(message: string): string {
   return message.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
-async function version(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}

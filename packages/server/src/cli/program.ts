@@ -87,7 +87,7 @@ export function buildProgram(actions: CliActions): Command {
     .helpOption('-h, --help', 'show this help')
     .helpCommand('help [command...]', 'show the help of a command')
     .option('--json', JSON_OPTION)
-    .option('-v, --version', 'print the version');
+    .option('-v, --version', 'print the release and its commit');
 
   addServe(program, actions);
   addMigrate(program, actions);

@@ -1,4 +1,5 @@
 import { ClientSecretHasher } from '../core/clients/client-secret.js';
+import { currentRelease } from '../config/release.js';
 import type { Clock } from '../core/clock.js';
 import { deriveKey } from '../core/keys/master-key.js';
 import { OtpHasher } from '../core/otp/otp-hasher.js';
@@ -7,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import type { Environment } from '../core/environment.js';
 import { openStorage, type StorageOptions } from '../storage/kysely/open-storage.js';
-import type { Storage } from '../core/storage/storage.js';
+import { SchemaTooNew, type Storage } from '../core/storage/storage.js';
 
 /** The services the server and every CLI command share. */
 export interface Runtime {
@@ -52,7 +53,9 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
   try {
     // Before migrating: a command of the other environment changes nothing, not even the schema.
     refuseOtherEnvironment(await storage.recordedEnvironment(), config.environment);
-    appliedMigrations = await storage.migrate();
+    appliedMigrations = await storage.migrate(currentRelease().version).catch((error: unknown) => {
+      throw error instanceof SchemaTooNew ? new ConfigError(error.message) : error;
+    });
     refuseOtherEnvironment(await storage.claimEnvironment(config.environment), config.environment);
     // Once the database is known to be this environment's: a refused sandbox command generates no master key.
     masterKey = resolveMasterKey(config);

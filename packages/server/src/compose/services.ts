@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { currentRelease } from '../config/release.js';
 import { ConfigError } from '../config/load.js';
 import { createAuditLog, type AuditLog } from '../core/audit/audit-log.js';
 import { auditClientAuthFailures } from '../core/audit/client-auth-failures.js';
@@ -164,7 +165,7 @@ async function assembleObservedServices(
   const urls = { authUrl: config.authUrl ?? '', baseUrl: config.baseUrl ?? config.authUrl ?? '' };
   const redis = config.redisUrl && !overrides.limits ? await connectRedis(config.redisUrl, config.redisTimeoutMs, outages) : undefined;
 
-  const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats() });
+  const metrics = overrides.metrics ?? createMetrics({ poolStats: () => storage.poolStats(), release: currentRelease() });
   const audit = countedAudit(
     createAuditLog(storage.audit, clock, logFailure('writing the audit log failed')),
     metrics,

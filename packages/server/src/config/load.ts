@@ -443,10 +443,10 @@ function defaultCountryOf(smsCountries: readonly string[] | undefined): string {
 
 /**
  * `CONNECT_*` variables that the repository's other programs read, not the
- * server: the example consumer's credentials, the bench's paths and the
+ * server: the example consumer's credentials, the bench's paths, the build's commit and the
  * test suites' databases. They are no typo of a setting.
  */
-const OTHER_PROGRAMS = /^CONNECT_(?:TEST_|SDK_TEST_)|^CONNECT_(?:CLIENT_ID|CLIENT_SECRET|RESOURCE_SERVER_ID|RESOURCE_SERVER_SECRET|REFRESH_VIA|ROOT|BIN|DIST)$/;
+const OTHER_PROGRAMS = /^CONNECT_(?:TEST_|SDK_TEST_)|^CONNECT_(?:CLIENT_ID|CLIENT_SECRET|RESOURCE_SERVER_ID|RESOURCE_SERVER_SECRET|REFRESH_VIA|ROOT|BIN|DIST|BUILD_COMMIT)$/;
 
 /**
  * One warning line for each `CONNECT_*` variable in `env` that is not a

@@ -36,11 +36,21 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 /**
  * Creates the metrics: the process's own (CPU, memory, event-loop lag, GC:
  * prom-client's defaults, prefixed `connect_`), requests, tokens, login
- * steps, audit events, and the database pool when `poolStats` is given.
+ * steps, audit events, the database pool when `poolStats` is given, and
+ * the release (`connect_build_info`) when `release` is given.
  */
-export function createMetrics(options: { poolStats?: () => PoolStats | undefined } = {}): Metrics {
+export function createMetrics(options: { poolStats?: () => PoolStats | undefined; release?: { version: string; commit: string } } = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'connect_', eventLoopMonitoringPrecision: 20 });
+  if (options.release) {
+    // Always 1: the labels say which release answers (docs/upgrades.md, "Releases").
+    new Gauge({
+      name: 'connect_build_info',
+      help: 'The release of Connect this instance runs: version, commit and Node.js version, as labels',
+      labelNames: ['version', 'commit', 'node'],
+      registers: [registry],
+    }).set({ version: options.release.version, commit: options.release.commit, node: process.version }, 1);
+  }
   const requests = new Counter({
     name: 'connect_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status code',

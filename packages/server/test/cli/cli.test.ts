@@ -840,11 +840,13 @@ describe('--help and --version', () => {
     expect(existsSync(join(dataDir, 'connect-sandbox.db'))).toBe(false);
   });
 
-  it('--version prints the package version', async () => {
+  it('--version prints the package version and the commit the build recorded', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
-    expect(await cli(['-v'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
-    expect(await cliJson(['--version'])).toEqual({ version });
+    const { commit } = JSON.parse(readFileSync(new URL('../../dist/build-info.json', import.meta.url), 'utf8')) as { commit: string };
+    expect(commit).toMatch(/^([0-9a-f]{40}(-modified)?|unknown)$/);
+    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `connect-auth ${version} (commit ${commit})\n`, stderr: '' });
+    expect(await cli(['-v'])).toEqual({ code: 0, stdout: `connect-auth ${version} (commit ${commit})\n`, stderr: '' });
+    expect(await cliJson(['--version'])).toEqual({ version, commit });
   });
 });
 

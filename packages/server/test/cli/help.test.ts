@@ -52,7 +52,7 @@ describe('--help on every command and sub-command', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     for (const words of COMMANDS) expect(run.stdout).toMatch(new RegExp(`^ {2}${words.join(' ')}( <[^>]+>)? +[a-z]`, 'm'));
     expect(run.stdout).toMatch(/^ {2}--json +print one JSON document/m);
-    expect(run.stdout).toMatch(/^ {2}-v, --version +print the version$/m);
+    expect(run.stdout).toMatch(/^ {2}-v, --version +print the release and its commit$/m);
     expect(run.stdout).toMatch(/Exit status: 0 on success, 1 when the command fails, 2 on a usage\nmistake/);
     expect(run.stdout).toMatch(/^Examples:\n {2}\$ connect-auth /m);
   });

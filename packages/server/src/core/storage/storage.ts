@@ -85,8 +85,16 @@ export interface Storage extends Stores {
    * when it throws.
    */
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>;
-  /** Applies pending migrations; returns the names of those applied now. */
-  migrate(): Promise<string[]>;
+  /**
+   * Applies pending migrations; returns the names of those applied now.
+   * With `release` (the running code's version), first refuses a database
+   * that a newer release left needing a newer one than this
+   * ({@link SchemaTooNew}), leaves alone a database a newer release has
+   * migrated further (expand-only: this release's schema is still there),
+   * and afterwards records the release (docs/upgrades.md, "Migrations
+   * across releases").
+   */
+  migrate(release?: string): Promise<string[]>;
   /**
    * The environment recorded as the database's own; `undefined` when none
    * is yet. In a database not migrated that far, the one its migration will
@@ -131,4 +139,13 @@ export interface Storage extends Stores {
   observeAvailability(observer: AvailabilityObserver): () => void;
   /** Closes every connection; any operation after it throws `StorageUnavailable`. */
   close(): Promise<void>;
+}
+
+/**
+ * The database was migrated by a newer release than this code may run
+ * beside (docs/upgrades.md, "Migrations across releases"); the message
+ * names both releases.
+ */
+export class SchemaTooNew extends Error {
+  override readonly name = 'SchemaTooNew';
 }

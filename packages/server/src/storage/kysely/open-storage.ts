@@ -1,6 +1,7 @@
 import { Kysely, Migrator, sql, type Dialect } from 'kysely';
 import type { DatabaseLocation, ExclusiveWork, Storage, Stores } from '../../core/storage/storage.js';
-import { migrationProvider } from './migrations/index.js';
+import { MIGRATION_NAMES, migrationProvider, OLDEST_COMPATIBLE_RELEASE } from './migrations/index.js';
+import { checkSchemaRelease, readSchemaState } from './schema-releases.js';
 import { createPostgresDialect } from './postgres.js';
 import type { Database } from './stores/schema.js';
 import { createSqliteDialect } from './sqlite.js';
@@ -92,7 +93,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     engine: location.engine,
     ...storesFor(db),
     transaction: (work) => db.transaction().execute((trx) => work(storesFor(trx))),
-    async migrate() {
+    async migrate(release) {
       // On PostgreSQL the pending migrations run in one transaction: on a
       // connection of their own where each statement is bounded but not the
       // transaction as a whole, which over a distant network may well take
@@ -106,9 +107,18 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
             })
           : db;
       try {
+        const { ahead } = checkSchemaRelease(release, MIGRATION_NAMES, await readSchemaState(migrating, location.engine));
+        if (ahead) return [];
         const migrator = new Migrator({ db: migrating, provider: migrationProvider });
         const { error, results } = await migrator.migrateToLatest();
         if (error) throw error instanceof Error ? error : new Error(String(error));
+        if (release !== undefined) {
+          await migrating
+            .insertInto('schema_releases')
+            .values({ version: release, oldest_compatible: OLDEST_COMPATIBLE_RELEASE, recorded_at: Math.floor(Date.now() / 1000) })
+            .onConflict((conflict) => conflict.column('version').doNothing())
+            .execute();
+        }
         return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
       } finally {
         if (migrating !== db) await migrating.destroy();

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError } from '../../../src/config/load.js';
 import { startServer } from '../../../src/http/server.js';
+import { currentRelease } from '../../../src/config/release.js';
 import { basicAuth, build, form } from '../../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../../helpers/postgres.js';
 import { addCustomer, authorizeParams, Browser, MOBILE, startLogin } from '../../helpers/customer-flow.js';
@@ -46,6 +47,8 @@ describe('metrics', () => {
     expect(sample(text, 'connect_login_steps_total', { step: 'login', outcome: 'credentials_wrong' })).toBe(1);
     expect(sample(text, 'connect_audit_events_total', { type: 'client.authentication_failed', outcome: 'failure' })).toBe(1);
     expect(text).toContain('connect_nodejs_eventloop_lag_seconds');
+    const { version, commit } = currentRelease();
+    expect(sample(text, 'connect_build_info', { version, commit, node: process.version })).toBe(1);
     expect(text).toContain('connect_process_cpu_user_seconds_total');
     for (const secret of [client.secret, ok.json<{ access_token: string }>().access_token, MOBILE]) expect(text).not.toContain(secret);
     // Digits occur in any number; as a label value they would be quoted.

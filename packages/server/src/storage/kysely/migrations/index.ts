@@ -26,6 +26,7 @@ import * as authorizationRequestAcr from './2026-11-28T14-00-authorization-reque
 import * as clientProfiles from './2026-11-28T15-00-client-profiles.js';
 import * as pushedRequests from './2026-11-28T15-10-pushed-requests.js';
 import * as dpop from './2026-11-28T15-20-dpop.js';
+import * as schemaReleases from './2026-11-28T16-00-schema-releases.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -56,7 +57,25 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T15-00-client-profiles': clientProfiles,
   '2026-11-28T15-10-pushed-requests': pushedRequests,
   '2026-11-28T15-20-dpop': dpop,
+  '2026-11-28T16-00-schema-releases': schemaReleases,
 };
+
+/**
+ * The oldest release whose code still runs on the schema these migrations
+ * leave: the previous release, as long as every migration since it is
+ * expand-only (docs/upgrades.md, "Migrations across releases"). Recorded
+ * in `schema_releases` when this release migrates a database; an older
+ * release refuses to start there.
+ */
+export const OLDEST_COMPATIBLE_RELEASE = '0.1.0';
+
+/** Every migration's name, in the order they apply. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
+
+/** The migrations by name (for the expand-only check, docs/upgrades.md). */
+export function bundledMigrations(): Readonly<Record<string, Migration>> {
+  return MIGRATIONS;
+}
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
 export const migrationProvider: MigrationProvider = {

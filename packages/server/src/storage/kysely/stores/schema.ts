@@ -254,6 +254,7 @@ export interface Database {
   webauthn_challenges: WebAuthnChallengesTable;
   used_jtis: UsedJtisTable;
   pushed_requests: PushedRequestsTable;
+  schema_releases: SchemaReleasesTable;
 }
 
 /** A customer's passkey (migration `2026-11-28T12-00-passkeys`). */
@@ -290,6 +291,14 @@ export interface WebAuthnChallengesTable {
 }
 
 /** The one row naming the environment the database belongs to (migration `2026-11-27T10-10-database-environment`). */
+/** A release that migrated or started on the database (docs/upgrades.md, "Migrations across releases"). */
+export interface SchemaReleasesTable {
+  version: string;
+  /** The oldest release whose code runs on the schema this release left. */
+  oldest_compatible: string;
+  recorded_at: ColumnType<number, number, never>;
+}
+
 export interface DatabaseEnvironmentTable {
   id: number;
   environment: string;
