@@ -67,7 +67,7 @@ const MIGRATIONS: Record<string, Migration> = {
  * in `schema_releases` when this release migrates a database; an older
  * release refuses to start there.
  */
-export const OLDEST_COMPATIBLE_RELEASE = '0.1.0';
+export const OLDEST_COMPATIBLE_RELEASE = '0.2.0';
 
 /** Every migration's name, in the order they apply. */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
