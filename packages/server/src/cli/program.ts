@@ -412,7 +412,7 @@ function addBackup(program: CliCommand, actions: CliActions): void {
 
   const restore = program
     .command('restore')
-    .description('put a backup where the configuration looks for the embedded database, which must hold none')
+    .description('put a backup of the embedded database in place, where no database is yet')
     .option('--from <FILE>', 'the backup file, as connect-auth backup wrote it (required)')
     .option('--json', JSON_OPTION)
     .action((options: { from?: string }, cmd: Command) => actions.runOnConfig((config) => restoreCommand(config, options, actions.stderr), json(cmd)));
@@ -420,7 +420,7 @@ function addBackup(program: CliCommand, actions: CliActions): void {
     restore,
     'Checks that FILE is whole (PRAGMA integrity_check) and a Connect database of CONNECT_ENVIRONMENT, then puts it at the path of DATABASE_URL (or CONNECT_DATA_DIR). Refused when a database is already there: stop its servers and move it aside first. serve then starts on it as usual, migrating a backup of an older release; it needs the master key the backup was taken under.',
   );
-  examples(restore, ['CONNECT_DATA_DIR=/var/lib/connect connect-auth restore --from /backups/connect.db']);
+  examples(restore, ['connect-auth restore --from /backups/connect.db', 'connect-auth restore --from /backups/connect.db --json   # with CONNECT_DATA_DIR or DATABASE_URL set as for serve']);
 }
 
 /** A command of commands (`clients`): without one, or with an unknown one, a usage mistake that lists them. */
