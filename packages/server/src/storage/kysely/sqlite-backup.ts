@@ -177,7 +177,8 @@ function checkBackup(path: string, from: string): { environment: Environment | u
   } catch (error) {
     if (error instanceof BackupError) throw error;
     const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new BackupError(`${from} is not a Connect database: it is not an SQLite database file`, { cause: error });
+    if (code === 'SQLITE_NOTADB') throw new BackupError(`${from} is not a Connect database: it is not an SQLite database file`, { cause: error });
+    if (code === 'SQLITE_CORRUPT') throw new BackupError(`${from} is damaged (${code}): use another backup`, { cause: error });
     throw new BackupError(`${from} cannot be read as a database: ${describeFileError(error)}`, { cause: error });
   } finally {
     database?.close();
