@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, closeSync, constants, copyFileSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, copyFileSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isEnvironment, type Environment } from '../../core/environment.js';
 import { openEmbeddedSqlite, type EmbeddedSqlite } from './embedded-sqlite.js';
@@ -127,7 +127,9 @@ export async function restoreSqlite(fromPath: string, databasePath: string, opti
   }
   const existing = ['', '-wal', '-journal'].map((suffix) => `${databasePath}${suffix}`).find((path) => isFile(path));
   if (existing !== undefined) throw targetHoldsData(databasePath);
-  mkdirSync(dirname(databasePath), { recursive: true });
+  // The folder as `serve` would make it; removed again when the restore is refused.
+  const created = mkdirSync(dirname(databasePath), { recursive: true });
+  let placed = false;
   const folder = writableFolder(databasePath, 'the restored database');
 
   const checking = join(folder, `.${basename(databasePath)}.${randomBytes(6).toString('hex')}.restoring`);
@@ -146,6 +148,7 @@ export async function restoreSqlite(fromPath: string, databasePath: string, opti
     if (unknown !== undefined) throw new BackupError(`${from} comes from a newer release of Connect (migration ${unknown} is unknown to this one): restore it with that release`);
     syncFile(checking);
     placeWithoutReplacing(checking, databasePath);
+    placed = true;
     syncFile(folder);
     return {
       target: databasePath,
@@ -155,6 +158,19 @@ export async function restoreSqlite(fromPath: string, databasePath: string, opti
     };
   } finally {
     removeDatabaseFiles(checking);
+    if (!placed && created !== undefined) removeEmptyFolders(dirname(databasePath), created);
+  }
+}
+
+/** Removes the empty folder `path` and its parents up to `top`; stops at the first that is not empty. */
+function removeEmptyFolders(path: string, top: string): void {
+  for (let folder = path; ; folder = dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return;
+    }
+    if (folder === top || dirname(folder) === folder) return;
   }
 }
 
