@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Kysely, Migrator } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openEmbeddedSqlite } from '../../src/storage/kysely/embedded-sqlite.js';
@@ -145,6 +145,15 @@ describe('backup refuses, with one line, and writes nothing', () => {
     expect(line).toBe(`connect-auth: there is no database at ${join(w.dataDir, DATABASE)} to back up (check DATABASE_URL and CONNECT_DATA_DIR)\n`);
     expect(readdirSync(w.dataDir)).toEqual([]);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it("of the other environment's database", async () => {
+    const w = await withDatabase();
+    const live = join(w.dataDir, DATABASE);
+    const out = join(scratch(), 'connect.db');
+    const line = expectFailure(await w.cli(['backup', '--out', out], { ...PRODUCTION, DATABASE_URL: `sqlite:${live}` }), 1);
+    expect(line).toBe(`connect-auth: the database at ${live} belongs to sandbox; CONNECT_ENVIRONMENT is production\n`);
+    expect(readdirSync(dirname(out))).toEqual([]);
   });
 
   it('on PostgreSQL, pointing to the operator guide; restore too', async () => {
