@@ -90,7 +90,7 @@ export async function backUpSqlite(
     syncFile(folder);
   } catch (error) {
     removeDatabaseFiles(partial);
-    if (error instanceof BackupError || error === options.signal?.reason) throw error;
+    if (error instanceof BackupError || (options.signal?.aborted && error === options.signal.reason)) throw error;
     throw new BackupError(`the backup to ${out} failed, and nothing was written: ${describeFileError(error)}`, { cause: error });
   } finally {
     if (source.inTransaction) source.exec('rollback');
