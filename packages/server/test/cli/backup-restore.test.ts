@@ -166,10 +166,11 @@ async function issueBeforeBackup(base: string, client: Client): Promise<Issued> 
  * five revoked at once), introspections, and refreshes of customer 4's
  * session. Every load request must succeed: the backup holds no write up.
  */
-async function underLoad<T>(base: string, client: Client, work: () => Promise<T>): Promise<{ result: T; requests: number; failures: string[]; slowestMs: number }> {
+async function underLoad<T>(base: string, client: Client, work: () => Promise<T>): Promise<{ result: T; requestsDuring: number; failures: string[]; slowestMs: number }> {
   const session = await logInAs(base, client, MOBILES[3] as string);
   let done = false;
-  let requests = 0;
+  /** Load requests answered while `work` ran. */
+  let requestsDuring = 0;
   let slowestMs = 0;
   const failures: string[] = [];
   const timed = async <R extends { status: number }>(what: string, request: Promise<R>): Promise<R | undefined> => {
@@ -177,7 +178,7 @@ async function underLoad<T>(base: string, client: Client, work: () => Promise<T>
     try {
       const res = await request;
       slowestMs = Math.max(slowestMs, performance.now() - started);
-      requests++;
+      if (!done) requestsDuring++;
       if (res.status !== 200) failures.push(`${what}: ${res.status}`);
       return res;
     } catch (error) {
@@ -198,12 +199,14 @@ async function underLoad<T>(base: string, client: Client, work: () => Promise<T>
     for (let n = 0; !done || n < 10; n++) await timed('refresh', refreshAtToken(base, client, session.refreshToken as string));
   };
   const loads = [clientLoad(), refreshLoad()];
+  let result: T;
   try {
-    return { result: await work(), requests, failures, slowestMs };
+    result = await work();
   } finally {
     done = true;
     await Promise.all(loads);
   }
+  return { result, requestsDuring, failures, slowestMs };
 }
 
 /** The checks on a server started on the restored database. */
@@ -269,7 +272,7 @@ describe('backup and restore of the embedded database', () => {
     expect(progress.length).toBeGreaterThan(0);
     for (const line of progress) expect(line).toMatch(/^backup: \d+ of \d+ pages copied \(\d+%\)$/);
     expect(load.failures).toEqual([]);
-    expect(load.requests).toBeGreaterThanOrEqual(40);
+    expect(load.requestsDuring).toBeGreaterThanOrEqual(10);
     expect(readdirSync(backups)).toEqual(['connect.db']);
     await server.stop();
 
@@ -316,7 +319,7 @@ describe.skipIf(!postgresAdminUrl)('the PostgreSQL procedure of the operator gui
     const dump = join(folder('pg-backups'), 'connect.dump');
     const load = await underLoad(server.address, client, () => runTool('pg_dump', ['-Fc', '--no-owner', '-f', dump, sourceDb.url]));
     expect(load.failures).toEqual([]);
-    expect(load.requests).toBeGreaterThanOrEqual(20);
+    expect(load.requestsDuring).toBeGreaterThanOrEqual(3);
     await server.stop();
 
     const restoredDb = await createTestDatabase();
