@@ -31,7 +31,8 @@ export interface EmbeddedSqlite {
   /**
    * Copies the database into the file `destination` with SQLite's online
    * backup, `pagesPerStep` pages at a time, telling `progress` after each
-   * step (a `progress` that throws ends the backup with that error). The
+   * step (a `progress` that throws ends the backup with that error; under
+   * node:sqlite once the copy is complete). The
    * copy is of one moment: begin a read transaction on this connection
    * first, or a write of another connection restarts it from the start.
    */
@@ -187,11 +188,25 @@ function openNodeSqlite(path: string, options: { readonly?: boolean }): Embedded
     },
     exec: (sql) => named(() => database.exec(sql)),
     async backup(destination, { pagesPerStep, progress }) {
+      // node:sqlite runs the steps on its thread pool and documents no way for the callback to stop them: a
+      // callback that throws is remembered, and the backup fails with its error once the copy is done.
+      let stopped: { error: unknown } | undefined;
       try {
-        await backup(database, destination, { rate: pagesPerStep, progress });
+        await backup(database, destination, {
+          rate: pagesPerStep,
+          progress: (step) => {
+            if (stopped) return;
+            try {
+              progress(step);
+            } catch (error) {
+              stopped = { error };
+            }
+          },
+        });
       } catch (error) {
         throw withResultCodeName(error);
       }
+      if (stopped) throw stopped.error;
     },
     close: () => {
       if (database.isOpen) named(() => database.close());
