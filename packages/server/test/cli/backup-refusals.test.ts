@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Kysely, Migrator } from 'kysely';
@@ -114,6 +114,8 @@ describe('backup refuses, with one line, and writes nothing', () => {
     expect((await w.cli(['backup', '--out', out])).code).toBe(0);
     expect(readdirSync(folder)).toEqual(['connect.db']);
     expect(readFileSync(out).subarray(0, 16).toString()).toBe('SQLite format 3\0');
+    // Readable by its owner only: it holds the sealed signing keys.
+    expect(statSync(out).mode & 0o777).toBe(0o600);
   });
 
   it('to the live database itself, however it is named', async () => {

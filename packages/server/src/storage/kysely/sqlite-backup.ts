@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, closeSync, constants, copyFileSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isEnvironment, type Environment } from '../../core/environment.js';
 import { openEmbeddedSqlite, type EmbeddedSqlite } from './embedded-sqlite.js';
@@ -85,6 +85,8 @@ export async function backUpSqlite(
     });
     source.exec('commit');
     if (options.signal?.aborted) throw options.signal.reason;
+    // It holds the signing keys (sealed) and the secrets' HMACs: for its owner's eyes only, as the master key file.
+    chmodSync(partial, 0o600);
     syncFile(partial);
     renameSync(partial, target);
     syncFile(folder);
