@@ -132,10 +132,10 @@ export async function restoreSqlite(fromPath: string, databasePath: string, opti
   // The folder as `serve` would make it; removed again when the restore is refused.
   const created = mkdirSync(dirname(databasePath), { recursive: true });
   let placed = false;
-  const folder = writableFolder(databasePath, 'the restored database');
-
-  const checking = join(folder, `.${basename(databasePath)}.${randomBytes(6).toString('hex')}.restoring`);
+  let checking: string | undefined;
   try {
+    const folder = writableFolder(databasePath, 'the restored database');
+    checking = join(folder, `.${basename(databasePath)}.${randomBytes(6).toString('hex')}.restoring`);
     try {
       copyFileSync(from, checking, constants.COPYFILE_EXCL);
     } catch (error) {
@@ -159,7 +159,7 @@ export async function restoreSqlite(fromPath: string, databasePath: string, opti
       bytes: statSync(databasePath).size,
     };
   } finally {
-    removeDatabaseFiles(checking);
+    if (checking !== undefined) removeDatabaseFiles(checking);
     if (!placed && created !== undefined) removeEmptyFolders(dirname(databasePath), created);
   }
 }
