@@ -41,7 +41,7 @@ describe('backUpSqlite', () => {
     writer.exec('pragma busy_timeout = 0');
     const insert = writer.prepare(`insert into audit_events (id, at, type, actor, outcome, details) values (?, 0, ?, 'test', 'success', ?)`);
     writer.exec('begin');
-    for (let n = 0; n < 6000; n++) insert.run([`before-${n}`, 'test.before', 'x'.repeat(1000)]);
+    for (let n = 0; n < 12_000; n++) insert.run([`before-${n}`, 'test.before', 'x'.repeat(1000)]);
     writer.exec('commit');
 
     const steps: BackupProgress[] = [];
@@ -64,7 +64,7 @@ describe('backUpSqlite', () => {
     expect(result.pages).toBe(steps[0]?.totalPages);
     expect(result.environment).toBe('sandbox');
     // The backup holds the moment the backup began, whole; the live database holds the writes too.
-    expect(count(out, 'test.before')).toBe(6000);
+    expect(count(out, 'test.before')).toBe(12_000);
     expect(count(out, 'test.during')).toBe(0);
     expect(count(path, 'test.during')).toBe(steps.length * 5);
     const copy = openEmbeddedSqlite(out);
