@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { openComposition } from '../compose/compose.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
 import { describeDatabaseFailure } from '../storage/kysely/database-failures.js';
+import { BackupError } from '../storage/kysely/sqlite-backup.js';
 import type { DatabaseLocation } from '../core/storage/storage.js';
 import { Interrupted, UsageError } from './commands/output.js';
 import { processInput, type CliInput } from './pin-input.js';
@@ -51,6 +52,18 @@ export async function runCli(argv: readonly string[], io: Partial<CliIo> = {}): 
         out(json ? `${JSON.stringify(result.json, null, 2)}\n` : result.text);
       } finally {
         await composition.close();
+      }
+    },
+    async runOnConfig(work, json) {
+      const config = loadConfig(env);
+      const stopping = new AbortController();
+      const stop = () => stopping.abort(new Error('interrupted'));
+      process.once('SIGINT', stop).once('SIGTERM', stop);
+      try {
+        const result = await work(config, stopping.signal);
+        out(json ? `${JSON.stringify(result.json, null, 2)}\n` : result.text);
+      } finally {
+        process.off('SIGINT', stop).off('SIGTERM', stop);
       }
     },
     async serve(seedDemo) {
@@ -149,6 +162,7 @@ function describeFailure(error: unknown, env: Readonly<Record<string, string | u
     error instanceof CustomerValidationError ||
     error instanceof DeliveryError ||
     error instanceof KeyOperationRefused ||
+    error instanceof BackupError ||
     error instanceof StorageError
   ) {
     return error.message;

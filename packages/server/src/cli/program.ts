@@ -5,6 +5,7 @@ import { MAX_SCOPE_DESCRIPTION_LENGTH } from '../core/clients/manage-clients.js'
 import { checkNewMobile } from '../core/customers/manage-customers.js';
 import type { MobileNumber } from '../core/customers/mobile.js';
 import { auditCommand } from './commands/audit.js';
+import { backupCommand, restoreCommand } from './commands/backup.js';
 import {
   changeClientStatus,
   createClient,
@@ -48,6 +49,12 @@ export interface Invocation {
 export interface CliActions {
   /** Runs a command on the database and prints its result, as JSON when `json`. */
   run(invocation: Invocation, json: boolean): Promise<void>;
+  /**
+   * Runs a command on the configuration alone, without opening the
+   * database as the others do (no migration, no master key), and prints its
+   * result. `signal` aborts when the process is told to stop (SIGINT, SIGTERM).
+   */
+  runOnConfig(work: (config: Config, signal: AbortSignal) => Promise<CommandResult>, json: boolean): Promise<void>;
   serve(seedDemo: boolean): Promise<void>;
   version(json: boolean): Promise<void>;
   readonly input: CliInput;
@@ -96,6 +103,7 @@ export function buildProgram(actions: CliActions): Command {
   addKeys(program, actions);
   addAudit(program, actions);
   addPurge(program, actions);
+  addBackup(program, actions);
 
   // Set after the commands are made, so that they do not inherit it: only
   // the root and the groups take any word, to say which command is unknown.
@@ -387,6 +395,32 @@ function addPurge(program: CliCommand, actions: CliActions): void {
     'Deletes expired codes, sessions, one-time PIN challenges, token records and stored /tokens responses in batches, and prints how many of each. The server runs the same purge every hour.',
   );
   examples(purge, ['connect-auth purge', 'connect-auth purge --json']);
+}
+
+function addBackup(program: CliCommand, actions: CliActions): void {
+  const backup = program
+    .command('backup')
+    .description('copy the embedded SQLite database into a file, consistently, while servers run')
+    .option('--out <FILE>', 'the backup file to write (required); replaced only once the new backup is complete')
+    .option('--json', JSON_OPTION)
+    .action((options: { out?: string }, cmd: Command) => actions.runOnConfig((config, signal) => backupCommand(config, options, actions.stderr, signal), json(cmd)));
+  details(
+    backup,
+    "Copies the database of DATABASE_URL (or CONNECT_DATA_DIR) as it is at one moment, with SQLite's online backup, while servers go on reading and writing it. The copy is written beside FILE and renamed to FILE only when complete, so a failed or interrupted backup leaves no partial file. A large database reports its progress on stderr. The backup holds the signing keys sealed under the master key and secrets keyed by it: keep the master key, and never in the same place as the backups. On PostgreSQL use pg_dump or continuous archiving instead (docs/operator-guide.md, \"Backups and restores\").",
+  );
+  examples(backup, ['connect-auth backup --out /backups/connect-$(date -u +%Y%m%dT%H%M%SZ).db', 'connect-auth backup --out /backups/connect.db --json']);
+
+  const restore = program
+    .command('restore')
+    .description('put a backup of the embedded database in place, where no database is yet')
+    .option('--from <FILE>', 'the backup file, as connect-auth backup wrote it (required)')
+    .option('--json', JSON_OPTION)
+    .action((options: { from?: string }, cmd: Command) => actions.runOnConfig((config) => restoreCommand(config, options, actions.stderr), json(cmd)));
+  details(
+    restore,
+    'Checks that FILE is whole (PRAGMA integrity_check) and a Connect database of CONNECT_ENVIRONMENT, then puts it at the path of DATABASE_URL (or CONNECT_DATA_DIR). Refused when a database is already there: stop its servers and move it aside first. serve then starts on it as usual, migrating a backup of an older release; it needs the master key the backup was taken under.',
+  );
+  examples(restore, ['connect-auth restore --from /backups/connect.db', 'connect-auth restore --from /backups/connect.db --json   # with CONNECT_DATA_DIR or DATABASE_URL set as for serve']);
 }
 
 /** A command of commands (`clients`): without one, or with an unknown one, a usage mistake that lists them. */

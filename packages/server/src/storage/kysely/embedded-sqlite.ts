@@ -28,8 +28,23 @@ export interface EmbeddedSqlite {
   prepare(sql: string): EmbeddedStatement;
   /** Runs one or more statements that take no parameters, ignoring what they return. */
   exec(sql: string): void;
+  /**
+   * Copies the database into the file `destination` with SQLite's online
+   * backup, `pagesPerStep` pages at a time, telling `progress` after each
+   * step (a `progress` that throws ends the backup with that error; under
+   * node:sqlite once the copy is complete). The
+   * copy is of one moment: begin a read transaction on this connection
+   * first, or a write of another connection restarts it from the start.
+   */
+  backup(destination: string, options: BackupOptions): Promise<void>;
   /** Closes the connection; a second call does nothing. */
   close(): void;
+}
+
+/** How {@link EmbeddedSqlite.backup} copies. */
+export interface BackupOptions {
+  readonly pagesPerStep: number;
+  readonly progress: (step: { readonly totalPages: number; readonly remainingPages: number }) => void;
 }
 
 /**
@@ -81,6 +96,7 @@ interface BetterDatabase {
   readonly inTransaction: boolean;
   prepare(sql: string): BetterStatement;
   exec(sql: string): void;
+  backup(destination: string, options: { progress: (step: { totalPages: number; remainingPages: number }) => number | undefined }): Promise<unknown>;
   close(): void;
 }
 
@@ -108,6 +124,15 @@ function openBetterSqlite(path: string, options: { readonly?: boolean }): Embedd
       };
     },
     exec: (sql) => void database.exec(sql),
+    async backup(destination, { pagesPerStep, progress }) {
+      // better-sqlite3 copies a step at a time between turns of the event loop; the number the callback returns is the next step's size.
+      await database.backup(destination, {
+        progress: (step) => {
+          progress(step);
+          return pagesPerStep;
+        },
+      });
+    },
     // A second close does nothing.
     close: () => void database.close(),
   };
@@ -131,8 +156,17 @@ interface NodeDatabase {
   close(): void;
 }
 
+type NodeBackup = (
+  source: NodeDatabase,
+  destination: string,
+  options: { rate: number; progress: (step: { totalPages: number; remainingPages: number }) => void },
+) => Promise<number>;
+
 function openNodeSqlite(path: string, options: { readonly?: boolean }): EmbeddedSqlite {
-  const { DatabaseSync } = load('node:sqlite') as { DatabaseSync: new (path: string, options: { readOnly: boolean }) => NodeDatabase };
+  const { DatabaseSync, backup } = load('node:sqlite') as {
+    DatabaseSync: new (path: string, options: { readOnly: boolean }) => NodeDatabase;
+    backup: NodeBackup;
+  };
   const database = named(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));
   return {
     driver: 'node:sqlite',
@@ -153,6 +187,27 @@ function openNodeSqlite(path: string, options: { readonly?: boolean }): Embedded
       };
     },
     exec: (sql) => named(() => database.exec(sql)),
+    async backup(destination, { pagesPerStep, progress }) {
+      // node:sqlite runs the steps on its thread pool and documents no way for the callback to stop them: a
+      // callback that throws is remembered, and the backup fails with its error once the copy is done.
+      let stopped: { error: unknown } | undefined;
+      try {
+        await backup(database, destination, {
+          rate: pagesPerStep,
+          progress: (step) => {
+            if (stopped) return;
+            try {
+              progress(step);
+            } catch (error) {
+              stopped = { error };
+            }
+          },
+        });
+      } catch (error) {
+        throw withResultCodeName(error);
+      }
+      if (stopped) throw stopped.error;
+    },
     close: () => {
       if (database.isOpen) named(() => database.close());
     },
