@@ -196,8 +196,10 @@ async function assembleObservedServices(
         onFetchFailure: (clientId, uri, reason) => log.warn({ client: clientId, jwksUri: uri, reason }, 'fetching the keys of a client from its jwks_uri failed'),
       }),
   };
+  // One dependencies object for every request, not one made per request.
+  const authDeps: ClientAuthDeps = { findClient, secrets, environment: config.environment, clock, assertions };
   const authenticate = auditClientAuthFailures(
-    (input: ClientAuthInput) => authenticateClient(input, { findClient, secrets, environment: config.environment, clock, assertions }),
+    (input: ClientAuthInput) => authenticateClient(input, authDeps),
     audit,
     clock,
   );

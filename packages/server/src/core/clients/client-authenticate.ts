@@ -167,12 +167,17 @@ function readCredentials(input: ClientAuthInput): { clientId: string; clientSecr
   throw new InvalidClient('client authentication is required: HTTP Basic or client_id and client_secret', 'none');
 }
 
+/** `Basic` (in any case), spaces, the base64 credentials, optional trailing spaces: tested, not matched, on every request. */
+const BASIC_CREDENTIALS = /^[Bb][Aa][Ss][Ii][Cc] +[A-Za-z0-9+/]+={0,2} *$/;
+
 /** Reads `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1, RFC 7617). */
 function parseBasic(header: string): { clientId: string; clientSecret: string; method: 'client_secret_basic' } {
   const malformed = () => new InvalidClient('malformed HTTP Basic credentials', 'client_secret_basic');
-  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header);
-  if (!match?.[1] || match[1].length > 4 * MAX_CREDENTIAL_LENGTH) throw malformed();
-  const bytes = Buffer.from(match[1], 'base64');
+  if (!BASIC_CREDENTIALS.test(header)) throw malformed();
+  // Between `Basic` and its spaces, and the spaces after (the pattern allows no other whitespace).
+  const encoded = header.slice(6).trim();
+  if (encoded.length > 4 * MAX_CREDENTIAL_LENGTH) throw malformed();
+  const bytes = Buffer.from(encoded, 'base64');
   if (!isUtf8(bytes)) throw malformed();
   const decoded = bytes.toString('utf8');
   const colon = decoded.indexOf(':');

@@ -43,18 +43,23 @@ export function rememberVerifiedSecrets(
 ): ClientSecretVerifier {
   // In order of expiry: entries are only ever added at the end, with the latest expiry.
   const remembered = new Map<string, { secret: Buffer; until: number }>();
+  // When the oldest entry ends: before then there is nothing to sweep, and no iterator is made.
+  let firstUntil = Number.POSITIVE_INFINITY;
 
   const drop = (storedHash: string, entry: { secret: Buffer }) => {
     entry.secret.fill(0);
     remembered.delete(storedHash);
+    firstUntil = remembered.size === 0 ? Number.POSITIVE_INFINITY : (remembered.values().next().value as { until: number }).until;
   };
 
   return {
     verify(secret, storedHash) {
       const now = clock.nowSeconds();
-      for (const [hash, entry] of remembered) {
-        if (entry.until > now) break;
-        drop(hash, entry);
+      if (firstUntil <= now) {
+        for (const [hash, entry] of remembered) {
+          if (entry.until > now) break;
+          drop(hash, entry);
+        }
       }
       const entry = remembered.get(storedHash);
       // Checked here too: the sweep above relies on the clock only moving forward.
@@ -69,6 +74,7 @@ export function rememberVerifiedSecrets(
         drop(oldestHash, oldest);
       }
       remembered.set(storedHash, { secret: Buffer.from(secret, 'utf8'), until: now + ttlSeconds });
+      if (remembered.size === 1) firstUntil = now + ttlSeconds;
       return true;
     },
   };

@@ -6,7 +6,6 @@ import type { Lifetimes } from '../lifetimes.js';
 import { formatScope, grantScope } from '../scopes.js';
 import { ACCESS_TOKEN_JWT_TYPE, signJwt } from '../tokens/jwt.js';
 import type { PublicUrls } from '../tokens/public-urls.js';
-import { confirmationClaim } from '../tokens/customer-tokens.js';
 import type { GrantHandler } from './grant.js';
 
 /**
@@ -59,22 +58,20 @@ export async function issueClientAccessToken(
   const now = deps.clock.nowSeconds();
   const expiresAt = now + deps.lifetimes.accessTokenSeconds;
   const { kid, alg, key } = deps.keys.signingKey();
-  const token = await signJwt(
-    // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat and jti; §2.2.3: scope, when there is one.
-    {
-      iss: deps.urls.authUrl,
-      sub: client.id,
-      aud: deps.urls.baseUrl,
-      iat: now,
-      exp: expiresAt,
-      jti: randomUUID(),
-      client_id: client.id,
-      ...(scopes.length > 0 ? { scope: formatScope(scopes) } : {}),
-      // RFC 9449 §6.1: bound to the key of the request's DPoP proof.
-      ...confirmationClaim(jkt),
-    },
-    { alg, typ: ACCESS_TOKEN_JWT_TYPE, kid },
-    key,
-  );
+  // RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat and jti; §2.2.3: scope, when there is one.
+  // Claims added one by one rather than spread in: this runs for every token request.
+  const claims: Record<string, string | number | { readonly jkt: string }> = {
+    iss: deps.urls.authUrl,
+    sub: client.id,
+    aud: deps.urls.baseUrl,
+    iat: now,
+    exp: expiresAt,
+    jti: randomUUID(),
+    client_id: client.id,
+  };
+  if (scopes.length > 0) claims.scope = formatScope(scopes);
+  // RFC 9449 §6.1: bound to the key of the request's DPoP proof.
+  if (jkt) claims.cnf = { jkt };
+  const token = await signJwt(claims, { alg, typ: ACCESS_TOKEN_JWT_TYPE, kid }, key);
   return { token, expiresIn: deps.lifetimes.accessTokenSeconds, expiresAt };
 }

@@ -53,7 +53,9 @@ export async function handleTokenRequest(input: TokenEndpointInput, deps: TokenE
   if (!client.grants.includes(grant.grantType)) {
     throw new UnauthorizedClient(`this client is not allowed the ${grant.grantType} grant`);
   }
-  const dpopJkt = await tokenRequestProof(input.dpopProofs ?? [], client, deps.dpop);
+  const proofs = input.dpopProofs ?? [];
+  // Without a proof, and not a fapi2 client: a bearer token, and nothing to await.
+  const dpopJkt = proofs.length === 0 && client.profile !== 'fapi2' ? undefined : await tokenRequestProof(proofs, client, deps.dpop);
   const result = await grant.handle({ params: declaredParameters(params, grant.parameters), client, correlationId: input.correlationId, dpopJkt });
   return dpopJkt === undefined ? result : { ...result, dpopNonce: deps.dpop.nonces.issue() };
 }
@@ -84,8 +86,9 @@ const COMMON_PARAMETERS: readonly string[] = ['grant_type', 'client_id', 'client
  */
 export function declaredParameters(params: Readonly<Record<string, string>>, declared: readonly string[]): Readonly<Record<string, string>> {
   const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(params)) {
-    if (COMMON_PARAMETERS.includes(name) || declared.includes(name)) kept[name] = value;
+  // Own names only; no array of entries made for every request.
+  for (const name in params) {
+    if (Object.hasOwn(params, name) && (COMMON_PARAMETERS.includes(name) || declared.includes(name))) kept[name] = params[name] as string;
   }
   return kept;
 }

@@ -9,7 +9,9 @@ export function dpopProofsOf(request: FastifyRequest): string[] {
   const raw = request.raw.rawHeaders;
   const proofs: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]?.toLowerCase() === 'dpop') proofs.push(raw[i + 1] ?? '');
+    // Only a four-letter name is lowercased to be compared: most requests have no `DPoP` header.
+    const name = raw[i];
+    if (name !== undefined && name.length === 4 && name.toLowerCase() === 'dpop') proofs.push(raw[i + 1] ?? '');
   }
   return proofs;
 }
