@@ -164,8 +164,12 @@ async function endedEverywhere(bases: readonly string[], client: Client, tokens:
   return Math.max(...took);
 }
 
-/** Steady load through the balancer, counted per phase: a request counts in the phase it started in. */
-function startLoad(url: string, client: Client, customer: CustomerTokens, firstPhase: string) {
+/**
+ * Steady load through the balancer, in turn: a client token, a refresh of a
+ * customer token at `/token` and at `POST /tokens`, an introspection.
+ * Counted per phase: a request counts in the phase it started in.
+ */
+async function startLoad(url: string, client: Client, customer: CustomerTokens, firstPhase: string) {
   type Count = { name: string; requests: number; failed: number; failures: Record<string, number>; started: number; ms: number };
   const phases: Count[] = [];
   let current: Count | undefined;
@@ -175,7 +179,7 @@ function startLoad(url: string, client: Client, customer: CustomerTokens, firstP
     current = { name, requests: 0, failed: 0, failures: {}, started: now, ms: 0 };
     phases.push(current);
   };
-  let bearer: string | undefined;
+  let bearer = (await clientToken(url, client)).token as string;
   /** Each request, its name, and whether its answer is the one expected. */
   const requests: Array<[string, () => Promise<boolean>]> = [
     ['client token', async () => {
@@ -184,9 +188,9 @@ function startLoad(url: string, client: Client, customer: CustomerTokens, firstP
       return answer.status === 200 && answer.token !== undefined;
     }],
     ['refresh', async () => (await refresh(url, client, customer.refreshToken as string)).status === 200],
-    ['POST /tokens', async () => bearer === undefined || (await refreshAtTokens(url, bearer, customer.refreshToken as string)).status === 200],
+    ['POST /tokens', async () => (await refreshAtTokens(url, bearer, customer.refreshToken as string)).status === 200],
     // A client token is never retired: active, whichever instance issued it.
-    ['introspection', async () => bearer === undefined || (await introspect(url, client, bearer))],
+    ['introspection', async () => await introspect(url, client, bearer)],
   ];
   let running = true;
   const loop = async (offset: number) => {
@@ -228,15 +232,6 @@ describe.skipIf(!postgresAdminUrl)('the previous release and the current code on
     const balancer: Balancer = await startBalancer();
     onTestFinished(() => balancer.close());
 
-    // A fresh database, made ready by the previous release as it would be in production.
-    await cli(s, 'previous', ['migrate']);
-    const mobiles = { load: '+639170000001', across: '+639170000002', lockout: '+639170000003', back: '+639170000004' };
-    const [created] = await Promise.all([
-      cli<{ clientId: string; clientSecret: string }>(s, 'previous', ['clients', 'create', '--name', 'Shop', '--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials,authorization_code,refresh_token']),
-      ...Object.values(mobiles).map((mobile) => cli(s, 'previous', ['customers', 'create', '--mobile', mobile, '--pin', PIN])),
-    ]);
-    const client = { id: created.clientId, secret: created.clientSecret };
-
     type Instance = { version: Version; label: string; process: ServeProcess };
     let started = 0;
     const launch = async (version: Version): Promise<Instance> => {
@@ -244,10 +239,18 @@ describe.skipIf(!postgresAdminUrl)('the previous release and the current code on
       await balancer.add(instance.process.address, instance.label);
       return instance;
     };
+    // A fresh database: three instances of the previous release start on it at once (and migrate it).
     const instances = await Promise.all([launch('previous'), launch('previous'), launch('previous')]);
+    const mobiles = { load: '+639170000001', across: '+639170000002', lockout: '+639170000003', back: '+639170000004' };
+    const [created] = await Promise.all([
+      cli<{ clientId: string; clientSecret: string }>(s, 'previous', ['clients', 'create', '--name', 'Shop', '--redirect-uri', REDIRECT_URI, '--grants', 'client_credentials,authorization_code,refresh_token']),
+      ...Object.values(mobiles).map((mobile) => cli(s, 'previous', ['customers', 'create', '--mobile', mobile, '--pin', PIN])),
+    ]);
+    const client = { id: created.clientId, secret: created.clientSecret };
+
     const customer = await logIn(balancer.url, '10.0.0.1', client, { mobile: mobiles.load, pin: PIN, redirectUri: REDIRECT_URI });
 
-    const load = startLoad(balancer.url, client, customer, '3 previous');
+    const load = await startLoad(balancer.url, client, customer, '3 previous');
     /** SIGTERM the instance at `at` and start one of `version` in its place: it must exit 0 on its own. */
     const replace = async (at: number, version: Version) => {
       const old = instances[at] as Instance;

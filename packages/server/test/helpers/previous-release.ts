@@ -105,10 +105,8 @@ async function build(release: Release, worktree: string): Promise<Omit<BuiltRele
       if (existsSync(join(worktree, folder, '..'))) symlinkSync(join(REPOSITORY_ROOT, folder), join(worktree, folder), 'dir');
     }
   } else {
-    // Without lifecycle scripts (the root's `prepare` would build everything);
-    // the dependencies' own install scripts (better-sqlite3) run in `npm rebuild`.
-    await run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], worktree);
-    await run('npm', ['rebuild', '--no-audit', '--no-fund'], worktree);
+    // Its own dependencies, install scripts included (better-sqlite3 builds for this Node.js).
+    await run('npm', ['ci', '--no-audit', '--no-fund'], worktree);
   }
   // Only the server and what it references. The release's own CI type-checked
   // it; `--noCheck` emits the same JavaScript in a third of the time.
