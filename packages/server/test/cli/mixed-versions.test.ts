@@ -137,10 +137,20 @@ async function signIn(base: string, address: string, client: Client, mobile: str
   return { browser, answer: await browser.submit(page.body, { mobile, pin }) };
 }
 
+/** The code in a redirect back to the client. */
+function codeIn(res: { status: number; location: string; body: string }): string {
+  expectStatus('back to the client', res, 303);
+  const back = new URL(res.location);
+  expect(`${back.origin}${back.pathname}`).toBe(REDIRECT_URI);
+  return back.searchParams.get('code') as string;
+}
+
 /**
  * A customer journey started on `first` (mobile and PIN, which sends the
  * one-time PIN) and finished on `second` (the one-time PIN page, the
- * outbox, the code); the code is redeemed on `first`.
+ * outbox, the code); the code is redeemed on `first`. Then the session
+ * `second` started signs the customer in on `first` at once (no page, no
+ * SMS), and that code is redeemed on `second`.
  */
 async function journeyAcross(first: string, second: string, address: string, client: Client, mobile: string) {
   const { browser, answer } = await signIn(first, address, client, mobile, PIN);
@@ -151,11 +161,10 @@ async function journeyAcross(first: string, second: string, address: string, cli
   const messages = await there.request('GET', `/sandbox/messages?to=${encodeURIComponent(mobile)}`);
   const [newest] = (JSON.parse(messages.body) as { messages: Array<{ body: string }> }).messages;
   const otp = /\b(\d{6})\b/.exec(newest?.body ?? '')?.[1] as string;
-  const verified = await there.submit(otpPage.body, { otp });
-  expectStatus('one-time PIN', verified, 303);
-  const code = new URL(verified.location).searchParams.get('code') as string;
-  expect(code).toBeTruthy();
-  return redeem(first, client, code);
+  const tokens = await redeem(first, client, codeIn(await there.submit(otpPage.body, { otp })));
+  const query = new URLSearchParams({ response_type: 'code', client_id: client.id, redirect_uri: REDIRECT_URI, state: 'again' });
+  await redeem(second, client, codeIn(await there.via(first).request('GET', `/authorize?${query}`)));
+  return tokens;
 }
 
 /** Every instance says each token is inactive within a second (polled). */
@@ -268,7 +277,8 @@ describe.skipIf(!postgresAdminUrl)('the previous release and the current code on
 
     load.phase('2 previous + 1 current');
     const [p, c] = [one('previous'), one('current')];
-    // A journey started on one version finishes on the other, both ways; each code redeemed on the version that did not issue it.
+    // A journey started on one version finishes on the other, both ways, and its session signs in on the first;
+    // each code redeemed on the version that did not issue it.
     const fromPrevious = await journeyAcross(p, c, '10.0.1.1', client, mobiles.across);
     const fromCurrent = await journeyAcross(c, p, '10.0.1.2', client, mobiles.across);
     // A refresh token from one version refreshed on the other; every access token active on both.
@@ -382,6 +392,7 @@ describe('the previous release and the current code in turn on one SQLite file',
     await cli(s, 'current', ['customers', 'lock', mobile]);
     const lockReachedMs = await endedEverywhere([third.address], client, customerTokens);
     await stopped(third);
-    console.log(`mixed versions on SQLite: previous → current → previous on one file; customers lock (current CLI) reached the previous server in ${Math.round(lockReachedMs)} ms; test ${((performance.now() - testStarted) / 1000).toFixed(1)} s`);
+    const release = previous.release();
+    console.log(`mixed versions on SQLite: previous release ${release.version} (${release.commit.slice(0, 7)}) built in ${(release.buildMs / 1000).toFixed(1)} s; previous → current → previous on one file; customers lock (current CLI) reached the previous server in ${Math.round(lockReachedMs)} ms; test ${((performance.now() - testStarted) / 1000).toFixed(1)} s`);
   });
 });
