@@ -71,7 +71,9 @@ export function readReleases(): Release[] {
 
 /** The last release whose commit is not the checked-out one; throws when there is none. */
 export async function previousRelease(): Promise<Release> {
-  const head = await git(['rev-parse', 'HEAD']);
+  const head = await git(['rev-parse', 'HEAD']).catch((error: Error) => {
+    throw new Error(`${REPOSITORY_ROOT} is not a git clone: the mixed-version tests build the previous release from the repository's history`, { cause: error });
+  });
   const release = readReleases().findLast((r) => r.commit !== head);
   if (!release) throw new Error('releases.json lists no release other than the checked-out commit');
   return release;
@@ -109,7 +111,7 @@ async function build(release: Release, worktree: string): Promise<Omit<BuiltRele
     await run('npm', ['ci', '--no-audit', '--no-fund'], worktree);
   }
   // Only the server and what it references. The release's own CI type-checked
-  // it; `--noCheck` emits the same JavaScript in a third of the time.
+  // it; `--noCheck` emits the same JavaScript in about half the time.
   await run(process.execPath, [join(worktree, 'node_modules/typescript/bin/tsc'), '-b', 'packages/server', '--noCheck'], worktree);
   return { bin: join(worktree, 'packages/server/bin/connect-auth.js'), sharedModules };
 }
@@ -144,8 +146,10 @@ export function usePreviousRelease(): { release(): BuiltRelease } {
     built = undefined;
     // `--force`: the build output and the linked node_modules are untracked
     // files; git removes the links, never what they point to.
-    await git(['worktree', 'remove', '--force', worktree]).catch(() => git(['worktree', 'prune']));
+    const removed = await git(['worktree', 'remove', '--force', worktree]).then(() => true, () => false);
     rmSync(folder, { recursive: true, force: true });
+    // A worktree git could not remove (it never finished checking out): forget it once its folder is gone.
+    if (!removed) await git(['worktree', 'prune']);
   }, 60_000);
   return {
     release() {
