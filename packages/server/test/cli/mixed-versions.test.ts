@@ -189,27 +189,29 @@ async function startLoad(url: string, client: Client, customer: CustomerTokens, 
     phases.push(current);
   };
   let bearer = (await clientToken(url, client)).token as string;
-  /** Each request, its name, and whether its answer is the one expected. */
-  const requests: Array<[string, () => Promise<boolean>]> = [
+  const status = ({ status }: { status: number }) => (status === 200 ? undefined : `status ${status}`);
+  /** Each request: its name, and what was wrong with its answer (undefined: nothing). */
+  const requests: Array<[string, () => Promise<string | undefined>]> = [
     ['client token', async () => {
       const answer = await clientToken(url, client);
       bearer = answer.token ?? bearer;
-      return answer.status === 200 && answer.token !== undefined;
+      return status(answer);
     }],
-    ['refresh', async () => (await refresh(url, client, customer.refreshToken as string)).status === 200],
-    ['POST /tokens', async () => (await refreshAtTokens(url, bearer, customer.refreshToken as string)).status === 200],
+    ['refresh', async () => status(await refresh(url, client, customer.refreshToken as string))],
+    ['POST /tokens', async () => status(await refreshAtTokens(url, bearer, customer.refreshToken as string))],
     // A client token is never retired: active, whichever instance issued it.
-    ['introspection', async () => await introspect(url, client, bearer)],
+    ['introspection', async () => ((await introspect(url, client, bearer)) ? undefined : 'inactive')],
   ];
   let running = true;
   const loop = async (offset: number) => {
     for (let i = offset; running; i++) {
-      const [name, send] = requests[i % requests.length] as [string, () => Promise<boolean>];
+      const [name, send] = requests[i % requests.length] as [string, () => Promise<string | undefined>];
       const count = current as Count;
       count.requests += 1;
       let failure: string | undefined;
       try {
-        if (!(await send())) failure = `${name}: unexpected answer`;
+        const wrong = await send();
+        if (wrong) failure = `${name}: ${wrong}`;
       } catch (error) {
         failure = `${name}: ${(error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message}`;
       }
