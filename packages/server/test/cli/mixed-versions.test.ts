@@ -357,6 +357,10 @@ describe('the previous release and the current code in turn on one SQLite file',
       expect(await server.exited).toEqual({ code: 0, signal: null });
     };
     const mobile = '+639170000001';
+    // Two releases indeed: each command says its own version.
+    const [previousVersion, currentVersion] = await Promise.all((['previous', 'current'] as const).map(async (version) => (await cli<{ version: string }>(s, version, ['--version'])).version));
+    expect(previousVersion).toBe(previous.release().version);
+    expect(currentVersion).not.toBe(previousVersion);
 
     // The previous release serves (and creates the database) and its commands set it up.
     const first = await serveVersion(s, 'previous');
