@@ -8,12 +8,14 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const MOCKING_FILES = ['packages/server/test/unit/otp/generate-otp-range.test.ts', 'packages/server/test/unit/journey/sign-in.test.ts'];
 
 /**
- * The files that take longest (PostgreSQL's storage contract, commands run
- * as processes, Chromium, the budgets), most expensive first. They start
- * before the rest, so that no long file is left running alone at the end
- * while the other worker has nothing to do.
+ * The files that take longest (two releases side by side, PostgreSQL's
+ * storage contract, commands run as processes, Chromium, the budgets),
+ * most expensive first. They start before the rest, so that no long file
+ * is left running alone at the end while the other worker has nothing to
+ * do.
  */
 const SLOW_FIRST = [
+  /\/cli\/mixed-versions\.test\.ts$/,
   /\/storage\/postgres\.test\.ts$/,
   /\/cli\/(two-instances|cli-beside-server|shutdown|serve)\.test\.ts$/,
   /\/browser\//,

@@ -24,6 +24,8 @@ export function requireBuiltCli(): void {
 export interface ProcessSetting {
   readonly cwd: string;
   readonly env: Record<string, string>;
+  /** The `connect-auth` that runs: this checkout's by default, another release's (test/helpers/previous-release.ts) when set. */
+  readonly bin?: string;
 }
 
 /** Runs a `connect-auth` command in-process with `--json` on the setting's configuration; its JSON output, or throws with its stderr. */
@@ -37,7 +39,7 @@ export async function cliJson<T>(s: ProcessSetting, args: readonly string[]): Pr
 
 /** Runs `connect-auth ...args` as its own process; resolves with its exit status and output. */
 export function runProcess(setting: ProcessSetting, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [setting.bin ?? BIN, ...args], {
     cwd: setting.cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...setting.env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,7 +74,7 @@ export interface ServeProcess {
 
 /** Starts `connect-auth serve ...args` on the data folder; resolves once it listens. Killed when the test ends. */
 export async function startServe(setting: ProcessSetting, extraEnv: Record<string, string> = {}, args: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+  const child = spawn(process.execPath, [setting.bin ?? BIN, 'serve', ...args], {
     cwd: setting.cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...setting.env, PORT: '0', CONNECT_TRUST_PROXY: 'true', CONNECT_LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -125,6 +127,13 @@ export class HttpBrowser {
     readonly base: string,
     readonly forwardedFor: string,
   ) {}
+
+  /** The same browser (a copy of its cookies, the same address) talking to another instance, as behind a load balancer. */
+  via(base: string): HttpBrowser {
+    const other = new HttpBrowser(base, this.forwardedFor);
+    for (const [name, value] of this.#cookies) other.#cookies.set(name, value);
+    return other;
+  }
 
   /** The headers it sends with every request: its address and its cookies. */
   headers(): Record<string, string> {
