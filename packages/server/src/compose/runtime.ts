@@ -53,7 +53,7 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
   try {
     // Before migrating: a command of the other environment changes nothing, not even the schema.
     refuseOtherEnvironment(await storage.recordedEnvironment(), config.environment);
-    appliedMigrations = await storage.migrate(currentRelease().version).catch((error: unknown) => {
+    appliedMigrations = await storage.migrate({ version: currentRelease().version, now: clock.nowSeconds() }).catch((error: unknown) => {
       throw error instanceof SchemaTooNew ? new ConfigError(error.message) : error;
     });
     refuseOtherEnvironment(await storage.claimEnvironment(config.environment), config.environment);

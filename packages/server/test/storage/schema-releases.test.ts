@@ -71,8 +71,8 @@ async function migrateAsNewerRelease(location: DatabaseLocation, oldestCompatibl
 async function acrossReleases(location: DatabaseLocation, release: string): Promise<void> {
   const storage = openStorage(location);
   try {
-    expect(await storage.migrate(release)).toContain(LATEST);
-    expect(await storage.migrate(release)).toEqual([]);
+    expect(await storage.migrate({ version: release, now: 1 })).toContain(LATEST);
+    expect(await storage.migrate({ version: release, now: 1 })).toEqual([]);
   } finally {
     await storage.close();
   }
@@ -80,7 +80,7 @@ async function acrossReleases(location: DatabaseLocation, release: string): Prom
   await migrateAsNewerRelease(location, release);
   const again = openStorage(location);
   try {
-    expect(await again.migrate(release)).toEqual([]);
+    expect(await again.migrate({ version: release, now: 1 })).toEqual([]);
     expect(await again.clients.listClients()).toEqual([]);
   } finally {
     await again.close();
@@ -90,14 +90,14 @@ async function acrossReleases(location: DatabaseLocation, release: string): Prom
 async function refusedWhenTooOld(location: DatabaseLocation): Promise<void> {
   const storage = openStorage(location);
   try {
-    await storage.migrate('1.0.0');
+    await storage.migrate({ version: '1.0.0', now: 1 });
   } finally {
     await storage.close();
   }
   await migrateAsNewerRelease(location, '2.0.0');
   const older = openStorage(location);
   try {
-    await expect(older.migrate('1.0.0')).rejects.toThrow(
+    await expect(older.migrate({ version: '1.0.0', now: 1 })).rejects.toThrow(
       new SchemaTooNew('this database was migrated by Connect 99.0.0, whose schema needs Connect 2.0.0 or newer; this is Connect 1.0.0: start a newer release (docs/upgrades.md)'),
     );
   } finally {
@@ -120,7 +120,7 @@ describe('migrating across releases', () => {
     const location = sqliteAt();
     const storage = openStorage(location);
     try {
-      await storage.migrate('0.2.0');
+      await storage.migrate({ version: '0.2.0', now: 1 });
       const db = new Kysely<any>({ dialect: createSqliteDialect((location as { path: string }).path).dialect });
       const { rows } = await sql<{ version: string; oldest_compatible: string }>`select version, oldest_compatible from schema_releases`.execute(db);
       await db.destroy();

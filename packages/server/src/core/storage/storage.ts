@@ -87,14 +87,15 @@ export interface Storage extends Stores {
   transaction<T>(work: (tx: Stores) => Promise<T>): Promise<T>;
   /**
    * Applies pending migrations; returns the names of those applied now.
-   * With `release` (the running code's version), first refuses a database
+   * With `release` (the running code's version, and the time to record),
+   * first refuses a database
    * that a newer release left needing a newer one than this
    * ({@link SchemaTooNew}), leaves alone a database a newer release has
    * migrated further (expand-only: this release's schema is still there),
    * and afterwards records the release (docs/upgrades.md, "Migrations
    * across releases").
    */
-  migrate(release?: string): Promise<string[]>;
+  migrate(release?: { readonly version: string; readonly now: number }): Promise<string[]>;
   /**
    * The environment recorded as the database's own; `undefined` when none
    * is yet. In a database not migrated that far, the one its migration will

@@ -107,7 +107,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
             })
           : db;
       try {
-        const { ahead } = checkSchemaRelease(release, MIGRATION_NAMES, await readSchemaState(migrating, location.engine));
+        const { ahead } = checkSchemaRelease(release?.version, MIGRATION_NAMES, await readSchemaState(migrating, location.engine));
         if (ahead) return [];
         const migrator = new Migrator({ db: migrating, provider: migrationProvider });
         const { error, results } = await migrator.migrateToLatest();
@@ -115,7 +115,11 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
         if (release !== undefined) {
           await migrating
             .insertInto('schema_releases')
-            .values({ version: release, oldest_compatible: OLDEST_COMPATIBLE_RELEASE, recorded_at: Math.floor(Date.now() / 1000) })
+            .values({
+              version: release.version,
+              oldest_compatible: OLDEST_COMPATIBLE_RELEASE,
+              recorded_at: release.now,
+            })
             .onConflict((conflict) => conflict.column('version').doNothing())
             .execute();
         }
