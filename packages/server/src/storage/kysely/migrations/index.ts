@@ -26,6 +26,7 @@ import * as authorizationRequestAcr from './2026-11-28T14-00-authorization-reque
 import * as clientProfiles from './2026-11-28T15-00-client-profiles.js';
 import * as pushedRequests from './2026-11-28T15-10-pushed-requests.js';
 import * as dpop from './2026-11-28T15-20-dpop.js';
+import * as masterKeys from './2026-11-28T16-10-master-keys.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T15-00-client-profiles': clientProfiles,
   '2026-11-28T15-10-pushed-requests': pushedRequests,
   '2026-11-28T15-20-dpop': dpop,
+  '2026-11-28T16-10-master-keys': masterKeys,
 };
 
 /** Serves the bundled migrations to Kysely's `Migrator` (no file-system scan, so it works from `dist/`). */
