@@ -4,6 +4,8 @@ import { masterKeyStatus, retireMasterKey, rotateMasterKey, SEALED_KINDS, type R
 import { recordAdminAction } from './audit-actor.js';
 import { isoTime, printable, type CommandResult } from './output.js';
 
+const PROGRESS_EVERY = 1000;
+
 /** How each kind of sealed value is named for people. */
 const KIND_NAMES: Record<SealedKind, string> = {
   'signing-key': 'signing and encryption keys',
@@ -18,7 +20,14 @@ const KIND_NAMES: Record<SealedKind, string> = {
  * interruption: it finishes.
  */
 export async function rotateMasterKeyCommand(deps: MasterKeyCommandDeps, progress: (line: string) => void): Promise<CommandResult> {
-  const outcome = await rotateMasterKey(deps, (kind, count) => progress(`re-sealing ${KIND_NAMES[kind]}: ${count.resealed} re-sealed, ${count.already} already under the new key\n`));
+  // Progress on stderr every 1,000 values of a kind, as purge does: a large table takes a while.
+  const printed = new Map<SealedKind, number>();
+  const outcome = await rotateMasterKey(deps, (kind, count) => {
+    const seen = count.already + count.resealed + count.changed + count.unreadable;
+    if (seen - (printed.get(kind) ?? 0) < PROGRESS_EVERY) return;
+    printed.set(kind, seen);
+    progress(`master-key rotate: ${KIND_NAMES[kind]}: ${count.resealed} re-sealed, ${count.already} already under the new key so far\n`);
+  });
   if (outcome.switched) {
     await recordAdminAction(deps, { type: 'master_key.rotated', subject: outcome.to, details: { from: outcome.from } });
   }
