@@ -396,7 +396,7 @@ function addMasterKey(program: CliCommand, actions: CliActions): void {
 
   const rotate = masterKey
     .command('rotate')
-    .description('make CONNECT_MASTER_KEY the writing key and re-seal every stored key and value under it')
+    .description('make CONNECT_MASTER_KEY the writing key and re-seal stored values under it')
     .option('--json', JSON_OPTION)
     .action((_options: unknown, cmd: Command) =>
       actions.run({ run: (deps) => rotateMasterKeyCommand(deps.masterKey, actions.stderr) }, json(cmd)),
@@ -406,13 +406,13 @@ function addMasterKey(program: CliCommand, actions: CliActions): void {
     'Run with CONNECT_MASTER_KEY set to the new key and CONNECT_PREVIOUS_MASTER_KEY to the key being replaced, once every server runs with both. Every running server writes under the new key within a second and keeps accepting the previous one until master-key retire. Stored keys and sealed values are re-sealed row by row: an interrupted run is simply run again. Client secrets cannot be re-keyed without the secret: each is hashed again under the new key at its next successful authentication. See docs/operator-guide.md, "Replacing the master key".',
   );
   examples(rotate, [
-    'CONNECT_MASTER_KEY="$NEW" CONNECT_PREVIOUS_MASTER_KEY="$OLD" connect-auth master-key rotate',
-    'CONNECT_MASTER_KEY="$NEW" CONNECT_PREVIOUS_MASTER_KEY="$OLD" connect-auth master-key rotate --json',
+    'connect-auth master-key rotate          # CONNECT_MASTER_KEY=<new>, CONNECT_PREVIOUS_MASTER_KEY=<old>',
+    'connect-auth master-key rotate --json   # again after an interruption: it finishes',
   ]);
 
   const status = masterKey
     .command('status')
-    .description('list the master keys the database knows and what still depends on a key other than the writing one')
+    .description('list the master keys and what still depends on one other than the writing key')
     .option('--json', JSON_OPTION)
     .action((_options: unknown, cmd: Command) => actions.run({ run: (deps) => masterKeyStatusCommand(deps.masterKey) }, json(cmd)));
   details(status, 'Keys are shown by fingerprint, never the key. States: writing, next (configured, not yet rotated to), previous (still accepted), retired.');
@@ -430,7 +430,7 @@ function addMasterKey(program: CliCommand, actions: CliActions): void {
     retire,
     'Re-seals first anything still sealed under the previous key, then records it as retired. Refused, naming the clients, while a client secret is still hashed only under it, unless --force. Afterwards remove CONNECT_PREVIOUS_MASTER_KEY from the configuration.',
   );
-  examples(retire, ['CONNECT_MASTER_KEY="$NEW" CONNECT_PREVIOUS_MASTER_KEY="$OLD" connect-auth master-key retire', 'connect-auth master-key retire --force']);
+  examples(retire, ['connect-auth master-key retire          # with the same two settings as rotate', 'connect-auth master-key retire --force']);
 }
 
 /** A command of commands (`clients`): without one, or with an unknown one, a usage mistake that lists them. */
