@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { idempotentResponseLabel } from '../../src/core/customer-tokens/idempotent-refresh.js';
+import { idempotentResponseLabel } from '../../src/core/keys/sealed-labels.js';
 import { deriveKey, masterKeyFingerprint, seal, unseal } from '../../src/core/keys/master-key.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/core/storage/storage.js';

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { InvalidRequest } from '../errors.js';
 import { seal } from '../keys/master-key.js';
 import { asSubKeys, unsealAccepted, type SubKeys } from '../keys/master-keys.js';
+import { idempotentResponseLabel } from '../keys/sealed-labels.js';
 import type { IdempotentRequestStore } from './idempotent-request-store.js';
 import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifetimes.js';
 
@@ -102,9 +103,4 @@ export async function runIdempotently<T>(
 
 function differentRequest(): InvalidRequest {
   return new InvalidRequest('this Request-Reference-No was already used for a different request', { status: 409 });
-}
-
-/** The label a stored response is sealed with, so it cannot be moved onto another request. */
-export function idempotentResponseLabel(clientId: string, reference: string): string {
-  return `tokens:${clientId}:${reference}`;
 }

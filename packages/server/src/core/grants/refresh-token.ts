@@ -4,6 +4,7 @@ import type { Client } from '../clients/client.js';
 import { InvalidDpopProof, InvalidGrant, InvalidRequest } from '../errors.js';
 import { seal } from '../keys/master-key.js';
 import { asSubKeys, unsealAccepted, type SubKeys } from '../keys/master-keys.js';
+import { reuseLabel } from '../keys/sealed-labels.js';
 import { formatScope, grantScope, keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
@@ -116,10 +117,6 @@ export async function refreshCustomerToken(
   return prepared.apply();
 }
 
-/** The label a session's sealed access token is bound to, so it cannot be moved onto another session. */
-export function reuseLabel(sid: string): string {
-  return `refreshed-access:${sid}`;
-}
 
 /**
  * The first half of {@link refreshCustomerToken}: checks the refresh token

@@ -1,9 +1,8 @@
 import type { Clock } from '../clock.js';
-import { idempotentResponseLabel } from '../customer-tokens/idempotent-refresh.js';
-import { reuseLabel } from '../grants/refresh-token.js';
 import { deriveKey, seal, unseal, type KeyPurpose } from './master-key.js';
 import type { MasterKeyRecord, MasterKeyStore, SealedKind, SealedValue } from './master-key-store.js';
 import type { MasterKeys } from './master-keys.js';
+import { idempotentResponseLabel, reuseLabel } from './sealed-labels.js';
 
 /*
  * Replacing the master key (docs/operator-guide.md, "Replacing the master
