@@ -59,10 +59,11 @@ export class ClientSecretHasher {
     const fingerprint = colon < 0 ? undefined : storedHash.slice(0, colon);
     const expected = Buffer.from(colon < 0 ? storedHash : storedHash.slice(colon + 1), 'base64url');
     let matches = false;
+    // One HMAC per accepted key whatever the hash names, so that the time taken tells nothing of it.
     for (const { key, fingerprint: keyFingerprint } of this.#keys.accepted) {
-      if (fingerprint !== undefined && fingerprint !== keyFingerprint) continue;
       const actual = mac(key, secret);
-      matches = (expected.length === actual.length && timingSafeEqual(actual, expected)) || matches;
+      const same = expected.length === actual.length && timingSafeEqual(actual, expected);
+      matches = (same && (fingerprint === undefined || fingerprint === keyFingerprint)) || matches;
     }
     return matches;
   }

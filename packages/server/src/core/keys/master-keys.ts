@@ -69,6 +69,8 @@ export class MasterKeys {
   #accepted: Configured[];
   #carried: Partial<Record<CarriedPurpose, Uint8Array>> = {};
   readonly #derived = new Map<string, Uint8Array>();
+  /** The accepted sub-keys of each purpose, made once per change (they are read on every request). */
+  readonly #acceptedOf = new Map<KeyPurpose, readonly AcceptedSubKey[]>();
   readonly #views = new Map<KeyPurpose, SubKeys>();
   readonly #listeners = new Set<() => void>();
 
@@ -103,7 +105,12 @@ export class MasterKeys {
           return self.#writing.fingerprint;
         },
         get accepted() {
-          return self.#accepted.map((k) => ({ key: self.#derive(k, purpose), fingerprint: k.fingerprint }));
+          let accepted = self.#acceptedOf.get(purpose);
+          if (!accepted) {
+            accepted = self.#accepted.map((k) => ({ key: self.#derive(k, purpose), fingerprint: k.fingerprint }));
+            self.#acceptedOf.set(purpose, accepted);
+          }
+          return accepted;
         },
       };
       this.#views.set(purpose, view);
@@ -137,6 +144,7 @@ export class MasterKeys {
     this.#writing = writing;
     this.#accepted = accepted;
     this.#carried = carried;
+    if (changed) this.#acceptedOf.clear();
     if (changed) for (const listener of this.#listeners) listener();
   }
 
