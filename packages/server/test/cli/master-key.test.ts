@@ -81,6 +81,9 @@ describe('master-key rotate and retire while servers run', () => {
     // A server started now, with both keys or with the new one only, opens the re-sealed keys.
     const started = await instance(ws, NEW);
     expect(await tokenOutcome(started, client.id, client.secret)).toBe(200);
+    // Rate-limit counters keep their names: the rotation gives no mobile or address a fresh budget.
+    expect(started.services.runtime.limitKey).toEqual(onlyOld.services.runtime.limitKey);
+    expect(started.services.runtime.csrfKey).toEqual(onlyOld.services.runtime.csrfKey);
 
     expect(await ws.cliJson(['master-key', 'retire'], BOTH)).toMatchObject({ retired: fp(OLD), clientsCutOff: [] });
     await changeReached(async () => acceptedOf(both).length === 1);

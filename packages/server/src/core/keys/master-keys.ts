@@ -42,7 +42,8 @@ export type CarriedPurpose = 'rate-limit-keys' | 'sandbox-demo' | 'csrf';
 const CARRIED: readonly CarriedPurpose[] = ['rate-limit-keys', 'sandbox-demo', 'csrf'];
 const CARRIED_LABEL = 'carried-sub-keys';
 
-interface Configured {
+/** A configured master key and its fingerprint. */
+export interface ConfiguredMasterKey {
   readonly key: Uint8Array;
   readonly fingerprint: string;
 }
@@ -63,10 +64,10 @@ interface Configured {
  * so they stay what the database's first key made them.
  */
 export class MasterKeys {
-  readonly current: Configured;
-  readonly previous: Configured | undefined;
-  #writing: Configured;
-  #accepted: Configured[];
+  readonly current: ConfiguredMasterKey;
+  readonly previous: ConfiguredMasterKey | undefined;
+  #writing: ConfiguredMasterKey;
+  #accepted: ConfiguredMasterKey[];
   #carried: Partial<Record<CarriedPurpose, Uint8Array>> = {};
   readonly #derived = new Map<string, Uint8Array>();
   /** The accepted sub-keys of each purpose, made once per change (they are read on every request). */
@@ -158,12 +159,12 @@ export class MasterKeys {
    * The carried sub-keys sealed for the record of `to`: what the writing key
    * carries now (or derives, when it carries none), sealed under `to`.
    */
-  async sealCarriedFor(to: Configured): Promise<string> {
+  async sealCarriedFor(to: ConfiguredMasterKey): Promise<string> {
     const values = Object.fromEntries(CARRIED.map((p) => [p, Buffer.from(this.carried(p)).toString('base64url')]));
     return seal(deriveKey(to.key, 'key-sealing'), CARRIED_LABEL, JSON.stringify(values));
   }
 
-  #derive(master: Configured, purpose: KeyPurpose): Uint8Array {
+  #derive(master: ConfiguredMasterKey, purpose: KeyPurpose): Uint8Array {
     const id = `${master.fingerprint} ${purpose}`;
     let key = this.#derived.get(id);
     if (!key) {
@@ -174,7 +175,7 @@ export class MasterKeys {
   }
 }
 
-async function openCarried(master: Configured, sealed: string | null): Promise<Partial<Record<CarriedPurpose, Uint8Array>>> {
+async function openCarried(master: ConfiguredMasterKey, sealed: string | null): Promise<Partial<Record<CarriedPurpose, Uint8Array>>> {
   if (sealed === null) return {};
   const values = JSON.parse(await unseal(deriveKey(master.key, 'key-sealing'), CARRIED_LABEL, sealed)) as Record<string, string>;
   const carried: Partial<Record<CarriedPurpose, Uint8Array>> = {};
