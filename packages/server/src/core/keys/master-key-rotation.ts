@@ -169,25 +169,28 @@ export async function masterKeyStatus(deps: MasterKeyActionDeps): Promise<Master
   const keys = await store.listMasterKeys();
   const writing = writingRecord(keys);
   const holdsWriting = [masterKeys.current, masterKeys.previous].find((k) => k?.fingerprint === writing.fingerprint);
-  let sealedOnOtherKeys: Record<SealedKind, number> | undefined;
-  if (holdsWriting) {
-    sealedOnOtherKeys = {} as Record<SealedKind, number>;
-    for (const kind of SEALED_KINDS) {
-      const { purpose, label } = KINDS[kind];
-      const key = deriveKey(holdsWriting.key, purpose);
-      let other = 0;
-      let after: readonly string[] | undefined;
-      for (;;) {
-        const batch = await store.listSealedValues(kind, after, BATCH);
-        for (const value of batch) if (!(await opens(key, label(value.key), value.sealed))) other++;
-        if (batch.length < BATCH) break;
-        after = (batch.at(-1) as SealedValue).key;
-      }
-      sealedOnOtherKeys[kind] = other;
-    }
-  }
+  const sealedOnOtherKeys = holdsWriting ? await countSealedNotUnder(store, holdsWriting.key) : undefined;
   const clientsOnOtherKeys = await store.listClientsWithSecretsNotUnder(writing.fingerprint, clock.nowSeconds());
   return { keys, current: masterKeys.current.fingerprint, previous: masterKeys.previous?.fingerprint, sealedOnOtherKeys, clientsOnOtherKeys };
+}
+
+/** How many sealed values of each kind do not open under `masterKey`'s sub-keys. */
+async function countSealedNotUnder(store: MasterKeyStore, masterKey: Uint8Array): Promise<Record<SealedKind, number>> {
+  const counts = {} as Record<SealedKind, number>;
+  for (const kind of SEALED_KINDS) {
+    const { purpose, label } = KINDS[kind];
+    const key = deriveKey(masterKey, purpose);
+    let other = 0;
+    let after: readonly string[] | undefined;
+    for (;;) {
+      const batch = await store.listSealedValues(kind, after, BATCH);
+      for (const value of batch) if (!(await opens(key, label(value.key), value.sealed))) other++;
+      if (batch.length < BATCH) break;
+      after = (batch.at(-1) as SealedValue).key;
+    }
+    counts[kind] = other;
+  }
+  return counts;
 }
 
 /** What {@link retireMasterKey} did. */
@@ -222,6 +225,15 @@ export async function retireMasterKey(deps: MasterKeyActionDeps, options: { forc
   if (!retiring) throw new MasterKeyRefused('this database accepts no previous master key: there is nothing to retire');
   if (previous && previous.fingerprint !== retiring.fingerprint) {
     throw new MasterKeyRefused(`CONNECT_PREVIOUS_MASTER_KEY (${previous.fingerprint}) is not the previous master key of this database (${retiring.fingerprint})`);
+  }
+  if (!previous && !options.force) {
+    // Without the previous key nothing can be re-sealed: refuse while anything still needs it.
+    const left = Object.values(await countSealedNotUnder(store, current.key)).reduce((sum, n) => sum + n, 0);
+    if (left > 0) {
+      throw new MasterKeyRefused(
+        `${left} sealed value(s) are not yet under the writing master key; run master-key retire with CONNECT_PREVIOUS_MASTER_KEY set, so that they are re-sealed first (or --force)`,
+      );
+    }
   }
   const sealed = previous ? await resealAll(deps) : emptyCounts();
   const clients = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds());
