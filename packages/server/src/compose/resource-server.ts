@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../config/load.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { MasterKeys } from '../core/keys/master-keys.js';
+import { checkConfiguredKeys, MasterKeyMismatch, MasterKeys } from '../core/keys/master-keys.js';
 import { followMasterKeys } from './follow-master-keys.js';
 import { createCustomerAccessCheck, type CustomerAccess, type CustomerAccessRequirements } from '../core/tokens/customer-access-check.js';
 import { createDpopNonces } from '../core/dpop/dpop-nonce.js';
@@ -65,7 +65,13 @@ export async function openCustomerAccessCheck(
     const feed = storage.openChangeFeed();
     changes = feed;
     // docs/operator-guide.md, "Replacing the master key": which key writes, which are still accepted.
-    await masterKeys.apply(await storage.masterKeys.listMasterKeys());
+    const records = await storage.masterKeys.listMasterKeys();
+    try {
+      checkConfiguredKeys(records, masterKeys.current.fingerprint, masterKeys.previous?.fingerprint);
+    } catch (error) {
+      throw error instanceof MasterKeyMismatch ? new ConfigError(error.message) : error;
+    }
+    await masterKeys.apply(records);
     const stopFollowing = followMasterKeys(storage.masterKeys, masterKeys, feed);
     const keys = await openKeyRing({ keys: storage.keys, sealKey: masterKeys.subKeys('key-sealing'), clock, changes: feed });
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };

@@ -127,11 +127,11 @@ export class MasterKeys {
   /**
    * Takes the database's records: which configured key writes, which are
    * still accepted, and the carried sub-keys. Tells the listeners when
-   * anything changed. Throws {@link MasterKeyMismatch} when a configured
-   * key is retired or unknown (see {@link checkConfiguredKeys}).
+   * anything changed. Whether the configured keys may start at all is
+   * checked once, at start ({@link checkConfiguredKeys}); a running process
+   * whose key is retired under it keeps what it has (it is to be rolled).
    */
   async apply(records: readonly MasterKeyRecord[]): Promise<void> {
-    checkConfiguredKeys(records, this.current.fingerprint, this.previous?.fingerprint);
     const state = new Map(records.map((r) => [r.fingerprint, r]));
     const configured = this.previous ? [this.current, this.previous] : [this.current];
     const writingRecord = records.find((r) => r.state === 'writing');
