@@ -31,8 +31,9 @@ export function generateClientSecret(environment: Environment): string {
  * `<fingerprint>:<HMAC>`, so that while the master key is replaced
  * (docs/operator-guide.md, "Replacing the master key") a hash is checked
  * under its own key, and the secrets still hashed under the old key can be
- * counted. A hash without a fingerprint (made before fingerprints were
- * stored) is checked under every accepted key.
+ * counted; except under the database's first master key, whose hashes are
+ * the bare HMAC, as the releases before master-key replacement stored and
+ * read them (so that they run beside this one: docs/upgrades.md).
  */
 export class ClientSecretHasher {
   readonly #keys: SubKeys;
@@ -43,27 +44,30 @@ export class ClientSecretHasher {
     if (this.#keys.writing.byteLength < 32) throw new RangeError('client secret key must be at least 32 bytes');
   }
 
-  /** The stored form of `secret`: the writing master key's fingerprint and the base64url HMAC-SHA-256. */
+  /** The stored form of `secret`: the writing master key's fingerprint (none for the first key) and the base64url HMAC-SHA-256. */
   hash(secret: string): string {
-    return `${this.#keys.writingFingerprint}:${mac(this.#keys.writing, secret).toString('base64url')}`;
+    const hmac = mac(this.#keys.writing, secret).toString('base64url');
+    return this.#keys.writingFingerprint === this.#keys.firstFingerprint ? hmac : `${this.#keys.writingFingerprint}:${hmac}`;
   }
 
   /** Whether `storedHash` was made under the master key that writes now (else it is re-hashed at its next use). */
   isCurrent(storedHash: string): boolean {
-    return storedHash.startsWith(`${this.#keys.writingFingerprint}:`);
+    const colon = storedHash.indexOf(':');
+    const fingerprint = colon < 0 ? this.#keys.firstFingerprint : storedHash.slice(0, colon);
+    return fingerprint === this.#keys.writingFingerprint;
   }
 
   /** Whether `secret` matches `storedHash`, compared in constant time, under an accepted key. */
   verify(secret: string, storedHash: string): boolean {
     const colon = storedHash.indexOf(':');
-    const fingerprint = colon < 0 ? undefined : storedHash.slice(0, colon);
+    const fingerprint = colon < 0 ? this.#keys.firstFingerprint : storedHash.slice(0, colon);
     const expected = Buffer.from(colon < 0 ? storedHash : storedHash.slice(colon + 1), 'base64url');
     let matches = false;
     // One HMAC per accepted key whatever the hash names, so that the time taken tells nothing of it.
     for (const { key, fingerprint: keyFingerprint } of this.#keys.accepted) {
       const actual = mac(key, secret);
       const same = expected.length === actual.length && timingSafeEqual(actual, expected);
-      matches = (same && (fingerprint === undefined || fingerprint === keyFingerprint)) || matches;
+      matches = (same && fingerprint === keyFingerprint) || matches;
     }
     return matches;
   }

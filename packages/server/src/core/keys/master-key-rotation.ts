@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { deriveKey, seal, unseal, type KeyPurpose } from './master-key.js';
 import type { MasterKeyRecord, MasterKeyStore, SealedKind, SealedValue } from './master-key-store.js';
-import type { MasterKeys } from './master-keys.js';
+import { firstMasterKey, type MasterKeys } from './master-keys.js';
 import { idempotentResponseLabel, reuseLabel } from './sealed-labels.js';
 
 /*
@@ -99,9 +99,10 @@ export async function rotateMasterKey(
       `CONNECT_PREVIOUS_MASTER_KEY (${previous.fingerprint}) is not the master key this database writes under (${writing.fingerprint}); nothing changed`,
     );
   }
-  await masterKeys.apply(await store.listMasterKeys());
+  const switchedRecords = await store.listMasterKeys();
+  await masterKeys.apply(switchedRecords);
   const sealed = await resealAll(deps, progress);
-  const clientsOnOldKey = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds());
+  const clientsOnOldKey = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds(), firstOf(switchedRecords));
   return { switched, from: previous.fingerprint, to: current.fingerprint, sealed, clientsOnOldKey };
 }
 
@@ -170,7 +171,7 @@ export async function masterKeyStatus(deps: MasterKeyActionDeps): Promise<Master
   const writing = writingRecord(keys);
   const holdsWriting = [masterKeys.current, masterKeys.previous].find((k) => k?.fingerprint === writing.fingerprint);
   const sealedOnOtherKeys = holdsWriting ? await countSealedNotUnder(store, holdsWriting.key) : undefined;
-  const clientsOnOtherKeys = await store.listClientsWithSecretsNotUnder(writing.fingerprint, clock.nowSeconds());
+  const clientsOnOtherKeys = await store.listClientsWithSecretsNotUnder(writing.fingerprint, clock.nowSeconds(), firstOf(keys));
   return { keys, current: masterKeys.current.fingerprint, previous: masterKeys.previous?.fingerprint, sealedOnOtherKeys, clientsOnOtherKeys };
 }
 
@@ -236,7 +237,7 @@ export async function retireMasterKey(deps: MasterKeyActionDeps, options: { forc
     }
   }
   const sealed = previous ? await resealAll(deps) : emptyCounts();
-  const clients = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds());
+  const clients = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds(), firstOf(records));
   if (clients.length > 0 && !options.force) {
     const names = clients.slice(0, 5).map((c) => `${c.id} (${c.name})`).join(', ');
     const more = clients.length > 5 ? ` and ${clients.length - 5} more` : '';
@@ -268,4 +269,11 @@ async function opens(key: Uint8Array, label: string, sealed: string): Promise<bo
 
 function emptyCounts(): Record<SealedKind, ResealCount> {
   return Object.fromEntries(SEALED_KINDS.map((k) => [k, { already: 0, resealed: 0, changed: 0, unreadable: 0 }])) as Record<SealedKind, ResealCount>;
+}
+
+/** The database's first master key (bare client secret hashes were made under it). */
+function firstOf(records: readonly MasterKeyRecord[]): string {
+  const first = firstMasterKey(records);
+  if (first === undefined) throw new MasterKeyRefused('the database records no master key yet: run connect-auth migrate first');
+  return first;
 }

@@ -62,7 +62,8 @@ export interface MasterKeyStore {
   replaceSealedValue(kind: SealedKind, key: readonly string[], expected: string, replacement: string): Promise<boolean>;
   /**
    * The clients with a secret (current, or previous within its grace at
-   * `now`) hashed under a master key other than `fingerprint`.
+   * `now`) hashed under a master key other than `fingerprint`; a hash that
+   * names no key was made under `firstFingerprint`, the database's first.
    */
-  listClientsWithSecretsNotUnder(fingerprint: string, now: number): Promise<{ id: string; name: string }[]>;
+  listClientsWithSecretsNotUnder(fingerprint: string, now: number, firstFingerprint: string): Promise<{ id: string; name: string }[]>;
 }

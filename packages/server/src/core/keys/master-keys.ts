@@ -13,6 +13,13 @@ export interface SubKeys {
   readonly writingFingerprint: string;
   /** Every sub-key accepted, the writing one first; each with its master key's fingerprint. */
   readonly accepted: readonly AcceptedSubKey[];
+  /**
+   * The fingerprint of the database's first master key, whose client
+   * secret hashes are stored without a fingerprint (as every release before
+   * master-key replacement stored them, so that those releases, running
+   * beside this one, read what it writes; docs/upgrades.md).
+   */
+  readonly firstFingerprint: string;
 }
 
 /** One accepted sub-key and the fingerprint of the master key it is derived from. */
@@ -24,12 +31,20 @@ export interface AcceptedSubKey {
 /** A sub-key that never changes: tests, and anything made from one master key only. */
 export function fixedSubKeys(key: Uint8Array, fingerprint = 'fixed'): SubKeys {
   const accepted = [{ key, fingerprint }];
-  return { writing: key, writingFingerprint: fingerprint, accepted };
+  return { writing: key, writingFingerprint: fingerprint, accepted, firstFingerprint: fingerprint };
 }
 
 /** `keys` as {@link SubKeys}: a single key becomes one that never changes. */
 export function asSubKeys(keys: SubKeys | Uint8Array): SubKeys {
   return keys instanceof Uint8Array ? fixedSubKeys(keys) : keys;
+}
+
+/**
+ * The fingerprint of the database's first master key: the one recorded
+ * before any rotation, which carries no sub-keys from a key before it.
+ */
+export function firstMasterKey(records: readonly MasterKeyRecord[]): string | undefined {
+  return records.find((r) => r.state !== 'next' && r.sealedCarried === null)?.fingerprint;
 }
 
 /** A start that cannot go on: the configured master keys do not fit the database. */
@@ -69,6 +84,7 @@ export class MasterKeys {
   #writing: ConfiguredMasterKey;
   #accepted: ConfiguredMasterKey[];
   #carried: Partial<Record<CarriedPurpose, Uint8Array>> = {};
+  #first: string | undefined;
   readonly #derived = new Map<string, Uint8Array>();
   /** The accepted sub-keys of each purpose, made once per change (they are read on every request). */
   readonly #acceptedOf = new Map<KeyPurpose, readonly AcceptedSubKey[]>();
@@ -104,6 +120,9 @@ export class MasterKeys {
         },
         get writingFingerprint() {
           return self.#writing.fingerprint;
+        },
+        get firstFingerprint() {
+          return self.#first ?? self.#writing.fingerprint;
         },
         get accepted() {
           let accepted = self.#acceptedOf.get(purpose);
@@ -142,6 +161,7 @@ export class MasterKeys {
     const carried = writingRecord?.fingerprint === writing.fingerprint ? await openCarried(writing, writingRecord?.sealedCarried ?? null) : {};
     const changed =
       writing !== this.#writing || accepted.length !== this.#accepted.length || accepted.some((k, i) => k !== this.#accepted[i]);
+    this.#first = firstMasterKey(records) ?? this.#first;
     this.#writing = writing;
     this.#accepted = accepted;
     this.#carried = carried;

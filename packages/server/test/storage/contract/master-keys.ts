@@ -92,8 +92,12 @@ export function describeMasterKeysContract(subject: StorageUnderTest): void {
       await storage.clients.insertClient(client({ id: 'cid_sandbox_d', secretHash: 'new:y', previousSecretHash: 'old:y', previousSecretExpiresAt: T + 10 }));
       await storage.clients.insertClient(client({ id: 'cid_sandbox_e', secretHash: 'new:z', previousSecretHash: 'old:z', previousSecretExpiresAt: T }));
       await storage.clients.insertClient(client({ id: 'cid_sandbox_f', secretHash: '' }));
-      const ids = (await storage.masterKeys.listClientsWithSecretsNotUnder('new', T)).map((c) => c.id).sort();
+      // A bare hash (no fingerprint) was made under the database's first key: here `old`.
+      const ids = (await storage.masterKeys.listClientsWithSecretsNotUnder('new', T, 'old')).map((c) => c.id).sort();
       expect(ids).toEqual(['cid_sandbox_b', 'cid_sandbox_c', 'cid_sandbox_d']);
+      // Under the first key itself, only hashes that name another key are elsewhere.
+      const underFirst = (await storage.masterKeys.listClientsWithSecretsNotUnder('old', T, 'old')).map((c) => c.id).sort();
+      expect(underFirst).toEqual(['cid_sandbox_a', 'cid_sandbox_d', 'cid_sandbox_e']);
     });
 
     it('a secret hash is renewed only while it still is the one verified', async () => {

@@ -161,28 +161,29 @@ describe('values made under either key, during the replacement', () => {
     expect(await unsealAccepted(sealing, 'kid-2', underNew)).toBe('private 2');
   });
 
-  it('client secret hashes: name their key, verify under it, count as current only under the writing key', async () => {
+  it('client secret hashes: bare under the first key (as earlier releases read them), named under later ones; current only under the writing key', async () => {
     const { keys, rotate, retire } = await replacement();
     const hasher = new ClientSecretHasher(keys.subKeys('client-secret-hmac'));
     const secret = 'csk_sandbox_secret';
     const underOld = hasher.hash(secret);
-    expect(underOld.startsWith(`${masterKeyFingerprint(OLD)}:`)).toBe(true);
+    // Under the database's first key: the bare HMAC, exactly what a release before master-key replacement makes and checks.
+    expect(underOld).toBe(new ClientSecretHasher(deriveKey(OLD, 'client-secret-hmac')).hash(secret));
+    expect(underOld).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(hasher.isCurrent(underOld)).toBe(true);
-    // A hash stored before hashes named their key: checked under every accepted key.
-    const legacy = new ClientSecretHasher(deriveKey(OLD, 'client-secret-hmac')).hash(secret).split(':')[1] as string;
     await rotate();
     expect(hasher.isCurrent(underOld)).toBe(false);
     expect(hasher.verify(secret, underOld)).toBe(true);
-    expect(hasher.verify(secret, legacy)).toBe(true);
     expect(hasher.verify('csk_sandbox_wrong', underOld)).toBe(false);
     const underNew = hasher.hash(secret);
+    expect(underNew.startsWith(`${masterKeyFingerprint(NEW)}:`)).toBe(true);
     expect(hasher.isCurrent(underNew)).toBe(true);
     expect(hasher.verify(secret, underNew)).toBe(true);
     // Named under the new key but made under the old one: refused.
-    expect(hasher.verify(secret, `${masterKeyFingerprint(NEW)}:${underOld.split(':')[1]}`)).toBe(false);
+    expect(hasher.verify(secret, `${masterKeyFingerprint(NEW)}:${underOld}`)).toBe(false);
+    // Bare (so: under the first key) but made under the new one: refused.
+    expect(hasher.verify(secret, underNew.split(':')[1] as string)).toBe(false);
     await retire();
     expect(hasher.verify(secret, underOld)).toBe(false);
-    expect(hasher.verify(secret, legacy)).toBe(false);
     expect(hasher.verify(secret, underNew)).toBe(true);
   });
 

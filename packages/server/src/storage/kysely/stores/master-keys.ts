@@ -91,10 +91,14 @@ export function createMasterKeyStore(db: Kysely<Database>): MasterKeyStore {
       return Number(result.numAffectedRows ?? 0) > 0;
     },
 
-    async listClientsWithSecretsNotUnder(fingerprint, now) {
+    async listClientsWithSecretsNotUnder(fingerprint, now, firstFingerprint) {
       const prefix = `${fingerprint}:`;
+      // A bare HMAC (no `:`; base64url has none) was made under the first key.
+      const bareIsUnder = fingerprint === firstFingerprint;
       const notUnder = (column: 'secret_hash' | 'previous_secret_hash') =>
-        sql`(${sql.ref(column)} <> '' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`;
+        bareIsUnder
+          ? sql`(${sql.ref(column)} like '%:%' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`
+          : sql`(${sql.ref(column)} <> '' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`;
       const { rows } = await sql<{ id: string; name: string }>`
         select id, name from clients
         where ${notUnder('secret_hash')}
