@@ -5,6 +5,7 @@ import { ClientValidationError } from '../core/clients/manage-clients.js';
 import { CustomerValidationError } from '../core/customers/manage-customers.js';
 import { DeliveryError } from '../delivery/credentials-file.js';
 import { KeyOperationRefused } from '../core/keys/key-rotation.js';
+import { MasterKeyRefused } from '../core/keys/master-key-rotation.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { openComposition } from '../compose/compose.js';
 import { StorageError, StorageUnavailable } from '../core/storage-errors.js';
@@ -163,6 +164,7 @@ function describeFailure(error: unknown, env: Readonly<Record<string, string | u
     error instanceof DeliveryError ||
     error instanceof KeyOperationRefused ||
     error instanceof BackupError ||
+    error instanceof MasterKeyRefused ||
     error instanceof StorageError
   ) {
     return error.message;

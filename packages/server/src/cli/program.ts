@@ -23,6 +23,7 @@ import {
   showCustomerCommand,
 } from './commands/customers.js';
 import { listKeysCommand, revokeKeyCommand, rotateKeysCommand } from './commands/keys.js';
+import { masterKeyStatusCommand, retireMasterKeyCommand, rotateMasterKeyCommand } from './commands/master-key.js';
 import { migrateCommand } from './commands/migrate.js';
 import { UsageError, type CommandResult } from './commands/output.js';
 import { purgeCommand } from './commands/purge.js';
@@ -101,6 +102,7 @@ export function buildProgram(actions: CliActions): Command {
   addClients(program, actions);
   addCustomers(program, actions);
   addKeys(program, actions);
+  addMasterKey(program, actions);
   addAudit(program, actions);
   addPurge(program, actions);
   addBackup(program, actions);
@@ -421,6 +423,48 @@ function addBackup(program: CliCommand, actions: CliActions): void {
     'Checks that FILE is whole (PRAGMA integrity_check) and a Connect database of CONNECT_ENVIRONMENT, then puts it at the path of DATABASE_URL (or CONNECT_DATA_DIR). Refused when a database is already there: stop its servers and move it aside first. serve then starts on it as usual, migrating a backup of an older release; it needs the master key the backup was taken under.',
   );
   examples(restore, ['connect-auth restore --from /backups/connect.db', 'connect-auth restore --from /backups/connect.db --json   # with CONNECT_DATA_DIR or DATABASE_URL set as for serve']);
+}
+
+function addMasterKey(program: CliCommand, actions: CliActions): void {
+  const masterKey = group(program, 'master-key', 'replace the master key while servers run', 'rotate, status, retire');
+
+  const rotate = masterKey
+    .command('rotate')
+    .description('make CONNECT_MASTER_KEY the writing key and re-seal stored values under it')
+    .option('--json', JSON_OPTION)
+    .action((_options: unknown, cmd: Command) =>
+      actions.run({ run: (deps) => rotateMasterKeyCommand(deps.masterKey, actions.stderr) }, json(cmd)),
+    );
+  details(
+    rotate,
+    'Run with CONNECT_MASTER_KEY set to the new key and CONNECT_PREVIOUS_MASTER_KEY to the key being replaced, once every server runs with both. Every running server writes under the new key within a second and keeps accepting the previous one until master-key retire. Stored keys and sealed values are re-sealed row by row: an interrupted run is simply run again. Client secrets cannot be re-keyed without the secret: each is hashed again under the new key at its next successful authentication. See docs/operator-guide.md, "Replacing the master key".',
+  );
+  examples(rotate, [
+    'connect-auth master-key rotate          # CONNECT_MASTER_KEY=<new>, CONNECT_PREVIOUS_MASTER_KEY=<old>',
+    'connect-auth master-key rotate --json   # again after an interruption: it finishes',
+  ]);
+
+  const status = masterKey
+    .command('status')
+    .description('list the master keys and what still depends on one other than the writing key')
+    .option('--json', JSON_OPTION)
+    .action((_options: unknown, cmd: Command) => actions.run({ run: (deps) => masterKeyStatusCommand(deps.masterKey) }, json(cmd)));
+  details(status, 'Keys are shown by fingerprint, never the key. States: writing, next (configured, not yet rotated to), previous (still accepted), retired.');
+  examples(status, ['connect-auth master-key status']);
+
+  const retire = masterKey
+    .command('retire')
+    .description('stop accepting the previous master key on every server within a second')
+    .option('--force', 'retire even while client secrets are hashed only under the previous key (those clients are cut off)')
+    .option('--json', JSON_OPTION)
+    .action((options: { force?: boolean }, cmd: Command) =>
+      actions.run({ run: (deps) => retireMasterKeyCommand(deps.masterKey, options) }, json(cmd)),
+    );
+  details(
+    retire,
+    'Re-seals first anything still sealed under the previous key, then records it as retired. Refused, naming the clients, while a client secret is still hashed only under it, unless --force. Afterwards remove CONNECT_PREVIOUS_MASTER_KEY from the configuration.',
+  );
+  examples(retire, ['connect-auth master-key retire          # with the same two settings as rotate', 'connect-auth master-key retire --force']);
 }
 
 /** A command of commands (`clients`): without one, or with an unknown one, a usage mistake that lists them. */

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Environment } from '../core/environment.js';
 import type { KeyActionDeps, RotationPolicy } from '../core/keys/key-rotation.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
+import type { MasterKeyActionDeps } from '../core/keys/master-key-rotation.js';
 import type { PurgeStores } from '../core/retention/purge.js';
 import type { Stores } from '../core/storage/storage.js';
 
@@ -19,6 +20,7 @@ export interface CommandDeps {
   readonly clients: ClientCommandDeps;
   readonly customers: CustomerCommandDeps;
   readonly keys: KeyCommandDeps;
+  readonly masterKey: MasterKeyCommandDeps;
   readonly audit: AuditCommandDeps;
   readonly purge: PurgeCommandDeps;
 }
@@ -59,6 +61,9 @@ export interface KeyCommandDeps extends KeyActionDeps<Stores>, AdminActionDeps {
   /** When a rotation's keys start signing and how long old keys verify, from the configured lifetimes. */
   readonly policy: RotationPolicy;
 }
+
+/** What the `master-key` commands need. */
+export interface MasterKeyCommandDeps extends MasterKeyActionDeps, AdminActionDeps {}
 
 /** What the `clients` commands need. */
 export interface ClientCommandDeps extends ClientAdminDeps, AdminActionDeps {

@@ -67,6 +67,7 @@ export function compose(runtime: Runtime): Composition {
         publicationDelaySeconds: keyPublicationDelaySeconds(config.lifetimes),
       },
     },
+    masterKey: { store: storage.masterKeys, masterKeys: runtime.masterKeys, audit: storage.audit, clock },
     audit: { audit: storage.audit, clock },
     purge: {
       stores: storage,

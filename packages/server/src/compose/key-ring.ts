@@ -2,12 +2,13 @@ import type { ChangeFeed } from '../core/changes/change-feed.js';
 import type { Clock } from '../core/clock.js';
 import { KeyRing } from '../core/keys/key-ring.js';
 import type { SigningKeyStore } from '../core/keys/signing-key-store.js';
+import type { SubKeys } from '../core/keys/master-keys.js';
 
 /** What {@link openKeyRing} reads the keys from and listens to. */
 export interface KeyRingWiring {
   readonly keys: SigningKeyStore;
   /** `Runtime.sealKey`: unseals the private keys. */
-  readonly sealKey: Uint8Array;
+  readonly sealKey: SubKeys | Uint8Array;
   readonly clock: Clock;
   readonly changes: ChangeFeed;
   /** Told when reading the keys again failed (it is tried again a second later). */

@@ -1,7 +1,8 @@
 import { ConfigError, loadConfig } from '../config/load.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { deriveKey } from '../core/keys/master-key.js';
+import { checkConfiguredKeys, MasterKeyMismatch, MasterKeys } from '../core/keys/master-keys.js';
+import { followMasterKeys } from './follow-master-keys.js';
 import { createCustomerAccessCheck, type CustomerAccess, type CustomerAccessRequirements } from '../core/tokens/customer-access-check.js';
 import { createDpopNonces } from '../core/dpop/dpop-nonce.js';
 import type { ResourceRequest } from '../core/dpop/presented-token.js';
@@ -57,22 +58,32 @@ export async function openCustomerAccessCheck(
 ): Promise<OpenedCustomerAccessCheck> {
   const config = loadConfig(env);
   if (!config.authUrl) throw new ConfigError('CONNECT_AUTH_URL is required to check tokens outside the Connect server');
-  const masterKey = resolveMasterKey(config);
+  const masterKeys = new MasterKeys(resolveMasterKey(config), config.previousMasterKey);
   const storage = openStorage(config.database, storageOptions(config));
   let changes: ChangeFeed | undefined;
   try {
     const feed = storage.openChangeFeed();
     changes = feed;
-    const keys = await openKeyRing({ keys: storage.keys, sealKey: deriveKey(masterKey, 'key-sealing'), clock, changes: feed });
+    // docs/operator-guide.md, "Replacing the master key": which key writes, which are still accepted.
+    const records = await storage.masterKeys.listMasterKeys();
+    try {
+      checkConfiguredKeys(records, masterKeys.current.fingerprint, masterKeys.previous?.fingerprint);
+    } catch (error) {
+      throw error instanceof MasterKeyMismatch ? new ConfigError(error.message) : error;
+    }
+    await masterKeys.apply(records);
+    const stopFollowing = followMasterKeys(storage.masterKeys, masterKeys, feed);
+    const keys = await openKeyRing({ keys: storage.keys, sealKey: masterKeys.subKeys('key-sealing'), clock, changes: feed });
     const urls = { authUrl: config.authUrl, baseUrl: config.baseUrl ?? config.authUrl };
     // Proof jtis go to Connect's own replay store, and nonces are keyed as Connect's: a proof is accepted once everywhere.
-    const dpop = { clock, replay: storage.usedJtis, nonces: createDpopNonces(deriveKey(masterKey, 'dpop-nonce'), clock) };
+    const dpop = { clock, replay: storage.usedJtis, nonces: createDpopNonces(masterKeys.subKeys('dpop-nonce'), clock) };
     const check = createCustomerAccessCheck({ keys: keys.keyRing, clock, urls, tokenSessions: storage.tokenSessions, changes: feed, dpop });
     return {
       verify: (token, requirements) => check.verify(token, requirements),
       verifyRequest: (request, requirements) => check.verifyRequest(request, requirements),
       dpopNonce: () => check.dpopNonce(),
       async close() {
+        stopFollowing();
         keys.close();
         check.close();
         await feed.close();

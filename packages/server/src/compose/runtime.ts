@@ -1,7 +1,8 @@
 import { ClientSecretHasher } from '../core/clients/client-secret.js';
 import { currentRelease } from '../config/release.js';
 import type { Clock } from '../core/clock.js';
-import { deriveKey } from '../core/keys/master-key.js';
+import type { MasterKeyStore } from '../core/keys/master-key-store.js';
+import { checkConfiguredKeys, MasterKeyMismatch, MasterKeys, type SubKeys } from '../core/keys/master-keys.js';
 import { OtpHasher } from '../core/otp/otp-hasher.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
@@ -17,22 +18,28 @@ export interface Runtime {
   readonly storage: Storage;
   /** The migrations that opening the database applied, oldest first; empty when none was pending. */
   readonly appliedMigrations: readonly string[];
+  /**
+   * The configured master keys and what the database says of them: which
+   * one writes, which are accepted (docs/operator-guide.md, "Replacing the
+   * master key"). The sub-keys below follow it.
+   */
+  readonly masterKeys: MasterKeys;
   readonly hasher: ClientSecretHasher;
   /** Seals private keys at rest. */
-  readonly sealKey: Uint8Array;
+  readonly sealKey: SubKeys;
   readonly otpHasher: OtpHasher;
-  /** Keys the CSRF tokens of the hosted pages. */
+  /** Keys the CSRF tokens of the hosted pages (carried across rotations). */
   readonly csrfKey: Uint8Array;
   /** Seals the responses kept for idempotent `POST /tokens` retries. */
-  readonly idempotencyKey: Uint8Array;
+  readonly idempotencyKey: SubKeys;
   /** Seals the access token a refresh minted, kept for the refreshes of its reuse interval. */
-  readonly refreshReuseKey: Uint8Array;
-  /** Keys the hashed mobiles and addresses in rate-limit counters. */
+  readonly refreshReuseKey: SubKeys;
+  /** Keys the hashed mobiles and addresses in rate-limit counters (carried across rotations: a rotation resets no budget). */
   readonly limitKey: Uint8Array;
   /** Keys the proofs of the known-device cookie (`core/journey/known-device.ts`). */
-  readonly knownDeviceKey: Uint8Array;
+  readonly knownDeviceKey: SubKeys;
   /** Keys the DPoP server nonces (`core/dpop/dpop-nonce.ts`), the same on every instance. */
-  readonly dpopNonceKey: Uint8Array;
+  readonly dpopNonceKey: SubKeys;
   /** Derives the sandbox demo client's secret and demo customer's PIN, the same for as long as the master key. */
   readonly demoKey: Uint8Array;
   /** Closes the storage it opened; one given to {@link openRuntime} is left to its owner. */
@@ -49,7 +56,7 @@ export interface Runtime {
 export async function openRuntime(config: Config, clock: Clock, options: { storage?: Storage } = {}): Promise<Runtime> {
   const storage = options.storage ?? openStorage(config.database, storageOptions(config));
   let appliedMigrations: string[];
-  let masterKey: Buffer;
+  let masterKeys: MasterKeys;
   try {
     // Before migrating: a command of the other environment changes nothing, not even the schema.
     refuseOtherEnvironment(await storage.recordedEnvironment(), config.environment);
@@ -58,7 +65,8 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     });
     refuseOtherEnvironment(await storage.claimEnvironment(config.environment), config.environment);
     // Once the database is known to be this environment's: a refused sandbox command generates no master key.
-    masterKey = resolveMasterKey(config);
+    masterKeys = new MasterKeys(resolveMasterKey(config), config.previousMasterKey);
+    await reconcileMasterKeys(storage.masterKeys, masterKeys, clock.nowSeconds());
   } catch (error) {
     if (!options.storage) await storage.close().catch(() => {});
     throw error;
@@ -71,17 +79,44 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     close: async () => {
       if (!options.storage) await storage.close();
     },
-    hasher: new ClientSecretHasher(deriveKey(masterKey, 'client-secret-hmac')),
-    sealKey: deriveKey(masterKey, 'key-sealing'),
-    otpHasher: new OtpHasher(deriveKey(masterKey, 'otp-hmac')),
-    csrfKey: deriveKey(masterKey, 'csrf'),
-    idempotencyKey: deriveKey(masterKey, 'idempotency'),
-    refreshReuseKey: deriveKey(masterKey, 'refresh-reuse'),
-    limitKey: deriveKey(masterKey, 'rate-limit-keys'),
-    demoKey: deriveKey(masterKey, 'sandbox-demo'),
-    knownDeviceKey: deriveKey(masterKey, 'known-device'),
-    dpopNonceKey: deriveKey(masterKey, 'dpop-nonce'),
+    masterKeys,
+    hasher: new ClientSecretHasher(masterKeys.subKeys('client-secret-hmac')),
+    sealKey: masterKeys.subKeys('key-sealing'),
+    otpHasher: new OtpHasher(masterKeys.subKeys('otp-hmac')),
+    csrfKey: masterKeys.carried('csrf'),
+    idempotencyKey: masterKeys.subKeys('idempotency'),
+    refreshReuseKey: masterKeys.subKeys('refresh-reuse'),
+    limitKey: masterKeys.carried('rate-limit-keys'),
+    demoKey: masterKeys.carried('sandbox-demo'),
+    knownDeviceKey: masterKeys.subKeys('known-device'),
+    dpopNonceKey: masterKeys.subKeys('dpop-nonce'),
   };
+}
+
+/**
+ * Records the configured master keys in a database that does not know them
+ * yet and takes what it says of them (docs/operator-guide.md, "Replacing
+ * the master key"). A database that knows no master key yet records the
+ * one its values were made under: the previous one when both are
+ * configured, else the only one. A current key beside a known previous one
+ * is recorded as `next`. A configured key the database refuses stops the
+ * start with one line.
+ */
+export async function reconcileMasterKeys(store: MasterKeyStore, masterKeys: MasterKeys, now: number): Promise<void> {
+  const { current, previous } = masterKeys;
+  await store.recordMasterKey((previous ?? current).fingerprint, 'writing', now);
+  let records = await store.listMasterKeys();
+  try {
+    checkConfiguredKeys(records, current.fingerprint, previous?.fingerprint);
+  } catch (error) {
+    if (error instanceof MasterKeyMismatch) throw new ConfigError(error.message);
+    throw error;
+  }
+  if (previous && !records.some((r) => r.fingerprint === current.fingerprint)) {
+    await store.recordMasterKey(current.fingerprint, 'next', now);
+    records = await store.listMasterKeys();
+  }
+  await masterKeys.apply(records);
 }
 
 /**

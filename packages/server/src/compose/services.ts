@@ -10,6 +10,8 @@ import { authenticateClient, type ClientAuthDeps, type ClientAuthInput } from '.
 import { createClientJwksUriFetcher, type ClientJwksUriFetcher } from '../core/clients/client-jwks-uri.js';
 import type { Client } from '../core/clients/client.js';
 import { rememberVerifiedSecrets } from '../core/clients/verified-secrets.js';
+import type { SecretRenewal } from '../core/clients/client-authenticate.js';
+import { followMasterKeys } from './follow-master-keys.js';
 import type { IdempotencyDeps } from '../core/customer-tokens/idempotent-refresh.js';
 import type { RefreshDeps } from '../core/grants/refresh-token.js';
 import { authorizationCodeGrant } from '../core/grants/authorization-code.js';
@@ -182,6 +184,20 @@ async function assembleObservedServices(
   const findClient = cacheClientLookup((id) => storage.clients.findClient(id), changes);
   // A secret that verified is recognised for a few seconds without a new HMAC.
   const secrets = rememberVerifiedSecrets(runtime.hasher, clock);
+  // docs/operator-guide.md, "Replacing the master key": the change signal
+  // brings a rotation or a retirement; remembered secrets are checked again.
+  const stopFollowingMasterKeys = followMasterKeys(
+    storage.masterKeys,
+    runtime.masterKeys,
+    changes,
+    logFailure('reading the master keys failed; trying again in a second'),
+  );
+  const stopForgetting = runtime.masterKeys.onChange(() => secrets.forget());
+  const secretRenewal: SecretRenewal = {
+    isCurrent: (hash) => runtime.hasher.isCurrent(hash),
+    hash: (secret) => runtime.hasher.hash(secret),
+    renewSecretHash: (id, which, expected, replacement) => storage.clients.renewSecretHash(id, which, expected, replacement),
+  };
   const assertions: ClientAuthDeps['assertions'] = {
     get issuer() {
       return urls.authUrl;
@@ -197,7 +213,7 @@ async function assembleObservedServices(
       }),
   };
   // One dependencies object for every request, not one made per request.
-  const authDeps: ClientAuthDeps = { findClient, secrets, environment: config.environment, clock, assertions };
+  const authDeps: ClientAuthDeps = { findClient, secrets, environment: config.environment, clock, assertions, secretRenewal };
   const authenticate = auditClientAuthFailures(
     (input: ClientAuthInput) => authenticateClient(input, authDeps),
     audit,
@@ -278,6 +294,8 @@ async function assembleObservedServices(
       // An SMS still being handed to the gateway goes out before the storage closes.
       await afterAnswer.idle();
       findClient.close();
+      stopFollowingMasterKeys();
+      stopForgetting();
       revokedTokens.close();
       keys.close();
       customerAccess.close();

@@ -204,6 +204,7 @@ const VARIABLES = {
   CONNECT_PASSKEY_HOLD: wholeNumber(0),
   CONNECT_DATA_DIR: z.string(),
   CONNECT_MASTER_KEY: masterKey,
+  CONNECT_PREVIOUS_MASTER_KEY: masterKey,
   CONNECT_SMS_WEBHOOK_URL: httpUrl,
   CONNECT_SMS_WEBHOOK_SECRET: webhookSecret,
   CONNECT_SMS_SENDER: z.enum(SMS_SENDERS, { error: (issue) => `must be outbox, console or webhook, not ${quote(String(issue.input))}` }),
@@ -282,6 +283,16 @@ function checkAcrossVariables(values: Parsed, ctx: z.RefinementCtx<Parsed>): voi
         'CONNECT_TRUST_PROXY',
         'CONNECT_TRUST_PROXY=true lets a client choose its own address; in production give the number of proxies in front (e.g. 1) or their addresses',
       );
+    }
+  }
+
+  // docs/operator-guide.md, "Replacing the master key".
+  const previousKey = values.CONNECT_PREVIOUS_MASTER_KEY;
+  if (previousKey !== undefined && ok('CONNECT_PREVIOUS_MASTER_KEY') && ok('CONNECT_MASTER_KEY')) {
+    if (values.CONNECT_MASTER_KEY === undefined) {
+      problem('CONNECT_PREVIOUS_MASTER_KEY', 'CONNECT_PREVIOUS_MASTER_KEY is set but CONNECT_MASTER_KEY is not (set the new key there)');
+    } else if (values.CONNECT_MASTER_KEY.equals(previousKey)) {
+      problem('CONNECT_PREVIOUS_MASTER_KEY', 'CONNECT_PREVIOUS_MASTER_KEY is the same key as CONNECT_MASTER_KEY; it must be the key being replaced');
     }
   }
 
@@ -402,6 +413,7 @@ function toConfig(values: Parsed, cwd: string): Config {
     passkeyHoldSeconds: values.CONNECT_PASSKEY_HOLD ?? DEFAULTS.passkeyHoldSeconds[environment],
     dataDir,
     masterKey: values.CONNECT_MASTER_KEY,
+    previousMasterKey: values.CONNECT_PREVIOUS_MASTER_KEY,
     smsWebhookUrl: values.CONNECT_SMS_WEBHOOK_URL,
     smsWebhookSecret: values.CONNECT_SMS_WEBHOOK_SECRET,
     lifetimes: Object.freeze({

@@ -72,6 +72,13 @@ export interface Config {
    * start when unset. Production: required.
    */
   readonly masterKey: Buffer | undefined;
+  /**
+   * `CONNECT_PREVIOUS_MASTER_KEY`: the master key being replaced, same
+   * format; only while the master key is replaced (docs/operator-guide.md,
+   * "Replacing the master key"). Values made under it are still accepted
+   * until `master-key retire`; unset by default.
+   */
+  readonly previousMasterKey: Buffer | undefined;
   /** `CONNECT_SMS_WEBHOOK_URL`: the SMS gateway (JSON POST); required in production. */
   readonly smsWebhookUrl: string | undefined;
   /**

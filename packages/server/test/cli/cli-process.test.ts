@@ -89,7 +89,7 @@ describe('connect-auth as a process', () => {
     expect(exit).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'connect-auth: unknown command "customer"; the commands are serve, migrate, clients, customers, keys, audit, purge, backup, restore; see connect-auth --help\n',
+      stderr: 'connect-auth: unknown command "customer"; the commands are serve, migrate, clients, customers, keys, master-key, audit, purge, backup, restore; see connect-auth --help\n',
     });
   });
 

@@ -7,6 +7,7 @@ const GROUPS = {
   clients: ['create', 'list', 'show', 'update', 'disable', 'enable', 'rotate-secret'],
   customers: ['create', 'list', 'show', 'lock', 'unlock'],
   keys: ['list', 'rotate', 'revoke'],
+  'master-key': ['rotate', 'status', 'retire'],
 } as const;
 
 /** Every command that does something, by its words. */
@@ -99,7 +100,7 @@ describe('connect-auth help <command>', () => {
   it('help for a command that does not exist: exit 2, naming the commands there are', async () => {
     const w = cliWorkspace();
     expect(expectFailure(await w.cli(['help', 'frobnicate']), 2)).toBe(
-      'connect-auth: no command "frobnicate"; the commands are serve, migrate, clients, customers, keys, audit, purge, backup, restore; see connect-auth --help\n',
+      'connect-auth: no command "frobnicate"; the commands are serve, migrate, clients, customers, keys, master-key, audit, purge, backup, restore; see connect-auth --help\n',
     );
     expect(expectFailure(await w.cli(['help', 'clients', 'remove']), 2)).toBe(
       'connect-auth: no clients command "remove"; the clients commands are create, list, show, update, disable, enable, rotate-secret; see connect-auth clients --help\n',
@@ -109,7 +110,7 @@ describe('connect-auth help <command>', () => {
 
 describe('usage mistakes name what is valid, in one line, exit 2', () => {
   it.each([
-    [['frobnicate'], 'unknown command "frobnicate"; the commands are serve, migrate, clients, customers, keys, audit, purge, backup, restore; see connect-auth --help'],
+    [['frobnicate'], 'unknown command "frobnicate"; the commands are serve, migrate, clients, customers, keys, master-key, audit, purge, backup, restore; see connect-auth --help'],
     [['customers'], 'customers needs a command: create, list, show, lock, unlock, passkeys; see connect-auth customers --help'],
     [['customers', 'delete', '+639171234567'], 'unknown customers command "delete"; the customers commands are create, list, show, lock, unlock, passkeys; see connect-auth customers --help'],
     [

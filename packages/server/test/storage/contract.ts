@@ -19,6 +19,7 @@ import { describeSmsOutboxContract } from './contract/sms-outbox.js';
 import { describeTokenSessionsContract } from './contract/token-sessions.js';
 import { describeTransactionsContract } from './contract/transactions.js';
 import { describeUsedJtisContract } from './contract/used-jtis.js';
+import { describeMasterKeysContract } from './contract/master-keys.js';
 
 export type { StorageFactory } from './contract/fixtures.js';
 
@@ -40,6 +41,7 @@ const STORES: readonly ((subject: StorageUnderTest) => void)[] = [
   describeAuditEventsContract,
   describePasskeysContract,
   describeUsedJtisContract,
+  describeMasterKeysContract,
   describePushedRequestsContract,
   describePurgeContract,
   describeTransactionsContract,

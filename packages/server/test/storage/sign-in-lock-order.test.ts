@@ -40,7 +40,7 @@ function challenge(overrides: Partial<OtpChallengeRecord> = {}): OtpChallengeRec
 const ENTRY: OtpEntry = {
   idHash: 'request-1',
   challengeId: 'challenge-1',
-  codeHash: 'code-hash-1',
+  codeHashes: ['code-hash-1'],
   now: T + 10,
   maxAttempts: 5,
   customer: { profileId: PROFILE },

@@ -20,6 +20,8 @@ export type AuditEventType =
   | 'keys.rotated'
   | 'keys.activated'
   | 'keys.revoked'
+  | 'master_key.rotated'
+  | 'master_key.retired'
   | 'client.authentication_failed'
   | 'customer.pin_lockout'
   | 'otp.exhausted'
@@ -46,6 +48,8 @@ export const AUDIT_EVENT_TYPES: readonly AuditEventType[] = [
   'keys.rotated',
   'keys.activated',
   'keys.revoked',
+  'master_key.rotated',
+  'master_key.retired',
   'client.authentication_failed',
   'customer.pin_lockout',
   'otp.exhausted',

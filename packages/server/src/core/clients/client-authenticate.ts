@@ -56,6 +56,22 @@ export interface ClientAuthDeps {
   readonly clock: Clock;
   /** What `private_key_jwt` needs: the issuer, the replay store, the `jwks_uri` fetcher. */
   readonly assertions: Omit<ClientAssertionDeps, 'clock'>;
+  /**
+   * Re-hashes a secret that verified under a master key other than the
+   * writing one (docs/operator-guide.md, "Replacing the master key");
+   * absent, hashes stay as they are.
+   */
+  readonly secretRenewal?: SecretRenewal | undefined;
+}
+
+/** How a secret hashed under an older master key is hashed again under the writing one. */
+export interface SecretRenewal {
+  /** Whether `storedHash` was made under the writing master key. */
+  isCurrent(storedHash: string): boolean;
+  /** The stored form of `secret` under the writing master key. */
+  hash(secret: string): string;
+  /** Replaces the client's current or previous secret hash only while it still is `expected` (one atomic update). */
+  renewSecretHash(clientId: string, which: 'current' | 'previous', expected: string, replacement: string): Promise<boolean>;
 }
 
 // Longest ID and secret worth looking at; real ones are far shorter.
@@ -98,15 +114,21 @@ export async function authenticateClient(input: ClientAuthInput, deps: ClientAut
   if (client?.profile === 'fapi2') {
     throw new InvalidClient('this client authenticates only with private_key_jwt', method, { claimedClientId, claimedClientKnown: true });
   }
-  const secretMatches =
-    deps.secrets.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH) ||
+  const currentMatches = deps.secrets.verify(clientSecret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
+  const previousMatches =
+    !currentMatches &&
     // After a rotation the previous secret works until its grace period ends.
-    (client?.previousSecretHash != null &&
-      client.previousSecretExpiresAt !== null &&
-      client.previousSecretExpiresAt > deps.clock.nowSeconds() &&
-      deps.secrets.verify(clientSecret, client.previousSecretHash));
-  if (!client || !secretMatches) throw failed(client !== undefined);
+    client?.previousSecretHash != null &&
+    client.previousSecretExpiresAt !== null &&
+    client.previousSecretExpiresAt > deps.clock.nowSeconds() &&
+    deps.secrets.verify(clientSecret, client.previousSecretHash);
+  if (!client || !(currentMatches || previousMatches)) throw failed(client !== undefined);
   if (client.status !== 'active') throw new InvalidClient('client is disabled', method, { claimedClientId, claimedClientKnown: true });
+  const matched = currentMatches ? client.secretHash : (client.previousSecretHash as string);
+  if (deps.secretRenewal && !deps.secretRenewal.isCurrent(matched)) {
+    // Once per secret after a master key rotation; losing the race to another instance is fine.
+    await deps.secretRenewal.renewSecretHash(client.id, currentMatches ? 'current' : 'previous', matched, deps.secretRenewal.hash(clientSecret));
+  }
   return client;
 }
 

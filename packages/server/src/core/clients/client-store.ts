@@ -29,6 +29,13 @@ export interface ClientStore {
   findClient(id: string): Promise<Client | undefined>;
   /** Every client, oldest first. */
   listClients(): Promise<Client[]>;
+  /**
+   * Replaces the client's current (`secretHash`) or previous secret hash by
+   * `replacement` in one conditional update, only while it still is
+   * `expected` (a secret verified under an older master key, hashed again
+   * under the writing one). Returns whether it replaced it.
+   */
+  renewSecretHash(id: string, which: 'current' | 'previous', expected: string, replacement: string): Promise<boolean>;
   /** Adds a client. Throws `Conflict` when the ID exists. */
   insertClient(client: Client): Promise<void>;
   /**

@@ -40,7 +40,7 @@ export function rememberVerifiedSecrets(
   clock: Clock,
   ttlSeconds = SECRET_MEMORY_SECONDS,
   maxEntries = MAX_ENTRIES,
-): ClientSecretVerifier {
+): ClientSecretVerifier & { forget(): void } {
   // In order of expiry: entries are only ever added at the end, with the latest expiry.
   const remembered = new Map<string, { secret: Buffer; until: number }>();
   // When the oldest entry ends: before then there is nothing to sweep, and no iterator is made.
@@ -53,6 +53,10 @@ export function rememberVerifiedSecrets(
   };
 
   return {
+    /** Drops every remembered secret (the accepted master keys changed). */
+    forget() {
+      for (const [hash, entry] of remembered) drop(hash, entry);
+    },
     verify(secret, storedHash) {
       const now = clock.nowSeconds();
       if (firstUntil <= now) {

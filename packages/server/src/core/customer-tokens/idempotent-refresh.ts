@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { InvalidRequest } from '../errors.js';
-import { seal, unseal } from '../keys/master-key.js';
+import { seal } from '../keys/master-key.js';
+import { asSubKeys, unsealAccepted, type SubKeys } from '../keys/master-keys.js';
+import { idempotentResponseLabel } from '../keys/sealed-labels.js';
 import type { IdempotentRequestStore } from './idempotent-request-store.js';
 import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifetimes.js';
 
@@ -9,7 +11,7 @@ import { IDEMPOTENCY_CLAIM_SECONDS, IDEMPOTENCY_WINDOW_SECONDS } from '../lifeti
 export interface IdempotencyDeps {
   readonly idempotentRequests: IdempotentRequestStore;
   /** Seals stored responses: they hold live tokens. */
-  readonly sealKey: Uint8Array;
+  readonly sealKey: SubKeys | Uint8Array;
   readonly clock: Clock;
 }
 
@@ -57,7 +59,7 @@ export async function runIdempotently<T>(
 ): Promise<{ response: T; replayed: boolean }> {
   const now = deps.clock.nowSeconds();
   const requestHash = createHash('sha256').update(request.body).digest('base64url');
-  const label = `tokens:${request.clientId}:${request.reference}`;
+  const label = idempotentResponseLabel(request.clientId, request.reference);
   let prepared: PreparedWork<T>;
   try {
     prepared = await prepare();
@@ -71,7 +73,7 @@ export async function runIdempotently<T>(
     clientId: request.clientId,
     reference: request.reference,
     requestHash,
-    sealedResponse: await seal(deps.sealKey, label, JSON.stringify(prepared.response)),
+    sealedResponse: await seal(asSubKeys(deps.sealKey).writing, label, JSON.stringify(prepared.response)),
     createdAt: now,
     expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
   };
@@ -80,7 +82,7 @@ export async function runIdempotently<T>(
     if (existing.requestHash !== requestHash) throw differentRequest();
     // A claim without a response (stored by an earlier version): running until it expires.
     if (existing.sealedResponse === null) throw new InvalidRequest(STILL_RUNNING, { status: 409 });
-    const stored = JSON.parse(await unseal(deps.sealKey, label, existing.sealedResponse)) as T;
+    const stored = JSON.parse(await unsealAccepted(deps.sealKey, label, existing.sealedResponse)) as T;
     await recheck(stored, existing.createdAt + IDEMPOTENCY_CLAIM_SECONDS > now);
     return { response: stored, replayed: true };
   }
@@ -95,7 +97,7 @@ export async function runIdempotently<T>(
   // The work answered otherwise than prepared: a retry must get what this request got. Until this
   // statement the stored answer is one whose token never became the session's, which a retry's
   // `recheck` refuses (409 while the first request may run).
-  await deps.idempotentRequests.replaceIdempotentResponse(claim, await seal(deps.sealKey, label, JSON.stringify(applied)));
+  await deps.idempotentRequests.replaceIdempotentResponse(claim, await seal(asSubKeys(deps.sealKey).writing, label, JSON.stringify(applied)));
   return { response: applied, replayed: false };
 }
 

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { asSubKeys, type SubKeys } from '../keys/master-keys.js';
 
 /**
  * How long one nonce slot lasts, in seconds. A nonce is accepted in the slot
@@ -24,13 +25,14 @@ export interface DpopNonces {
  * and accepts one another's, without storing anything
  * (docs/resource-servers.md, "DPoP-bound tokens").
  */
-export function createDpopNonces(key: Uint8Array, clock: Clock): DpopNonces {
-  const mac = (slot: number) => createHmac('sha256', key).update(`dpop-nonce ${slot}`).digest();
+export function createDpopNonces(keys: SubKeys | Uint8Array, clock: Clock): DpopNonces {
+  const subKeys = asSubKeys(keys);
+  const mac = (key: Uint8Array, slot: number) => createHmac('sha256', key).update(`dpop-nonce ${slot}`).digest();
   const slotAt = () => Math.floor(clock.nowSeconds() / DPOP_NONCE_SLOT_SECONDS);
   return {
     issue() {
       const slot = slotAt();
-      return `${slot.toString(36)}.${mac(slot).toString('base64url')}`;
+      return `${slot.toString(36)}.${mac(subKeys.writing, slot).toString('base64url')}`;
     },
     check(nonce) {
       const match = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(nonce);
@@ -39,8 +41,11 @@ export function createDpopNonces(key: Uint8Array, clock: Clock): DpopNonces {
       const now = slotAt();
       if (slot !== now && slot !== now - 1) return false;
       const given = Buffer.from(match[2], 'base64url');
-      const expected = mac(slot);
-      return given.length === expected.length && timingSafeEqual(given, expected);
+      // Every accepted key: while the master key is replaced, a nonce issued before the switch still counts.
+      return subKeys.accepted.some(({ key }) => {
+        const expected = mac(key, slot);
+        return given.length === expected.length && timingSafeEqual(given, expected);
+      });
     },
   };
 }

@@ -2,7 +2,9 @@ import { auditActor } from '../audit/audit-actor.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Client } from '../clients/client.js';
 import { InvalidDpopProof, InvalidGrant, InvalidRequest } from '../errors.js';
-import { seal, unseal } from '../keys/master-key.js';
+import { seal } from '../keys/master-key.js';
+import { asSubKeys, unsealAccepted, type SubKeys } from '../keys/master-keys.js';
+import { reuseLabel } from '../keys/sealed-labels.js';
 import { formatScope, grantScope, keepScopes } from '../scopes.js';
 import { mintCustomerAccessToken, type CustomerTokenDeps } from '../tokens/customer-tokens.js';
 import { decryptCustomerAccessToken, verifyRefreshToken, type TokenVerifyDeps } from '../tokens/verify-tokens.js';
@@ -38,8 +40,8 @@ export const refreshTokenGrant: GrantHandler<RefreshDeps> = {
 export interface RefreshReuse {
   /** Refreshes within this long of the refresh that minted the session's access token get it again; 0: never. */
   readonly seconds: number;
-  /** Seals the access token a refresh minted, for the refreshes after it (a key derived from the master key). */
-  readonly sealKey: Uint8Array;
+  /** Seals the access token a refresh minted, for the refreshes after it (sub-keys derived from the master keys). */
+  readonly sealKey: SubKeys | Uint8Array;
 }
 
 /** What a refresh needs. */
@@ -115,10 +117,6 @@ export async function refreshCustomerToken(
   return prepared.apply();
 }
 
-/** The label a session's sealed access token is bound to, so it cannot be moved onto another session. */
-function reuseLabel(sid: string): string {
-  return `refreshed-access:${sid}`;
-}
 
 /**
  * The first half of {@link refreshCustomerToken}: checks the refresh token
@@ -167,7 +165,7 @@ export async function prepareRefresh(
   };
   const reuse = deps.reuse !== undefined && deps.reuse.seconds > 0 ? deps.reuse : undefined;
   // Kept sealed (never in the clear) for the refreshes of its reuse interval.
-  const sealedAccess = reuse ? await seal(reuse.sealKey, reuseLabel(claims.sid), access.token) : undefined;
+  const sealedAccess = reuse ? await seal(asSubKeys(reuse.sealKey).writing, reuseLabel(claims.sid), access.token) : undefined;
   return {
     refreshed,
     async apply() {
@@ -187,7 +185,7 @@ export async function prepareRefresh(
       // Another refresh of this session minted its access token moments ago: that one, as it is,
       // while it still verifies. One a key revoked since (`keys revoke`) made is never handed out:
       // the new token replaces it (no reuse), and the refreshes after get the new one.
-      const kept = await unseal(reuse.sealKey, reuseLabel(claims.sid), replaced.sealedAccess);
+      const kept = await unsealAccepted(reuse.sealKey, reuseLabel(claims.sid), replaced.sealedAccess);
       if ((await decryptCustomerAccessToken(kept, deps)) === undefined) {
         replaced = await replace(Number.MAX_SAFE_INTEGER);
         if (!replaced) throw await whyNotRefreshed(claims, client, now, deps, correlationId);

@@ -10,6 +10,7 @@ import type { OtpHasher } from '../otp/otp-hasher.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { SmsLog, SmsSender } from '../sms/sms-sender.js';
 import type { TokenSessionStore } from '../tokens/token-session-store.js';
+import type { SubKeys } from '../keys/master-keys.js';
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
 import type { PushedRequestStore } from '../authorize/pushed-request-store.js';
@@ -92,7 +93,7 @@ export interface JourneyDeps {
    * in which a customer signed in or reset the PIN asks for that customer's
    * reset codes from a budget of its own.
    */
-  readonly knownDeviceKey: Uint8Array;
+  readonly knownDeviceKey: SubKeys | Uint8Array;
   readonly audit: AuditLog;
   /** Where a failed SMS or a spent global budget is logged. */
   readonly log?: SmsLog | undefined;

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { asSubKeys, type SubKeys } from '../keys/master-keys.js';
 
 /*
  * The known-device cookie (docs/journey.md, "A stranger cannot lock the
@@ -62,10 +63,15 @@ function tagOf(key: Uint8Array, deviceId: string, expiresAt: number, customer: K
   return createHmac('sha256', key).update(input).digest('base64url');
 }
 
-function proves(key: Uint8Array, deviceId: string, entry: Parsed['entries'][number], customer: KnownDeviceCustomer): boolean {
-  const expected = Buffer.from(tagOf(key, deviceId, entry.expiresAt, customer));
+/** Whether the entry is a proof under one of the accepted keys (while the master key is replaced, a proof made before the switch still counts). */
+function proves(keys: SubKeys, deviceId: string, entry: Parsed['entries'][number], customer: KnownDeviceCustomer): boolean {
   const given = Buffer.from(entry.tag);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  let found = false;
+  for (const { key } of keys.accepted) {
+    const expected = Buffer.from(tagOf(key, deviceId, entry.expiresAt, customer));
+    found = (expected.length === given.length && timingSafeEqual(expected, given)) || found;
+  }
+  return found;
 }
 
 /**
@@ -75,7 +81,8 @@ function proves(key: Uint8Array, deviceId: string, entry: Parsed['entries'][numb
  * malformed, altered or forged one, one proved for other customers only or
  * before the customer's PIN or status last changed, or expired).
  */
-export function knownDeviceOf(value: string | undefined, customer: KnownDeviceCustomer, now: number, key: Uint8Array): string | undefined {
+export function knownDeviceOf(value: string | undefined, customer: KnownDeviceCustomer, now: number, keys: SubKeys | Uint8Array): string | undefined {
+  const key = asSubKeys(keys);
   const parsed = parse(value);
   if (!parsed) return undefined;
   const found = parsed.entries.some((entry) => entry.expiresAt > now && proves(key, parsed.deviceId, entry, customer));
@@ -92,11 +99,12 @@ export function knownDeviceOf(value: string | undefined, customer: KnownDeviceCu
  * the same customer at an older version cannot be told from another
  * customer's: it stays until it expires or is pushed out.)
  */
-export function proveKnownDevice(value: string | undefined, customer: KnownDeviceCustomer, now: number, key: Uint8Array): string {
+export function proveKnownDevice(value: string | undefined, customer: KnownDeviceCustomer, now: number, keys: SubKeys | Uint8Array): string {
+  const key = asSubKeys(keys);
   const parsed = parse(value);
   const deviceId = parsed?.deviceId ?? randomBytes(16).toString('base64url');
   const kept = (parsed?.entries ?? []).filter((entry) => entry.expiresAt > now && !proves(key, deviceId, entry, customer));
   const expiresAt = now + KNOWN_DEVICE_TTL_SECONDS;
-  const entries = [{ expiresAt, tag: tagOf(key, deviceId, expiresAt, customer) }, ...kept].slice(0, KNOWN_DEVICE_MAX_CUSTOMERS);
+  const entries = [{ expiresAt, tag: tagOf(key.writing, deviceId, expiresAt, customer) }, ...kept].slice(0, KNOWN_DEVICE_MAX_CUSTOMERS);
   return [deviceId, ...entries.map((entry) => `${entry.expiresAt}~${entry.tag}`)].join('.');
 }

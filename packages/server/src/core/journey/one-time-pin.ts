@@ -174,11 +174,11 @@ export async function enterCode(
   if (!meetsRequirements(authentication, requirementsOf(record), now)) return { kind: 'unmet' };
   const session = newSession(customer.profileId, authentication, now, deps.lifetimes);
   const issued = newCode(record, customer, authentication, deps, journey.client);
-  const enter: MakeEntry<SignInCompletion> = (codeHash) =>
+  const enter: MakeEntry<SignInCompletion> = (codeHashes) =>
     deps.db.signIns.enterOtp({
       idHash: record.idHash,
       challengeId: challenge.id,
-      codeHash,
+      codeHashes,
       now,
       maxAttempts: OTP_MAX_ATTEMPTS,
       customer: created ? { create: created } : { profileId: customer.profileId },

@@ -87,8 +87,8 @@ export interface ChallengeStart {
 export interface OtpEntry {
   readonly idHash: string;
   readonly challengeId: string;
-  /** The entered code, hashed under the challenge's key (`OtpHasher.hash`). */
-  readonly codeHash: string;
+  /** The entered code, hashed under every accepted key (`OtpHasher.hashes`): right when one is the stored hash. */
+  readonly codeHashes: readonly string[];
   readonly now: number;
   readonly maxAttempts: number;
   /** The customer who signs in: an existing one (login), or the account a registration creates. */
@@ -135,8 +135,8 @@ export type OtpEntryOutcome = MadeEntry<SignInCompletion>;
 export interface ResetOtpEntry {
   readonly idHash: string;
   readonly challengeId: string;
-  /** The entered code, hashed under the challenge's key (`OtpHasher.hash`). */
-  readonly codeHash: string;
+  /** The entered code, hashed under every accepted key (`OtpHasher.hashes`): right when one is the stored hash. */
+  readonly codeHashes: readonly string[];
   readonly now: number;
   readonly maxAttempts: number;
 }

@@ -4,7 +4,8 @@ import type { ChangeFeed } from '../changes/change-feed.js';
 import { monotonicMs, type Clock } from '../clock.js';
 import { Conflict } from '../storage-errors.js';
 import type { SigningKeyStore } from './signing-key-store.js';
-import { seal, unseal } from './master-key.js';
+import { seal } from './master-key.js';
+import { asSubKeys, unsealAccepted, type SubKeys } from './master-keys.js';
 import { currentKey, type KeyUse, type SigningKeyRecord } from './signing-key.js';
 
 /** The one signature algorithm Connect issues (docs/tokens.md). */
@@ -31,8 +32,8 @@ export interface ActiveEncryptionKey {
 /** What a key ring and key rotation need. */
 export interface KeyRingDeps {
   readonly keys: SigningKeyStore;
-  /** The key-sealing sub-key derived from the master key. */
-  readonly sealKey: Uint8Array;
+  /** The key-sealing sub-keys derived from the master keys: new keys are sealed under the writing one. */
+  readonly sealKey: SubKeys | Uint8Array;
   readonly clock: Clock;
   /**
    * The change signal the ring's owner reloads it on; while it is not
@@ -55,7 +56,7 @@ export interface NewKeyPlace {
  * Generates a new ES256 signing key, `kid` = its RFC 7638 thumbprint, with the
  * private half sealed under `sealKey`.
  */
-export async function generateSigningKey(sealKey: Uint8Array, place: NewKeyPlace): Promise<SigningKeyRecord> {
+export async function generateSigningKey(sealKey: SubKeys | Uint8Array, place: NewKeyPlace): Promise<SigningKeyRecord> {
   const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
@@ -66,7 +67,7 @@ export async function generateSigningKey(sealKey: Uint8Array, place: NewKeyPlace
     use: 'sig',
     status: 'active',
     publicJwk: JSON.stringify({ ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' }),
-    sealedPrivateJwk: await seal(sealKey, kid, JSON.stringify(privateJwk)),
+    sealedPrivateJwk: await seal(asSubKeys(sealKey).writing, kid, JSON.stringify(privateJwk)),
     createdAt: place.now,
     generation: place.generation,
     activatesAt: place.activatesAt,
@@ -79,7 +80,7 @@ export async function generateSigningKey(sealKey: Uint8Array, place: NewKeyPlace
  * Generates a new 256-bit content-encryption key for customer access tokens
  * (`dir` + `A256GCM`), sealed under `sealKey`. It is never published.
  */
-export async function generateEncryptionKey(sealKey: Uint8Array, place: NewKeyPlace): Promise<SigningKeyRecord> {
+export async function generateEncryptionKey(sealKey: SubKeys | Uint8Array, place: NewKeyPlace): Promise<SigningKeyRecord> {
   const kid = randomBytes(16).toString('base64url');
   const jwk = { kty: 'oct', k: randomBytes(32).toString('base64url') };
   return {
@@ -88,7 +89,7 @@ export async function generateEncryptionKey(sealKey: Uint8Array, place: NewKeyPl
     use: 'enc',
     status: 'active',
     publicJwk: null,
-    sealedPrivateJwk: await seal(sealKey, kid, JSON.stringify(jwk)),
+    sealedPrivateJwk: await seal(asSubKeys(sealKey).writing, kid, JSON.stringify(jwk)),
     createdAt: place.now,
     generation: place.generation,
     activatesAt: place.activatesAt,
@@ -286,7 +287,7 @@ export class KeyRing {
 
   async #openSealed(record: SigningKeyRecord): Promise<string> {
     try {
-      return await unseal(this.#deps.sealKey, record.kid, record.sealedPrivateJwk);
+      return await unsealAccepted(this.#deps.sealKey, record.kid, record.sealedPrivateJwk);
     } catch (error) {
       throw new Error(`cannot open key ${record.kid}: is CONNECT_MASTER_KEY the key this database was created with?`, {
         cause: error,

@@ -9,6 +9,7 @@ import { KEY_RETIREMENT_MARGIN_SECONDS } from '../lifetimes.js';
 import { Conflict } from '../storage-errors.js';
 import { generateEncryptionKey, generateSigningKey } from './key-ring.js';
 import type { SigningKeyStore } from './signing-key-store.js';
+import type { SubKeys } from './master-keys.js';
 import { currentKey, displayStatus, pendingKeys, type KeyUse, type SigningKeyRecord } from './signing-key.js';
 
 /** A key action refused; `message` is one line for the operator, and nothing was changed. */
@@ -19,7 +20,7 @@ export class KeyOperationRefused extends Error {
 /** What the key actions need: the database, the sealing key, the clock. */
 export interface KeyActionDeps<Tx extends { readonly keys: SigningKeyStore }> {
   readonly storage: { transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> };
-  readonly sealKey: Uint8Array;
+  readonly sealKey: SubKeys | Uint8Array;
   readonly clock: Clock;
 }
 
@@ -169,7 +170,7 @@ export async function revokeKey<Tx extends { readonly keys: SigningKeyStore }>(
 }
 
 /** A new key pair; its generation and activation are set once the existing keys are read. */
-async function freshKeys(sealKey: Uint8Array, now: number): Promise<SigningKeyRecord[]> {
+async function freshKeys(sealKey: SubKeys | Uint8Array, now: number): Promise<SigningKeyRecord[]> {
   const place = { now, generation: 0, activatesAt: now };
   return [await generateSigningKey(sealKey, place), await generateEncryptionKey(sealKey, place)];
 }

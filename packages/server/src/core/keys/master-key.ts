@@ -4,6 +4,16 @@ import { CompactEncrypt, compactDecrypt } from 'jose';
 /** Why a sub-key is derived; each purpose yields an independent key. */
 export type KeyPurpose = 'key-sealing' | 'client-secret-hmac' | 'otp-hmac' | 'csrf' | 'idempotency' | 'refresh-reuse' | 'rate-limit-keys' | 'sandbox-demo' | 'known-device' | 'dpop-nonce';
 
+/**
+ * A master key's public name: 16 bytes of HKDF-SHA-256 output under its own
+ * label, base64url. It tells keys apart in the database and in messages and
+ * reveals nothing of the key (docs/operator-guide.md, "Replacing the master key").
+ */
+export function masterKeyFingerprint(masterKey: Uint8Array): string {
+  if (masterKey.byteLength !== MASTER_KEY_BYTES) throw new RangeError(`master key must be ${MASTER_KEY_BYTES} bytes`);
+  return Buffer.from(hkdfSync('sha256', masterKey, new Uint8Array(0), 'connect master-key-fingerprint v1', 16)).toString('base64url');
+}
+
 /** Length of the master key in bytes (docs/operator-guide.md, "Configuration": 32 random bytes). */
 export const MASTER_KEY_BYTES = 32;
 

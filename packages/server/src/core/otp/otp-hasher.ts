@@ -1,4 +1,5 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { asSubKeys, type SubKeys } from '../keys/master-keys.js';
 
 /** A fresh 6-digit code from the CSPRNG, uniformly distributed. */
 export function generateOtp(): string {
@@ -11,20 +12,39 @@ export function generateOtp(): string {
  * be moved to another challenge.
  */
 export class OtpHasher {
-  readonly #key: Buffer;
+  readonly #keys: SubKeys;
 
-  constructor(key: Uint8Array) {
-    this.#key = Buffer.from(key);
+  /** @param keys the `otp-hmac` sub-keys; a code is hashed under the writing one. */
+  constructor(keys: SubKeys | Uint8Array) {
+    this.#keys = asSubKeys(keys);
   }
 
+  /** The stored form of `code` for `challengeId`, under the writing key. */
   hash(challengeId: string, code: string): string {
-    return createHmac('sha256', this.#key).update(`${challengeId}:${code}`).digest('base64url');
+    return mac(this.#keys.writing, challengeId, code);
+  }
+
+  /**
+   * The hashes `code` may be stored as: one under each accepted key, the
+   * writing one first (while the master key is replaced, a challenge made
+   * before the switch still verifies; docs/operator-guide.md, "Replacing the master key").
+   */
+  hashes(challengeId: string, code: string): string[] {
+    return this.#keys.accepted.map(({ key }) => mac(key, challengeId, code));
   }
 
   /** Constant-time comparison of `code` with the stored hash. */
   verify(challengeId: string, code: string, stored: string): boolean {
-    const actual = Buffer.from(this.hash(challengeId, code), 'base64url');
     const expected = Buffer.from(stored, 'base64url');
-    return actual.length === expected.length && timingSafeEqual(actual, expected);
+    let matches = false;
+    for (const hash of this.hashes(challengeId, code)) {
+      const actual = Buffer.from(hash, 'base64url');
+      matches = (actual.length === expected.length && timingSafeEqual(actual, expected)) || matches;
+    }
+    return matches;
   }
+}
+
+function mac(key: Uint8Array, challengeId: string, code: string): string {
+  return createHmac('sha256', key).update(`${challengeId}:${code}`).digest('base64url');
 }

@@ -20,11 +20,11 @@ export type MadeEntry<R> =
 /**
  * Makes one entry in one atomic step (`SignInStore.enterOtp`): counts it,
  * only while the challenge is unanswered, unexpired at `now` and has had
- * fewer than 5 entries, and compares `codeHash` with the stored hash; a
+ * fewer than 5 entries, and compares `codeHashes` with the stored hash; a
  * right entry uses the challenge up with whatever it completes, or, when
  * that cannot complete, says why.
  */
-export type MakeEntry<R> = (codeHash: string, now: number) => Promise<MadeEntry<R>>;
+export type MakeEntry<R> = (codeHashes: readonly string[], now: number) => Promise<MadeEntry<R>>;
 
 /** The outcome of entering a one-time PIN. */
 export type VerifyOtpResult<R> =
@@ -47,7 +47,7 @@ export type VerifyOtpResult<R> =
 export async function verifyOtp<R>(challengeId: string, code: string, make: MakeEntry<R>, deps: VerifyOtpDeps): Promise<VerifyOtpResult<R>> {
   // Not 6 digits cannot be the code: say so without spending an entry.
   if (!/^\d{6}$/.test(code)) return { ok: false, reason: 'malformed' };
-  const made = await make(deps.hasher.hash(challengeId, code), deps.clock.nowSeconds());
+  const made = await make(deps.hasher.hashes(challengeId, code), deps.clock.nowSeconds());
   switch (made.kind) {
     case 'right':
       return { ok: true, done: made.done };

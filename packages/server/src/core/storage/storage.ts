@@ -18,6 +18,7 @@ import type { CustomerStore } from '../customers/customer-store.js';
 import type { AuthorizationCodeStore } from '../codes/code-store.js';
 import type { AuthorizationRequestStore, ConsentStore, CustomerSessionStore, SignInStore } from '../journey/stores.js';
 import type { SigningKeyStore } from '../keys/signing-key-store.js';
+import type { MasterKeyStore } from '../keys/master-key-store.js';
 import type { RateLimitCounterStore } from '../limits/rate-limit-counter-store.js';
 import type { OtpChallengeStore } from '../otp/otp-challenge-store.js';
 import type { PasskeyStore } from '../passkeys/passkey-store.js';
@@ -73,6 +74,7 @@ export interface Stores {
   readonly passkeys: PasskeyStore;
   readonly usedJtis: ReplayStore;
   readonly pushedRequests: PushedRequestStore;
+  readonly masterKeys: MasterKeyStore;
 }
 
 /** A database: the stores, transactions, health and lifecycle. */

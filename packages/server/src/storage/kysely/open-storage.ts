@@ -25,6 +25,7 @@ import { createSmsOutboxStore } from './stores/sms-outbox.js';
 import { createTokenSessionStore } from './stores/token-sessions.js';
 import { createReplayStore } from './stores/used-jtis.js';
 import { createPushedRequestStore } from './stores/pushed-requests.js';
+import { createMasterKeyStore } from './stores/master-keys.js';
 
 /** PostgreSQL advisory lock keys of the work only one instance does at a time. */
 const ADVISORY_LOCKS: Record<ExclusiveWork, number> = { purge: 0x636f_0001, 'journey-purge': 0x636f_0002 };
@@ -49,6 +50,7 @@ function storesFor(db: Kysely<Database>): Stores {
     passkeys: createPasskeyStore(db),
     usedJtis: createReplayStore(db),
     pushedRequests: createPushedRequestStore(db),
+    masterKeys: createMasterKeyStore(db),
   };
 }
 

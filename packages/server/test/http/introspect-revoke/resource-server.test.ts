@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,8 @@ import { fixedClock } from '../../../src/core/clock.js';
 import { postToken } from '../../helpers/wire.js';
 import { changeReached } from '../../helpers/change-reached.js';
 import { dpopKey } from '../../helpers/dpop.js';
+import { runCli } from '../../../src/cli/main.js';
+import { MASTER_KEY_FILE } from '../../../src/config/master-key-file.js';
 
 // A platform API checking customer tokens with openCustomerAccessCheck, beside a running Connect.
 describe('openCustomerAccessCheck', () => {
@@ -109,6 +112,22 @@ describe('openCustomerAccessCheck', () => {
     await expect(check.verifyRequest({ ...request, authorization: `Bearer ${token}` })).rejects.toBeInstanceOf(InvalidToken);
     const other = await (await dpopKey()).proof({ htm: 'GET', htu: url, iat: clock.nowSeconds(), accessToken: token });
     await expect(check.verifyRequest({ ...request, dpopProofs: [other] })).rejects.toMatchObject({ error: 'invalid_dpop_proof' });
+  });
+
+  it('follows master-key rotate within a second: its DPoP nonces are then made under the new master key', async () => {
+    const old = readFileSync(join(dataDir, MASTER_KEY_FILE), 'utf8').trim();
+    const both = { ...env(), CONNECT_MASTER_KEY: randomBytes(32).toString('base64'), CONNECT_PREVIOUS_MASTER_KEY: old };
+    const replacing = await openCustomerAccessCheck(both, clock);
+    try {
+      // Before the rotation both write under the old key: the same nonce as the check given only it.
+      expect(replacing.dpopNonce()).toBe(check.dpopNonce());
+      let printed = '';
+      const code = await runCli(['master-key', 'rotate'], { env: both, clock, stdout: (t) => void (printed += t), stderr: (t) => void (printed += t) });
+      expect(code, printed).toBe(0);
+      await changeReached(async () => replacing.dpopNonce() !== check.dpopNonce());
+    } finally {
+      await replacing.close();
+    }
   });
 
   it('needs CONNECT_AUTH_URL to know the issuer', async () => {

@@ -21,7 +21,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
       return {
         idHash: 'request-1',
         challengeId: 'challenge-1',
-        codeHash: 'code-hash-1',
+        codeHashes: ['code-hash-1'],
         now: T + 10,
         maxAttempts: 5,
         customer: { profileId: '123456789012' },
@@ -121,13 +121,13 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
 
     it('counts a wrong entry and writes nothing else; refuses entries past 5, after expiry, of another journey or unknown', async () => {
       await awaitingCode();
-      expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 1 });
-      expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 2 });
+      expect(await signIns().enterOtp(entry({ codeHashes: ['wrong'] }))).toEqual({ kind: 'wrong', attempts: 1 });
+      expect(await signIns().enterOtp(entry({ codeHashes: ['wrong'] }))).toEqual({ kind: 'wrong', attempts: 2 });
       expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
       expect(await signIns().enterOtp(entry({ now: T + 300 }))).toEqual({ kind: 'not_counted' });
       expect(await signIns().enterOtp(entry({ idHash: 'request-other' }))).toEqual({ kind: 'not_counted' });
       expect(await signIns().enterOtp(entry({ challengeId: 'challenge-unknown' }))).toEqual({ kind: 'not_counted' });
-      for (const attempts of [3, 4, 5]) expect(await signIns().enterOtp(entry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts });
+      for (const attempts of [3, 4, 5]) expect(await signIns().enterOtp(entry({ codeHashes: ['wrong'] }))).toEqual({ kind: 'wrong', attempts });
       // Used up: even the right code is not counted, nor compared.
       expect(await signIns().enterOtp(entry())).toEqual({ kind: 'not_counted' });
       expect(await storage.otpChallenges.findOtpChallenge('challenge-1')).toMatchObject({ attempts: 5, consumedAt: null });
@@ -194,7 +194,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
     describe('PIN reset', () => {
       /** A reset entry of `challenge-r` (code `code-hash-r` is right). */
       function resetEntry(overrides: Partial<ResetOtpEntry> = {}): ResetOtpEntry {
-        return { idHash: 'request-1', challengeId: 'challenge-r', codeHash: 'code-hash-r', now: T + 10, maxAttempts: 5, ...overrides };
+        return { idHash: 'request-1', challengeId: 'challenge-r', codeHashes: ['code-hash-r'], now: T + 10, maxAttempts: 5, ...overrides };
       }
       const resetChallenge = (overrides: Partial<OtpChallengeRecord> = {}) =>
         challenge({ id: 'challenge-r', purpose: 'reset', codeHash: 'code-hash-r', ...overrides });
@@ -221,7 +221,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
 
       it('counts a wrong entry; a right one uses the challenge up and binds the journey to its customer, once', async () => {
         await awaitingResetCode();
-        expect(await signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts: 1 });
+        expect(await signIns().enterResetOtp(resetEntry({ codeHashes: ['wrong'] }))).toEqual({ kind: 'wrong', attempts: 1 });
         expect(await journeyOf()).toMatchObject({ status: 'reset_otp_sent', profileId: null });
         expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'right', done: 'verified' });
         expect(await storage.otpChallenges.findOtpChallenge('challenge-r')).toMatchObject({ attempts: 2, consumedAt: T + 10 });
@@ -234,10 +234,10 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
         expect(await signIns().enterResetOtp(resetEntry({ now: T + 300 }))).toEqual({ kind: 'not_counted' });
         expect(await signIns().enterResetOtp(resetEntry({ idHash: 'request-other' }))).toEqual({ kind: 'not_counted' });
         // The reset challenge is not a login's, nor a login's challenge a reset's.
-        expect(await signIns().enterOtp(entry({ challengeId: 'challenge-r', codeHash: 'code-hash-r' }))).toEqual({ kind: 'not_counted' });
+        expect(await signIns().enterOtp(entry({ challengeId: 'challenge-r', codeHashes: ['code-hash-r'] }))).toEqual({ kind: 'not_counted' });
         await storage.otpChallenges.insertOtpChallenge(challenge({ id: 'challenge-login' }));
-        expect(await signIns().enterResetOtp(resetEntry({ challengeId: 'challenge-login', codeHash: 'code-hash-1' }))).toEqual({ kind: 'not_counted' });
-        for (const attempts of [1, 2, 3, 4, 5]) expect(await signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' }))).toEqual({ kind: 'wrong', attempts });
+        expect(await signIns().enterResetOtp(resetEntry({ challengeId: 'challenge-login', codeHashes: ['code-hash-1'] }))).toEqual({ kind: 'not_counted' });
+        for (const attempts of [1, 2, 3, 4, 5]) expect(await signIns().enterResetOtp(resetEntry({ codeHashes: ['wrong'] }))).toEqual({ kind: 'wrong', attempts });
         expect(await signIns().enterResetOtp(resetEntry())).toEqual({ kind: 'not_counted' });
         expect(await journeyOf()).toMatchObject({ status: 'reset_otp_sent', profileId: null });
       });
@@ -262,7 +262,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
 
       it('counts exactly 5 of 50 concurrent wrong entries, and verifies one of 10 concurrent right ones', async () => {
         await awaitingResetCode();
-        const wrong = await concurrently(50, () => signIns().enterResetOtp(resetEntry({ codeHash: 'wrong' })));
+        const wrong = await concurrently(50, () => signIns().enterResetOtp(resetEntry({ codeHashes: ['wrong'] })));
         expect(wrong.filter((r) => r.kind === 'wrong').map((r) => (r.kind === 'wrong' ? r.attempts : 0)).sort()).toEqual([1, 2, 3, 4, 5]);
         expect(wrong.filter((r) => r.kind === 'not_counted')).toHaveLength(45);
 
@@ -316,7 +316,7 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
 
     it('counts exactly 5 of 50 concurrent wrong entries, and completes one of 10 concurrent right ones', async () => {
       await awaitingCode();
-      const wrong = await concurrently(50, () => signIns().enterOtp(entry({ codeHash: 'wrong' })));
+      const wrong = await concurrently(50, () => signIns().enterOtp(entry({ codeHashes: ['wrong'] })));
       expect(wrong.filter((r) => r.kind === 'wrong').map((r) => (r.kind === 'wrong' ? r.attempts : 0)).sort()).toEqual([1, 2, 3, 4, 5]);
       expect(wrong.filter((r) => r.kind === 'not_counted')).toHaveLength(45);
 

@@ -49,8 +49,8 @@ describe('runIdempotently', () => {
     const sealed = record?.sealedResponse ?? '';
     expect(sealed.split('.')).toHaveLength(5);
     for (const secret of ['access.token.in.clear', 'refresh.token', 'accessToken']) expect(sealed).not.toContain(secret);
-    expect(JSON.parse(await unseal(deps.sealKey, `tokens:${request.clientId}:${request.reference}`, sealed))).toEqual(RESPONSE);
-    await expect(unseal(deps.sealKey, `tokens:${request.clientId}:${randomUUID()}`, sealed)).rejects.toThrow();
+    expect(JSON.parse(await unseal(deps.sealKey as Uint8Array, `tokens:${request.clientId}:${request.reference}`, sealed))).toEqual(RESPONSE);
+    await expect(unseal(deps.sealKey as Uint8Array, `tokens:${request.clientId}:${randomUUID()}`, sealed)).rejects.toThrow();
     await expect(unseal(randomBytes(32), `tokens:${request.clientId}:${request.reference}`, sealed)).rejects.toThrow();
   });
 

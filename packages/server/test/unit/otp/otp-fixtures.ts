@@ -120,11 +120,11 @@ export async function issueChallenge(
  * stores the journey and the customer a right entry completes.
  */
 export function entriesOf(storage: Storage, challenge: { id: string; requestHash: string }): MakeEntry<SignInCompletion> {
-  return (codeHash, now) =>
+  return (codeHashes, now) =>
     storage.signIns.enterOtp({
       idHash: challenge.requestHash,
       challengeId: challenge.id,
-      codeHash,
+      codeHashes,
       now,
       maxAttempts: OTP_MAX_ATTEMPTS,
       customer: { profileId: LOGIN.profileId },

@@ -54,8 +54,8 @@ export async function submitResetOtp(context: StepContext, form: OtpForm, deps: 
   // wrong: entries sent at once never get past the budget.
   const spent = await deps.resetOtpEntries.take(context.address);
   if (spent) return resetOtpPage(journey, challenge, deps, { code: 'too_many_attempts', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'reset_otp_per_address' });
-  const enter: MakeEntry<ResetVerification> = (codeHash, now) =>
-    deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHash, now, maxAttempts: OTP_MAX_ATTEMPTS });
+  const enter: MakeEntry<ResetVerification> = (codeHashes, now) =>
+    deps.db.signIns.enterResetOtp({ idHash: journey.record.idHash, challengeId: challenge.id, codeHashes, now, maxAttempts: OTP_MAX_ATTEMPTS });
   const result = await verifyOtp(challenge.id, code, enter, { challenges: deps.db.otpChallenges, hasher: deps.otpHasher, clock: deps.clock }).catch(
     async (error: unknown) => {
       // Nothing was compared: it does not count.

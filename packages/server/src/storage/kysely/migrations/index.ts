@@ -27,6 +27,7 @@ import * as clientProfiles from './2026-11-28T15-00-client-profiles.js';
 import * as pushedRequests from './2026-11-28T15-10-pushed-requests.js';
 import * as dpop from './2026-11-28T15-20-dpop.js';
 import * as schemaReleases from './2026-11-28T16-00-schema-releases.js';
+import * as masterKeys from './2026-11-28T16-10-master-keys.js';
 
 /** Every migration, by name; names sort in the order they apply. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T15-10-pushed-requests': pushedRequests,
   '2026-11-28T15-20-dpop': dpop,
   '2026-11-28T16-00-schema-releases': schemaReleases,
+  '2026-11-28T16-10-master-keys': masterKeys,
 };
 
 /**

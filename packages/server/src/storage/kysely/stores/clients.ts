@@ -19,6 +19,17 @@ export function createClientStore(db: Kysely<Database>): ClientStore {
       return rows.map(toClient);
     },
 
+    async renewSecretHash(id, which, expected, replacement) {
+      const column = which === 'current' ? 'secret_hash' : 'previous_secret_hash';
+      const result = await db
+        .updateTable('clients')
+        .set({ [column]: replacement })
+        .where('id', '=', id)
+        .where(column, '=', expected)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
     async insertClient(client) {
       await insertOrConflict(db.insertInto('clients').values(toRow(client)), `client ${client.id} exists`);
     },

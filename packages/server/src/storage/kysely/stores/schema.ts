@@ -255,6 +255,7 @@ export interface Database {
   used_jtis: UsedJtisTable;
   pushed_requests: PushedRequestsTable;
   schema_releases: SchemaReleasesTable;
+  master_keys: MasterKeysTable;
 }
 
 /** A customer's passkey (migration `2026-11-28T12-00-passkeys`). */
@@ -324,4 +325,15 @@ export interface PushedRequestsTable {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
+}
+
+/** The master keys the database knows, by fingerprint (migration `2026-11-28T16-10-master-keys`). */
+export interface MasterKeysTable {
+  fingerprint: string;
+  /** `writing`, `next`, `previous` or `retired` (`MasterKeyState`). */
+  state: string;
+  recorded_at: number;
+  changed_at: number;
+  /** The carried sub-keys, sealed under this key; null: none. */
+  sealed_carried: string | null;
 }

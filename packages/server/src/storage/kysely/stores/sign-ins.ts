@@ -155,7 +155,7 @@ function journeyCanMove(entry: OtpEntry) {
  * as it was but for the count.
  */
 function claimEntry(entry: OtpEntry, after: RawBuilder<unknown> = sql``) {
-  const right = sql`code_hash = ${entry.codeHash}`;
+  const right = sql`code_hash in (${sql.join(entry.codeHashes)})`;
   return sql`update otp_challenges set attempts = attempts + 1,
       consumed_at = case when ${right} and ${customerCanSignIn(entry)} and ${journeyCanMove(entry)} then cast(${entry.now} as bigint) else null end
     where id = ${entry.challengeId} and request_hash = ${entry.idHash} and purpose <> 'reset'
@@ -321,7 +321,7 @@ const RESET_VERIFIABLE = TRANSITIONS.resetVerified.from;
  * move. The row names the customer the journey is then bound to.
  */
 function claimResetEntry(entry: ResetOtpEntry) {
-  const right = sql`code_hash = ${entry.codeHash} and exists (select 1 from customers u where u.profile_id = otp_challenges.profile_id and u.status = 'active')`;
+  const right = sql`code_hash in (${sql.join(entry.codeHashes)}) and exists (select 1 from customers u where u.profile_id = otp_challenges.profile_id and u.status = 'active')`;
   const journeyCanMove = sql`exists (select 1 from authorization_requests where id_hash = ${entry.idHash} and status in (${sql.join(RESET_VERIFIABLE)}) and expires_at > ${entry.now})`;
   return sql`update otp_challenges set attempts = attempts + 1,
       consumed_at = case when ${right} and ${journeyCanMove} then cast(${entry.now} as bigint) else null end
