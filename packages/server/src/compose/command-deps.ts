@@ -63,7 +63,14 @@ export interface KeyCommandDeps extends KeyActionDeps<Stores>, AdminActionDeps {
 }
 
 /** What the `master-key` commands need. */
-export interface MasterKeyCommandDeps extends MasterKeyActionDeps, AdminActionDeps {}
+export interface MasterKeyCommandDeps extends MasterKeyActionDeps, AdminActionDeps {
+  /**
+   * Records that the database now needs this release or a newer one: after
+   * a rotation, a release that knows one master key only cannot open what
+   * was re-sealed (docs/upgrades.md, "Migrations across releases").
+   */
+  readonly requireThisRelease: () => Promise<void>;
+}
 
 /** What the `clients` commands need. */
 export interface ClientCommandDeps extends ClientAdminDeps, AdminActionDeps {

@@ -1,6 +1,7 @@
 import type { CommandDeps } from './command-deps.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../config/schema.js';
+import { currentRelease } from '../config/release.js';
 import { defaultAuthUrl } from '../config/load.js';
 import { keyPublicationDelaySeconds } from '../core/lifetimes.js';
 import type { SeedDemoDeps } from '../demo/seed-demo.js';
@@ -67,7 +68,13 @@ export function compose(runtime: Runtime): Composition {
         publicationDelaySeconds: keyPublicationDelaySeconds(config.lifetimes),
       },
     },
-    masterKey: { store: storage.masterKeys, masterKeys: runtime.masterKeys, audit: storage.audit, clock },
+    masterKey: {
+      store: storage.masterKeys,
+      masterKeys: runtime.masterKeys,
+      audit: storage.audit,
+      clock,
+      requireThisRelease: () => storage.requireRelease({ version: currentRelease().version, now: clock.nowSeconds() }),
+    },
     audit: { audit: storage.audit, clock },
     purge: {
       stores: storage,

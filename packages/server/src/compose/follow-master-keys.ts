@@ -18,9 +18,11 @@ export function followMasterKeys(
 ): () => void {
   let retry: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  // One read after another: a slower, older read never applies its records after a newer one.
+  let reading: Promise<void> = Promise.resolve();
   const read = (): void => {
-    store
-      .listMasterKeys()
+    reading = reading
+      .then(() => store.listMasterKeys())
       .then((records) => masterKeys.apply(records))
       .catch((error: unknown) => {
         onError(error);

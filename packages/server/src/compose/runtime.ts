@@ -3,6 +3,7 @@ import { currentRelease } from '../config/release.js';
 import type { Clock } from '../core/clock.js';
 import type { MasterKeyStore } from '../core/keys/master-key-store.js';
 import { checkConfiguredKeys, MasterKeyMismatch, MasterKeys, type SubKeys } from '../core/keys/master-keys.js';
+import { opensStoredKeys } from '../core/keys/master-key-rotation.js';
 import { OtpHasher } from '../core/otp/otp-hasher.js';
 import { resolveMasterKey } from '../config/master-key-file.js';
 import type { Config } from '../config/schema.js';
@@ -104,7 +105,14 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
  */
 export async function reconcileMasterKeys(store: MasterKeyStore, masterKeys: MasterKeys, now: number): Promise<void> {
   const { current, previous } = masterKeys;
-  await store.recordMasterKey((previous ?? current).fingerprint, 'writing', now);
+  const first = previous ?? current;
+  if ((await store.listMasterKeys()).length === 0 && !(await opensStoredKeys(store, first.key))) {
+    // A database from before master keys were recorded: only the key its signing keys were sealed under may become its first.
+    throw new ConfigError(
+      `${previous ? 'CONNECT_PREVIOUS_MASTER_KEY' : 'CONNECT_MASTER_KEY'} (${first.fingerprint}) does not open this database's signing keys: is it the key this database was created with?`,
+    );
+  }
+  await store.recordMasterKey(first.fingerprint, 'writing', now);
   let records = await store.listMasterKeys();
   try {
     checkConfiguredKeys(records, current.fingerprint, previous?.fingerprint);

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { currentRelease } from '../../src/config/release.js';
 import { masterKeyFingerprint } from '../../src/core/keys/master-key.js';
+import { SchemaTooNew } from '../../src/core/storage/storage.js';
 import { build, type TestApp } from '../helpers/build.js';
 import { changeReached } from '../helpers/change-reached.js';
+import { openRawDatabase } from '../helpers/raw-database.js';
 import { cliWorkspace, expectFailure, tokenOutcome, type CliWorkspace } from './command-line.js';
 
 /**
@@ -100,7 +104,7 @@ describe('master-key rotate and retire while servers run', () => {
     // Retiring without the previous key now would leave them unreadable: refused.
     const refused = expectFailure(await ws.cli(['master-key', 'retire'], { CONNECT_MASTER_KEY: b64(NEW) }), 1);
     expect(refused).toBe(
-      'connect-auth: 2 sealed value(s) are not yet under the writing master key; run master-key retire with CONNECT_PREVIOUS_MASTER_KEY set, so that they are re-sealed first (or --force)\n',
+      'connect-auth: 2 signing or encryption key(s) are not yet under the writing master key; run master-key retire with CONNECT_PREVIOUS_MASTER_KEY set, so that they are re-sealed first\n',
     );
 
     const again = await ws.cliJson<RotateJson>(['master-key', 'rotate'], BOTH);
@@ -187,9 +191,52 @@ describe('master-key: bad input is one line and changes nothing', () => {
     const { ws } = await madeUnderOldKey();
     await ws.cliJson(['master-key', 'rotate'], BOTH);
     const failed = expectFailure(await ws.cli(['master-key', 'rotate'], { CONNECT_MASTER_KEY: b64(third), CONNECT_PREVIOUS_MASTER_KEY: b64(OLD) }), 1);
-    expect(failed).toBe(`connect-auth: CONNECT_PREVIOUS_MASTER_KEY (${fp(OLD)}) is not the master key this database writes under (${fp(NEW)}); nothing changed\n`);
+    // Refused at start: neither configured key is the writing one.
+    expect(failed).toBe(
+      `connect-auth: neither CONNECT_MASTER_KEY (${fp(third)}) nor CONNECT_PREVIOUS_MASTER_KEY (${fp(OLD)}) is the master key this database writes under (${fp(NEW)})\n`,
+    );
     const states = (await (await ws.storage()).masterKeys.listMasterKeys()).map((k) => [k.fingerprint, k.state]);
     expect(states).toContainEqual([fp(NEW), 'writing']);
     expect(states).toContainEqual([fp(OLD), 'previous']);
+  });
+});
+
+describe('master-key: what a later release or a wrong key must not do', () => {
+  it('a database from before master keys were recorded takes as its first only the key its signing keys open', async () => {
+    const { ws, client } = await madeUnderOldKey();
+    // As a database of 0.2.0 is: signing keys sealed under OLD, no master key recorded.
+    const storage = await ws.storage();
+    for (const record of await storage.masterKeys.listMasterKeys()) expect(record.state).toBe('writing');
+    const raw = await openRawDatabase({ engine: 'sqlite', path: join(ws.dataDir, 'connect-sandbox.db') });
+    await raw.exec('delete from master_keys');
+    await raw.close();
+    const wrong = expectFailure(await ws.cli(['master-key', 'status'], { CONNECT_MASTER_KEY: b64(NEW) }), 1);
+    expect(wrong).toBe(`connect-auth: CONNECT_MASTER_KEY (${fp(NEW)}) does not open this database's signing keys: is it the key this database was created with?\n`);
+    expect(await storage.masterKeys.listMasterKeys()).toEqual([]);
+    // The right key is recorded and works.
+    const { keys } = await ws.cliJson<StatusJson>(['master-key', 'status'], { CONNECT_MASTER_KEY: b64(OLD) });
+    expect(keys).toEqual([expect.objectContaining({ fingerprint: fp(OLD), state: 'writing' })]);
+    const t = await instance(ws, OLD);
+    expect(await tokenOutcome(t, client.id, client.secret)).toBe(200);
+    await t.close();
+  });
+
+  it('a second rotation is refused while the key of the first is still accepted: retire it first', async () => {
+    const { ws } = await madeUnderOldKey();
+    await ws.cliJson(['master-key', 'rotate'], BOTH);
+    const third = randomBytes(32);
+    const failed = expectFailure(await ws.cli(['master-key', 'rotate'], { CONNECT_MASTER_KEY: b64(third), CONNECT_PREVIOUS_MASTER_KEY: b64(NEW) }), 1);
+    expect(failed).toBe(`connect-auth: master key ${fp(OLD)} of the rotation before is still accepted: finish that replacement with master-key retire first; nothing changed\n`);
+    const states = Object.fromEntries((await (await ws.storage()).masterKeys.listMasterKeys()).map((k) => [k.fingerprint, k.state]));
+    expect(states).toEqual({ [fp(OLD)]: 'previous', [fp(NEW)]: 'writing', [fp(third)]: 'next' });
+  });
+
+  it('after a rotation, a release that knows one master key only may no longer start on the database', async () => {
+    const { ws } = await madeUnderOldKey();
+    await ws.cliJson(['master-key', 'rotate'], BOTH);
+    const storage = await ws.storage();
+    await expect(storage.migrate({ version: '0.2.0', now: 1 })).rejects.toThrow(
+      new SchemaTooNew(`this database was migrated by Connect ${currentRelease().version}, whose schema needs Connect ${currentRelease().version} or newer; this is Connect 0.2.0: start a newer release (docs/upgrades.md)`),
+    );
   });
 });

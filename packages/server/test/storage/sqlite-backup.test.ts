@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -45,17 +45,21 @@ describe('backUpSqlite', () => {
     writer.exec('commit');
 
     const steps: BackupProgress[] = [];
+    const partialModes = new Set<number>();
     const out = join(folder, 'backup.db');
     const result = await backUpSqlite(path, out, {
       environment: 'sandbox',
       onProgress: (progress) => {
         steps.push(progress);
+        // While it is being written, the partial file is already for its owner's eyes only.
+        for (const name of readdirSync(folder).filter((n) => n.endsWith('.partial'))) partialModes.add(statSync(join(folder, name)).mode & 0o777);
         // Several writes, each its own transaction, as a server makes them.
         for (let n = 0; n < 5; n++) insert.run([`during-${steps.length}-${n}`, 'test.during', 'y'.repeat(1000)]);
       },
     });
 
     expect(steps.length).toBeGreaterThan(2);
+    expect([...partialModes]).toEqual([0o600]);
     // Every step goes on where the last one stopped: the writes never restarted the copy.
     for (let i = 1; i < steps.length; i++) {
       expect(steps[i]?.copiedPages).toBe((steps[i - 1]?.copiedPages ?? 0) + BACKUP_PAGES_PER_STEP);

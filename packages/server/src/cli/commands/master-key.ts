@@ -28,6 +28,7 @@ export async function rotateMasterKeyCommand(deps: MasterKeyCommandDeps, progres
     printed.set(kind, seen);
     progress(`master-key rotate: ${KIND_NAMES[kind]}: ${count.resealed} re-sealed, ${count.already} already under the new key so far\n`);
   });
+  await deps.requireThisRelease();
   if (outcome.switched) {
     await recordAdminAction(deps, { type: 'master_key.rotated', subject: outcome.to, details: { from: outcome.from } });
   }

@@ -93,7 +93,15 @@ export async function rotateMasterKey(
     await masterKeys.apply(records);
     const sealedCarried = await masterKeys.sealCarriedFor(current);
     switched = await store.switchWritingMasterKey(previous.fingerprint, current.fingerprint, sealedCarried, clock.nowSeconds());
-    if (!switched) throw new MasterKeyRefused('another master-key rotate changed the writing key meanwhile; run it again');
+    if (!switched) {
+      const earlier = (await store.listMasterKeys()).find((r) => r.state === 'previous');
+      if (earlier) {
+        throw new MasterKeyRefused(
+          `master key ${earlier.fingerprint} of the rotation before is still accepted: finish that replacement with master-key retire first; nothing changed`,
+        );
+      }
+      throw new MasterKeyRefused('another master-key rotate changed the writing key meanwhile; run it again');
+    }
   } else if (writing.fingerprint !== current.fingerprint || stateOf(records, previous.fingerprint) !== 'previous') {
     throw new MasterKeyRefused(
       `CONNECT_PREVIOUS_MASTER_KEY (${previous.fingerprint}) is not the master key this database writes under (${writing.fingerprint}); nothing changed`,
@@ -227,10 +235,18 @@ export async function retireMasterKey(deps: MasterKeyActionDeps, options: { forc
   if (previous && previous.fingerprint !== retiring.fingerprint) {
     throw new MasterKeyRefused(`CONNECT_PREVIOUS_MASTER_KEY (${previous.fingerprint}) is not the previous master key of this database (${retiring.fingerprint})`);
   }
-  if (!previous && !options.force) {
+  if (!previous) {
     // Without the previous key nothing can be re-sealed: refuse while anything still needs it.
-    const left = Object.values(await countSealedNotUnder(store, current.key)).reduce((sum, n) => sum + n, 0);
-    if (left > 0) {
+    // A signing or encryption key left under the retired key could never be opened again, so
+    // --force does not reach it; stored responses and reuse tokens it may cut off.
+    const notUnder = await countSealedNotUnder(store, current.key);
+    if (notUnder['signing-key'] > 0) {
+      throw new MasterKeyRefused(
+        `${notUnder['signing-key']} signing or encryption key(s) are not yet under the writing master key; run master-key retire with CONNECT_PREVIOUS_MASTER_KEY set, so that they are re-sealed first`,
+      );
+    }
+    const left = Object.values(notUnder).reduce((sum, n) => sum + n, 0);
+    if (left > 0 && !options.force) {
       throw new MasterKeyRefused(
         `${left} sealed value(s) are not yet under the writing master key; run master-key retire with CONNECT_PREVIOUS_MASTER_KEY set, so that they are re-sealed first (or --force)`,
       );
@@ -276,4 +292,17 @@ function firstOf(records: readonly MasterKeyRecord[]): string {
   const first = firstMasterKey(records);
   if (first === undefined) throw new MasterKeyRefused('the database records no master key yet: run connect-auth migrate first');
   return first;
+}
+
+/**
+ * Whether `masterKey` opens the database's stored signing and encryption
+ * keys (true when there are none yet): checked before a database that
+ * knows no master key records its first, so that a wrong key is never
+ * recorded as the one it writes under.
+ */
+export async function opensStoredKeys(store: Pick<MasterKeyStore, 'listSealedValues'>, masterKey: Uint8Array): Promise<boolean> {
+  const [first] = await store.listSealedValues('signing-key', undefined, 1);
+  if (!first) return true;
+  const { purpose, label } = KINDS['signing-key'];
+  return opens(deriveKey(masterKey, purpose), label(first.key), first.sealed);
 }

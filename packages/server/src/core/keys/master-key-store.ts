@@ -50,8 +50,10 @@ export interface MasterKeyStore {
   recordMasterKey(fingerprint: string, state: 'writing' | 'next', now: number): Promise<void>;
   /**
    * Makes `to` the writing key in one transaction, only while `from` is the
-   * writing one: `from` becomes `previous`, any other `previous` key
-   * `retired`. Returns whether it switched (`false`: `from` no longer writes).
+   * writing one and no key of an earlier rotation is still `previous` (it
+   * must be retired first): `from` becomes `previous`. Returns whether it
+   * switched (`false`: `from` no longer writes, or an earlier key is still
+   * accepted).
    */
   switchWritingMasterKey(from: string, to: string, sealedCarried: string, now: number): Promise<boolean>;
   /** Marks a `previous` key `retired`; returns whether it was `previous`. */

@@ -227,11 +227,29 @@ export function checkConfiguredKeys(records: readonly MasterKeyRecord[], current
     if (!known(current) && !known(previous)) {
       throw new MasterKeyMismatch(`neither CONNECT_MASTER_KEY (${current}) nor CONNECT_PREVIOUS_MASTER_KEY is accepted by this database; it writes under ${writing}`);
     }
+    if (state.get(current) !== 'writing' && state.get(previous) !== 'writing') {
+      throw new MasterKeyMismatch(
+        `neither CONNECT_MASTER_KEY (${current}) nor CONNECT_PREVIOUS_MASTER_KEY (${previous}) is the master key this database writes under (${writing})`,
+      );
+    }
     return;
   }
   if (!known(current)) {
     throw new MasterKeyMismatch(
       `CONNECT_MASTER_KEY (${current}) is not a master key of this database, which writes under ${writing} (to replace the key, set CONNECT_PREVIOUS_MASTER_KEY too)`,
+    );
+  }
+  // Alone, the key must be the writing one: a `next` key would seal what servers holding only the
+  // writing key cannot open, and a `previous` one (a server rolled back after a rotation) cannot
+  // open what the rotation re-sealed.
+  if (state.get(current) === 'next') {
+    throw new MasterKeyMismatch(
+      `CONNECT_MASTER_KEY (${current}) is not yet the writing master key (${writing}): set CONNECT_PREVIOUS_MASTER_KEY to the writing key too until master-key rotate`,
+    );
+  }
+  if (state.get(current) === 'previous') {
+    throw new MasterKeyMismatch(
+      `CONNECT_MASTER_KEY (${current}) was replaced by master-key rotate; this database writes under ${writing}: configure that key`,
     );
   }
 }

@@ -99,6 +99,12 @@ export interface Storage extends Stores {
    */
   migrate(release?: { readonly version: string; readonly now: number }): Promise<string[]>;
   /**
+   * Records that only `release.version` or a newer release may run on the
+   * database from now on (older ones stop at start, naming both): for a
+   * change of data, not of schema, that older releases cannot read.
+   */
+  requireRelease(release: { readonly version: string; readonly now: number }): Promise<void>;
+  /**
    * The environment recorded as the database's own; `undefined` when none
    * is yet. In a database not migrated that far, the one its migration will
    * record (the environment its clients name; `undefined` without clients).

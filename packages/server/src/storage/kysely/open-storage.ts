@@ -130,6 +130,13 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
         if (migrating !== db) await migrating.destroy();
       }
     },
+    async requireRelease(release) {
+      await db
+        .insertInto('schema_releases')
+        .values({ version: release.version, oldest_compatible: release.version, recorded_at: release.now })
+        .onConflict((conflict) => conflict.column('version').doUpdateSet({ oldest_compatible: release.version }))
+        .execute();
+    },
     async recordedEnvironment() {
       const present = async (table: string) => {
         const { rows } = await (sqlite

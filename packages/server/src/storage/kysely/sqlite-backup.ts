@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, closeSync, constants, copyFileSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isEnvironment, type Environment } from '../../core/environment.js';
 import { openEmbeddedSqlite, type EmbeddedSqlite } from './embedded-sqlite.js';
@@ -63,6 +63,10 @@ export async function backUpSqlite(
   if (['', '-wal', '-shm', '-journal'].some((suffix) => target === `${live}${suffix}`) || sameFile(out, live)) {
     throw new BackupError(`--out ${out} is the live database itself: write the backup to another file, best on another disk`);
   }
+  if (['-wal', '-shm'].some((suffix) => existsSync(`${target}${suffix}`))) {
+    // A database with its write-ahead log beside it is in use (or was not closed cleanly): never replace it.
+    throw new BackupError(`--out ${out} is a database in use (its ${basename(target)}-wal or -shm is beside it): write the backup to another file`);
+  }
 
   const partial = join(folder, `.${basename(out)}.${randomBytes(6).toString('hex')}.partial`);
   const source = openEmbeddedSqlite(databasePath);
@@ -76,6 +80,13 @@ export async function backUpSqlite(
       throw new BackupError(`the database at ${databasePath} belongs to ${environment}; CONNECT_ENVIRONMENT is ${options.environment}`);
     }
     pages = Number((source.prepare('pragma page_count').get() as { page_count: number }).page_count);
+    // Made empty and for its owner's eyes only before a byte is copied: it will hold the signing keys
+    // (sealed) and the secrets' HMACs, as the master key file does.
+    try {
+      closeSync(openSync(partial, 'wx', 0o600));
+    } catch (error) {
+      throw new BackupError(`cannot write the backup to ${out}: the folder ${folder} does not take new files (${String((error as { code?: unknown }).code ?? 'failed')})`, { cause: error });
+    }
     await source.backup(partial, {
       pagesPerStep: BACKUP_PAGES_PER_STEP,
       progress: ({ totalPages, remainingPages }) => {
@@ -85,7 +96,6 @@ export async function backUpSqlite(
     });
     source.exec('commit');
     if (options.signal?.aborted) throw options.signal.reason;
-    // It holds the signing keys (sealed) and the secrets' HMACs: for its owner's eyes only, as the master key file.
     chmodSync(partial, 0o600);
     syncFile(partial);
     renameSync(partial, target);

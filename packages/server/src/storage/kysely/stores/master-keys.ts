@@ -41,15 +41,9 @@ export function createMasterKeyStore(db: Kysely<Database>): MasterKeyStore {
           .set({ state: 'previous', changed_at: now })
           .where('fingerprint', '=', from)
           .where('state', '=', 'writing')
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('master_keys as earlier').select('earlier.fingerprint').where('earlier.state', '=', 'previous'))))
           .executeTakeFirst();
         if (Number(moved.numUpdatedRows) === 0) return false;
-        // The key of the rotation before: no instance holds it beside these two any more.
-        await trx
-          .updateTable('master_keys')
-          .set({ state: 'retired', changed_at: now })
-          .where('state', '=', 'previous')
-          .where('fingerprint', '<>', from)
-          .execute();
         await trx
           .insertInto('master_keys')
           .values({ fingerprint: to, state: 'writing', recorded_at: now, changed_at: now, sealed_carried: sealedCarried })
