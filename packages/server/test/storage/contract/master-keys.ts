@@ -28,7 +28,7 @@ export function describeMasterKeysContract(subject: StorageUnderTest): void {
       expect(await states()).toEqual([['old', 'writing'], ['new', 'next']]);
     });
 
-    it('switches the writing key only from the one that writes; the key of the rotation before is retired', async () => {
+    it('switches the writing key only from the one that writes, and not while the key of the rotation before is still accepted', async () => {
       await storage.masterKeys.recordMasterKey('a', 'writing', T);
       expect(await storage.masterKeys.switchWritingMasterKey('a', 'b', 'carried-b', T + 1)).toBe(true);
       expect(await states()).toEqual([['a', 'previous'], ['b', 'writing']]);
@@ -36,7 +36,11 @@ export function describeMasterKeysContract(subject: StorageUnderTest): void {
       // From a key that no longer writes: nothing changes.
       expect(await storage.masterKeys.switchWritingMasterKey('a', 'c', 'carried-c', T + 2)).toBe(false);
       expect(await states()).toEqual([['a', 'previous'], ['b', 'writing']]);
-      expect(await storage.masterKeys.switchWritingMasterKey('b', 'c', 'carried-c', T + 3)).toBe(true);
+      // While `a` is still accepted: refused, nothing changes.
+      expect(await storage.masterKeys.switchWritingMasterKey('b', 'c', 'carried-c', T + 3)).toBe(false);
+      expect(await states()).toEqual([['a', 'previous'], ['b', 'writing']]);
+      expect(await storage.masterKeys.retireMasterKey('a', T + 4)).toBe(true);
+      expect(await storage.masterKeys.switchWritingMasterKey('b', 'c', 'carried-c', T + 5)).toBe(true);
       expect(await states()).toEqual([['a', 'retired'], ['b', 'previous'], ['c', 'writing']]);
     });
 
