@@ -262,7 +262,16 @@ export async function retireMasterKey(deps: MasterKeyActionDeps, options: { forc
         'they move at their next authentication (or clients rotate-secret); --force cuts them off',
     );
   }
-  await store.retireMasterKey(retiring.fingerprint, clock.nowSeconds());
+  const guard = options.force ? undefined : { fingerprint: current.fingerprint, firstFingerprint: firstOf(records) };
+  if (!(await store.retireMasterKey(retiring.fingerprint, clock.nowSeconds(), guard))) {
+    // A client was given a secret under the old key meanwhile (or another retire won): nothing changed.
+    const late = await store.listClientsWithSecretsNotUnder(current.fingerprint, clock.nowSeconds(), firstOf(records));
+    throw new MasterKeyRefused(
+      late.length > 0
+        ? `${late.length} client secret(s) were hashed under the previous master key meanwhile (${late.slice(0, 5).map((c) => c.id).join(', ')}); run master-key retire again, or --force`
+        : `master key ${retiring.fingerprint} is no longer the previous key (another master-key retire ran meanwhile)`,
+    );
+  }
   return { retired: retiring.fingerprint, sealed, clientsCutOff: clients };
 }
 

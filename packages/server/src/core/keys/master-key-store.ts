@@ -56,8 +56,17 @@ export interface MasterKeyStore {
    * accepted).
    */
   switchWritingMasterKey(from: string, to: string, sealedCarried: string, now: number): Promise<boolean>;
-  /** Marks a `previous` key `retired`; returns whether it was `previous`. */
-  retireMasterKey(fingerprint: string, now: number): Promise<boolean>;
+  /**
+   * Marks a `previous` key `retired`; returns whether it did. With
+   * `unlessClientsNotUnder`, only while no client's secret is hashed under
+   * a key other than that one (as {@link listClientsWithSecretsNotUnder}
+   * says), checked in the same atomic step.
+   */
+  retireMasterKey(
+    fingerprint: string,
+    now: number,
+    unlessClientsNotUnder?: { readonly fingerprint: string; readonly firstFingerprint: string },
+  ): Promise<boolean>;
   /** Up to `limit` sealed values of `kind` whose key sorts after `after`, in key order. */
   listSealedValues(kind: SealedKind, after: readonly string[] | undefined, limit: number): Promise<SealedValue[]>;
   /** Replaces one sealed value only while it still is `expected`; returns whether it did. */

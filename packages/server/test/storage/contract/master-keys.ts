@@ -51,6 +51,18 @@ export function describeMasterKeysContract(subject: StorageUnderTest): void {
       expect((await states()).filter(([, state]) => state === 'writing')).toHaveLength(1);
     });
 
+    it('retires with the guard only while no client secret is hashed under another key, in one step', async () => {
+      await storage.masterKeys.recordMasterKey('old', 'writing', T);
+      await storage.masterKeys.switchWritingMasterKey('old', 'new', 'carried', T + 1);
+      await storage.clients.insertClient(client({ id: 'cid_sandbox_a', secretHash: 'bare-under-old' }));
+      const guard = { fingerprint: 'new', firstFingerprint: 'old' };
+      expect(await storage.masterKeys.retireMasterKey('old', T + 2, guard)).toBe(false);
+      expect(await states()).toEqual([['old', 'previous'], ['new', 'writing']]);
+      await storage.clients.updateClient('cid_sandbox_a', { secretHash: 'new:renewed' }, T + 3);
+      expect(await storage.masterKeys.retireMasterKey('old', T + 4, guard)).toBe(true);
+      expect(await states()).toEqual([['old', 'retired'], ['new', 'writing']]);
+    });
+
     it('retires only a previous key', async () => {
       await storage.masterKeys.recordMasterKey('a', 'writing', T);
       expect(await storage.masterKeys.retireMasterKey('a', T + 1)).toBe(false);

@@ -53,14 +53,15 @@ export function createMasterKeyStore(db: Kysely<Database>): MasterKeyStore {
       });
     },
 
-    async retireMasterKey(fingerprint, now) {
-      const result = await db
-        .updateTable('master_keys')
-        .set({ state: 'retired', changed_at: now })
-        .where('fingerprint', '=', fingerprint)
-        .where('state', '=', 'previous')
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+    async retireMasterKey(fingerprint, now, unlessClientsNotUnder) {
+      // With the guard, in the same statement: a client given a secret under the old key a moment
+      // before is never cut off without the refusal.
+      const guard = unlessClientsNotUnder
+        ? sql`and not exists (select 1 from clients where ${secretsNotUnder(unlessClientsNotUnder.fingerprint, unlessClientsNotUnder.firstFingerprint, now)})`
+        : sql``;
+      const result = await sql`update master_keys set state = 'retired', changed_at = ${now}
+        where fingerprint = ${fingerprint} and state = 'previous' ${guard}`.execute(db);
+      return Number(result.numAffectedRows ?? 0) > 0;
     },
 
     async listSealedValues(kind, after, limit) {
@@ -86,19 +87,27 @@ export function createMasterKeyStore(db: Kysely<Database>): MasterKeyStore {
     },
 
     async listClientsWithSecretsNotUnder(fingerprint, now, firstFingerprint) {
-      const prefix = `${fingerprint}:`;
-      // A bare HMAC (no `:`; base64url has none) was made under the first key.
-      const bareIsUnder = fingerprint === firstFingerprint;
-      const notUnder = (column: 'secret_hash' | 'previous_secret_hash') =>
-        bareIsUnder
-          ? sql`(${sql.ref(column)} like '%:%' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`
-          : sql`(${sql.ref(column)} <> '' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`;
       const { rows } = await sql<{ id: string; name: string }>`
         select id, name from clients
-        where ${notUnder('secret_hash')}
-           or (previous_secret_hash is not null and previous_secret_expires_at > ${now} and ${notUnder('previous_secret_hash')})
+        where ${secretsNotUnder(fingerprint, firstFingerprint, now)}
         order by created_at, id`.execute(db);
       return rows.map((row) => ({ id: row.id, name: row.name }));
     },
   };
+}
+
+/**
+ * The condition on a `clients` row: its secret (current, or previous within
+ * its grace at `now`) is hashed under a master key other than `fingerprint`.
+ * A bare HMAC (no `:`; base64url has none) was made under `firstFingerprint`.
+ */
+function secretsNotUnder(fingerprint: string, firstFingerprint: string, now: number) {
+  const prefix = `${fingerprint}:`;
+  const bareIsUnder = fingerprint === firstFingerprint;
+  const notUnder = (column: 'secret_hash' | 'previous_secret_hash') =>
+    bareIsUnder
+      ? sql`(${sql.ref(column)} like '%:%' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`
+      : sql`(${sql.ref(column)} <> '' and substr(${sql.ref(column)}, 1, ${prefix.length}) <> ${prefix})`;
+  return sql`(${notUnder('secret_hash')}
+    or (previous_secret_hash is not null and previous_secret_expires_at > ${now} and ${notUnder('previous_secret_hash')}))`;
 }
