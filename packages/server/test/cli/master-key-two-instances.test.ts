@@ -12,7 +12,7 @@ import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/core/storage/storage.js';
 import { basicAuth, form } from '../helpers/build.js';
 import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
-import { cliJson, HttpBrowser, logIn, requireBuiltCli, runProcess, serve, type ProcessSetting } from '../helpers/processes.js';
+import { cliJson, HttpBrowser, logIn, requireBuiltCli, onEveryServerWithin, runProcess, serve, type ProcessSetting } from '../helpers/processes.js';
 
 /**
  * Replacing the master key while two `connect-auth serve` processes run on
@@ -27,7 +27,6 @@ const BIN = fileURLToPath(new URL('../../bin/connect-auth.js', import.meta.url))
 const REDIRECT_URI = 'https://shop.example/callback';
 const PIN = '3817';
 const MOBILE = '+639170000001';
-const WITHIN_MS = 1000;
 const OLD = randomBytes(32);
 const NEW = randomBytes(32);
 const b64 = (key: Buffer) => key.toString('base64');
@@ -104,21 +103,6 @@ async function storedUnder(storage: Storage, clientId: string, reference: string
     () => true,
     () => false,
   );
-}
-
-/** Polls `holds` on every server until it holds on all of them; fails past {@link WITHIN_MS}; then it must go on holding. */
-async function onEveryServerWithin(servers: readonly string[], what: string, holds: (base: string) => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  const pending = new Set(servers);
-  while (pending.size > 0) {
-    for (const base of [...pending]) if (await holds(base)) pending.delete(base);
-    const elapsed = performance.now() - started;
-    if (pending.size > 0 && elapsed > WITHIN_MS) throw new Error(`${what}: not on ${[...pending].join(', ')} after ${Math.round(elapsed)} ms`);
-    if (pending.size > 0) await delay(10);
-  }
-  const took = performance.now() - started;
-  for (const base of servers) for (let i = 0; i < 3; i++) expect(await holds(base), `${what} on ${base}, again`).toBe(true);
-  return took;
 }
 
 /** A journey on `base` brought up to its one-time PIN page: the PIN was sent, hashed under the writing key. */

@@ -1,15 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startBalancer, type Balancer } from '../helpers/balancer.js';
 import { basicAuth, form } from '../helpers/build.js';
 import { changeReached } from '../helpers/change-reached.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
+import { noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { usePreviousRelease } from '../helpers/previous-release.js';
-import { HttpBrowser, logIn, requireBuiltCli, runProcess, startServe, type CustomerTokens, type ProcessSetting, type ServeProcess } from '../helpers/processes.js';
+import { HttpBrowser, logIn, processSetting, requireBuiltCli, runProcess, startServe, type CustomerTokens, type ProcessSetting, type ServeProcess } from '../helpers/processes.js';
 
 /**
  * The previous release (releases.json) and the current code side by side on
@@ -40,23 +38,9 @@ beforeAll(requireBuiltCli);
 
 /** A data folder and the configuration every process gets (one master key, one issuer). */
 async function setting(engine: 'sqlite' | 'postgres'): Promise<ProcessSetting> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'connect-mixed-'));
-  onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = {
-    CONNECT_DATA_DIR: dataDir,
-    CONNECT_ENVIRONMENT: 'sandbox',
-    CONNECT_MASTER_KEY: randomBytes(32).toString('base64'),
-    CONNECT_AUTH_URL: 'http://connect.test',
-    CONNECT_SHUTDOWN_DELAY: SHUTDOWN_DELAY,
-  };
-  if (engine === 'postgres') {
-    const database = await createTestDatabase();
-    onTestFinished(() => database.drop());
-    env.DATABASE_URL = database.url;
-  } else {
-    env.DATABASE_URL = `sqlite:${join(dataDir, 'connect.db')}`;
-  }
-  return { cwd: dataDir, env };
+  const s = await processSetting(engine, { prefix: 'connect-mixed-', env: { CONNECT_SHUTDOWN_DELAY: SHUTDOWN_DELAY } });
+  if (engine === 'sqlite') s.env.DATABASE_URL = `sqlite:${join(s.cwd, 'connect.db')}`;
+  return s;
 }
 
 /** The setting with the `connect-auth` of `version`. */

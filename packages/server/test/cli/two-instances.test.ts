@@ -1,13 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, form } from '../helpers/build.js';
-import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
-import { logIn, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../helpers/processes.js';
+import { noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
+import { logIn, cliJson, processSetting, requireBuiltCli, onEveryServerWithin, serve, type ProcessSetting } from '../helpers/processes.js';
 
 /**
  * Two `connect-auth serve` processes on one database, as behind a load
@@ -20,50 +18,15 @@ import { logIn, cliJson, requireBuiltCli, serve, type ProcessSetting } from '../
 const REDIRECT_URI = 'https://shop.example/callback';
 const PIN = '3817';
 const MOBILE = '+639170000001';
-/** The bound on how long a change may take to reach an instance. */
-const WITHIN_MS = 1000;
 
 beforeAll(requireBuiltCli);
 
 /** A data folder and the configuration every process gets; `DATABASE_URL` set for PostgreSQL. */
-async function setting(engine: 'sqlite' | 'postgres'): Promise<ProcessSetting> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'connect-two-'));
-  onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env: Record<string, string> = {
-    CONNECT_DATA_DIR: dataDir,
-    CONNECT_ENVIRONMENT: 'sandbox',
-    CONNECT_MASTER_KEY: randomBytes(32).toString('base64'),
-    // One issuer for both, as behind a load balancer.
-    CONNECT_AUTH_URL: 'http://connect.test',
-  };
-  if (engine === 'postgres') {
-    const database = await createTestDatabase();
-    onTestFinished(() => database.drop());
-    env.DATABASE_URL = database.url;
-  }
-  return { cwd: dataDir, env };
+function setting(engine: 'sqlite' | 'postgres'): Promise<ProcessSetting> {
+  return processSetting(engine, { prefix: 'connect-two-' });
 }
 
 const cli = cliJson;
-
-/**
- * Polls `holds` on every server until it holds on all of them; fails past
- * {@link WITHIN_MS}. Then asks each server five more times: it must go on
- * holding (nothing of the old state comes back).
- */
-async function onEveryServerWithin(servers: readonly string[], what: string, holds: (base: string) => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  const pending = new Set(servers);
-  while (pending.size > 0) {
-    for (const base of [...pending]) if (await holds(base)) pending.delete(base);
-    const elapsed = performance.now() - started;
-    if (pending.size > 0 && elapsed > WITHIN_MS) throw new Error(`${what}: not on ${[...pending].join(', ')} after ${Math.round(elapsed)} ms`);
-    if (pending.size > 0) await delay(10);
-  }
-  const took = performance.now() - started;
-  for (const base of servers) for (let i = 0; i < 5; i++) expect(await holds(base), `${what} on ${base}, again`).toBe(true);
-  return took;
-}
 
 async function clientToken(base: string, client: { id: string; secret: string }): Promise<{ status: number; token?: string }> {
   const res = await fetch(new URL('/token', base), {

@@ -1,10 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { basicAuth, form } from './build.js';
+import { createTestDatabase } from './postgres.js';
 import { attribute, csrfToken, formAction } from './customer-flow.js';
 
 /**
@@ -26,6 +30,30 @@ export interface ProcessSetting {
   readonly env: Record<string, string>;
   /** The `connect-auth` that runs: this checkout's by default, another release's (test/helpers/previous-release.ts) when set. */
   readonly bin?: string;
+}
+
+/**
+ * A fresh data folder and the configuration every process of one test
+ * gets: the sandbox, one master key and one issuer for all (as behind a
+ * load balancer), plus `env`; on PostgreSQL a database of its own in
+ * `DATABASE_URL`. Both are removed when the test ends.
+ */
+export async function processSetting(engine: 'sqlite' | 'postgres', options: { prefix: string; env?: Record<string, string> }): Promise<ProcessSetting> {
+  const dataDir = mkdtempSync(join(tmpdir(), options.prefix));
+  onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = {
+    CONNECT_DATA_DIR: dataDir,
+    CONNECT_ENVIRONMENT: 'sandbox',
+    CONNECT_MASTER_KEY: randomBytes(32).toString('base64'),
+    CONNECT_AUTH_URL: 'http://connect.test',
+    ...options.env,
+  };
+  if (engine === 'postgres') {
+    const database = await createTestDatabase();
+    onTestFinished(() => database.drop());
+    env.DATABASE_URL = database.url;
+  }
+  return { cwd: dataDir, env };
 }
 
 /** Runs a `connect-auth` command in-process with `--json` on the setting's configuration; its JSON output, or throws with its stderr. */
@@ -237,4 +265,29 @@ export interface CustomerTokens {
   readonly accessToken: string;
   /** Only for a client with the refresh grant. */
   readonly refreshToken: string | undefined;
+}
+
+/**
+ * Polls `holds` on every server until it holds on all of them; fails past
+ * `withinMs` (the one second an operator action has to reach every
+ * instance). Then asks each server five more times: it must go on holding
+ * (nothing of the old state comes back). Resolves with the milliseconds it took.
+ */
+export async function onEveryServerWithin(
+  servers: readonly string[],
+  what: string,
+  holds: (base: string) => Promise<boolean>,
+  withinMs = 1000,
+): Promise<number> {
+  const started = performance.now();
+  const pending = new Set(servers);
+  while (pending.size > 0) {
+    for (const base of [...pending]) if (await holds(base)) pending.delete(base);
+    const elapsed = performance.now() - started;
+    if (pending.size > 0 && elapsed > withinMs) throw new Error(`${what}: not on ${[...pending].join(', ')} after ${Math.round(elapsed)} ms`);
+    if (pending.size > 0) await delay(10);
+  }
+  const took = performance.now() - started;
+  for (const base of servers) for (let i = 0; i < 5; i++) expect(await holds(base), `${what} on ${base}, again`).toBe(true);
+  return took;
 }
