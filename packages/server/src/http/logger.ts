@@ -1,6 +1,8 @@
+import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config/schema.js';
 import { TurnBatchedDestination } from './log-destination.js';
+import { writeRequestLinesOf } from './plugins/request-log.js';
 
 /**
  * Paths that may hold a secret. No log call passes a secret, so this is the
@@ -44,9 +46,16 @@ interface SerializableRequest {
  * numbers), client address and request ID.
  */
 export function createLogger(options: { level: LogLevel; destination?: DestinationStream }): Logger {
-  return pino(
+  // The lines of one event-loop turn go out together, with one write(2)
+  // when the turn ends; errors at once; nothing is held past the turn or
+  // lost at exit (log-destination.ts, bench/README.md).
+  const destination = options.destination ?? new TurnBatchedDestination(pino.destination({ dest: 1, sync: true }));
+  // pino's own default, stated so that request lines can write it too (`requestLineWriter`).
+  const base = { pid: process.pid, hostname: hostname() };
+  const logger = pino(
     {
       level: options.level,
+      base,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: {
         req: (req: SerializableRequest) => ({
@@ -59,9 +68,8 @@ export function createLogger(options: { level: LogLevel; destination?: Destinati
         err: pino.stdSerializers.err,
       },
     },
-    // The lines of one event-loop turn go out together, with one write(2)
-    // when the turn ends; errors at once; nothing is held past the turn or
-    // lost at exit (log-destination.ts, bench/README.md).
-    options.destination ?? new TurnBatchedDestination(pino.destination({ dest: 1, sync: true })),
+    destination,
   );
+  writeRequestLinesOf(logger, destination, base);
+  return logger;
 }

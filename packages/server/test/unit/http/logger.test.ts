@@ -1,6 +1,9 @@
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/http/logger.js';
+import { requestLineWriter } from '../../../src/http/plugins/request-log.js';
 
 function capture() {
   const lines: string[] = [];
@@ -57,5 +60,81 @@ describe('createLogger', () => {
       otp: '[redacted]',
     });
     expect(lines[0]).not.toContain('SECRET');
+  });
+});
+
+describe('requestLineWriter', () => {
+  const fields = { reqId: 'req-9', method: 'POST', path: '/token', remoteAddress: '192.0.2.9', statusCode: 200, responseTime: 1.234 };
+
+  /** The line pino itself writes for `fields`, and the writer's, at one fixed time. */
+  function bothLines(given: typeof fields) {
+    const spy = vi.spyOn(Date, 'now').mockReturnValue(1_795_000_000_123);
+    try {
+      const pinoOwn = capture();
+      pinoOwn.logger.info(given, 'request completed');
+      const written = capture();
+      requestLineWriter(written.logger)!(given);
+      return { pinoLines: pinoOwn.lines, writerLines: written.lines };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('writes the line pino writes for the same fields, character for character', () => {
+    const { pinoLines, writerLines } = bothLines(fields);
+    expect(writerLines).toHaveLength(1);
+    expect(writerLines).toEqual(pinoLines);
+    expect(JSON.parse(writerLines[0]!)).toEqual({
+      level: 30,
+      time: 1_795_000_000_123,
+      pid: process.pid,
+      hostname: hostname(),
+      ...fields,
+      msg: 'request completed',
+    });
+  });
+
+  it('escapes what JSON escapes, as pino does', () => {
+    for (const path of ['/a"b', '/a\\b', '/caf\u00e9', '/\u001b[2J', `/${'x'.repeat(60)}"`]) {
+      const { pinoLines, writerLines } = bothLines({ ...fields, path });
+      expect(writerLines).toEqual(pinoLines);
+      expect(JSON.parse(writerLines[0]!).path).toBe(path);
+    }
+    const { pinoLines, writerLines } = bothLines({ ...fields, responseTime: Number.NaN });
+    expect(writerLines).toEqual(pinoLines);
+    // A lone surrogate (which an HTTP path never decodes to) is escaped, where pino writes it raw.
+    expect(JSON.parse(bothLines({ ...fields, path: '/\ud800' }).writerLines[0]!).path).toBe('/\ud800');
+  });
+
+  it('writes nothing above the info level, and again once the level is lowered', () => {
+    const { logger, lines } = capture();
+    const write = requestLineWriter(logger)!;
+    logger.level = 'warn';
+    write(fields);
+    expect(lines).toEqual([]);
+    logger.level = 'debug';
+    write(fields);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('tells a level-aware destination the line is at info, as pino does', () => {
+    const levels: number[] = [];
+    const destination = Object.assign(
+      {
+        lastLevel: 0,
+        write() {
+          levels.push(destination.lastLevel);
+        },
+      },
+      { [pino.symbols.needsMetadataGsym]: true },
+    );
+    const logger = createLogger({ level: 'info', destination });
+    logger.error('first');
+    requestLineWriter(logger)!(fields);
+    expect(levels).toEqual([50, 30]);
+  });
+
+  it('is only there for a logger made by createLogger', () => {
+    expect(requestLineWriter(pino({ level: 'info' }, { write() {} }))).toBeUndefined();
   });
 });

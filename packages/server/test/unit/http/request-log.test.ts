@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/http/logger.js';
-import { RequestLogController, requestChildLogger } from '../../../src/http/plugins/request-log.js';
+import { markUnavailable, RequestLogController, requestChildLogger } from '../../../src/http/plugins/request-log.js';
 
 type Call = { level: string; fields: Record<string, unknown>; msg: string };
 
@@ -115,5 +115,41 @@ describe('requestChildLogger', () => {
     const { logger, parsed } = countingLogger();
     requestChildLogger(logger, { reqId: 'req-4' }, {}).child({ part: 'sms' }).info('sent');
     expect(parsed()).toEqual([expect.objectContaining({ reqId: 'req-4', part: 'sms', msg: 'sent' })]);
+  });
+});
+
+describe('RequestLogController with the server logger', () => {
+  function serverExchange() {
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const request = { id: 'req-8', method: 'GET', url: '/authorize?login_hint=%2B639171234567', ip: '192.0.2.8' } as unknown as FastifyRequest;
+    const reply = { statusCode: 302, elapsedTime: 0.25 } as unknown as FastifyReply;
+    return { controller: new RequestLogController(logger), request, reply, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+  }
+
+  it('writes the line of a request that went well, with every field and without the query string', () => {
+    const { controller, request, reply, parsed } = serverExchange();
+    controller.requestCompleted(null, request, reply);
+    expect(parsed()).toEqual([
+      expect.objectContaining({ level: 30, reqId: 'req-8', method: 'GET', path: '/authorize', remoteAddress: '192.0.2.8', statusCode: 302, responseTime: 0.25, msg: 'request completed' }),
+    ]);
+  });
+
+  it('names the dependency that failed, and logs an error with its stack, through pino', () => {
+    const { controller, request, reply, parsed } = serverExchange();
+    markUnavailable(request, 'database');
+    controller.requestCompleted(null, request, reply);
+    controller.requestCompleted(new Error('socket hang up'), request, reply);
+    const [unavailable, errored] = parsed();
+    expect(unavailable).toMatchObject({ level: 30, reqId: 'req-8', unavailable: 'database', msg: 'request completed' });
+    expect(errored).toMatchObject({ level: 50, reqId: 'req-8', msg: 'request errored', err: { message: 'socket hang up' } });
   });
 });
