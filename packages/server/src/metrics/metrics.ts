@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { CountsByLabels, HistogramByTwoLabels } from './request-series.js';
 
 /** How full the database pool is, when the engine has one (PostgreSQL). */
 export interface PoolStats {
@@ -51,24 +52,33 @@ export function createMetrics(options: { poolStats?: () => PoolStats | undefined
       registers: [registry],
     }).set({ version: options.release.version, commit: options.release.commit, node: process.version }, 1);
   }
-  const requests = new Counter({
+  // Counted per request in memory, handed to the registry at each scrape (request-series.ts).
+  const requestCounts = new CountsByLabels(['route', 'method', 'status']);
+  new Counter({
     name: 'connect_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status code',
     labelNames: ['route', 'method', 'status'],
     registers: [registry],
+    collect() {
+      requestCounts.publish(this);
+    },
   });
-  const latency = new Histogram({
+  const latency = new HistogramByTwoLabels({
     name: 'connect_http_request_duration_seconds',
     help: 'Time to answer an HTTP request, by route pattern and method',
     labelNames: ['route', 'method'],
     buckets: LATENCY_BUCKETS,
-    registers: [registry],
   });
-  const tokens = new Counter({
+  registry.registerMetric(latency.asMetric());
+  const tokenCounts = new CountsByLabels(['endpoint', 'grant']);
+  new Counter({
     name: 'connect_tokens_issued_total',
     help: 'Tokens issued, by endpoint and grant',
     labelNames: ['endpoint', 'grant'],
     registers: [registry],
+    collect() {
+      tokenCounts.publish(this);
+    },
   });
   const steps = new Counter({
     name: 'connect_login_steps_total',
@@ -107,10 +117,10 @@ export function createMetrics(options: { poolStats?: () => PoolStats | undefined
   return {
     registry,
     request(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route, method }, seconds);
+      requestCounts.add(route, method, status);
+      latency.observe(route, method, seconds);
     },
-    tokenIssued: (endpoint, grant) => tokens.inc({ endpoint, grant }),
+    tokenIssued: (endpoint, grant) => tokenCounts.add(endpoint, grant),
     journeyStep: (step, outcome) => steps.inc({ step, outcome }),
     signIn: (method) => signIns.inc({ method }),
     auditEvent: (type, outcome) => audits.inc({ type, outcome }),
