@@ -26,7 +26,7 @@ export class RequestLogController extends LogController {
     super();
     this.#log = log;
     // The server's own logger (`createLogger`) writes the line of a request
-    // that went well without pino's generic pass (`logger.ts`).
+    // that went well without pino's generic pass (`requestLineWriter` below).
     this.#writeLine = requestLineWriter(log);
   }
 
