@@ -120,19 +120,10 @@ describe('requestChildLogger', () => {
 
 describe('RequestLogController with the server logger', () => {
   function serverExchange() {
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    });
+    const { logger, parsed } = countingLogger();
     const request = { id: 'req-8', method: 'GET', url: '/authorize?login_hint=%2B639171234567', ip: '192.0.2.8' } as unknown as FastifyRequest;
     const reply = { statusCode: 302, elapsedTime: 0.25 } as unknown as FastifyReply;
-    return { controller: new RequestLogController(logger), request, reply, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+    return { controller: new RequestLogController(logger), request, reply, parsed };
   }
 
   it('writes the line of a request that went well, with every field and without the query string', () => {
