@@ -16,6 +16,16 @@ import type { Counter, Metric } from 'prom-client';
  * would have shown for the same calls.
  */
 
+/** The map `outer` holds under `key`, made empty the first time. */
+function innerMap<K, IK, V>(outer: Map<K, Map<IK, V>>, key: K): Map<IK, V> {
+  let inner = outer.get(key);
+  if (inner === undefined) {
+    inner = new Map();
+    outer.set(key, inner);
+  }
+  return inner;
+}
+
 /** One series of a counter: its labels, what was counted, and how much of it prom-client has. */
 interface Tally {
   readonly labels: Record<string, string>;
@@ -39,16 +49,7 @@ export class CountsByLabels {
 
   /** Counts one, under these label values (`third` only when there are three labels). */
   add(first: string, second: string, third: string | number = ''): void {
-    let bySecond = this.#tallies.get(first);
-    if (bySecond === undefined) {
-      bySecond = new Map();
-      this.#tallies.set(first, bySecond);
-    }
-    let byThird = bySecond.get(second);
-    if (byThird === undefined) {
-      byThird = new Map();
-      bySecond.set(second, byThird);
-    }
+    const byThird = innerMap(innerMap(this.#tallies, first), second);
     const tally = byThird.get(third);
     if (tally === undefined) byThird.set(third, { labels: this.#labels(first, second, third), count: 1, published: 0 });
     else tally.count += 1;
@@ -116,11 +117,7 @@ export class HistogramByTwoLabels {
   /** Observes one value under these two label values; one that is not a finite number is not counted. */
   observe(first: string, second: string, value: number): void {
     if (!Number.isFinite(value)) return;
-    let bySecond = this.#series.get(first);
-    if (bySecond === undefined) {
-      bySecond = new Map();
-      this.#series.set(first, bySecond);
-    }
+    const bySecond = innerMap(this.#series, first);
     let series = bySecond.get(second);
     if (series === undefined) {
       const [a, b] = this.#labelNames;
