@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { refuseControlCharacters } from './plugins/control-characters.js';
-import { requestLogging } from './plugins/request-log.js';
+import { RequestLogController, requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { requestDeadlines } from './plugins/request-deadline.js';
 import { requestCounter, stepOutcome } from './plugins/request-metrics.js';
@@ -66,9 +66,19 @@ export function requestIdOf(request: IncomingMessage): string {
  */
 export async function buildApp({ services, logger, draining = () => false }: AppDeps): Promise<FastifyInstance> {
   const { config, storage, csrfKey, demoKey, clock } = services.runtime;
+  const headers = securityHeaders({ hsts: config.environment === 'production' });
+  const deadlines = requestDeadlines(config.requestTimeoutMs);
+  const count = requestCounter(services.metrics);
+  // The end of every request: its deadline is over, it is counted. Run by
+  // the log controller, before the request line, where Fastify would run
+  // an `onResponse` hook (`request-log.ts`).
+  const completed = (request: FastifyRequest, reply: FastifyReply) => {
+    deadlines.finish(request);
+    count(request, reply);
+  };
   const app = Fastify({
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
-    ...(logger ? requestLogging(logger) : { logger: false }),
+    ...(logger ? requestLogging(logger, completed) : { logger: false, logController: new RequestLogController(undefined, completed) }),
     bodyLimit: 64 * 1024,
     // Requests that arrive on a connection already open while the server
     // closes are answered in full (with `Connection: close`), not refused:
@@ -79,10 +89,6 @@ export async function buildApp({ services, logger, draining = () => false }: App
     requestIdHeader: false,
     genReqId: requestIdOf,
   });
-
-  const headers = securityHeaders({ hsts: config.environment === 'production' });
-  const deadlines = requestDeadlines(config.requestTimeoutMs);
-  const count = requestCounter(services.metrics);
 
   // From the moment the server is told to stop (while it still serves, then
   // as the app closes), every response ends its connection: a client opens
@@ -101,20 +107,16 @@ export async function buildApp({ services, logger, draining = () => false }: App
     done();
   });
 
-  // The work every request needs, in one hook of each kind: each hook
+  // The work every request needs when it arrives, in one hook: each hook
   // Fastify runs costs every request, so there is one where there could
-  // be four (bench/README.md, "Side by side on one core").
+  // be four (bench/README.md, "Side by side on one core"). What it needs
+  // at its end runs in the log controller (`completed` above).
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(headers);
     // Every response carries the request's ID, errors and 404s included.
     reply.header('x-request-id', request.id);
     if (closing()) reply.header('connection', 'close');
     deadlines.start(request, reply);
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    deadlines.finish(request);
-    count(request, reply);
     done();
   });
 

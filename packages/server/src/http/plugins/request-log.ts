@@ -2,6 +2,12 @@ import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyR
 import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino';
 
 /**
+ * What runs once a request's response has been sent (or failed), before its
+ * line is logged: the app's per-request bookkeeping (`app.ts`).
+ */
+export type RequestCompletion = (request: FastifyRequest, reply: FastifyReply) => void;
+
+/**
  * Logs each request once, when its response is sent, as one flat line:
  *
  * `{"level":30,"time":…,"reqId":"3f1c…","method":"POST","path":"/token",
@@ -16,18 +22,28 @@ import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, t
  * the request ID as a field, so that a request that logs nothing else needs
  * no child logger (see `requestChildLogger`). Fastify's other log lines (a
  * response stream that failed, a serializer that threw) stay as they are.
+ *
+ * Fastify calls the controller for every request whose response ended,
+ * with or without a logger, right where it would run `onResponse` hooks:
+ * the app's own end-of-request work (`completed`) runs here too, so that
+ * no request pays for a hook runner of its own (bench/README.md).
  */
 export class RequestLogController extends LogController {
-  readonly #log: FastifyBaseLogger;
+  readonly #log: FastifyBaseLogger | undefined;
   readonly #writeLine: RequestLineWriter | undefined;
+  readonly #completed: RequestCompletion | undefined;
 
-  /** @param log the server's logger, which writes the request lines. */
-  constructor(log: FastifyBaseLogger) {
+  /**
+   * @param log the server's logger, which writes the request lines; `undefined`: no lines.
+   * @param completed runs first, for every request that ended.
+   */
+  constructor(log: FastifyBaseLogger | undefined, completed?: RequestCompletion) {
     super();
     this.#log = log;
     // The server's own logger (`createLogger`) writes the line of a request
     // that went well without pino's generic pass (`requestLineWriter` below).
-    this.#writeLine = requestLineWriter(log);
+    this.#writeLine = log === undefined ? undefined : requestLineWriter(log);
+    this.#completed = completed;
   }
 
   override incomingRequest(_request: FastifyRequest, _reply: FastifyReply): void {
@@ -35,6 +51,9 @@ export class RequestLogController extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.#completed !== undefined) this.#complete(this.#completed, request, reply);
+    const log = this.#log;
+    if (log === undefined) return;
     const unavailable = (request as unknown as Record<symbol, string | undefined>)[UNAVAILABLE];
     // One object literal per kind of line, no spreads: the line of a request
     // that went well (nearly all of them) is one small object of one shape.
@@ -54,9 +73,18 @@ export class RequestLogController extends LogController {
     if (unavailable) line.unavailable = unavailable;
     if (error) {
       line.err = error;
-      this.#log.error(line, 'request errored');
+      log.error(line, 'request errored');
     } else {
-      this.#log.info(line, 'request completed');
+      log.info(line, 'request completed');
+    }
+  }
+
+  /** Runs `completed`: it is called from the response's `finish` event, where a throw would end the process. */
+  #complete(completed: RequestCompletion, request: FastifyRequest, reply: FastifyReply): void {
+    try {
+      completed(request, reply);
+    } catch (error) {
+      this.#log?.error({ reqId: request.id, err: error }, 'end-of-request work failed');
     }
   }
 }
@@ -86,13 +114,14 @@ function pathOf(url: string): string {
 
 /**
  * The Fastify options that log requests through `logger` as Connect does:
- * one line per request (`RequestLogController`) and a request's child logger
- * only when it logs more (`requestChildLogger`).
+ * one line per request (`RequestLogController`, after `completed`) and a
+ * request's child logger only when it logs more (`requestChildLogger`).
  */
 export function requestLogging(
   logger: FastifyBaseLogger,
+  completed?: RequestCompletion,
 ): Required<Pick<FastifyServerOptions, 'loggerInstance' | 'logController' | 'childLoggerFactory'>> {
-  return { loggerInstance: logger, logController: new RequestLogController(logger), childLoggerFactory: requestChildLogger };
+  return { loggerInstance: logger, logController: new RequestLogController(logger, completed), childLoggerFactory: requestChildLogger };
 }
 
 /**
@@ -224,7 +253,28 @@ function jsonString(value: string): string {
   return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
-/** A number as JSON (and pino) writes it: `null` when not finite. */
-function jsonNumber(value: number): string {
+/** Largest number of thousandths written from integers by {@link jsonNumber}. */
+const MAX_THOUSANDTHS = 0x7fffffff;
+
+/**
+ * A number as JSON (and pino) writes it: `null` when not finite.
+ *
+ * A whole number of thousandths (a status code, a response time rounded
+ * to the microsecond: every request line has both) is written from its
+ * integer parts, which is what `String()` gives for it (the shortest
+ * decimal that reads back as the same number) without its general
+ * conversion, which was a third of the cost of writing a line
+ * (bench/README.md).
+ */
+export function jsonNumber(value: number): string {
+  const thousandths = Math.round(value * 1000);
+  if (thousandths >= 0 && thousandths <= MAX_THOUSANDTHS && thousandths / 1000 === value) {
+    const whole = Math.floor(thousandths / 1000);
+    const fraction = thousandths - whole * 1000;
+    if (fraction === 0) return String(whole);
+    if (fraction % 100 === 0) return `${whole}.${fraction / 100}`;
+    if (fraction % 10 === 0) return `${whole}.${fraction < 100 ? '0' : ''}${fraction / 10}`;
+    return `${whole}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
+  }
   return Number.isFinite(value) ? String(value) : 'null';
 }

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/http/logger.js';
-import { requestLineWriter } from '../../../src/http/plugins/request-log.js';
+import { jsonNumber, requestLineWriter } from '../../../src/http/plugins/request-log.js';
 
 function capture() {
   const lines: string[] = [];
@@ -60,6 +60,16 @@ describe('createLogger', () => {
       otp: '[redacted]',
     });
     expect(lines[0]).not.toContain('SECRET');
+  });
+});
+
+describe('jsonNumber', () => {
+  it('writes every number as JSON.stringify does', () => {
+    const values = [-0, 0.1 + 0.2, 1.2345, 1e-7, 1e21, -1, -0.5, 2_147_483.647, 2_147_483.648, 1e300, Number.MAX_SAFE_INTEGER, Number.NaN, Infinity, -Infinity];
+    // Every response time up to 30 s as the request line rounds it (to the microsecond), and status codes.
+    for (let thousandths = 0; thousandths <= 30_000; thousandths += 1) values.push(thousandths / 1000);
+    for (let i = 0; i < 20_000; i += 1) values.push(Math.round(Math.random() * 2_200_000_000) / 1000, Math.random() * 1000);
+    for (const value of values) expect(jsonNumber(value), String(value)).toBe(JSON.stringify(value));
   });
 });
 

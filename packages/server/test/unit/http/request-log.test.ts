@@ -66,6 +66,40 @@ describe('RequestLogController', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ level: 'error', msg: 'request errored', fields: { reqId: 'req-7', path: '/token', statusCode: 200, err: error } });
   });
+
+  it('runs the end-of-request work first, for every completed request, with or without a logger', () => {
+    const { request, reply, calls } = fakeExchange('/token');
+    const log = { info: (fields: Record<string, unknown>, msg: string) => calls.push({ level: 'info', fields, msg }) } as unknown as FastifyBaseLogger;
+    const order: string[] = [];
+    const completed = (seenRequest: FastifyRequest, seenReply: FastifyReply) => {
+      expect([seenRequest, seenReply]).toEqual([request, reply]);
+      order.push(`completed after ${calls.length} lines`);
+    };
+    new RequestLogController(log, completed).requestCompleted(null, request, reply);
+    expect(order).toEqual(['completed after 0 lines']);
+    expect(calls).toHaveLength(1);
+    new RequestLogController(undefined, completed).requestCompleted(new Error('socket hang up'), request, reply);
+    expect(order).toEqual(['completed after 0 lines', 'completed after 1 lines']);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('logs end-of-request work that throws, instead of throwing from the response event, and still writes the line', () => {
+    const { request, reply, calls } = fakeExchange('/token');
+    const log = {
+      info: (fields: Record<string, unknown>, msg: string) => calls.push({ level: 'info', fields, msg }),
+      error: (fields: Record<string, unknown>, msg: string) => calls.push({ level: 'error', fields, msg }),
+    } as unknown as FastifyBaseLogger;
+    const failure = new Error('counter broke');
+    const controller = new RequestLogController(log, () => {
+      throw failure;
+    });
+    expect(() => controller.requestCompleted(null, request, reply)).not.toThrow();
+    expect(calls.map(({ level, msg }) => `${level} ${msg}`)).toEqual(['error end-of-request work failed', 'info request completed']);
+    expect(calls[0]?.fields).toEqual({ reqId: 'req-7', err: failure });
+    expect(() => new RequestLogController(undefined, () => {
+      throw failure;
+    }).requestCompleted(null, request, reply)).not.toThrow();
+  });
 });
 
 describe('requestChildLogger', () => {
