@@ -7,7 +7,7 @@ import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { refuseControlCharacters } from './plugins/control-characters.js';
 import { RequestLogController, requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
-import { requestDeadlines } from './plugins/request-deadline.js';
+import { declareRequestDeadlines, requestDeadlines } from './plugins/request-deadline.js';
 import { requestCounter, stepOutcome } from './plugins/request-metrics.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { assetRoutes } from './routes/assets.js';
@@ -89,6 +89,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
     requestIdHeader: false,
     genReqId: requestIdOf,
   });
+  declareRequestDeadlines(app);
 
   // From the moment the server is told to stop (while it still serves, then
   // as the app closes), every response ends its connection: a client opens

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** A request was not answered within `CONNECT_REQUEST_TIMEOUT_MS`: answered `503` (`oauth-errors.ts`). */
 export class RequestTimedOut extends Error {
@@ -16,7 +16,12 @@ export class RequestEnded extends Error {
   }
 }
 
-/** A request in flight: its deadline, and its signal once some work asked for it. */
+/**
+ * A request in flight: its deadline, and its signal once some work asked
+ * for it. Entries form a list in the order requests arrived (`previous`,
+ * `next`): adding and removing one is a few assignments, where a `Set`
+ * hashed every entry (bench/README.md).
+ */
 interface InFlight {
   /**
    * Until the request is answered: then let go (see `finish`), so that an
@@ -28,11 +33,24 @@ interface InFlight {
   controller?: AbortController;
   /** Why it no longer waits for its work, once it does not. */
   ended?: Error;
+  previous: InFlight | undefined;
+  next: InFlight | undefined;
+  /** Whether it is still in the list. */
+  listed: boolean;
 }
 
-/** Where a request keeps its {@link InFlight} entry (a property: cheaper per request than a WeakMap). */
+/**
+ * Where a request keeps its {@link InFlight} entry: a property every
+ * request has from the start ({@link declareRequestDeadlines}), so that
+ * setting it adds no property to a request object.
+ */
 const IN_FLIGHT = Symbol('connect.inFlight');
-type Tracked = FastifyRequest & { [IN_FLIGHT]?: InFlight };
+type Tracked = FastifyRequest & { [IN_FLIGHT]: InFlight | null };
+
+/** Declares the property where each request keeps its deadline: call it once on the app, before any request. */
+export function declareRequestDeadlines(app: FastifyInstance): void {
+  app.decorateRequest(IN_FLIGHT as unknown as string, null);
+}
 
 /**
  * The request's signal: aborted once the request no longer waits for its
@@ -84,7 +102,7 @@ export interface RequestDeadlines {
  * One timer serves every request: the requests in flight are kept in the
  * order they arrived, which is the order of their deadlines, and a sweep
  * every quarter of the timeout (at most 250 ms) answers those past theirs.
- * A request costs a set entry, not a timer and listeners of its own, and
+ * A request costs a list entry, not a timer and listeners of its own, and
  * its signal is made only when some work asks for it. The app calls
  * `start` and `finish` from its own request hooks (`app.ts`), one hook of
  * each kind for all the per-request work.
@@ -93,23 +111,36 @@ export interface RequestDeadlines {
  * the answer.
  */
 export function requestDeadlines(timeoutMs: number): RequestDeadlines {
-  const inFlight = new Set<InFlight>();
+  // The requests in flight, oldest first.
+  let first: InFlight | undefined;
+  let last: InFlight | undefined;
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
   let sweeper: NodeJS.Timeout | undefined;
 
+  const unlist = (entry: InFlight) => {
+    if (!entry.listed) return;
+    entry.listed = false;
+    if (entry.previous) entry.previous.next = entry.next;
+    else first = entry.next;
+    if (entry.next) entry.next.previous = entry.previous;
+    else last = entry.previous;
+    entry.previous = undefined;
+    entry.next = undefined;
+  };
+
   const sweep = () => {
     const now = performance.now();
-    for (const entry of inFlight) {
-      // Arrived in deadline order: the first one not yet due ends the sweep.
-      if (entry.deadline > now) break;
-      inFlight.delete(entry);
+    // Arrived in deadline order: the first one not yet due ends the sweep.
+    while (first !== undefined && first.deadline <= now) {
+      const entry = first;
+      unlist(entry);
       const reply = entry.reply;
       if (!reply || reply.sent || reply.raw.headersSent) continue;
       const timedOut = new RequestTimedOut(timeoutMs);
       end(entry, timedOut);
       reply.send(timedOut);
     }
-    if (inFlight.size === 0 && sweeper) {
+    if (first === undefined && sweeper) {
       clearInterval(sweeper);
       sweeper = undefined;
     }
@@ -117,9 +148,11 @@ export function requestDeadlines(timeoutMs: number): RequestDeadlines {
 
   return {
     start(request, reply) {
-      const entry: InFlight = { reply, deadline: performance.now() + timeoutMs };
+      const entry: InFlight = { reply, deadline: performance.now() + timeoutMs, previous: last, next: undefined, listed: true };
       (request as Tracked)[IN_FLIGHT] = entry;
-      inFlight.add(entry);
+      if (last) last.next = entry;
+      else first = entry;
+      last = entry;
       // The process may exit with requests in flight: the sweep keeps nothing alive.
       sweeper ??= setInterval(sweep, sweepMs).unref();
     },
@@ -128,9 +161,9 @@ export function requestDeadlines(timeoutMs: number): RequestDeadlines {
     finish(request) {
       const entry = (request as Tracked)[IN_FLIGHT];
       if (entry) {
-        inFlight.delete(entry);
+        unlist(entry);
         end(entry, ANSWERED);
-        // Let go of the reply: V8 can keep an entry that left the set until
+        // Let go of the reply: V8 can keep an entry that left the list until
         // the next full collection, and one that still held its reply kept
         // the whole request (reply, request, headers, body) alive through
         // every minor collection, which copied it into the old generation.
@@ -140,7 +173,10 @@ export function requestDeadlines(timeoutMs: number): RequestDeadlines {
       }
     },
     forEachUnsent(visit) {
-      for (const { reply } of inFlight) if (reply && !reply.sent && !reply.raw.headersSent) visit(reply);
+      for (let entry = first; entry !== undefined; entry = entry.next) {
+        const reply = entry.reply;
+        if (reply && !reply.sent && !reply.raw.headersSent) visit(reply);
+      }
     },
     close() {
       if (sweeper) clearInterval(sweeper);
