@@ -147,13 +147,19 @@ describe('the change signal of SQLite in one connection', () => {
     await storage.migrate();
     onTestFinished(() => storage.close());
     const feed = storage.openChangeFeed();
-    let inside: boolean | undefined;
-    await storage.transaction(async (tx) => {
-      await tx.clients.insertClient(clientRecord({ id: 'cid_t', createdAt: T0 }));
-      inside = feed.isCurrent();
-    });
-    expect(inside).toBe(false);
+    const heard = listen(feed);
+    // Current just before: the transaction that begins next is seen at once, not at the next poll.
     expect(feed.isCurrent()).toBe(true);
+    const inside: boolean[] = [];
+    await storage.transaction(async (tx) => {
+      inside.push(feed.isCurrent());
+      await tx.clients.insertClient(clientRecord({ id: 'cid_t', createdAt: T0 }));
+      inside.push(feed.isCurrent());
+    });
+    expect(inside).toEqual([false, false]);
+    expect(heard).toEqual([]);
+    expect(feed.isCurrent()).toBe(true);
+    expect(heard).toEqual([{ kind: 'client', key: 'cid_t' }]);
   });
 });
 

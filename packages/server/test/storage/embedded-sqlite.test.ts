@@ -18,6 +18,30 @@ function fileDatabase(): { path: string; db: EmbeddedSqlite } {
 }
 
 describe('the embedded SQLite driver', () => {
+  it('counts every call that reaches the connection, and nothing else', async () => {
+    const { path, db } = fileDatabase();
+    const counts = [db.operations];
+    const step = (work: () => unknown) => {
+      work();
+      counts.push(db.operations);
+    };
+    step(() => db.exec('create table t (n integer)'));
+    const insert = db.prepare('insert into t (n) values (?)');
+    counts.push(db.operations);
+    step(() => insert.run([1]));
+    const select = db.prepare('select n from t');
+    counts.push(db.operations);
+    step(() => select.get());
+    step(() => select.all());
+    step(() => [...select.iterate()]);
+    // Reading its state is not a call.
+    step(() => [db.open, db.inTransaction, db.driver]);
+    await db.backup(join(path, '..', 'copy.db'), { pagesPerStep: 100, progress: () => {} });
+    counts.push(db.operations);
+    step(() => db.close());
+    expect(counts).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 10]);
+  });
+
   it('is node:sqlite where Node no longer calls it experimental (24.15 on, 26 on), better-sqlite3 before', () => {
     expect(embeddedSqliteDriver('20.20.2')).toBe('better-sqlite3');
     expect(embeddedSqliteDriver('22.23.3')).toBe('better-sqlite3');

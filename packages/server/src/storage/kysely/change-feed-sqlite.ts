@@ -13,22 +13,17 @@ const CHANGE_LOG_KEEP_SECONDS = 60;
  * feed asks the database's change counter — `PRAGMA data_version` moves
  * when another process commits, `total_changes()` when this one does — and
  * only when either moved reads the rows it has not seen. It asks at once
- * after this process used the database, otherwise at most every
- * `CHANGE_SIGNAL_SQLITE_POLL_MS` (so a busy cache costs next to nothing and
- * another process's change is seen within that time). Nothing can be
- * missed, so the feed is always current, except inside a transaction on
- * this connection (what it wrote is not committed yet): caches then read the
- * database.
+ * after this process used the database (its connection's `operations`
+ * moved), otherwise at most every `CHANGE_SIGNAL_SQLITE_POLL_MS` (so a
+ * busy cache costs next to nothing and another process's change is seen
+ * within that time). Nothing can be missed, so the feed is always current,
+ * except inside a transaction on this connection (what it wrote is not
+ * committed yet): caches then read the database.
  *
  * @param database the storage's own connection.
- * @param uses how many times the storage used that connection so far.
  * @param prune deletes announced changes older than the seconds it is given; run every minute.
  */
-export function openSqliteChangeFeed(
-  database: EmbeddedSqlite,
-  uses: () => number,
-  prune: (olderThanSeconds: number) => Promise<unknown>,
-): ChangeFeed {
+export function openSqliteChangeFeed(database: EmbeddedSqlite, prune: (olderThanSeconds: number) => Promise<unknown>): ChangeFeed {
   const listeners = new Set<(heard: Heard) => void>();
   const countersQuery = database.prepare('select (select data_version from pragma_data_version) as v, total_changes() as t');
   const counters = () => countersQuery.get() as { v: number; t: number } | undefined;
@@ -40,7 +35,8 @@ export function openSqliteChangeFeed(
   let last = highest()?.seq ?? 0;
   let version = -1;
   let total = -1;
-  let usesSeen = -1;
+  // The connection's `operations` once the counters were last read (after those reads), and when.
+  let operationsSeen = -1;
   let askedAt = Number.NEGATIVE_INFINITY;
 
   const emit = (heard: Heard) => {
@@ -63,17 +59,18 @@ export function openSqliteChangeFeed(
 
   const feed: ChangeFeed = {
     isCurrent() {
-      if (!database.open || database.inTransaction) return false;
       const now = monotonicMs();
-      if (uses() === usesSeen && now - askedAt < CHANGE_SIGNAL_SQLITE_POLL_MS) return true;
-      usesSeen = uses();
-      askedAt = now;
+      // Nothing reached the connection since it was found open, outside a
+      // transaction, with every change read: so it still is, and another
+      // process's commit waits for the next poll.
+      if (database.operations === operationsSeen && now - askedAt < CHANGE_SIGNAL_SQLITE_POLL_MS) return true;
+      if (!database.open || database.inTransaction) return false;
       try {
-        const now = counters();
-        if (!now) return false;
-        if (now.v !== version || now.t !== total) {
-          version = now.v;
-          total = now.t;
+        const read = counters();
+        if (!read) return false;
+        if (read.v !== version || read.t !== total) {
+          version = read.v;
+          total = read.t;
           // The newest first: a commit of another process between the two
           // reads is then read the next time, not skipped.
           const newest = highest()?.seq ?? last;
@@ -88,6 +85,8 @@ export function openSqliteChangeFeed(
           }
           last = Math.max(last, newest);
         }
+        operationsSeen = database.operations;
+        askedAt = now;
         return true;
       } catch {
         return false;

@@ -25,6 +25,13 @@ export interface EmbeddedSqlite {
   readonly open: boolean;
   /** True inside a transaction begun on this connection. */
   readonly inTransaction: boolean;
+  /**
+   * How many calls reached the connection so far: statements prepared and
+   * run, `exec`, `backup`, `close`. While it stays the same, `open` and
+   * `inTransaction` do too, without asking the driver (`change-feed-sqlite.ts`
+   * asks this on every cached lookup).
+   */
+  readonly operations: number;
   prepare(sql: string): EmbeddedStatement;
   /** Runs one or more statements that take no parameters, ignoring what they return. */
   exec(sql: string): void;
@@ -74,9 +81,52 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 /** Opens `path` (or `:memory:`); every call may throw an error whose `code` names SQLite's result code. */
 export function openEmbeddedSqlite(path: string, options: { readonly?: boolean } = {}): EmbeddedSqlite {
-  const database = embeddedSqliteDriver() === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite(path, options);
+  const database = counted(embeddedSqliteDriver() === 'node:sqlite' ? openNodeSqlite(path, options) : openBetterSqlite(path, options));
   database.exec(`pragma busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
   return database;
+}
+
+/** A connection of one driver, before its calls are counted. */
+type Uncounted = Omit<EmbeddedSqlite, 'operations'>;
+
+/** `connection` with {@link EmbeddedSqlite.operations} counted: one for every call that reaches it. */
+function counted(connection: Uncounted): EmbeddedSqlite {
+  let operations = 0;
+  return {
+    driver: connection.driver,
+    get open() {
+      return connection.open;
+    },
+    get inTransaction() {
+      return connection.inTransaction;
+    },
+    get operations() {
+      return operations;
+    },
+    prepare(sql) {
+      operations++;
+      const statement = connection.prepare(sql);
+      return {
+        reader: statement.reader,
+        get: (parameters) => (operations++, statement.get(parameters)),
+        all: (parameters) => (operations++, statement.all(parameters)),
+        run: (parameters) => (operations++, statement.run(parameters)),
+        iterate: (parameters) => (operations++, statement.iterate(parameters)),
+      };
+    },
+    exec(sql) {
+      operations++;
+      connection.exec(sql);
+    },
+    backup(destination, options) {
+      operations++;
+      return connection.backup(destination, options);
+    },
+    close() {
+      operations++;
+      connection.close();
+    },
+  };
 }
 
 const load = createRequire(import.meta.url);
@@ -100,7 +150,7 @@ interface BetterDatabase {
   close(): void;
 }
 
-function openBetterSqlite(path: string, options: { readonly?: boolean }): EmbeddedSqlite {
+function openBetterSqlite(path: string, options: { readonly?: boolean }): Uncounted {
   // Loaded only here: where node:sqlite is the driver, the add-on is never loaded at all.
   const Database = load('better-sqlite3') as new (path: string, options: { readonly: boolean }) => BetterDatabase;
   const database = new Database(path, { readonly: options.readonly ?? false });
@@ -162,7 +212,7 @@ type NodeBackup = (
   options: { rate: number; progress: (step: { totalPages: number; remainingPages: number }) => void },
 ) => Promise<number>;
 
-function openNodeSqlite(path: string, options: { readonly?: boolean }): EmbeddedSqlite {
+function openNodeSqlite(path: string, options: { readonly?: boolean }): Uncounted {
   const { DatabaseSync, backup } = load('node:sqlite') as {
     DatabaseSync: new (path: string, options: { readOnly: boolean }) => NodeDatabase;
     backup: NodeBackup;

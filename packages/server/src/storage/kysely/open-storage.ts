@@ -170,7 +170,7 @@ export function openStorage(location: DatabaseLocation, options: StorageOptions 
     openChangeFeed(feedOptions = {}) {
       if (sqlite) {
         try {
-          return openSqliteChangeFeed(sqlite.database, sqlite.uses, (olderThan) =>
+          return openSqliteChangeFeed(sqlite.database, (olderThan) =>
             // The database's own time, as its triggers wrote `at` with it.
             sql`delete from change_log where at < cast(strftime('%s', 'now') as integer) - ${olderThan}`.execute(db),
           );

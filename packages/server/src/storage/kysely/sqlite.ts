@@ -24,7 +24,7 @@ import { openEmbeddedSqlite, type EmbeddedSqlite } from './embedded-sqlite.js';
 export function createSqliteDialect(
   path: string,
   options: { busyTimeoutMs?: number } = {},
-): { dialect: Dialect; database: EmbeddedSqlite; uses: () => number } {
+): { dialect: Dialect; database: EmbeddedSqlite } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = openEmbeddedSqlite(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
@@ -35,46 +35,26 @@ export function createSqliteDialect(
   // A 16 MB page cache, as better-sqlite3 sets it; node:sqlite would keep SQLite's 2 MB.
   database.exec('pragma cache_size = -16000');
   const dialect = new ImmediateSqliteDialect({ database });
-  return { dialect, database, uses: () => dialect.uses };
+  return { dialect, database };
 }
 
 /** Kysely's SQLite dialect, with {@link ImmediateSqliteDriver} as its driver. */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  #driver: ImmediateSqliteDriver | undefined;
 
   constructor(config: SqliteDialectConfig) {
     super(config);
     this.#config = config;
   }
 
-  /** How many times the connection was handed back after a query or a transaction. */
-  get uses(): number {
-    return this.#driver?.uses ?? 0;
-  }
-
   override createDriver(): Driver {
-    this.#driver = new ImmediateSqliteDriver(this.#config);
-    return this.#driver;
+    return new ImmediateSqliteDriver(this.#config);
   }
 }
 
-/**
- * Kysely's SQLite driver, except that transactions begin `IMMEDIATE` rather
- * than deferred, and that it counts the times its connection is handed back
- * (after each query, or after a transaction's commit or rollback): the change
- * signal reads the database's change counter again only once this moved or
- * a moment passed (`change-feed-sqlite.ts`).
- */
+/** Kysely's SQLite driver, except that transactions begin `IMMEDIATE` rather than deferred. */
 class ImmediateSqliteDriver extends SqliteDriver {
-  uses = 0;
-
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-
-  override async releaseConnection(): Promise<void> {
-    this.uses++;
-    await super.releaseConnection();
   }
 }
