@@ -1,6 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
+import { hasControlCharacter } from '../../core/control-characters.js';
 import { InvalidRequest, parameterLabel } from '../../core/errors.js';
+import { controlCharacterInParameter } from './control-characters.js';
 
 /** Largest form body accepted (token, introspection and revocation requests are tiny). */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -13,7 +15,9 @@ export type FormParams = Readonly<Record<string, string>>;
  * that) in this plugin context:
  * - the body must be valid UTF-8, and so must every percent-decoded value;
  * - a parameter may appear once (RFC 6749 §3.1, §3.2);
- * - parameters without a value are dropped, as if omitted (RFC 6749 §3.2).
+ * - parameters without a value are dropped, as if omitted (RFC 6749 §3.2);
+ * - no parameter kept may hold a control character in its name or value
+ *   (the rule of `control-characters.ts`).
  * Anything else is refused with `invalid_request`.
  */
 export function useFormBody(app: FastifyInstance): void {
@@ -49,15 +53,21 @@ export function parseForm(body: Uint8Array): FormParams {
   const params = new ParsedForm();
   // Names seen with an empty value: dropped from the result, but a repeat is still a repeat.
   let empty: Set<string> | undefined;
+  // The first parameter kept that holds a control character: refused once the form parsed, so that
+  // a malformed form is refused as such first.
+  let controlled: string | undefined;
   for (const pair of text.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     const name = decode(eq === -1 ? pair : pair.slice(0, eq));
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
     if (name in params || empty?.has(name)) throw new InvalidRequest(`${parameterLabel(name)} is repeated`);
-    if (value !== '') params[name] = value;
-    else (empty ??= new Set()).add(name);
+    if (value !== '') {
+      params[name] = value;
+      if (controlled === undefined && (hasControlCharacter(name) || hasControlCharacter(value))) controlled = name;
+    } else (empty ??= new Set()).add(name);
   }
+  if (controlled !== undefined) throw controlCharacterInParameter(controlled);
   return params;
 }
 

@@ -152,6 +152,19 @@ function describeOn(engine: string, storage: () => Storage | undefined): void {
       expect((await browser.submit(page, { mobile: MOBILE, pin: PIN, action: 'login' })).statusCode).toBe(303);
     });
 
+    it('a JSON object body holding one, in a field name or value: 400 invalid_request wherever JSON is parsed', async () => {
+      const { t } = await setup();
+      for (const [name, bad] of HOSTILE) {
+        for (const body of [{ [`x${bad}`]: 1 }, { grant_type: `a${bad}` }]) {
+          const res = await t.app.inject({ method: 'POST', url: '/nowhere', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+          expect(res.statusCode, name).toBe(400);
+          expect(res.json(), name).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('contains a control character') });
+        }
+      }
+      const plain = await t.app.inject({ method: 'POST', url: '/nowhere', headers: { 'content-type': 'application/json' }, payload: '{"x":"fine"}' });
+      expect(plain.statusCode).toBe(404);
+    });
+
     it('/tokens: a refreshToken holding one is 400 invalid_request', async () => {
       const { t, client } = await setup();
       const token = await t.app.inject({ method: 'POST', url: '/token', headers: { authorization: basicAuth(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });

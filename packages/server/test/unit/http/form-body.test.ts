@@ -29,6 +29,20 @@ describe('parseForm', () => {
     expect(() => parse(body)).toThrow(message);
   });
 
+  it('refuses a kept parameter holding a control character, in its name or value, raw or percent-encoded, once the form parsed', () => {
+    for (const body of ['grant_type=client%00credentials', 'grant_type=a\u0001b', 'scope=x&x%1B=1', 'client_id=a%C2%85b']) {
+      expect(() => parse(body), body).toThrow(InvalidRequest);
+      expect(() => parse(body), body).toThrow(/contains a control character$/);
+    }
+    // Named when it is a parameter Connect knows, else "a parameter".
+    expect(() => parse('a=1&client_id=x%0A')).toThrow('client_id contains a control character');
+    expect(() => parse('x%0A=1&client_id=y')).toThrow('a parameter contains a control character');
+    // A malformed form is refused as such first; a dropped (empty) parameter is not looked at.
+    expect(() => parse('scope=%01&scope=2')).toThrow(/repeated/);
+    expect(() => parse('scope=%01&a=%zz')).toThrow(/form encoding/);
+    expect({ ...parse('x%01=&grant_type=client_credentials') }).toEqual({ grant_type: 'client_credentials' });
+  });
+
   it('does not let a parameter named __proto__ reach the prototype', () => {
     const params = parse('__proto__=x&constructor=y');
     expect(params.__proto__).toBe('x');
