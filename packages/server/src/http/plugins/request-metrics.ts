@@ -8,7 +8,7 @@ const GRANTS = new Set(['client_credentials', 'authorization_code', 'refresh_tok
  * Counts an answered request by its route pattern (never the URL as
  * requested: it may hold a code or a mobile number), method and status,
  * with its latency, and every token issued at `/token` and `/tokens`.
- * Called from the app's one `onResponse` hook (`app.ts`).
+ * Called at the end of every request, by the log controller (`app.ts`, `request-log.ts`).
  */
 export function requestCounter(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
   return (request, reply) => {
