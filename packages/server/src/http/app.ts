@@ -5,7 +5,7 @@ import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
 import { controlCharacterError, refuseControlCharactersInJson } from './plugins/control-characters.js';
-import { RequestLogController, requestLogging } from './plugins/request-log.js';
+import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { declareRequestDeadlines, requestDeadlines } from './plugins/request-deadline.js';
 import { requestCounter, stepOutcome } from './plugins/request-metrics.js';
@@ -78,7 +78,7 @@ export async function buildApp({ services, logger, draining = () => false }: App
   };
   const app = Fastify({
     // One line per request instead of Fastify's two, and a request's child logger only when it logs more.
-    ...(logger ? requestLogging(logger, completed) : { logger: false, logController: new RequestLogController(undefined, completed) }),
+    ...(logger ? requestLogging(logger, completed) : { logger: false }),
     bodyLimit: 64 * 1024,
     // Requests that arrive on a connection already open while the server
     // closes are answered in full (with `Connection: close`), not refused:
@@ -90,6 +90,14 @@ export async function buildApp({ services, logger, draining = () => false }: App
     genReqId: requestIdOf,
   });
   declareRequestDeadlines(app);
+  // Without a logger Fastify tells no log controller that a request ended
+  // (it does not even watch for the end): a hook does the same work then.
+  if (!logger) {
+    app.addHook('onResponse', (request, reply, done) => {
+      completed(request, reply);
+      done();
+    });
+  }
 
   // From the moment the server is told to stop (while it still serves, then
   // as the app closes), every response ends its connection: a client opens

@@ -55,6 +55,23 @@ describe('metrics', () => {
     for (const digits of [MOBILE.slice(1), '999999']) expect(text).not.toContain(`"${digits}"`);
   });
 
+  it('counts every request with the server logger too, where the log controller does the end-of-request work, each once', async () => {
+    const t = await build({ captureLogs: true });
+    const client = await t.createClient();
+    for (let i = 0; i < 3; i += 1) {
+      expect((await postToken(t.app, { authorization: basicAuth(client.id, client.secret), body: form({ grant_type: 'client_credentials' }) })).statusCode).toBe(200);
+    }
+    expect((await t.app.inject({ method: 'GET', url: '/no/such/path' })).statusCode).toBe(404);
+    const text = await t.services.metrics.registry.metrics();
+    expect(sample(text, 'connect_http_requests_total', { route: '/token', method: 'POST', status: '200' })).toBe(3);
+    expect(sample(text, 'connect_http_request_duration_seconds_count', { route: '/token', method: 'POST' })).toBe(3);
+    expect(sample(text, 'connect_tokens_issued_total', { endpoint: '/token', grant: 'client_credentials' })).toBe(3);
+    expect(sample(text, 'connect_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
+    // And each got its one request line.
+    const lines = t.logs.map((line) => JSON.parse(line) as { msg?: string; statusCode?: number });
+    expect(lines.filter((line) => line.msg === 'request completed').map((line) => line.statusCode)).toEqual([200, 200, 200, 404]);
+  });
+
   it('are served at GET /metrics on CONNECT_METRICS_PORT, apart from the public port, with the database pool on PostgreSQL', async () => {
     if (!postgresAdminUrl) return noticePostgresSkipped('metrics of the database pool');
     const database = await createTestDatabase();
