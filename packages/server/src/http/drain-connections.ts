@@ -39,15 +39,21 @@ export function drainConnections(server: Server, firstRequestWindowMs = FIRST_RE
     connections.set(socket, { unanswered: 0, served: false, bytesAnswered: 0 });
     socket.once('close', () => connections.delete(socket));
   });
+  // One listener for every response, not one made for each: this runs on every request.
+  function responseClosed(this: ServerResponse) {
+    const socket = this.req.socket;
+    const connection = connections.get(socket);
+    if (!connection) return;
+    connection.unanswered -= 1;
+    connection.served = true;
+    connection.bytesAnswered = socket.bytesRead;
+  }
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const connection = connections.get(request.socket);
     if (!connection) return;
     connection.unanswered += 1;
-    response.once('close', () => {
-      connection.unanswered -= 1;
-      connection.served = true;
-      connection.bytesAnswered = request.socket.bytesRead;
-    });
+    // A response closes once.
+    response.on('close', responseClosed);
   });
 
   /** Closes the connections with nothing to answer: answered ones at once, silent new ones once their window is over. */
