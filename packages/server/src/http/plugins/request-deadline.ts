@@ -104,8 +104,8 @@ export interface RequestDeadlines {
  * every quarter of the timeout (at most 250 ms) answers those past theirs.
  * A request costs a list entry, not a timer and listeners of its own, and
  * its signal is made only when some work asks for it. The app calls
- * `start` and `finish` from its own request hooks (`app.ts`), one hook of
- * each kind for all the per-request work.
+ * `start` from its one `onRequest` hook and `finish` with the rest of its
+ * end-of-request work (`app.ts`).
  * Fastify's own `handlerTimeout` cannot serve: its signal also aborts when
  * Node closes the request stream after reading a form body, long before
  * the answer.
