@@ -8,8 +8,14 @@
 // the other CPU. The scheduler shares the one core between them, so each gets
 // half of it, whatever the host does, and the ratio of their requests per
 // second is the ratio of what a request costs each of them. A change to
-// Connect's hot path is weighed in a minute, to about a percent: pair Connect
-// with itself before and after, or with one setting changed.
+// Connect's hot path is weighed in a minute or two: pair Connect with itself
+// before and after, or with one setting changed.
+//
+// Each round starts both servers afresh, in turns which one first, and warms
+// them up: what a process's start gave it (where its code landed, what V8
+// compiled and how) stays with it while it runs, and moved one build against
+// itself by up to 11% for a whole run of rounds on the same two processes.
+// The median of rounds with fresh processes is the figure.
 //
 // What it does not give: the requests per second of one server with a core of
 // its own, or its latency at that load, which the targets are about
@@ -92,6 +98,13 @@ async function startServer(side, index, workDir, client) {
   return server;
 }
 
+/** Starts both sides of the pair, in the order `order` gives (indexes into the pair); returns them in the pair's order. */
+async function startPair(order, workDir, client) {
+  const servers = [];
+  for (const index of order) servers[index] = await startServer(config.pair[index], index, workDir, client);
+  return servers;
+}
+
 /** One load generator run (load.js, autocannon) on CPU `config.loadCpu`. */
 async function load(url, client, duration) {
   const options = { url, ...tokenRequest(client), duration, connections: config.connections, pipelining: 1 };
@@ -122,7 +135,7 @@ async function measure(servers, client, duration) {
 }
 
 async function main() {
-  stopAfter(120 + config.rounds * (config.duration + 40) + config.warmup, 'server');
+  stopAfter(120 + config.rounds * (config.duration + config.warmup + 40), 'server');
   // Both servers sharing one pinned core is what makes the ratio hold: there is no unpinned mode.
   await checkPinning(config.serverCpu, config.loadCpu, { canRunUnpinned: false });
   const host = await machine();
@@ -135,20 +148,25 @@ async function main() {
   let ok = false;
   try {
     const client = await createConnectClient(workDir, config);
-    const servers = [];
-    for (const [index, side] of config.pair.entries()) servers.push(await startServer(side, index, workDir, client));
-    const [first, second] = servers;
-    if (config.warmup > 0) {
-      progress(`warming both up ${config.warmup} s`);
-      await measure(servers, client, config.warmup);
-    }
+    const labels = config.pair.map(labelOf);
+    const [first, second] = labels.map((label) => ({ label }));
     const rounds = [];
     for (let round = 1; round <= config.rounds; round += 1) {
+      // Fresh processes each round, started in turns first one, then the
+      // other: a process keeps what its start gave it (where V8 put its code,
+      // what it compiled and how) for as long as it runs, and that alone
+      // moved one build against itself by up to 11% (bench/README.md).
+      const servers = await startPair(round % 2 === 1 ? [0, 1] : [1, 0], workDir, client);
+      if (config.warmup > 0) {
+        progress(`round ${round}: warming both up ${config.warmup} s`);
+        await measure(servers, client, config.warmup);
+      }
       const [a, b] = await measure(servers, client, config.duration);
       for (const server of servers) {
         await checkTokenResponse(server.url, tokenRequest(client), client);
         if (server.child.exited) fail(`${server.label} exited during the run; see ${server.logFile}`);
       }
+      await Promise.all(servers.map((server) => stop(server.child)));
       const ratio = b.requestsPerSecond / a.requestsPerSecond;
       rounds.push({ round, first: a, second: b, ratio });
       progress(
