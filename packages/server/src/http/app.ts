@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Services } from '../compose/services.js';
 import type { TrustProxy } from '../config/schema.js';
 import { REQUEST_TIMEOUT_MS } from '../core/lifetimes.js';
-import { controlCharacterError, refuseControlCharactersInJson } from './plugins/control-characters.js';
+import { refuseControlCharacters } from './plugins/control-characters.js';
 import { requestLogging } from './plugins/request-log.js';
 import { registerErrorHandling } from './plugins/oauth-errors.js';
 import { declareRequestDeadlines, requestDeadlines } from './plugins/request-deadline.js';
@@ -126,12 +126,11 @@ export async function buildApp({ services, logger, draining = () => false }: App
     reply.header('x-request-id', request.id);
     if (closing()) reply.header('connection', 'close');
     deadlines.start(request, reply);
-    // Headers and query holding a control character: refused here; bodies as they are parsed (`control-characters.ts`).
-    done(controlCharacterError(request));
+    done();
   });
 
   registerErrorHandling(app, services.outages, { sandbox: config.environment === 'sandbox' });
-  refuseControlCharactersInJson(app);
+  refuseControlCharacters(app);
 
   await app.register(tokenRoutes, { grants: services.grants, authenticate: services.authenticate, dpop: { ...services.dpop, urls: services.urls } });
   await app.register(parRoutes, services.pushes);

@@ -6,36 +6,25 @@ import { InvalidRequest, parameterLabel } from '../../core/errors.js';
  * THE rule for control characters (`core/control-characters.ts`): a query
  * parameter or a form field (name or value, once percent-decoded), or a
  * header Connect reads, holding one is refused with `400 invalid_request`
- * (an error page on the hosted pages) before any route sees it. No
- * identifier, code, URL, mobile number or PIN contains one, and PostgreSQL
- * refuses a NUL in text outright; refused here, such input never reaches a
- * store. Where each part is checked, so that no request pays for a hook of
- * its own (bench/README.md):
- * - the headers and the query, when the request arrives, by the app's one
- *   `onRequest` hook (`app.ts`, {@link controlCharacterError});
- * - a form body, as it is parsed (`form-body.ts`);
- * - a JSON object body, as it is parsed, on every route registered after
- *   {@link refuseControlCharactersInJson};
+ * (an error page on the hosted pages) before any route sees it, on every
+ * route registered after this. No identifier, code, URL, mobile number or
+ * PIN contains one, and PostgreSQL refuses a NUL in text outright; refused
+ * here, such input never reaches a store. Where each part is checked:
+ * - the headers and the query by a `preValidation` hook: after every
+ *   `onRequest` hook, so that what a route's own hook adds to every answer
+ *   (`POST /tokens` echoes `Request-Reference-No`) is on this one too;
+ * - a form body as it is parsed (`form-body.ts`), and a JSON object body
+ *   by the JSON parser registered here: no second pass over the body;
  * - HTTP Basic credentials once decoded (`core/clients/client-authenticate.ts`),
  *   and JSON bodies read as text where their values are read (`POST /tokens`),
  *   with {@link hasControlCharacter}.
  */
-export function controlCharacterError(request: FastifyRequest): InvalidRequest | undefined {
-  const problem = controlCharacterIn(request);
-  return problem === undefined ? undefined : new InvalidRequest(`${problem} contains a control character`);
-}
-
-/** The error for a body whose parameter `name` holds a control character. */
-export function controlCharacterInParameter(name: string): InvalidRequest {
-  return new InvalidRequest(`${parameterLabel(name)} contains a control character`);
-}
-
-/**
- * Parses JSON bodies as Fastify does by default, refusing an object whose
- * field (name or value) holds a control character, on every route
- * registered after this in `app`'s context.
- */
-export function refuseControlCharactersInJson(app: FastifyInstance): void {
+export function refuseControlCharacters(app: FastifyInstance): void {
+  // A callback hook, not an async one: no promise per request for synchronous work.
+  app.addHook('preValidation', (request, _reply, done) => {
+    const problem = controlCharacterIn(request);
+    done(problem === undefined ? undefined : new InvalidRequest(`${problem} contains a control character`));
+  });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -46,6 +35,11 @@ export function refuseControlCharactersInJson(app: FastifyInstance): void {
       done(null, parsed);
     });
   });
+}
+
+/** The error for a body whose parameter `name` holds a control character. */
+export function controlCharacterInParameter(name: string): InvalidRequest {
+  return new InvalidRequest(`${parameterLabel(name)} contains a control character`);
 }
 
 /** What holds a control character, as an error message names it, if anything does. */

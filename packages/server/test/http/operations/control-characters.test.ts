@@ -165,6 +165,26 @@ function describeOn(engine: string, storage: () => Storage | undefined): void {
       expect(plain.statusCode).toBe(404);
     });
 
+    it('/tokens: a header or query parameter holding one is 400 invalid_request, echoing Request-Reference-No and not cached', async () => {
+      const { t } = await setup();
+      for (const [url, authorization] of [
+        ['/tokens', 'Bearer abc\u0085'],
+        ['/tokens?x=%01', 'Bearer abc'],
+      ] as const) {
+        const reference = crypto.randomUUID();
+        const res = await t.app.inject({
+          method: 'POST',
+          url,
+          headers: { authorization, 'content-type': 'application/json', 'request-reference-no': reference },
+          payload: JSON.stringify({ refreshToken: 'rt' }),
+        });
+        expect(res.statusCode, url).toBe(400);
+        expect(res.json(), url).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('control character') });
+        expect(res.headers['request-reference-no'], url).toBe(reference);
+        expect(res.headers['cache-control'], url).toBe('no-store');
+      }
+    });
+
     it('/tokens: a refreshToken holding one is 400 invalid_request', async () => {
       const { t, client } = await setup();
       const token = await t.app.inject({ method: 'POST', url: '/token', headers: { authorization: basicAuth(client.id, client.secret), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=client_credentials' });
