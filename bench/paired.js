@@ -22,7 +22,7 @@
 // (token-bench.js). Two processes on one core also share its caches, which
 // costs the one with more code on its path a little more than when it runs
 // alone.
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkPinning, cpuTimeMs, fail, freePort, HOST, killAll, readSettings, run, runMain, spawnTracked, stop, stopAfter, wholeNumberSetting } from './processes.js';
@@ -79,7 +79,10 @@ function labelOf(side) {
   return serverLabel(side.name, config) + (settings.length > 0 ? ` (${settings.join(', ')})` : '');
 }
 
-/** Starts one side of the pair on CPU `config.serverCpu`, its output going to a file. */
+/**
+ * Starts one side of the pair on CPU `config.serverCpu`, its output going to
+ * a file, on the data folder `workDir` with `client`.
+ */
 async function startServer(side, index, workDir, client) {
   const port = await freePort();
   const url = `http://${HOST}:${port}/token`;
@@ -92,16 +95,20 @@ async function startServer(side, index, workDir, client) {
     stdio: ['ignore', out, out],
   });
   closeSync(out);
-  const server = { ...side, label: labelOf(side), child, logFile, url };
+  const server = { ...side, label: labelOf(side), child, logFile, url, client };
   progress(`${server.label}: starting on ${HOST}:${port} (CPU ${config.serverCpu})`);
   await waitUntilServing(side.name, server, url, tokenRequest(client), client);
   return server;
 }
 
-/** Starts both sides of the pair, in the order `order` gives (indexes into the pair); returns them in the pair's order. */
-async function startPair(order, workDir, client) {
+/**
+ * Starts both sides of the pair, in the order `order` gives (indexes into the
+ * pair); returns them in the pair's order. `data[i]` is side i's data folder
+ * and client.
+ */
+async function startPair(order, data) {
   const servers = [];
-  for (const index of order) servers[index] = await startServer(config.pair[index], index, workDir, client);
+  for (const index of order) servers[index] = await startServer(config.pair[index], index, data[index].workDir, data[index].client);
   return servers;
 }
 
@@ -117,9 +124,9 @@ async function load(url, client, duration) {
 }
 
 /** Both servers loaded at once for `duration` seconds; each one's requests per second and CPU. */
-async function measure(servers, client, duration) {
+async function measure(servers, duration) {
   const cpuBefore = servers.map((s) => cpuTimeMs(s.child.pid));
-  const results = await Promise.all(servers.map((s) => load(s.url, client, duration)));
+  const results = await Promise.all(servers.map((s) => load(s.url, s.client, duration)));
   return servers.map((server, i) => {
     const result = results[i];
     const cpuMs = cpuTimeMs(server.child.pid) - cpuBefore[i];
@@ -148,6 +155,19 @@ async function main() {
   let ok = false;
   try {
     const client = await createConnectClient(workDir, config);
+    // Connect built in another checkout gets a data folder and a client of
+    // its own, made by its own command: its migrations need not be this
+    // checkout's.
+    const data = [];
+    for (const [index, side] of config.pair.entries()) {
+      if (side.connectRoot === ROOT) {
+        data.push({ workDir, client });
+        continue;
+      }
+      const ownDir = join(workDir, `${index}-data`);
+      mkdirSync(ownDir);
+      data.push({ workDir: ownDir, client: await createConnectClient(ownDir, config, side.connectRoot) });
+    }
     const labels = config.pair.map(labelOf);
     const [first, second] = labels.map((label) => ({ label }));
     const rounds = [];
@@ -156,14 +176,14 @@ async function main() {
       // other: a process keeps what its start gave it (where V8 put its code,
       // what it compiled and how) for as long as it runs, and that alone
       // moved one build against itself by up to 11% (bench/README.md).
-      const servers = await startPair(round % 2 === 1 ? [0, 1] : [1, 0], workDir, client);
+      const servers = await startPair(round % 2 === 1 ? [0, 1] : [1, 0], data);
       if (config.warmup > 0) {
         progress(`round ${round}: warming both up ${config.warmup} s`);
-        await measure(servers, client, config.warmup);
+        await measure(servers, config.warmup);
       }
-      const [a, b] = await measure(servers, client, config.duration);
+      const [a, b] = await measure(servers, config.duration);
       for (const server of servers) {
-        await checkTokenResponse(server.url, tokenRequest(client), client);
+        await checkTokenResponse(server.url, tokenRequest(server.client), server.client);
         if (server.child.exited) fail(`${server.label} exited during the run; see ${server.logFile}`);
       }
       await Promise.all(servers.map((server) => stop(server.child)));

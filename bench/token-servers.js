@@ -15,7 +15,8 @@ import { cleanEnv, fail, HOST, run } from './processes.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BENCH = join(ROOT, 'bench');
-const CONNECT_BIN = join(ROOT, 'packages/server/bin/connect-auth.js');
+/** The `connect-auth` command of the built checkout `root`. */
+const connectBin = (root) => join(root, 'packages/server/bin/connect-auth.js');
 
 export const SERVERS = {
   connect: { label: 'Connect' },
@@ -64,11 +65,14 @@ function connectEnv(workDir, config) {
   };
 }
 
-/** Creates the one client every server accepts, with `connect-auth clients create`. */
-export async function createConnectClient(workDir, config) {
+/**
+ * Creates the one client every server accepts, with `connect-auth clients
+ * create` of the built checkout `connectRoot` (default: this one).
+ */
+export async function createConnectClient(workDir, config, connectRoot = ROOT) {
   const stdout = await run(
     process.execPath,
-    [CONNECT_BIN, 'clients', 'create', '--name', 'Bench', '--redirect-uri', 'https://b.example/cb', '--grants', 'client_credentials', '--json'],
+    [connectBin(connectRoot), 'clients', 'create', '--name', 'Bench', '--redirect-uri', 'https://b.example/cb', '--grants', 'client_credentials', '--json'],
     { cwd: ROOT, env: connectEnv(workDir, config) },
   );
   const created = JSON.parse(stdout);
@@ -82,8 +86,7 @@ export async function createConnectClient(workDir, config) {
  */
 export function serverLaunch(name, { port, workDir, client, config, connectRoot = ROOT }) {
   if (name === 'connect') {
-    const bin = join(connectRoot, 'packages/server/bin/connect-auth.js');
-    return { script: [bin, 'serve'], env: { ...connectEnv(workDir, config), PORT: String(port) } };
+    return { script: [connectBin(connectRoot), 'serve'], env: { ...connectEnv(workDir, config), PORT: String(port) } };
   }
   return {
     script: [join(BENCH, name === 'ceiling' ? 'ceiling-server.js' : 'oidc-provider-server.js')],
