@@ -6,7 +6,7 @@ import { defaultAuthUrl } from '../config/load.js';
 import { keyPublicationDelaySeconds } from '../core/lifetimes.js';
 import type { SeedDemoDeps } from '../demo/seed-demo.js';
 import { maxTokenTtlSeconds, openRuntime, type Runtime } from './runtime.js';
-import { composeServices, type ServiceOverrides, type Services } from './services.js';
+import type { ServiceOverrides, Services } from './services.js';
 
 /** Everything built from one runtime: the server's services, the CLI commands' dependencies and the demo seed's. */
 export interface Composition {
@@ -91,7 +91,13 @@ export function compose(runtime: Runtime): Composition {
     environment,
     demoKey: runtime.demoKey,
   };
-  return { commands, demo, services: (overrides) => composeServices(runtime, overrides) };
+  return {
+    commands,
+    demo,
+    // Loaded only when a server is composed, so that every other command
+    // starts without loading the server's services.
+    services: async (overrides) => (await import('./services.js')).composeServices(runtime, overrides),
+  };
 }
 
 /** A composition over a runtime of its own. */
