@@ -5,7 +5,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Test files that replace a module (`vi.mock`): each runs in a fresh module
  * registry of its own, so the replacement reaches no other file.
  */
-const MOCKING_FILES = ['packages/server/test/unit/otp/generate-otp-range.test.ts', 'packages/server/test/unit/journey/sign-in.test.ts'];
+const MOCKING_FILES = ['packages/server/test/unit/otp/generate-otp-range.test.ts'];
 
 /**
  * The files that take longest (two releases side by side, PostgreSQL's

@@ -230,6 +230,8 @@ async function assembleObservedServices(
       redisAvailability: { unavailable: (error) => outages.failed('redis', error), available: () => outages.succeeded('redis') },
     });
   const afterAnswer = createAfterAnswer(logFailure('work after the answer failed'));
+  // PIN hashes run on worker threads of the queue's own, ended with the services.
+  const pinChecks = overrides.pinChecks ?? createPinCheckQueue();
   const journey: JourneyDeps = {
     db: storage,
     findClient,
@@ -238,7 +240,7 @@ async function assembleObservedServices(
     get issuer() {
       return urls.authUrl;
     },
-    pinChecks: overrides.pinChecks ?? createPinCheckQueue(),
+    pinChecks,
     pinAttempts: limits.pinAttempts,
     journeyStarts: limits.journeyStarts,
     otpEntries: limits.otpEntries,
@@ -299,6 +301,7 @@ async function assembleObservedServices(
       revokedTokens.close();
       keys.close();
       customerAccess.close();
+      if (!overrides.pinChecks) await pinChecks.close();
       if (!overrides.changes) await changes.close();
       redis?.disconnect();
       stopObserving();

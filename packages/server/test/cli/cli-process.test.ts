@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { checkPin } from '../../src/core/customers/check-pin.js';
 import { parseMobile } from '../../src/core/customers/mobile.js';
-import { createPinCheckQueue } from '../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../helpers/pin-checks.js';
 import { requireBuiltCli } from '../helpers/processes.js';
 import { cliWorkspace, type CliWorkspace } from './command-line.js';
 
@@ -150,5 +150,5 @@ describe.skipIf(!HAS_SCRIPT)('the PIN prompt on a terminal', () => {
 /** Whether the customer the process created (on its own clock) logs in with `pin`. */
 async function pinWorks(w: CliWorkspace, pin: string): Promise<boolean> {
   const storage = await w.storage();
-  return (await checkPin(parseMobile(MOBILE)!, pin, { customers: storage.customers, clock: systemClock, queue: createPinCheckQueue() })).ok;
+  return (await checkPin(parseMobile(MOBILE)!, pin, { customers: storage.customers, clock: systemClock, queue: testPinCheckQueue() })).ok;
 }

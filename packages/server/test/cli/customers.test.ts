@@ -10,7 +10,7 @@ import { hashCookieValue, newSession, useSession } from '../../src/core/journey/
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../src/core/storage/storage.js';
 import type { PasskeyRecord } from '../../src/core/passkeys/records.js';
-import { createPinCheckQueue } from '../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../helpers/pin-checks.js';
 import type { CliInput } from '../../src/cli/pin-input.js';
 import { pipedInput, terminalInput } from './command-line.js';
 import { pinSmsAuthentication } from '../../src/core/authentication.js';
@@ -107,7 +107,7 @@ async function cliDatabase(): Promise<Storage> {
 }
 
 function login(storage: Storage, pin: string) {
-  return checkPin(parseMobile(MOBILE)!, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
+  return checkPin(parseMobile(MOBILE)!, pin, { customers: storage.customers, clock, queue: testPinCheckQueue() });
 }
 
 /** Starts a session for the customer, as a completed login does; returns the cookie value. */

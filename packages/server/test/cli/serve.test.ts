@@ -359,6 +359,28 @@ describe('connect-auth serve --seed-demo', () => {
   });
 });
 
+describe("connect-auth serve: libuv's thread pool", () => {
+  /** How many threads a seeded server runs once it has signed a token (the pool starts all its threads at its first use). */
+  async function threadsOf(extraEnv: Record<string, string>): Promise<number> {
+    const { server, banner } = await serveSeeded(tempDir(), extraEnv);
+    expect((await requestToken(banner.url, banner.clientId, banner.clientSecret)).status).toBe(200);
+    const threads = readdirSync(`/proc/${server.child.pid}/task`).length;
+    server.child.kill('SIGTERM');
+    await waitForExit(server);
+    return threads;
+  }
+
+  it.skipIf(process.platform !== 'linux')(
+    'has 2 threads unless UV_THREADPOOL_SIZE sets another number (docs/operator-guide.md, "Threads")',
+    { timeout: 40_000 },
+    async () => {
+      const [byDefault, four, three] = [await threadsOf({}), await threadsOf({ UV_THREADPOOL_SIZE: '4' }), await threadsOf({ UV_THREADPOOL_SIZE: '3' })];
+      expect(four - byDefault).toBe(2);
+      expect(three - byDefault).toBe(1);
+    },
+  );
+});
+
 describe('connect-auth serve refuses to start', () => {
   const production = () => ({
     CONNECT_ENVIRONMENT: 'production',

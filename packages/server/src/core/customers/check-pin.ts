@@ -3,7 +3,7 @@ import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../lifetimes.js';
 import { isPinLocked, type Customer } from './customer.js';
 import type { MobileNumber } from './mobile.js';
 import type { CustomerStore } from './customer-store.js';
-import { verifyPin, type PinCheckQueue } from './pin.js';
+import type { PinCheckQueue } from './pin.js';
 
 /** The outcome of a mobile + PIN check. */
 export type CheckPinResult =
@@ -60,7 +60,7 @@ export async function checkPin(mobile: MobileNumber, pin: string, deps: CheckPin
     return { ok: false, reason: 'invalid' };
   }
   const { customer, attempt } = claim;
-  if (!(await place.run(() => verifyPin(pin, customer.pinHash)))) {
+  if (!(await place.run((pins) => pins.verify(pin, customer.pinHash)))) {
     if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };
     return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: true };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPinCheckQueue } from '../../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { CATALOGUES } from '../../../src/http/views/messages/index.js';
 import { timeOfDay } from '../../../src/http/views/time-of-day.js';
 import { appWithClient } from '../../helpers/builders.js';
@@ -279,7 +279,7 @@ describe('the language of the hosted pages', () => {
   });
 
   it('pages no journey can be read for follow Accept-Language: an expired link, a stale form, a refused request, a busy server', async () => {
-    const queue = createPinCheckQueue({ concurrency: 1, queueLimit: 0 });
+    const queue = testPinCheckQueue({ concurrency: 1, queueLimit: 0 });
     const { t, client } = await appWithClient({ pinChecks: queue });
     await addCustomer(t);
     const browser = new Browser(t.app, { acceptLanguage: 'fil-PH,fil;q=0.9,en;q=0.5' });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPinCheckQueue } from '../../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { build, T0, type BuildOptions, type TestApp } from '../../helpers/build.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import {
@@ -44,7 +44,7 @@ const FROM_NETWORK = 'Too many attempts were made from your network. Try again i
  * reaches the lock check (the server's own bound, which turns the excess
  * away with 503, is tested on its own below).
  */
-const roomyQueue = () => createPinCheckQueue({ queueLimit: GUESSES });
+const roomyQueue = () => testPinCheckQueue({ queueLimit: GUESSES });
 
 /** A documentation address (RFC 5737) per browser, so the per-address limit stops nothing. */
 const address = (i: number) => `198.51.${100 + Math.floor(i / 250)}.${(i % 250) + 1}`;

@@ -6,7 +6,7 @@ import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
-import { createPinCheckQueue } from '../../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 
 const T0 = 1_767_225_600;
 const MOBILE = '+639171234567';
@@ -24,7 +24,8 @@ async function setup(): Promise<{ storage: Storage; clock: FixedClock; check: (p
   await storage.migrate();
   const clock = fixedClock(T0);
   await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
-  const check = (pin: string, mobile = MOBILE) => checkPin(parseMobile(mobile)!, pin, { customers: storage.customers, clock, queue: createPinCheckQueue() });
+  const queue = testPinCheckQueue();
+  const check = (pin: string, mobile = MOBILE) => checkPin(parseMobile(mobile)!, pin, { customers: storage.customers, clock, queue });
   return { storage, clock, check };
 }
 

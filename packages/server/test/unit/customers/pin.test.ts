@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createPinCheckQueue, hashPin, isValidPin, verifyPin, type PinCheckQueue } from '../../../src/core/customers/pin.js';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 
 const FORMAT = /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 
@@ -184,12 +185,15 @@ describe('bounded PIN hashing', () => {
     expect(mostAtOnce).toBe(concurrency);
   });
 
-  it('hashes and verifies with real scrypt by default', async () => {
-    const pins = hasherOver(createPinCheckQueue(), { hash: hashPin, verify: verifyPin });
-    const hashed = await pins.hash('5050');
+  it('hashes and verifies with real scrypt by default, on worker threads of its own', async () => {
+    const queue = testPinCheckQueue();
+    const hashed = await queue.run((pins) => pins.hash('5050'));
     expect(hashed).toMatch(FORMAT);
-    expect(await pins.verify('5050', hashed)).toBe(true);
-    expect(await pins.verify('5051', hashed)).toBe(false);
+    expect(await verifyPin('5050', hashed)).toBe(true);
+    expect(await queue.run((pins) => pins.verify('5050', hashed))).toBe(true);
+    expect(await queue.run((pins) => pins.verify('5051', hashed))).toBe(false);
+    expect(await queue.run((pins) => pins.verify('5050', stored))).toBe(false);
+    expect(await queue.run((pins) => pins.verify('2468', stored))).toBe(true);
   });
 
   it('holds a reserved place until it runs or is released: a reserved place is never handed to another check', async () => {

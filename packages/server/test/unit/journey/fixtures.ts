@@ -7,7 +7,8 @@ import type { Client } from '../../../src/core/clients/client.js';
 import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import type { Customer } from '../../../src/core/customers/customer.js';
 import { createCustomer } from '../../../src/core/customers/manage-customers.js';
-import { createPinCheckQueue, type PinCheckQueue } from '../../../src/core/customers/pin.js';
+import type { PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { cachedPinHash } from '../../helpers/pin-hash.js';
 import type { JourneyDeps } from '../../../src/core/journey/deps.js';
 import type { StepContext } from '../../../src/core/journey/open.js';
@@ -117,7 +118,7 @@ export async function journeySetup(options: JourneyOptions = {}): Promise<Journe
     clock,
     lifetimes: { ...LIFETIMES, ...options.lifetimes },
     issuer: ISSUER,
-    pinChecks: options.pinChecks ?? createPinCheckQueue(),
+    pinChecks: options.pinChecks ?? testPinCheckQueue(),
     pinAttempts: options.pinAttempts ?? limits.pinAttempts,
     journeyStarts: limits.journeyStarts,
     otpEntries: limits.otpEntries,

@@ -2,6 +2,7 @@ import type { ClientAddress } from '../../../src/core/client-address.js';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 import * as pin from '../../../src/core/customers/pin.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { showOtp, submitOtp } from '../../../src/core/journey/steps/otp.js';
 import { showLogin, submitLogin } from '../../../src/core/journey/steps/login.js';
 import { showRegistration, submitRegistration } from '../../../src/core/journey/steps/register.js';
@@ -25,19 +26,34 @@ import {
   type Started,
 } from './fixtures.js';
 
-// The real scrypt comparison, watched: how many PINs were hashed and compared.
-vi.mock(import('../../../src/core/customers/pin.js'), async (importOriginal) => {
-  const real = await importOriginal();
-  return { ...real, verifyPin: vi.fn(real.verifyPin) };
-});
-const pinComparisons = vi.mocked(pin.verifyPin);
+// The real PIN hashing, watched: how many PINs were compared with a stored hash.
+const pinComparisons = vi.fn<(pin: string, stored: string) => void>();
 beforeEach(() => {
   pinComparisons.mockClear();
 });
 
+/** Hashing that tells {@link pinComparisons} of each comparison. */
+const watched =
+  <T>(work: (pins: pin.PinHashing) => Promise<T>) =>
+  (pins: pin.PinHashing) =>
+    work({ hash: pins.hash, verify: (given, stored) => (pinComparisons(given, stored), pins.verify(given, stored)) });
+
+/** The server's PIN-check queue, its comparisons counted in {@link pinComparisons}. */
+function watchedQueue(): pin.PinCheckQueue {
+  const queue = testPinCheckQueue();
+  return {
+    run: (work) => queue.run(watched(work)),
+    reserve() {
+      const place = queue.reserve();
+      return { run: (work) => place.run(watched(work)), release: place.release };
+    },
+    close: queue.close,
+  };
+}
+
 /** A journey of Acme (with `query` on top) and, unless told otherwise, the customer of {@link MOBILE}. */
 async function setup(options: JourneyOptions & { query?: Record<string, string>; customer?: boolean } = {}) {
-  const t = await journeySetup(options);
+  const t = await journeySetup({ pinChecks: watchedQueue(), ...options });
   const account = options.customer === false ? undefined : await t.addCustomer();
   const journey = await t.begin(options.query);
   return { ...t, account, journey };
@@ -56,7 +72,7 @@ async function expectNothingHappened(t: JourneyTest, journey: Started, pinAttemp
 
 /** A PIN-check queue that is full: one check runs until `release()`, none may wait. */
 function fullQueue() {
-  const queue = pin.createPinCheckQueue({ concurrency: 1, queueLimit: 0 });
+  const queue = testPinCheckQueue({ concurrency: 1, queueLimit: 0 });
   let release: () => void = () => {};
   const running = queue.run(() => new Promise<void>((resolve) => (release = resolve)));
   return { queue, release: () => (release(), running) };

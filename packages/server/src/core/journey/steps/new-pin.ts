@@ -1,6 +1,6 @@
 import { auditActor } from '../../audit/audit-actor.js';
 import { maskedMobile } from '../../customers/mobile.js';
-import { hashPin, isValidPin } from '../../customers/pin.js';
+import { isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
 import { PIN_RESET_WINDOW_SECONDS } from '../../lifetimes.js';
 import type { OtpChallengeRecord } from '../../otp/records.js';
@@ -90,7 +90,7 @@ export async function submitNewPin(context: StepContext, form: NewPinForm, deps:
   if (pin !== form.pinConfirmation) return page({ code: 'pin_mismatch', field: 'pin_confirmation' });
 
   // Slow on purpose: hashed before the transaction, so that no row is held meanwhile.
-  const pinHash = await deps.pinChecks.run(() => hashPin(pin));
+  const pinHash = await deps.pinChecks.run((pins) => pins.hash(pin));
   const now = deps.clock.nowSeconds();
   const { profileId } = proof;
   const outcome = await atomically<Reset, Reset>(deps.db, async (tx, rollback) => {

@@ -1,4 +1,4 @@
-import { hashPin, isValidPin } from '../../customers/pin.js';
+import { isValidPin } from '../../customers/pin.js';
 import { weakPinReason } from '../../customers/weak-pin.js';
 import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
@@ -66,7 +66,7 @@ export async function submitRegistration(context: StepContext, form: Registratio
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
   if (await deps.db.customers.findCustomerByMobile(mobile.e164)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile.e164);
-  const pendingPinHash = await deps.pinChecks.run(() => hashPin(pin)).catch(async (error: unknown) => {
+  const pendingPinHash = await deps.pinChecks.run((pins) => pins.hash(pin)).catch(async (error: unknown) => {
     // Busy, or the hash failed: nothing ran, so it does not count against the address.
     await deps.pinAttempts.giveBack(context.address).catch(() => {});
     throw error;
