@@ -1,6 +1,10 @@
-import { execFile } from 'node:child_process';
-import { randomBytes, scrypt, scryptSync } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes, scryptSync } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { onTestFinished, describe, expect, it } from 'vitest';
@@ -46,21 +50,30 @@ describe('PIN hash workers', () => {
     expect(await verifyPin('4826', stored, pool.scrypt)).toBe(true);
   });
 
-  it("run beside libuv's thread pool: a PIN is hashed while every pool thread is taken", async () => {
+  it.skipIf(process.platform !== 'linux')("run beside libuv's thread pool: a PIN is hashed while every pool thread is held", { timeout: 40_000 }, async () => {
     const pool = workers(1);
-    // Every thread of the pool, each busy twice as long as a PIN hash.
-    const poolThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-    const heavy = { N: 65_536, r: 8, p: 1, maxmem: 128 * 65_536 * 8 * 2 };
-    const order: string[] = [];
-    const busy = Array.from(
-      { length: poolThreads },
-      (_, i) => new Promise<void>((resolve, reject) => scrypt('x', `salt${i}`, 32, heavy, (error) => (error ? reject(error) : (order.push('pool'), resolve())))),
-    );
-    const hashed = hashPin('2580', pool.scrypt).then((stored) => (order.push('pin'), stored));
-    await Promise.all([...busy, hashed]);
-    // On the pool, the PIN's hash would have waited for a free thread, behind all of them.
-    expect(order[0]).toBe('pin');
-    expect(await verifyPin('2580', await hashed)).toBe(true);
+    // Opening a FIFO for reading waits, in a pool thread, until it has a
+    // writer: 16 opens hold every thread of the pool (4 unless
+    // UV_THREADPOOL_SIZE says more) until the test lets them go.
+    const dir = mkdtempSync(join(tmpdir(), 'connect-pool-'));
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    let settled = 0;
+    const held = Array.from({ length: 16 }, () => open(fifo, 'r').finally(() => void settled++));
+    onTestFinished(async () => {
+      // Read and write at once, which never waits (Linux): every open still waiting completes.
+      const writer = openSync(fifo, 'r+');
+      for (const handle of await Promise.all(held)) await handle.close();
+      closeSync(writer);
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    // On the pool, the hash would wait for a thread until the test ends.
+    const outcome = await Promise.race([hashPin('2580', pool.scrypt), delay(20_000, 'still waiting for a pool thread', { ref: false })]);
+    expect(outcome).toMatch(/^scrypt\$/);
+    expect(settled).toBe(0);
+    expect(await verifyPin('2580', outcome, pool.scrypt)).toBe(true);
+    expect(settled).toBe(0);
   });
 
   it('once closed, refuse hashes running and waiting with 503 temporarily_unavailable, which verifyPin passes on: no answer about the PIN', async () => {
