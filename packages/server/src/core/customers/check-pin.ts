@@ -17,7 +17,14 @@ export type CheckPinResult =
   /** PIN login locked until `until` (epoch seconds); `justLocked` when this attempt locked it. */
   | { readonly ok: false; readonly reason: 'locked'; readonly until: number; readonly justLocked: boolean }
   /** Locked by an operator. */
-  | { readonly ok: false; readonly reason: 'disabled' };
+  | { readonly ok: false; readonly reason: 'disabled' }
+  /**
+   * No answer: the attempt was counted but its PIN could not be compared
+   * (the hash did not run, e.g. its worker thread ended); `error` is what
+   * failed, for the caller to throw. The attempt stays counted, and
+   * `lockedUntil` says when it was the one that locked PIN login.
+   */
+  | { readonly ok: false; readonly reason: 'unchecked'; readonly error: unknown; readonly lockedUntil?: number };
 
 /** What checking a PIN needs. */
 export interface CheckPinDeps {
@@ -60,7 +67,14 @@ export async function checkPin(mobile: MobileNumber, pin: string, deps: CheckPin
     return { ok: false, reason: 'invalid' };
   }
   const { customer, attempt } = claim;
-  if (!(await place.run((pins) => pins.verify(pin, customer.pinHash)))) {
+  let right: boolean;
+  try {
+    right = await place.run((pins) => pins.verify(pin, customer.pinHash));
+  } catch (error) {
+    // Counted all the same: a failure is never a free guess (docs/journey.md, "PIN guessing").
+    return attempt < PIN_MAX_ATTEMPTS ? { ok: false, reason: 'unchecked', error } : { ok: false, reason: 'unchecked', error, lockedUntil: customer.lockedUntil as number };
+  }
+  if (!right) {
     if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };
     return { ok: false, reason: 'locked', until: customer.lockedUntil as number, justLocked: true };
   }

@@ -7,6 +7,7 @@ import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
 import { testPinCheckQueue } from '../../helpers/pin-checks.js';
+import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 
 const T0 = 1_767_225_600;
 const MOBILE = '+639171234567';
@@ -92,6 +93,24 @@ describe('checkPin', () => {
       clock.set(start + 900);
     }
     expect((await check(PIN)).ok).toBe(true);
+  });
+
+  it('a PIN that cannot be compared is no answer ("unchecked", with the error) and stays counted; the 5th says it locked', async () => {
+    const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
+    opened.push(storage);
+    await storage.migrate();
+    const clock = fixedClock(T0);
+    await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
+    const ended = new TemporarilyUnavailable('PIN hashing is not available right now; retry shortly', { detail: 'a PIN hash worker ended (exit code 1)' });
+    const queue = testPinCheckQueue({ scrypt: () => Promise.reject(ended) });
+    const check = () => checkPin(parseMobile(MOBILE)!, PIN, { customers: storage.customers, clock, queue });
+    for (let i = 1; i < PIN_MAX_ATTEMPTS; i++) {
+      expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended });
+      expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(i);
+    }
+    expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended, lockedUntil: T0 + 900 });
+    expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ lockedUntil: T0 + 900 });
+    expect(await check()).toEqual({ ok: false, reason: 'locked', until: T0 + 900, justLocked: false });
   });
 
   it('resets the count on a right PIN', async () => {

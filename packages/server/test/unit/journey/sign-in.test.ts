@@ -246,6 +246,43 @@ describe('submitLogin', () => {
     expect(await login(PIN)).toMatchObject({ kind: 'goto', page: 'otp' });
   });
 
+  it('attempts whose PIN cannot be compared (a PIN hash worker ended): 503 and counted; the 5th locks, audited as unchecked', async () => {
+    let failing = false;
+    const pinChecks = testPinCheckQueue({
+      scrypt: (secret, salt, keyLength, options) =>
+        failing
+          ? Promise.reject(new TemporarilyUnavailable('PIN hashing is not available right now; retry shortly', { detail: 'a PIN hash worker ended (exit code 1)' }))
+          : pin.scryptOnThreadPool(secret, salt, keyLength, options),
+    });
+    const t = await setup({ pinChecks });
+    const login = async (pinValue: string) => submitLogin((await t.begin()).context, { mobile: MOBILE, pin: pinValue }, t.deps);
+    const attempts = async () => (await t.storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts;
+    for (let i = 0; i < 3; i++) expect(await login(WRONG_PIN)).toMatchObject({ problem: { code: 'credentials_wrong' } });
+
+    failing = true;
+    // The 4th: no answer, never a free guess.
+    await expect(login(PIN)).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    expect(await attempts()).toBe(4);
+    expect(await t.audits('customer.pin_lockout')).toEqual([]);
+    // The 5th locks PIN login as a wrong PIN would, and says so in the audit log.
+    await expect(login(PIN)).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    const lockouts = await t.audits('customer.pin_lockout');
+    expect(lockouts).toHaveLength(1);
+    expect(lockouts[0]).toMatchObject({
+      actor: `ip:${ADDRESS.ip}`,
+      subject: t.account?.profileId,
+      outcome: 'failure',
+      details: { client_id: ACME.id, locked_until: T0 + 900, pin_checked: false },
+    });
+
+    failing = false;
+    expect(await login(PIN)).toMatchObject({ problem: { code: 'pin_locked', retryAfterSeconds: 900 } });
+    expect(await t.audits('customer.pin_lockout')).toHaveLength(1);
+    expect(t.sms.messages).toEqual([]);
+    t.clock.set(T0 + 900);
+    expect(await login(PIN)).toMatchObject({ kind: 'goto', page: 'otp' });
+  });
+
   it('on a journey that is not open for login: its own page, nothing checked', async () => {
     const t = await journeySetup();
     const customer = await t.addCustomer();

@@ -93,19 +93,27 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     await deps.pinAttempts.giveBack(context.address).catch(() => {});
     throw error;
   });
+  // `pin_checked: false`: the attempt that locked was counted but its PIN never compared.
+  const lockout = async (lockedUntil: number, checked = true) =>
+    deps.audit.record({
+      type: 'customer.pin_lockout',
+      actor: auditActor({ kind: 'address', ip: context.address.ip }),
+      subject: (await deps.db.customers.findCustomerByMobile(mobile.e164))?.profileId ?? null,
+      outcome: 'failure',
+      details: checked ? { client_id: journey.client.id, locked_until: lockedUntil } : { client_id: journey.client.id, locked_until: lockedUntil, pin_checked: false },
+      requestId: context.correlationId,
+    });
   if (!result.ok) {
     if (result.reason === 'disabled') return page({ code: 'account_locked' }, mobile.e164);
     if (result.reason === 'invalid') return page(wrong, mobile.e164);
-    if (result.justLocked) {
-      await deps.audit.record({
-        type: 'customer.pin_lockout',
-        actor: auditActor({ kind: 'address', ip: context.address.ip }),
-        subject: (await deps.db.customers.findCustomerByMobile(mobile.e164))?.profileId ?? null,
-        outcome: 'failure',
-        details: { client_id: journey.client.id, locked_until: result.until },
-        requestId: context.correlationId,
-      });
+    if (result.reason === 'unchecked') {
+      // No PIN was compared: as for a failure before the count, the address gets its check back.
+      await deps.pinAttempts.giveBack(context.address).catch(() => {});
+      // The attempt that locked is audited even without an answer (docs/journey.md, "PIN guessing").
+      if (result.lockedUntil !== undefined) await lockout(result.lockedUntil, false);
+      throw result.error;
     }
+    if (result.justLocked) await lockout(result.until);
     return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile.e164);
   }
   const { customer, attempt } = result;
