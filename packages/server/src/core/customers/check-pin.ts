@@ -21,10 +21,10 @@ export type CheckPinResult =
   /**
    * No answer: the attempt was counted but its PIN could not be compared
    * (the hash did not run, e.g. its worker thread ended); `error` is what
-   * failed, for the caller to throw. The attempt stays counted, and
-   * `lockedUntil` says when it was the one that locked PIN login.
+   * failed, for the caller to throw. The attempt stays counted; `locked` is
+   * set when it was the one that locked PIN login: until when, and whose.
    */
-  | { readonly ok: false; readonly reason: 'unchecked'; readonly error: unknown; readonly lockedUntil?: number };
+  | { readonly ok: false; readonly reason: 'unchecked'; readonly error: unknown; readonly locked?: { readonly until: number; readonly profileId: string } };
 
 /** What checking a PIN needs. */
 export interface CheckPinDeps {
@@ -72,7 +72,8 @@ export async function checkPin(mobile: MobileNumber, pin: string, deps: CheckPin
     right = await place.run((pins) => pins.verify(pin, customer.pinHash));
   } catch (error) {
     // Counted all the same: a failure is never a free guess (docs/journey.md, "PIN guessing").
-    return attempt < PIN_MAX_ATTEMPTS ? { ok: false, reason: 'unchecked', error } : { ok: false, reason: 'unchecked', error, lockedUntil: customer.lockedUntil as number };
+    const locked = attempt < PIN_MAX_ATTEMPTS ? {} : { locked: { until: customer.lockedUntil as number, profileId: customer.profileId } };
+    return { ok: false, reason: 'unchecked', error, ...locked };
   }
   if (!right) {
     if (attempt < PIN_MAX_ATTEMPTS) return { ok: false, reason: 'invalid' };

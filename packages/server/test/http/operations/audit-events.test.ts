@@ -274,7 +274,7 @@ describe('customer login', () => {
         actor: `ip:${IP}`,
         subject: profileId,
         outcome: 'failure',
-        details: { client_id: client.id, locked_until: lockedAt + 900 },
+        details: { client_id: client.id, locked_until: lockedAt + 900, pin_checked: true },
         requestId: page.headers['x-request-id'],
       },
     ]);

@@ -108,7 +108,8 @@ describe('checkPin', () => {
       expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended });
       expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(i);
     }
-    expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended, lockedUntil: T0 + 900 });
+    const customer = await storage.customers.findCustomerByMobile(MOBILE);
+    expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended, locked: { until: T0 + 900, profileId: customer?.profileId } });
     expect(await storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ lockedUntil: T0 + 900 });
     expect(await check()).toEqual({ ok: false, reason: 'locked', until: T0 + 900, justLocked: false });
   });

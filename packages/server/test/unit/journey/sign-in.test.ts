@@ -232,7 +232,7 @@ describe('submitLogin', () => {
       actor: `ip:${ADDRESS.ip}`,
       subject: t.account?.profileId,
       outcome: 'failure',
-      details: { client_id: ACME.id, locked_until: T0 + 910 },
+      details: { client_id: ACME.id, locked_until: T0 + 910, pin_checked: true },
     });
     expect(pinComparisons).toHaveBeenCalledTimes(5);
 
@@ -266,6 +266,8 @@ describe('submitLogin', () => {
     expect(await t.audits('customer.pin_lockout')).toEqual([]);
     // The 5th locks PIN login as a wrong PIN would, and says so in the audit log.
     await expect(login(PIN)).rejects.toBeInstanceOf(TemporarilyUnavailable);
+    // Neither took a point of the address's budget: only the 3 wrong PINs did.
+    expect(await t.pinPointsOf(ADDRESS)).toBe(3);
     const lockouts = await t.audits('customer.pin_lockout');
     expect(lockouts).toHaveLength(1);
     expect(lockouts[0]).toMatchObject({

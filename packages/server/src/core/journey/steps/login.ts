@@ -93,14 +93,14 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     await deps.pinAttempts.giveBack(context.address).catch(() => {});
     throw error;
   });
-  // `pin_checked: false`: the attempt that locked was counted but its PIN never compared.
-  const lockout = async (lockedUntil: number, checked = true) =>
+  // `pin_checked`: false when the attempt that locked was counted but its PIN never compared.
+  const lockout = (until: number, subject: string | null, pinChecked: boolean) =>
     deps.audit.record({
       type: 'customer.pin_lockout',
       actor: auditActor({ kind: 'address', ip: context.address.ip }),
-      subject: (await deps.db.customers.findCustomerByMobile(mobile.e164))?.profileId ?? null,
+      subject,
       outcome: 'failure',
-      details: checked ? { client_id: journey.client.id, locked_until: lockedUntil } : { client_id: journey.client.id, locked_until: lockedUntil, pin_checked: false },
+      details: { client_id: journey.client.id, locked_until: until, pin_checked: pinChecked },
       requestId: context.correlationId,
     });
   if (!result.ok) {
@@ -110,10 +110,10 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
       // No PIN was compared: as for a failure before the count, the address gets its check back.
       await deps.pinAttempts.giveBack(context.address).catch(() => {});
       // The attempt that locked is audited even without an answer (docs/journey.md, "PIN guessing").
-      if (result.lockedUntil !== undefined) await lockout(result.lockedUntil, false);
+      if (result.locked) await lockout(result.locked.until, result.locked.profileId, false);
       throw result.error;
     }
-    if (result.justLocked) await lockout(result.until);
+    if (result.justLocked) await lockout(result.until, (await deps.db.customers.findCustomerByMobile(mobile.e164))?.profileId ?? null, true);
     return page({ code: 'pin_locked', retryAfterSeconds: result.until - deps.clock.nowSeconds(), limit: 'pin_lock' }, mobile.e164);
   }
   const { customer, attempt } = result;
