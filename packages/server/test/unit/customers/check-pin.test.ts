@@ -6,6 +6,7 @@ import { fixedClock, type FixedClock } from '../../../src/core/clock.js';
 import { openStorage } from '../../../src/storage/kysely/open-storage.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { PIN_LOCK_SECONDS, PIN_MAX_ATTEMPTS } from '../../../src/core/lifetimes.js';
+import type { PinCheckQueueOptions } from '../../../src/core/customers/pin.js';
 import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 
@@ -19,13 +20,16 @@ afterEach(async () => {
   for (const storage of opened.splice(0)) await storage.close();
 });
 
-async function setup(): Promise<{ storage: Storage; clock: FixedClock; check: (pin: string, mobile?: string) => ReturnType<typeof checkPin> }> {
+/** The customer of {@link MOBILE}, checked through a PIN-check queue made with `queueOptions`. */
+async function setup(
+  queueOptions?: PinCheckQueueOptions,
+): Promise<{ storage: Storage; clock: FixedClock; check: (pin: string, mobile?: string) => ReturnType<typeof checkPin> }> {
   const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
   opened.push(storage);
   await storage.migrate();
   const clock = fixedClock(T0);
   await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
-  const queue = testPinCheckQueue();
+  const queue = testPinCheckQueue(queueOptions);
   const check = (pin: string, mobile = MOBILE) => checkPin(parseMobile(mobile)!, pin, { customers: storage.customers, clock, queue });
   return { storage, clock, check };
 }
@@ -96,14 +100,9 @@ describe('checkPin', () => {
   });
 
   it('a PIN that cannot be compared is no answer ("unchecked", with the error) and stays counted; the 5th says it locked', async () => {
-    const storage = openStorage({ engine: 'sqlite', path: ':memory:' });
-    opened.push(storage);
-    await storage.migrate();
-    const clock = fixedClock(T0);
-    await createCustomer({ mobile: MOBILE, pin: PIN }, { customers: storage.customers, clock });
     const ended = new TemporarilyUnavailable('PIN hashing is not available right now; retry shortly', { detail: 'a PIN hash worker ended (exit code 1)' });
-    const queue = testPinCheckQueue({ scrypt: () => Promise.reject(ended) });
-    const check = () => checkPin(parseMobile(MOBILE)!, PIN, { customers: storage.customers, clock, queue });
+    const { storage, check: checkWith } = await setup({ scrypt: () => Promise.reject(ended) });
+    const check = () => checkWith(PIN);
     for (let i = 1; i < PIN_MAX_ATTEMPTS; i++) {
       expect(await check()).toEqual({ ok: false, reason: 'unchecked', error: ended });
       expect((await storage.customers.findCustomerByMobile(MOBILE))?.pinAttempts).toBe(i);

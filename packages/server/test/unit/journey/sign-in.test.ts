@@ -78,6 +78,18 @@ function fullQueue() {
   return { queue, release: () => (release(), running) };
 }
 
+/** The one `customer.pin_lockout` row: the customer's PIN login locked from {@link ADDRESS} until `lockedUntil`. */
+async function expectOneLockout(t: JourneyTest & { account?: { profileId: string } | undefined }, lockedUntil: number, pinChecked: boolean): Promise<void> {
+  const lockouts = await t.audits('customer.pin_lockout');
+  expect(lockouts).toHaveLength(1);
+  expect(lockouts[0]).toMatchObject({
+    actor: `ip:${ADDRESS.ip}`,
+    subject: t.account?.profileId,
+    outcome: 'failure',
+    details: { client_id: ACME.id, locked_until: lockedUntil, pin_checked: pinChecked },
+  });
+}
+
 /** The SMS body without its one-time code, which could contain the PIN's digits by chance. */
 const withoutCode = (body: string | undefined) => (body ?? '').replace(/^\d{6} /, '').replace(/ #\d{6}$/, '');
 
@@ -226,14 +238,7 @@ describe('submitLogin', () => {
     for (let i = 0; i < 4; i++) expect(await login(WRONG_PIN)).toMatchObject({ problem: { code: 'credentials_wrong' } });
     t.clock.advance(10);
     expect(await login(WRONG_PIN)).toMatchObject({ kind: 'login', mobile: MOBILE, problem: { code: 'pin_locked', retryAfterSeconds: 900 } });
-    const lockouts = await t.audits('customer.pin_lockout');
-    expect(lockouts).toHaveLength(1);
-    expect(lockouts[0]).toMatchObject({
-      actor: `ip:${ADDRESS.ip}`,
-      subject: t.account?.profileId,
-      outcome: 'failure',
-      details: { client_id: ACME.id, locked_until: T0 + 910, pin_checked: true },
-    });
+    await expectOneLockout(t, T0 + 910, true);
     expect(pinComparisons).toHaveBeenCalledTimes(5);
 
     t.clock.set(T0 + 909);
@@ -268,14 +273,7 @@ describe('submitLogin', () => {
     await expect(login(PIN)).rejects.toBeInstanceOf(TemporarilyUnavailable);
     // Neither took a point of the address's budget: only the 3 wrong PINs did.
     expect(await t.pinPointsOf(ADDRESS)).toBe(3);
-    const lockouts = await t.audits('customer.pin_lockout');
-    expect(lockouts).toHaveLength(1);
-    expect(lockouts[0]).toMatchObject({
-      actor: `ip:${ADDRESS.ip}`,
-      subject: t.account?.profileId,
-      outcome: 'failure',
-      details: { client_id: ACME.id, locked_until: T0 + 900, pin_checked: false },
-    });
+    await expectOneLockout(t, T0 + 900, false);
 
     failing = false;
     expect(await login(PIN)).toMatchObject({ problem: { code: 'pin_locked', retryAfterSeconds: 900 } });
