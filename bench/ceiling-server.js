@@ -19,10 +19,19 @@
 // what signing costs, not how Connect signs),
 // CEILING_WITH: empty (default), or a list of Connect's own parts to add
 // (separated by `,` or `+`), to measure what they cost on their own: `log` (Connect's
-// logger and its one request line per request, to stdout) and `headers`
-// (Connect's security headers). They come from the server package's public
-// entry (`@connect-auth/server`), so Connect must be built.
+// logger and its one request line per request, to stdout), `headers`
+// (Connect's security headers) and `startup` (Connect's whole start-up, run in
+// this process on a migrated data folder of its own and closed again before
+// the ceiling serves: the ceiling's request path then runs in a process that
+// has run the code Connect runs before it serves). They come from the server
+// package's public entry (`@connect-auth/server`) and the `connect-auth`
+// command, so Connect must be built.
+import { execFileSync } from 'node:child_process';
 import { createHmac, KeyObject, randomBytes, randomUUID, sign, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, SignJWT } from 'jose';
 
@@ -32,12 +41,15 @@ const clientId = process.env.BENCH_CLIENT_ID;
 const clientSecret = process.env.BENCH_CLIENT_SECRET;
 const signer = process.env.CEILING_SIGNER ?? 'jose';
 const withParts = (process.env.CEILING_WITH ?? '').split(/[,+]/).filter(Boolean);
-if (!port || !clientId || !clientSecret || !['jose', 'jose-compact', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers'].includes(part))) {
+if (!port || !clientId || !clientSecret || !['jose', 'jose-compact', 'node'].includes(signer) || withParts.some((part) => !['log', 'headers', 'startup'].includes(part))) {
   process.stderr.write(
-    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose, jose-compact or node; CEILING_WITH lists log, headers\n',
+    'ceiling-server: PORT, BENCH_CLIENT_ID and BENCH_CLIENT_SECRET are required; CEILING_SIGNER is jose, jose-compact or node; CEILING_WITH lists log, headers, startup\n',
   );
   process.exit(2);
 }
+
+// First of all, as in Connect's own process: its start-up, then the ceiling's.
+if (withParts.includes('startup')) await runConnectStartUp();
 
 const TTL_SECONDS = 3600;
 const hmacKey = randomBytes(32);
@@ -106,6 +118,24 @@ function authenticate(header) {
   return client;
 }
 
+/**
+ * Connect's start-up, then its shutdown, in this process: the database migrated
+ * by `connect-auth migrate` in a process of its own (as the benchmarks' Connect
+ * finds it), then `startServer` and `close()` of the built package.
+ */
+async function runConnectStartUp() {
+  const dir = mkdtempSync(join(tmpdir(), 'ceiling-startup-'));
+  try {
+    const env = { CONNECT_DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, 'connect.db')}`, CONNECT_LOG_LEVEL: 'warn', HOST: host, PORT: '0' };
+    const bin = fileURLToPath(new URL('../packages/server/bin/connect-auth.js', import.meta.url));
+    execFileSync(process.execPath, [bin, 'migrate'], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const { startServer } = await import('@connect-auth/server');
+    const running = await startServer({ env, print: () => {} });
+    await running.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 async function connectLogging() {
   const { createLogger, requestLogging } = await import('@connect-auth/server');
   return requestLogging(createLogger({ level: 'info' }));

@@ -36,7 +36,7 @@ export function readServerConfig(env, defaultServers) {
   const ceilingSigner = env.BENCH_CEILING_SIGNER?.trim() || 'jose';
   if (!['jose', 'jose-compact', 'node'].includes(ceilingSigner)) fail('BENCH_CEILING_SIGNER must be jose, jose-compact or node');
   const ceilingWith = (env.BENCH_CEILING_WITH?.trim() || '').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const part of ceilingWith) if (!['log', 'headers'].includes(part)) fail(`BENCH_CEILING_WITH: unknown part "${part}"; known: log, headers`);
+  for (const part of ceilingWith) if (!['log', 'headers', 'startup'].includes(part)) fail(`BENCH_CEILING_WITH: unknown part "${part}"; known: log, headers, startup`);
   const connectLogLevel = env.BENCH_CONNECT_LOG_LEVEL?.trim() || 'info';
   return { servers, ceilingSigner, ceilingWith, connectLogLevel };
 }

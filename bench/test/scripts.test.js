@@ -50,6 +50,12 @@ describe('benchmark scripts', () => {
     expect(other.code).toBe(2);
   });
 
+  it('token-bench.js names a part of the ceiling it does not know, and the ones it does', async () => {
+    const { code, stderr } = await runScript('token-bench.js', { BENCH_CEILING_WITH: 'log,warmup' });
+    expect(stderr.trim()).toBe('bench: BENCH_CEILING_WITH: unknown part "warmup"; known: log, headers, startup');
+    expect(code).toBe(2);
+  });
+
   it('paired.js names a server it does not know', async () => {
     const { code, stderr } = await runScript('paired.js', { BENCH_PAIR: 'ceiling,nginx' });
     expect(stderr.trim()).toBe('bench: BENCH_PAIR: unknown server "nginx"; known: connect, oidc-provider, ceiling');
