@@ -13,8 +13,8 @@ export function isValidPin(value: string): boolean {
   return PIN_PATTERN.test(value);
 }
 
-// scrypt cost: N=2^15, r=8, p=1 (about 100 ms, 32 MiB) — a PIN is short, so the hash must be slow.
-const PARAMS = { N: 32_768, r: 8, p: 1 } as const;
+/** scrypt's cost for every PIN Connect hashes: N=2^15, r=8, p=1 (about 100 ms, 32 MiB) — a PIN is short, so the hash must be slow. */
+export const PIN_HASH_COST: ScryptParams = { N: 32_768, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
 /** scrypt on libuv's thread pool (Node's asynchronous `crypto.scrypt`); whatever scrypt refuses rejects as `ScryptRefused`. */
@@ -39,12 +39,15 @@ function scryptOptions(params: ScryptParams): ScryptParams & { maxmem: number } 
 /**
  * Hashes a PIN with scrypt and a fresh 16-byte salt, on `run` (by default
  * libuv's thread pool; the server's PIN checks use worker threads of their
- * own: {@link createPinCheckQueue}). Format: `scrypt$N$r$p$salt$hash` (base64url).
+ * own: {@link createPinCheckQueue}). Format: `scrypt$N$r$p$salt$hash`
+ * (base64url): the hash names its cost, which {@link verifyPin} uses.
+ * Connect always hashes at {@link PIN_HASH_COST}; only tests that set up
+ * customers pass a lower `cost`.
  */
-export async function hashPin(pin: string, run: PinScrypt = scryptOnThreadPool): Promise<string> {
+export async function hashPin(pin: string, run: PinScrypt = scryptOnThreadPool, cost: ScryptParams = PIN_HASH_COST): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await run(pin, salt, KEY_LENGTH, scryptOptions(PARAMS));
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const hash = await run(pin, salt, KEY_LENGTH, scryptOptions(cost));
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
 /**

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createPinCheckQueue, hashPin, isValidPin, verifyPin, type PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { createPinCheckQueue, hashPin, isValidPin, PIN_HASH_COST, scryptOnThreadPool, verifyPin, type PinCheckQueue } from '../../../src/core/customers/pin.js';
 import { TemporarilyUnavailable } from '../../../src/core/errors.js';
 import { testPinCheckQueue } from '../../helpers/pin-checks.js';
+import { TEST_PIN_HASH_COST } from '../../helpers/pin-hash.js';
 
 const FORMAT = /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/;
 
@@ -28,6 +29,15 @@ describe('customer PIN hashing', () => {
     const stored = await hashPin('482915');
     expect(stored).toMatch(FORMAT);
     expect(stored).not.toContain('482915');
+  });
+
+  it('names its cost in the hash, and a hash is verified at the cost it names (the lower one tests set customers up with)', async () => {
+    const stored = await hashPin('4829', scryptOnThreadPool, TEST_PIN_HASH_COST);
+    expect(stored).toMatch(/^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(await verifyPin('4829', stored)).toBe(true);
+    expect(await verifyPin('4828', stored)).toBe(false);
+    // The same salt at Connect's own cost is another hash: the cost is part of what is compared.
+    expect(await verifyPin('4829', withPart(stored, 1, String(PIN_HASH_COST.N)))).toBe(false);
   });
 
   it('salts every hash: two hashes of one PIN differ in salt and hash, and both verify', async () => {
