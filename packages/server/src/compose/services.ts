@@ -19,6 +19,7 @@ import { clientCredentialsGrant } from '../core/grants/client-credentials.js';
 import { refreshTokenGrant } from '../core/grants/refresh-token.js';
 import { bindGrant, createGrantRegistry, type GrantRegistry } from '../core/grants/registry.js';
 import { createPinCheckQueue, type PinCheckQueue } from '../core/customers/pin.js';
+import type { ScryptParams } from '../core/customers/pin-hash-workers.js';
 import type { JourneyDeps } from '../core/journey/deps.js';
 import type { PushDeps } from '../core/authorize/pushed-request.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
@@ -49,6 +50,8 @@ export interface ServiceOverrides {
   readonly sms?: SmsSender;
   readonly limits?: Limits;
   readonly pinChecks?: PinCheckQueue;
+  /** The scrypt cost of the PINs customers set, when `pinChecks` is not given; by default `PIN_HASH_COST`. */
+  readonly pinHashCost?: ScryptParams;
   readonly log?: ServiceLog;
   /** The change signal; by default the database's own (`Storage.openChangeFeed`). */
   readonly changes?: ChangeFeed;
@@ -231,7 +234,7 @@ async function assembleObservedServices(
     });
   const afterAnswer = createAfterAnswer(logFailure('work after the answer failed'));
   // PIN hashes run on worker threads of the queue's own, ended with the services.
-  const pinChecks = overrides.pinChecks ?? createPinCheckQueue();
+  const pinChecks = overrides.pinChecks ?? createPinCheckQueue(overrides.pinHashCost ? { hashCost: overrides.pinHashCost } : {});
   const journey: JourneyDeps = {
     db: storage,
     findClient,

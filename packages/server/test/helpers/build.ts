@@ -15,6 +15,8 @@ import { registerClient, registerResourceServer, type RegisterClientInput } from
 import { fixedClock, type FixedClock } from '../../src/core/clock.js';
 import type { Environment } from '../../src/core/environment.js';
 import type { PinCheckQueue } from '../../src/core/customers/pin.js';
+import type { ScryptParams } from '../../src/core/customers/pin-hash-workers.js';
+import { TEST_PIN_HASH_COST } from './pin-hash.js';
 import type { KeyRing } from '../../src/core/keys/key-ring.js';
 import type { SmsSender } from '../../src/core/sms/sms-sender.js';
 import { createOutboxSender } from '../../src/sms/outbox-sender.js';
@@ -46,8 +48,10 @@ export interface BuildOptions {
   readonly sms?: SmsSender;
   /** The limits; default: as configured (shared through the database). */
   readonly limits?: ServiceOverrides['limits'];
-  /** The PIN-check queue; default: as the server builds it. */
+  /** The PIN-check queue; default: as the server builds it, hashing the PINs customers set at `pinHashCost`. */
   readonly pinChecks?: PinCheckQueue;
+  /** The scrypt cost of the PINs customers set; default {@link TEST_PIN_HASH_COST}, `PIN_HASH_COST` for Connect's own. */
+  readonly pinHashCost?: ScryptParams;
   /** Capture logs (JSON lines) into `logs`. */
   readonly captureLogs?: boolean;
   /**
@@ -134,6 +138,7 @@ export async function build(options: BuildOptions = {}): Promise<TestApp> {
     sms: options.sms ?? createOutboxSender(storage.outbox, clock),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.pinChecks ? { pinChecks: options.pinChecks } : {}),
+    pinHashCost: options.pinHashCost ?? TEST_PIN_HASH_COST,
     ...(logger ? { log: logger } : {}),
   });
   const app = await buildApp({ services, logger });

@@ -124,6 +124,8 @@ export interface PinCheckQueueOptions {
    * ended by `close()`.
    */
   readonly scrypt?: PinScrypt;
+  /** The cost new PINs are hashed at; default {@link PIN_HASH_COST}. Only tests set servers up with a lower one. */
+  readonly hashCost?: ScryptParams;
 }
 
 /** Default number of PIN checks that run at once: half the CPUs, at least 1. */
@@ -154,7 +156,8 @@ export function createPinCheckQueue(options: PinCheckQueueOptions = {}): PinChec
   if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN check queue limit must be a whole number from 0, not ${queueLimit}`);
   let workers: PinHashWorkers | undefined;
   const scrypt = options.scrypt ?? (workers = startPinHashWorkers(concurrency)).scrypt;
-  const pins: PinHashing = { hash: (pin) => hashPin(pin, scrypt), verify: (pin, stored) => verifyPin(pin, stored, scrypt) };
+  const hashCost = options.hashCost ?? PIN_HASH_COST;
+  const pins: PinHashing = { hash: (pin) => hashPin(pin, scrypt, hashCost), verify: (pin, stored) => verifyPin(pin, stored, scrypt) };
   const limit = pLimit(concurrency);
   // Places taken but not yet running or waiting in p-limit.
   let reserved = 0;

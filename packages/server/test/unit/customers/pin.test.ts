@@ -40,6 +40,14 @@ describe('customer PIN hashing', () => {
     expect(await verifyPin('4829', withPart(stored, 1, String(PIN_HASH_COST.N)))).toBe(false);
   });
 
+  it("the server's queue hashes the PINs customers set at Connect's own cost, unless it is given another", async () => {
+    const own = testPinCheckQueue();
+    expect(await own.run((pins) => pins.hash('4829'))).toMatch(FORMAT);
+    const stored = await testPinCheckQueue({ hashCost: TEST_PIN_HASH_COST }).run((pins) => pins.hash('4829'));
+    expect(stored.split('$').slice(1, 4)).toEqual(['1024', '8', '1']);
+    expect(await own.run((pins) => pins.verify('4829', stored))).toBe(true);
+  });
+
   it('salts every hash: two hashes of one PIN differ in salt and hash, and both verify', async () => {
     const [a, b] = await Promise.all([hashPin('4829'), hashPin('4829')]);
     expect(a).not.toBe(b);
