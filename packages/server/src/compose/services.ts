@@ -234,7 +234,7 @@ async function assembleObservedServices(
     });
   const afterAnswer = createAfterAnswer(logFailure('work after the answer failed'));
   // PIN hashes run on worker threads of the queue's own, ended with the services.
-  const pinChecks = overrides.pinChecks ?? createPinCheckQueue(overrides.pinHashCost ? { hashCost: overrides.pinHashCost } : {});
+  const pinChecks = overrides.pinChecks ?? createPinCheckQueue({ hashCost: overrides.pinHashCost });
   const journey: JourneyDeps = {
     db: storage,
     findClient,

@@ -156,8 +156,7 @@ export function createPinCheckQueue(options: PinCheckQueueOptions = {}): PinChec
   if (!Number.isInteger(queueLimit) || queueLimit < 0) throw new RangeError(`PIN check queue limit must be a whole number from 0, not ${queueLimit}`);
   let workers: PinHashWorkers | undefined;
   const scrypt = options.scrypt ?? (workers = startPinHashWorkers(concurrency)).scrypt;
-  const hashCost = options.hashCost ?? PIN_HASH_COST;
-  const pins: PinHashing = { hash: (pin) => hashPin(pin, scrypt, hashCost), verify: (pin, stored) => verifyPin(pin, stored, scrypt) };
+  const pins: PinHashing = { hash: (pin) => hashPin(pin, scrypt, options.hashCost), verify: (pin, stored) => verifyPin(pin, stored, scrypt) };
   const limit = pLimit(concurrency);
   // Places taken but not yet running or waiting in p-limit.
   let reserved = 0;
