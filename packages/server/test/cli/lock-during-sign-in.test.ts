@@ -41,7 +41,7 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
     let held: unknown;
     // The sign-in's completion, as the journey runs it: hold the customer, then write the session and the approval.
     const signIn = server.transaction(async (tx) => {
-      held = await tx.customers.holdCustomerForSignIn(profileId, T0);
+      held = await tx.customers.holdCustomerForSignIn(profileId);
       await tx.customerSessions.insertCustomerSession(newSession(profileId, pinSmsAuthentication(T0, 'sign_in_otp'), T0, { sessionSeconds: 3600 }).record);
       await tx.consents.insertConsent({ profileId, clientId: 'cid_sandbox_acme', approvedAt: T0 });
       await finishing;
@@ -66,7 +66,7 @@ describe.skipIf(!postgresAdminUrl)('customers lock during a sign-in, on PostgreS
     // No live session is left: the one the sign-in created was ended by the lock.
     expect(await server.customerSessions.endCustomerSessionsOf(profileId, T0 + 1)).toBe(0);
     // And a sign-in starting after the lock finds the customer unable to sign in.
-    expect(await server.transaction((tx) => tx.customers.holdCustomerForSignIn(profileId, T0 + 2))).toBeUndefined();
+    expect(await server.transaction((tx) => tx.customers.holdCustomerForSignIn(profileId))).toBeUndefined();
   });
 });
 

@@ -55,13 +55,13 @@ export interface CustomerStore {
    */
   claimPinAttempt(mobile: string, now: number, maxAttempts: number, lockSeconds: number): Promise<{ customer: Customer; attempt: number } | undefined>;
   /**
-   * The customer, when they may sign in at `now` (not locked by an operator,
-   * PIN login not locked), or `undefined`. Changes nothing. Inside a transaction it holds the
+   * The customer, when they may sign in (not locked by an operator; a lock
+   * of PIN login by wrong PINs does not count), or `undefined`. Changes nothing. Inside a transaction it holds the
    * customer's row until the transaction ends, so an operator's
    * `customers lock` either waits for the sign-in to finish (and then ends
    * what it created) or is seen by it.
    */
-  holdCustomerForSignIn(profileId: string, now: number): Promise<Customer | undefined>;
+  holdCustomerForSignIn(profileId: string): Promise<Customer | undefined>;
   /**
    * A PIN reset's new PIN (`pinHash`, from `hashPin`), in one conditional
    * update that takes the customer's row: only while the customer is

@@ -31,7 +31,13 @@ export function isPinLocked(customer: Customer, now: number): boolean {
   return customer.lockedUntil !== null && customer.lockedUntil > now;
 }
 
-/** Whether `customer` may sign in at `now`: not locked by an operator, PIN login not locked. */
-export function maySignIn(customer: Customer, now: number): boolean {
-  return customer.status === 'active' && !isPinLocked(customer, now);
+/**
+ * Whether `customer` may sign in: not locked by an operator. A lock of PIN
+ * login by wrong PINs ({@link isPinLocked}) refuses only the PIN check: a
+ * session already open, a sign-in past its PIN, a passkey and a code
+ * already issued go on, so whoever locks it with guesses locks nothing
+ * else (docs/journey.md, "A stranger cannot lock the owner out").
+ */
+export function maySignIn(customer: Customer): boolean {
+  return customer.status === 'active';
 }

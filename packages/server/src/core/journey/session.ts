@@ -62,7 +62,7 @@ export async function useSession(
   const session = await deps.db.customerSessions.useCustomerSession(hashCookieValue(sessionId), now, deps.lifetimes.sessionIdleSeconds);
   if (!session) return undefined;
   const customer = await deps.db.customers.findCustomer(session.profileId);
-  return customer && maySignIn(customer, now) ? { customer, authentication: session.authentication } : undefined;
+  return customer && maySignIn(customer) ? { customer, authentication: session.authentication } : undefined;
 }
 
 /** Ends a session (`prompt=login`, or a new login in the same browser). */

@@ -190,7 +190,8 @@ export interface SignInStore {
    * same statement. A right entry uses the challenge up and completes the
    * sign-in, all or nothing, when the journey can move
    * along `otpVerified` and the customer can sign in (an existing one is
-   * active and not PIN-locked, and held until the step ends; a new one's
+   * active, whether or not wrong PINs locked PIN login since its PIN was
+   * checked, and held until the step ends; a new one's
    * mobile is free): the journey moves, a new account is created, the
    * browser's previous session ends, the new session, the approval and the
    * code are stored. Of concurrent entries of one challenge, on any number

@@ -9,6 +9,7 @@ import { changeReached } from '../../helpers/change-reached.js';
 import {
   addCustomer,
   authorizeParams,
+  authorizeUrl,
   Browser,
   csrfToken,
   expectClientRedirect,
@@ -16,6 +17,7 @@ import {
   MOBILE,
   OTHER_MOBILE,
   outbox,
+  pageText,
   PIN,
   REDIRECT_URI,
   startLogin,
@@ -507,6 +509,37 @@ describe('sign-in with a passkey', () => {
     const again = new Browser(t.app, { remoteAddress: '203.0.113.78' });
     const started = await startLogin(again, authorizeParams(client, { user_id: MOBILE }));
     codeOf((await passkeySignIn({ browser: again, requestId: started.requestId, csrf: csrfToken(started.page.body) }, credential)).res);
+  });
+
+  it("a stranger's 5 wrong PINs lock PIN login only: the owner's passkey, open session, sign-in past its PIN and code already issued all end in tokens", async () => {
+    const { t, client } = await setup();
+    const credential = await enrolled(t, client);
+    // The owner: signed in on a phone (its code not yet exchanged), and half-way through a sign-in on a tablet.
+    const phone = new Browser(t.app, { remoteAddress: '203.0.113.77' });
+    const { res: signedIn } = await signInWithPin(phone, client, false);
+    const issued = expectClientRedirect(signedIn).get('code') ?? '';
+    const tablet = new Browser(t.app, { remoteAddress: '203.0.113.78' });
+    const halfWay = await submitCredentials(tablet, (await startLogin(tablet, authorizeParams(client))).page, MOBILE, PIN);
+
+    // A stranger who knows only the mobile: 5 wrong PINs lock its PIN login.
+    const stranger = new Browser(t.app, { remoteAddress: '198.51.100.9' });
+    let guess: Response | undefined;
+    for (let i = 0; i < 5; i++) guess = await stranger.submit((await startLogin(stranger, authorizeParams(client))).page, { mobile: MOBILE, pin: '000000', action: 'login' });
+    expect(pageText(guess?.body ?? '')).toContain('Too many wrong PINs');
+    const lockedUntil = (await t.storage.customers.findCustomerByMobile(MOBILE))?.lockedUntil;
+    expect(lockedUntil).toBeGreaterThan(t.clock.nowSeconds());
+
+    // Each of the owner's ways in that needs no PIN check now ends in tokens.
+    await redeem(t.app, client, issued);
+    await redeem(t.app, client, expectClientRedirect(await browser303(tablet, halfWay)).get('code') ?? '');
+    await redeem(t.app, client, expectClientRedirect(await phone.get(authorizeUrl(authorizeParams(client, { prompt: 'none' })))).get('code') ?? '');
+    const journey = await newJourney(t.app, client, { user_id: MOBILE });
+    await redeem(t.app, client, codeOf((await passkeySignIn(journey, credential)).res));
+    // PIN login itself stays locked, even against the right PIN, and nothing above lifted the lock.
+    const owner = new Browser(t.app, { remoteAddress: '203.0.113.79' });
+    const refused = await owner.submit((await startLogin(owner, authorizeParams(client))).page, { mobile: MOBILE, pin: PIN, action: 'login' });
+    expect(pageText(refused.body)).toContain('Too many wrong PINs');
+    expect((await t.storage.customers.findCustomerByMobile(MOBILE))?.lockedUntil).toBe(lockedUntil);
   });
 
   it('answers a malformed credential, or none, with passkey_refused, never a 500', async () => {

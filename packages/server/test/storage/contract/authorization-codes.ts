@@ -116,13 +116,12 @@ export function describeAuthorizationCodesContract(subject: StorageUnderTest): v
     });
 
     it('consumes the code of a customer or client who can no longer sign in, adding no token session', async () => {
-      for (const codeHash of ['locked-out', 'after-lockout', 'disabled', 'enabled', 'customer-locked']) {
+      for (const codeHash of ['pin-locked', 'disabled', 'enabled', 'customer-locked']) {
         await codes().insertAuthorizationCode(authorizationCode({ codeHash, expiresAt: T + 900 }));
       }
-      // A customer locked out for failed PINs, until the lockout ends.
-      await storage.customers.updateCustomer('123456789012', { lockedUntil: T + 100 }, T + 1);
-      expect(await redeem('locked-out', 'cid_sandbox_contract', T + 99)).toBe('ended');
-      expect(await redeem('after-lockout', 'cid_sandbox_contract', T + 100)).toBe('redeemed');
+      // Wrong PINs since the code was issued lock PIN login, not the code.
+      await storage.customers.updateCustomer('123456789012', { pinAttempts: 5, lockedUntil: T + 100 }, T + 1);
+      expect(await redeem('pin-locked', 'cid_sandbox_contract', T + 99)).toBe('redeemed');
       // A disabled client.
       await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'disabled', tokensEndedAt: T + 101 }, T + 101);
       expect(await redeem('disabled', 'cid_sandbox_contract', T + 101)).toBe('ended');

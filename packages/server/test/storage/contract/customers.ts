@@ -72,7 +72,7 @@ export function describeCustomersContract(subject: StorageUnderTest): void {
       await storage.customers.updateCustomer('123456789012', { name: 'Maria', status: 'active', pinHash: customer().pinHash, pinAttempts: 0, lockedUntil: null }, T + 1);
       await storage.customers.claimPinAttempt('+639171234567', T + 2, 5, 900);
       await storage.customers.clearPinAttempts('123456789012', 1, T + 3);
-      await storage.customers.holdCustomerForSignIn('123456789012', T + 4);
+      await storage.customers.holdCustomerForSignIn('123456789012');
       expect(await version()).toBe(0);
       // A PIN reset, an operator's lock (once), an unlock, a new PIN set by an operator: one each.
       expect(await storage.customers.replacePin('123456789012', 'scrypt$new', T + 5)).toMatchObject({ credentialVersion: 1 });
@@ -123,15 +123,14 @@ export function describeCustomersContract(subject: StorageUnderTest): void {
       expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 0, lockedUntil: null, updatedAt: T + 1 });
     });
 
-    it('holds a customer for a sign-in only while they may sign in', async () => {
+    it('holds a customer for a sign-in only while an operator has not locked them (wrong PINs lock PIN checks only)', async () => {
       await storage.customers.insertCustomer(customer());
       await storage.customers.insertCustomer(customer({ profileId: '223456789012', mobile: '+639171234568', status: 'locked' }));
-      await storage.customers.insertCustomer(customer({ profileId: '323456789012', mobile: '+639171234569', lockedUntil: T + 900 }));
-      expect(await storage.customers.holdCustomerForSignIn('123456789012', T)).toEqual(customer());
-      expect(await storage.customers.holdCustomerForSignIn('223456789012', T)).toBeUndefined();
-      expect(await storage.customers.holdCustomerForSignIn('323456789012', T + 899)).toBeUndefined();
-      expect(await storage.customers.holdCustomerForSignIn('323456789012', T + 900)).toMatchObject({ profileId: '323456789012' });
-      expect(await storage.customers.holdCustomerForSignIn('999999999999', T)).toBeUndefined();
+      await storage.customers.insertCustomer(customer({ profileId: '323456789012', mobile: '+639171234569', pinAttempts: 5, lockedUntil: T + 900 }));
+      expect(await storage.customers.holdCustomerForSignIn('123456789012')).toEqual(customer());
+      expect(await storage.customers.holdCustomerForSignIn('223456789012')).toBeUndefined();
+      expect(await storage.customers.holdCustomerForSignIn('323456789012')).toMatchObject({ profileId: '323456789012', lockedUntil: T + 900 });
+      expect(await storage.customers.holdCustomerForSignIn('999999999999')).toBeUndefined();
     });
 
     it("replaces an active customer's PIN and clears the wrong-PIN count and lock; refuses a locked or unknown customer", async () => {

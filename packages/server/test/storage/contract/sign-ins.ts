@@ -167,10 +167,11 @@ export function describeSignInsContract(subject: StorageUnderTest): void {
       expect(await storage.customerSessions.findCustomerSession('session-new')).toBeUndefined();
     });
 
-    it('completes nothing for a customer whose PIN login is locked', async () => {
+    it('completes the sign-in of a customer whose PIN login wrong PINs locked after the right PIN: the lock refuses PIN checks only', async () => {
       await awaitingCode({}, { pinAttempts: 5, lockedUntil: T + 900 });
-      expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: { kind: 'customer_unavailable' } });
-      expect(await written()).toEqual({ status: 'otp_sent', session: undefined, consent: undefined, code: undefined });
+      expect(await signIns().enterOtp(entry())).toEqual({ kind: 'right', done: { kind: 'completed', credentialVersion: 0 } });
+      expect(await written()).toMatchObject({ status: 'code_issued', consent: { profileId: '123456789012' } });
+      expect(await storage.customers.findCustomer('123456789012')).toMatchObject({ pinAttempts: 5, lockedUntil: T + 900 });
     });
 
     it('creates the account of a registration with the sign-in, unless its mobile was registered meanwhile', async () => {

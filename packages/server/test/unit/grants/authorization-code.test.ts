@@ -105,13 +105,6 @@ const CASES: readonly Case[] = [
     consumed: true,
   },
   {
-    name: 'a customer whose PIN login was locked after the code was issued',
-    meanwhile: (s) => s.storage.customers.updateCustomer(s.customer.profileId, { lockedUntil: T0 + 900 }, T0 + 1),
-    after: 2,
-    error: { type: InvalidGrant, description: /can no longer sign in/ },
-    consumed: true,
-  },
-  {
     name: 'a used code',
     meanwhile: (s) => s.redeem(),
     after: 10,

@@ -116,14 +116,12 @@ describe('useSession', () => {
     expect(await use(id)).toBeUndefined();
   });
 
-  it('refuses the session of a customer locked out by wrong PINs, until the lock lifts', async () => {
+  it('keeps the session of a customer whose PIN login wrong PINs locked: the lock refuses PIN checks only', async () => {
     const { storage, clock, customer, start, use } = await setup();
     const id = await start();
-    await storage.customers.updateCustomer(customer.profileId, { lockedUntil: T0 + 900 }, T0);
-    clock.set(T0 + 899);
-    expect(await use(id)).toBeUndefined();
-    clock.set(T0 + 900);
-    expect(await use(id)).toBeDefined();
+    await storage.customers.updateCustomer(customer.profileId, { pinAttempts: 5, lockedUntil: T0 + 900 }, T0);
+    clock.set(T0 + 1);
+    expect(await use(id)).toMatchObject({ customer: { profileId: customer.profileId, lockedUntil: T0 + 900 } });
   });
 
   it('refuses a missing, unknown or oversized session ID', async () => {

@@ -67,7 +67,7 @@ export async function submitConsent(context: StepContext, form: ConsentForm, dep
 
   const outcome = await atomically<Approval, Approval>(deps.db, async (tx, rollback) => {
     // The customer's row first, then the session's: the order `customers lock` takes them in, so the two never deadlock.
-    const held = isPlausibleId(context.sessionId) && record.profileId !== null ? await tx.customers.holdCustomerForSignIn(record.profileId, now) : undefined;
+    const held = isPlausibleId(context.sessionId) && record.profileId !== null ? await tx.customers.holdCustomerForSignIn(record.profileId) : undefined;
     const session = held ? await tx.customerSessions.useCustomerSession(hashCookieValue(context.sessionId ?? ''), now, deps.lifetimes.sessionIdleSeconds) : undefined;
     const customer = session && session.profileId === held?.profileId ? held : undefined;
     // A session whose sign-in is too weak or too old for the request (acr_values, max_age) cannot approve either.

@@ -82,7 +82,7 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
       return { customer, attempt: customer.pinAttempts };
     },
 
-    async holdCustomerForSignIn(profileId, now) {
+    async holdCustomerForSignIn(profileId) {
       // A write that changes nothing, so that PostgreSQL locks the row (SQLite's
       // IMMEDIATE transactions hold the whole database anyway).
       const row = await db
@@ -90,7 +90,6 @@ export function createCustomerStore(db: Kysely<Database>): CustomerStore {
         .set({ updated_at: sql<number>`updated_at` })
         .where('profile_id', '=', profileId)
         .where('status', '=', 'active')
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
         .returningAll()
         .executeTakeFirst();
       return row && toCustomer(row);

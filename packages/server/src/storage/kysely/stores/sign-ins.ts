@@ -135,10 +135,14 @@ async function startChallengeInOneStatement(db: Kysely<Database>, start: Challen
   return rows[0] && toRequest(rows[0]);
 }
 
-/** Whether the customer of `entry` can sign in now: an existing one active and not PIN-locked, or a new one's mobile still free. */
+/**
+ * Whether the customer of `entry` can sign in now: an existing one active
+ * (wrong PINs since its PIN was checked lock PIN login, not this sign-in),
+ * or a new one's mobile still free.
+ */
 function customerCanSignIn(entry: OtpEntry) {
   return 'profileId' in entry.customer
-    ? sql`exists (select 1 from customers where profile_id = ${entry.customer.profileId} and status = 'active' and (locked_until is null or locked_until <= ${entry.now}))`
+    ? sql`exists (select 1 from customers where profile_id = ${entry.customer.profileId} and status = 'active')`
     : sql`not exists (select 1 from customers where mobile = ${entry.customer.create.mobile})`;
 }
 
@@ -198,7 +202,7 @@ async function enterOtpStepByStep(db: Kysely<Database>, entry: OtpEntry): Promis
   // The credential version the sign-in completes at: a new account's own, or the one held.
   const version =
     'profileId' in entry.customer
-      ? (await customers.holdCustomerForSignIn(entry.customer.profileId, now))?.credentialVersion
+      ? (await customers.holdCustomerForSignIn(entry.customer.profileId))?.credentialVersion
       : (await customers.findCustomerByMobile(entry.customer.create.mobile)) === undefined
         ? entry.customer.create.credentialVersion
         : undefined;
@@ -247,7 +251,7 @@ async function enterOtpInOneStatement(db: Kysely<Database>, entry: OtpEntry, pro
     with first as (select profile_id from customers where profile_id = ${profileId} for update),
     claim as (${claimEntry(entry, sql`and (select count(*) from first) >= 0`)}),
     held as (update customers set updated_at = updated_at
-             where profile_id = ${profileId} and status = 'active' and (locked_until is null or locked_until <= ${now})
+             where profile_id = ${profileId} and status = 'active'
                and exists (select 1 from claim where consumed_at is not null)
              returning profile_id, credential_version),
     moved as (update authorization_requests set status = ${TRANSITIONS.otpVerified.to}, completed_at = ${now}, profile_id = ${profileId}
