@@ -179,7 +179,8 @@ function describeFailure(error: unknown, assertionFailed: (description: string) 
     return notSigned();
   }
   if (error instanceof JwksUriFetchFailed) return assertionFailed('the keys of this client could not be fetched from its jwks_uri; try again later');
-  // Anything else jose reports about the token (a key it cannot import) is the assertion's failure, never a 500.
-  if (error instanceof errors.JOSEError) return notSigned();
+  // Anything else jose reports about the token, or WebCrypto about a key of the client's
+  // it cannot import (a DataError), is the assertion's failure, never a 500.
+  if (error instanceof errors.JOSEError || error instanceof DOMException) return notSigned();
   return error;
 }

@@ -1,3 +1,4 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { Environment } from '../environment.js';
 import { hasControlCharacter } from '../control-characters.js';
 
@@ -44,6 +45,21 @@ export function clientJwksProblem(value: unknown): string | undefined {
 }
 
 function keyProblem(jwk: Record<string, unknown>): string | undefined {
+  const problem = shapeProblem(jwk);
+  if (problem) return problem;
+  // Its members have the right form; the key must also be one (an EC point on
+  // P-256, an RSA modulus, an Ed25519 key): one that cannot be imported would
+  // fail every assertion of the client.
+  try {
+    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch {
+    const why = jwk.kty === 'EC' ? '"x" and "y" are not a point on P-256' : jwk.kty === 'RSA' ? '"n" and "e" do not make one' : '"x" is not an Ed25519 key';
+    return `it is not a usable ${String(jwk.kty)} public key: ${why}`;
+  }
+  return undefined;
+}
+
+function shapeProblem(jwk: Record<string, unknown>): string | undefined {
   if (jwk.kty === 'oct') return 'a symmetric ("oct") key is refused: register public keys only';
   const secret = PRIVATE_MEMBERS.filter((member) => jwk[member] !== undefined);
   if (secret.length > 0) return `it holds private key material ("${secret.join('", "')}"): register the public key only, and keep the private key with the client`;

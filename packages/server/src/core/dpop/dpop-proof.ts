@@ -115,7 +115,9 @@ export async function verifyDpopProof(request: DpopProofRequest, deps: DpopProof
     jwk = verified.protectedHeader.jwk as JWK;
   } catch (error) {
     if (error instanceof PrivateKeyInProof) throw new InvalidDpopProof('the jwk of the DPoP proof must be a public key', at);
-    if (error instanceof errors.JOSEError || error instanceof TypeError) {
+    // WebCrypto refuses a jwk it cannot import (a point off its curve, a curve
+    // other than the algorithm's) with a DOMException: the proof's fault too.
+    if (error instanceof errors.JOSEError || error instanceof TypeError || error instanceof DOMException) {
       throw new InvalidDpopProof('the DPoP proof is malformed, of another type or algorithm, or its signature does not verify', { ...at, detail: (error as Error).message });
     }
     throw error;

@@ -61,6 +61,7 @@ describe('POST /token with a DPoP proof (RFC 9449 §5)', () => {
     ['a proof for GET', async (t, key) => [await key.proof({ htm: 'GET', htu: TOKEN_URL, iat: t.clock.nowSeconds() })]],
     ['a proof 61 seconds old', async (t, key) => [await key.proof({ htm: 'POST', htu: TOKEN_URL, iat: t.clock.nowSeconds() - 61 })]],
     ['garbage', async () => ['not-a-proof']],
+    ['a jwk whose x and y are no point on P-256', async (t, key) => [await key.proof({ htm: 'POST', htu: TOKEN_URL, iat: t.clock.nowSeconds() }, { header: { jwk: { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB' } } })]],
   ])('%s → 400 invalid_dpop_proof, no token', async (_name, proofs) => {
     const t = await build();
     const client = await t.createClient();
@@ -181,6 +182,9 @@ describe('presenting DPoP-bound tokens (RFC 9449 §7)', () => {
     const noAth = await getProfile(t.app, `DPoP ${token}`, await proof(key, {}));
     expectOAuthError(noAth, { status: 401, error: 'invalid_dpop_proof' });
     expectDpopChallenge(noAth, 'invalid_dpop_proof');
+    const badJwk = await getProfile(t.app, `DPoP ${token}`, await key.proof({ htm: 'GET', htu: PROFILE_URL, iat: t.clock.nowSeconds(), accessToken: token }, { header: { jwk: { ...key.publicJwk, crv: 'P-384' } } }));
+    expectOAuthError(badJwk, { status: 401, error: 'invalid_dpop_proof' });
+    expectDpopChallenge(badJwk, 'invalid_dpop_proof');
     const noProof = await getProfile(t.app, `DPoP ${token}`);
     expectOAuthError(noProof, { status: 401, error: 'invalid_dpop_proof' });
     const replayed = await proof(key);

@@ -146,6 +146,9 @@ describe('private_key_jwt', () => {
     ['an unknown kid', async () => withAssertion(await sign({}, { kid: 'nope' })), 'client_assertion is not signed by a key registered for this client'],
     ['the key of another client', async () => withAssertion(await sign({}, { key: otherKey.privateKey })), 'client_assertion is not signed by a key registered for this client'],
     ['a client without keys', async () => withAssertion(await sign({})), 'client_assertion is not signed by a key registered for this client', { jwks: null }],
+    // A registered key WebCrypto cannot import (stored before registration checked it): a DOMException, never a 500.
+    ['a registered key whose x and y are no point on P-256', async () => withAssertion(await sign({})), 'client_assertion is not signed by a key registered for this client', { jwks: { keys: [{ ...esJwk, x: 'AAAA', y: 'BBBB' }] } }],
+    ['a registered key without alg whose x and y are no point on P-256', async () => withAssertion(await sign({}, { kid: 'bad' })), 'client_assertion is not signed by a key registered for this client', { jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB', kid: 'bad' }] } }],
     ['an unknown client', async () => withAssertion(await sign({ iss: 'cid_sandbox_nobody', sub: 'cid_sandbox_nobody' })), 'client_assertion is not signed by a key registered for this client'],
     ['a disabled client', async () => withAssertion(await sign({})), 'client is disabled', { status: 'disabled' }],
     ['not a JWT', async () => withAssertion('not.a.jwt'), 'client_assertion is not a valid signed JWT'],
@@ -271,6 +274,15 @@ describe('private_key_jwt with a jwks_uri (a real HTTP server)', () => {
     expect(hits).toBe(2);
   });
 
+  it('a jwks_uri serving a key WebCrypto cannot import gives invalid_client, never a 500', async () => {
+    serve([{ ...esJwk, x: 'AAAA', y: 'BBBB' }]);
+    const { deps } = await uriSetup();
+    await expect(authenticateClient(withAssertion(await sign({})), deps)).rejects.toMatchObject({
+      error: 'invalid_client',
+      description: 'client_assertion is not signed by a key registered for this client',
+    });
+  });
+
   const failing: Array<[string, () => void, { timeoutMs?: number; maxBytes?: number }]> = [
     ['answers 500', () => (answer = (_req, res) => res.writeHead(500).end('oops')), {}],
     ['does not answer in time', () => (answer = () => {}), { timeoutMs: 200 }],
@@ -309,6 +321,8 @@ describe('clientJwksProblem (registration)', () => {
     ['no keys', async () => ({ keys: [] }), /non-empty/],
     ['not an object', async () => [esJwk], /JSON object/],
     ['use enc', async () => ({ keys: [{ ...esJwk, use: 'enc' }] }), /"use" must be "sig"/],
+    ['an EC key whose x and y are no point on P-256', async () => ({ keys: [{ ...esJwk, x: 'AAAA', y: 'BBBB' }] }), /not a usable EC public key: "x" and "y" are not a point on P-256/],
+    ['an Ed25519 key with a short x', async () => ({ keys: [{ ...(await pub(ed, 'ed-1', 'EdDSA')), x: 'AAAA' }] }), /not a usable OKP public key/],
   ];
   it.each(refused)('refuses %s', async (_name, jwks, message) => {
     expect(clientJwksProblem(await jwks())).toMatch(message);

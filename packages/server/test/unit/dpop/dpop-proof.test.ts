@@ -52,6 +52,17 @@ const refused: Case[] = [
   { name: 'no jwk', proofs: async (k) => [await k.proof(base, { header: { jwk: undefined } })] },
   { name: 'a private key as jwk', proofs: async (k) => [await k.proof(base, { header: { jwk: k.privateJwk } })] },
   { name: 'another key as jwk than signed', proofs: async (k) => [await k.proof(base, { header: { jwk: (await dpopKey()).publicJwk } })] },
+  // Keys WebCrypto cannot import (it throws a DOMException, not a jose error).
+  { name: 'a jwk whose x and y are no point on P-256', proofs: async (k) => [await k.proof(base, { header: { jwk: { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'BBBB' } } })] },
+  { name: 'a jwk on P-384 for ES256', proofs: async (k) => [await k.proof(base, { header: { jwk: { ...k.publicJwk, crv: 'P-384' } } })] },
+  { name: 'a jwk on secp256k1', proofs: async (k) => [await k.proof(base, { header: { jwk: { ...k.publicJwk, crv: 'secp256k1' } } })] },
+  {
+    name: 'an Ed25519 jwk with a short x',
+    proofs: async () => {
+      const ed = await dpopKey('EdDSA');
+      return [await ed.proof(base, { header: { jwk: { ...ed.publicJwk, x: 'AAAA' } } })];
+    },
+  },
   { name: 'alg none', proofs: async (k) => [unsecuredProof(k.publicJwk, base)] },
   { name: 'HS256', proofs: async (k) => [await hs256Proof(k.publicJwk, base)] },
   { name: 'no jti', proofs: async (k) => [await k.proof(base, { claims: { jti: undefined } })] },
