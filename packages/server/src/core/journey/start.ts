@@ -32,7 +32,8 @@ export type StartResult = StepResult | PageError;
  * once, by its own client, within 60 seconds; an error page otherwise);
  * checks the request, then
  * - `prompt=login` (and `max_age=0`) ends any customer session and asks
- *   for the PIN again;
+ *   for the PIN again (`prompt=none` with `max_age=0`: `login_required`,
+ *   the session kept);
  * - a live session of the same customer (the same mobile as `user_id`, when
  *   given) whose sign-in meets the request's `acr_values` and `max_age`
  *   (docs/journey.md, "`acr_values` and `max_age`") returns a code at once
@@ -67,7 +68,9 @@ export async function startJourney(received: AuthorizeQuery, browser: BrowserCoo
   const { request } = check;
   const now = deps.clock.nowSeconds();
 
-  // max_age=0: no sign-in is recent enough, so the session ends as with prompt=login.
+  // max_age=0: no sign-in is recent enough, so the session ends as with prompt=login;
+  // with prompt=none there is no sign-in to make, and the answer ends nothing.
+  if (request.prompt === 'none' && request.maxAge === 0) return back('login_required', 'the customer must sign in again to meet max_age', request.state, request.redirectUri);
   const forceLogin = request.prompt === 'login' || request.maxAge === 0;
   if (forceLogin) await endSession(browser.sessionId, deps.db, now);
   const signedIn = forceLogin ? undefined : await useSession(browser.sessionId, deps);

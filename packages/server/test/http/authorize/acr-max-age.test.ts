@@ -244,6 +244,18 @@ function defineTests(engine: string, makeApp: () => Promise<TestApp>): void {
       expectClientRedirect(await browser.get(authorizeUrl(authorizeParams(client, { max_age: '301', prompt: 'none' }))));
     });
 
+    it('max_age=0 with prompt=none → login_required, and the session lives on: an answer that shows no page ends nothing', async () => {
+      const { client, browser } = await signedIn();
+      const session = sessionCookie(browser);
+      const res = await browser.get(authorizeUrl(authorizeParams(client, { max_age: '0', prompt: 'none' })));
+      expectErrorRedirect(res, 'login_required', 'xyz-state');
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect(sessionCookie(browser)).toBe(session);
+      const silent = expectClientRedirect(await browser.get(authorizeUrl(authorizeParams(client, { prompt: 'none' }))));
+      expect(silent.get('error')).toBeNull();
+      expect(silent.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    });
+
     it('max_age=0 acts as prompt=login: the session ends and the customer signs in again, even in the second of the sign-in', async () => {
       const { client, browser } = await signedIn();
       const { page } = await startLogin(browser, authorizeParams(client, { max_age: '0' }));
