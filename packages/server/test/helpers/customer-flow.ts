@@ -236,11 +236,20 @@ export function expectSeeOther(res: Response, path: RegExp): string {
 }
 
 /**
- * A 303 back to the client at `redirectUri`: returns the parameters sent.
- * Every one of them carries `iss` (RFC 9207); the redirect URI's own
- * query, if any, comes first and unchanged.
+ * A 303 back to the client at `redirectUri` with a code and no error:
+ * returns the parameters sent. Every redirect back carries `iss` (RFC
+ * 9207); the redirect URI's own query, if any, comes first and unchanged.
+ * An error sent back: {@link expectErrorRedirect}.
  */
 export function expectClientRedirect(res: Response, redirectUri: string = REDIRECT_URI): URLSearchParams {
+  const params = redirectBack(res, redirectUri);
+  expect(params.get('error'), `${String(res.headers.location)} carries no error`).toBeNull();
+  expect(params.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return params;
+}
+
+/** A `303` back to `redirectUri` with Connect's `iss`: its query, whatever it answers. */
+function redirectBack(res: Response, redirectUri: string): URLSearchParams {
   expect({ status: res.statusCode, body: res.body }).toEqual({ status: 303, body: '' });
   const location = String(res.headers.location);
   const sep = redirectUri.includes('?') ? '&' : '?';
@@ -252,7 +261,7 @@ export function expectClientRedirect(res: Response, redirectUri: string = REDIRE
 
 /** An error redirect: `error`, `error_description`, `state` (when sent) and `iss`, nothing else. */
 export function expectErrorRedirect(res: Response, error: string, state: string | null, redirectUri: string = REDIRECT_URI): string {
-  const params = expectClientRedirect(res, redirectUri);
+  const params = redirectBack(res, redirectUri);
   const own = new Set(new URL(redirectUri).searchParams.keys());
   const sent = [...params.keys()].filter((name) => !own.has(name)).sort();
   expect(sent).toEqual(state === null ? ['error', 'error_description', 'iss'] : ['error', 'error_description', 'iss', 'state']);

@@ -14,6 +14,7 @@ import {
   Browser,
   csrfToken,
   expectClientRedirect,
+  expectErrorRedirect,
   latestOtp,
   logIn,
   MOBILE,
@@ -283,7 +284,7 @@ describe('real responses match the description', () => {
     const other = new Browser(app);
     expect((await other.get(authorizeUrl(authorizeParams(client)))).statusCode).toBe(303);
     const refused = await other.get(authorizeUrl(authorizeParams(client, { response_type: 'token' })));
-    expect(expectClientRedirect(refused).get('error')).toBe('unsupported_response_type');
+    expectErrorRedirect(refused, 'unsupported_response_type', 'xyz-state');
     expect((await other.get(authorizeUrl(authorizeParams({ id: 'cid_sandbox_unknown' })))).statusCode).toBe(400);
   });
 
