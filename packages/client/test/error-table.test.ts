@@ -456,6 +456,12 @@ const callbackRows: Record<string, Row> = {
 const wordedRows: Record<string, Row> = {
   'a refresh token whose stored session expired before its signature did': worded('invalid_grant', 'refresh token has expired', InvalidGrant, /not renewed past its lifetime/),
   'a refresh token that is not its session\'s current one': worded('invalid_grant', 'refresh token is invalid', InvalidGrant, /not the current refresh token/),
+  'a code whose redirect URI the operator replaced since': worded(
+    'invalid_grant',
+    'the redirect_uri of this code is no longer registered for the client',
+    InvalidGrant,
+    /replaced this client's redirect URI.*send the customer through the authorization again/,
+  ),
   'a code ended while it was exchanged': worded('invalid_grant', 'the authorization code was ended: the customer or the client can no longer sign in with it', InvalidGrant, /locked or the client disabled during the exchange/),
   'a retried /tokens whose first answer no longer stands': worded('invalid_grant', 'the tokens of the first answer to this Request-Reference-No are no longer valid; refresh with a new Request-Reference-No', InvalidGrant, /new reference/),
   'a refresh asking for more scope than the authorization granted': worded('invalid_scope', 'scope asks for a scope the authorization did not grant; a refresh may only narrow the scope', InvalidScope, /new authorization/),

@@ -97,6 +97,11 @@ const DESCRIBED_HINTS: ReadonlyArray<{ readonly code: OAuthErrorCode; readonly d
   },
   {
     code: 'invalid_grant',
+    description: /^the redirect_uri of this code is no longer registered for the client$/,
+    hint: "The operator replaced this client's redirect URI after the code was issued, so the code is refused: set redirectUri to the newly registered one, then send the customer through the authorization again.",
+  },
+  {
+    code: 'invalid_grant',
     description: /^the authorization code was ended/,
     hint: 'The customer was locked or the client disabled during the exchange, so no tokens were issued: ask the operator, then send the customer through the authorization again.',
   },

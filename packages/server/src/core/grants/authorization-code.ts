@@ -107,6 +107,8 @@ export async function redeemCode(
   if (!record || record.clientId !== client.id || codeState(record, now) !== 'issued') throw await refused(codeHash, input, client, now, deps);
   const mismatch = bindingMismatch(record, input.redirectUri, input.verifier);
   if (mismatch) throw mismatch;
+  // An operator replaced the client's redirect URI since the code was issued: the old address gets no tokens (the code stays unused).
+  if (client.redirectUri !== record.redirectUri) throw new InvalidGrant('the redirect_uri of this code is no longer registered for the client');
   // RFC 9449 §10: a code bound with dpop_jkt is redeemed only with a proof of that key (the code stays unused).
   if (record.dpopJkt && record.dpopJkt !== input.dpopJkt) {
     throw new InvalidGrant('the authorization request bound this code to a DPoP key (dpop_jkt): send a DPoP proof of that key');

@@ -69,7 +69,9 @@ export async function openJourney(context: StepContext, deps: Pick<JourneyDeps, 
   if (FINAL_STATES.includes(record.status)) return ended(found, deps);
   if (record.expiresAt <= deps.clock.nowSeconds()) return { kind: 'dead_end', reason: 'expired' };
   const client = await deps.findClient(record.clientId);
-  if (!client || client.status !== 'active') return deadEnd('client_unavailable', record);
+  // A client disabled, or whose redirect URI an operator replaced, since the
+  // journey began: nothing more goes to the address it was begun with.
+  if (!client || client.status !== 'active' || client.redirectUri !== record.redirectUri) return deadEnd('client_unavailable', record);
   return {
     requestId,
     record,

@@ -3,7 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { s256Challenge } from '../../../src/core/authorize/pkce.js';
 import { build, form, T0, TEST_AUTH_URL, TEST_BASE_URL, type TestApp } from '../../helpers/build.js';
 import { REFRESH_GRANTS, signedIn } from '../../helpers/builders.js';
-import { addCustomer, authorizeParams, Browser, exchangeCode, logIn, pkcePair, REDIRECT_URI, type Response } from '../../helpers/customer-flow.js';
+import {
+  addCustomer,
+  authorizeParams,
+  Browser,
+  enterOtp,
+  exchangeCode,
+  expectPage,
+  logIn,
+  MOBILE,
+  pageText,
+  PIN,
+  pkcePair,
+  REDIRECT_URI,
+  startLogin,
+  submitCredentials,
+  type Response,
+} from '../../helpers/customer-flow.js';
+import { hashCode } from '../../../src/core/codes/authorization-code.js';
 import { expectJson, expectNoStore, expectOAuthError, fetchJwks, postToken } from '../../helpers/wire.js';
 
 async function decryptAccessToken(t: TestApp, token: string) {
@@ -278,6 +295,25 @@ describe('POST /token authorization_code: the client', () => {
       error: 'unauthorized_client',
       description: 'this client is not allowed the authorization_code grant',
     });
+  });
+
+  it('a client whose redirect URI an operator replaced: its code → invalid_grant, left unused; a sign-in under way ends on a page, nothing sent to the old address', async () => {
+    const { t, client, code } = await signedIn();
+    const granted = await code();
+    const tablet = new Browser(t.app);
+    const otpPage = await submitCredentials(tablet, (await startLogin(tablet, authorizeParams(client))).page, MOBILE, PIN);
+    await t.storage.clients.updateClient(client.id, { redirectUri: 'https://acme.example/new-callback' }, t.clock.nowSeconds());
+    t.clock.advance(6); // past the client cache
+    expectOAuthError(await exchangeCode(t.app, client, { code: granted, redirect_uri: REDIRECT_URI }), {
+      status: 400,
+      error: 'invalid_grant',
+      description: 'the redirect_uri of this code is no longer registered for the client',
+    });
+    expect((await t.storage.codes.findAuthorizationCode(hashCode(granted)))?.consumedAt).toBeNull();
+    const ended = await enterOtp(tablet, otpPage, MOBILE);
+    expectPage(ended, 400);
+    expect(ended.headers.location).toBeUndefined();
+    expect(pageText(ended.body)).toContain('cannot sign customers in right now');
   });
 
   it('a wrong secret or a disabled client → invalid_client, and the code is not spent', async () => {

@@ -91,6 +91,15 @@ describe('openJourney', () => {
     });
     expect(await open(t, journey, {}, { ...t.deps, findClient: async () => undefined })).toEqual({ kind: 'dead_end', reason: 'client_unavailable' });
   });
+
+  it('a client whose redirect URI an operator replaced meanwhile: client_unavailable, nothing sent to the old one', async () => {
+    const t = await journeySetup();
+    const journey = await t.begin();
+    expect(await open(t, journey, {}, { ...t.deps, findClient: async () => ({ ...ACME, redirectUri: 'https://acme.example/new-callback' }) })).toEqual({
+      kind: 'dead_end',
+      reason: 'client_unavailable',
+    });
+  });
 });
 
 describe('pageForState and firstPage', () => {
