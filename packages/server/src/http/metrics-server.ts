@@ -6,10 +6,12 @@ import type { Metrics } from '../metrics/metrics.js';
  * Serves the instance's metrics at `GET /metrics` (Prometheus text format)
  * on `host:port` (`CONNECT_METRICS_HOST`:`CONNECT_METRICS_PORT`), apart from the public listener (docs/operator-guide.md,
  * "Metrics"). A port already in use stops start-up with a message naming
- * `CONNECT_METRICS_PORT`.
+ * `CONNECT_METRICS_PORT`. Closing it closes every connection at once, a
+ * scrape half-sent included: a scraper retries, and a connection that
+ * never finishes its request must not hold the instance's shutdown.
  */
 export async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<FastifyInstance> {
-  const server = Fastify({ logger: false });
+  const server = Fastify({ logger: false, forceCloseConnections: true, requestTimeout: 10_000 });
   server.get('/metrics', async (_request, reply) => {
     reply.header('content-type', metrics.registry.contentType).header('cache-control', 'no-store');
     return metrics.registry.metrics();

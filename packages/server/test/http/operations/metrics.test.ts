@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -125,6 +125,31 @@ describe('metrics', () => {
       (error: Error) => (error.cause as { code?: string } | undefined)?.code,
     );
     expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it('a connection to the metrics port that never finishes its request does not hold the shutdown: close() ends it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'connect-metrics-'));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const port = await freePort();
+    const server = await startServer({
+      env: { PORT: '0', CONNECT_DATA_DIR: dataDir, CONNECT_LOG_LEVEL: 'silent', CONNECT_METRICS_PORT: String(port) },
+      print: () => {},
+    });
+    // One connection that has sent nothing, one half a request.
+    const sockets = await Promise.all(
+      ['', 'GET /metr'].map(
+        (sent) =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(port, '127.0.0.1', () => resolve(socket));
+            socket.on('error', reject);
+            if (sent !== '') socket.write(sent);
+          }),
+      ),
+    );
+    const closed = sockets.map((socket) => new Promise<void>((resolve) => socket.on('close', () => resolve())));
+    // Before, close() waited for them for ever (the CLI's grace then cut the process off, the database not closed).
+    await server.close();
+    await Promise.all(closed);
   });
 
   it('a CONNECT_METRICS_PORT already in use stops start-up with a message naming it', async () => {
