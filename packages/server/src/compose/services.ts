@@ -426,6 +426,19 @@ async function connectRedis(url: string, timeoutMs: number, outages: OutageLog):
     const { hostname, port } = new URL(url);
     throw new ConfigError(`REDIS_URL: cannot reach Redis at ${hostname}:${port || 6379} (${oneLineMessage(cause ?? error)})`);
   }
+  // ioredis selects the database the URL names and, when Redis refuses it,
+  // goes on in database 0 as if nothing happened: selected again here, a
+  // database this Redis does not have stops start-up.
+  const db = redis.options.db ?? 0;
+  if (db !== 0) {
+    try {
+      await redis.select(db);
+    } catch (error) {
+      redis.disconnect();
+      const { hostname, port } = new URL(url);
+      throw new ConfigError(`REDIS_URL: Redis at ${hostname}:${port || 6379} has no database ${db} (${oneLineMessage(error)})`);
+    }
+  }
   redis.off('error', firstError);
   // Each failed reconnection says so: counted in the outage, not logged one by one.
   redis.on('error', (error: Error) => outages.failed('redis', error));

@@ -102,6 +102,14 @@ describe.skipIf(!redisUrl)('login while Redis is unavailable', () => {
     expect(t.logs.join('\n')).not.toMatch(/"stack"|\bat \S+ \(/);
   });
 
+  it('a REDIS_URL naming a database this Redis does not have stops start-up with a message naming it (ioredis would go on in database 0)', async () => {
+    const url = new URL(redisUrl ?? '');
+    url.pathname = '/99';
+    const error = await build({ env: { REDIS_URL: url.href } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/^REDIS_URL: Redis at \S+ has no database 99 \(ERR .*\)$/);
+  });
+
   it('a Redis that cannot be reached at start-up stops start-up with a message naming REDIS_URL, never its password', async () => {
     const target = new URL(redisUrl ?? '');
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
