@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { hasUndisplayableCharacter } from '../control-characters.js';
 import type { CustomerStore } from './customer-store.js';
 import { Conflict } from '../storage-errors.js';
 import type { Customer } from './customer.js';
@@ -92,6 +93,7 @@ export async function createCustomer(
   if (input.pinHash === undefined) checkNewPin(input.pin);
   const name = input.name?.trim() || null;
   if (name !== null && name.length > 100) throw new CustomerValidationError('name must be at most 100 characters');
+  if (name !== null && hasUndisplayableCharacter(name)) throw new CustomerValidationError('name must not contain control characters, line separators or direction overrides');
   if (await deps.customers.findCustomerByMobile(mobile.e164)) {
     throw new CustomerValidationError(`mobile ${mobile.e164} is registered already`);
   }

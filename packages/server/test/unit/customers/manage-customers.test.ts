@@ -69,6 +69,8 @@ describe('customer administration', () => {
     ['a PIN of digits in reverse order', { mobile: '+639171234567', pin: '4321' }, /too easy to guess: digits in order/],
     ['a common PIN', { mobile: '+639171234567', pin: '2580' }, /too easy to guess: it is one of the most common PINs/],
     ['a name over 100 characters', { mobile: '+639171234567', pin: '4829', name: 'x'.repeat(101) }, /name/],
+    ['a name with an escape sequence', { mobile: '+639171234567', pin: '4829', name: 'Ju\u001b[31man' }, /name must not contain control characters/],
+    ['a name with a direction override', { mobile: '+639171234567', pin: '4829', name: 'Juan\u202enauJ' }, /name must not contain control characters, line separators or direction overrides/],
   ])('refuses %s', async (_why, input, message) => {
     const { deps } = await setup();
     await expect(createCustomer(input, deps)).rejects.toThrow(message);
