@@ -422,7 +422,8 @@ describe('clients update --scope-description', () => {
     expect(updated.scopeDescriptions).toEqual(expected);
     expect((await cliJson<ClientView>(['clients', 'show', created.clientId])).scopeDescriptions).toEqual(expected);
     expect((await cliJson<ClientView[]>(['clients', 'list']))[0]?.scopeDescriptions).toEqual(expected);
-    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^ {2}payments:read: +See your payment history$/m);
+    // Under the scopes, not under another row.
+    expect((await cli(['clients', 'show', created.clientId])).stdout).toMatch(/^scopes: +[^\n]+\n {2}payments:read: +See your payment history\n {2}a=b: +Tingnan ang iyong balanse\nprofile: /m);
     const events = (await ws.auditEvents()).filter((e) => e.subject === created.clientId && e.type === 'client.updated');
     expect(events.at(-1)?.details).toMatchObject({ scope_descriptions_set: 'payments:read a=b' });
 

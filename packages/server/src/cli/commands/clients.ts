@@ -449,9 +449,10 @@ function describe(deps: ClientCommandDeps, client: Client): CommandResult {
       ['grants', view.grants.join(', ')],
       ['require PKCE', view.requirePkce ? 'yes' : 'no'],
       ['scopes', scopesText(view.scopes)],
+      // What each scope says to customers, under the scopes.
+      ...Object.entries(view.scopeDescriptions).map(([scope, text]) => [`  ${scope}`, text] as const),
       ['profile', view.profile],
       ['keys', keysText(client)],
-      ...Object.entries(view.scopeDescriptions).map(([scope, text]) => [`  ${scope}`, text] as const),
       ['environment', view.environment],
       ['created', view.createdAt],
       ['updated', view.updatedAt],
