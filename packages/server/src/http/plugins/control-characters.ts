@@ -10,7 +10,8 @@ import { InvalidRequest, parameterLabel } from '../../core/errors.js';
  * route registered after this. No identifier, code, URL, mobile number or
  * PIN contains one, and PostgreSQL refuses a NUL in text outright; refused
  * here, such input never reaches a store. Where each part is checked:
- * - the headers and the query by a `preValidation` hook: after every
+ * - the headers and the query by a `preValidation` hook (which also
+ *   refuses a repeated `Authorization` header): after every
  *   `onRequest` hook, so that what a route's own hook adds to every answer
  *   (`POST /tokens` echoes `Request-Reference-No`) is on this one too;
  * - a form body as it is parsed (`form-body.ts`), and a JSON object body
@@ -22,6 +23,12 @@ import { InvalidRequest, parameterLabel } from '../../core/errors.js';
 export function refuseControlCharacters(app: FastifyInstance): void {
   // A callback hook, not an async one: no promise per request for synchronous work.
   app.addHook('preValidation', (request, _reply, done) => {
+    // Node keeps the first of two Authorization headers and drops the other:
+    // credentials of two clients (or two tokens) would pass as the first's.
+    if (request.headers.authorization !== undefined && repeatsAuthorization(request.raw.rawHeaders)) {
+      done(new InvalidRequest('the Authorization header is repeated'));
+      return;
+    }
     const problem = controlCharacterIn(request);
     done(problem === undefined ? undefined : new InvalidRequest(`${problem} contains a control character`));
   });
@@ -35,6 +42,18 @@ export function refuseControlCharacters(app: FastifyInstance): void {
       done(null, parsed);
     });
   });
+}
+
+/** Whether the request carries more than one `Authorization` header (names in any case). */
+function repeatsAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] ?? '';
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
 }
 
 /** The error for a body whose parameter `name` holds a control character. */

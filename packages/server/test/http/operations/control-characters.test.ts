@@ -109,6 +109,30 @@ function describeOn(engine: string, storage: () => Storage | undefined): void {
       expect(await t.storage.audit.listAuditEvents({ type: 'client.authentication_failed', limit: 10 })).toEqual([]);
     });
 
+    /** Headers for inject(): a list is sent as that header repeated (Node's types allow one Authorization). */
+    const repeated = (headers: Record<string, string | string[]>) => headers as Record<string, string>;
+
+    it('two Authorization headers (two clients, or a client and a token): 400 invalid_request, never the first one taken', async () => {
+      const { t, client } = await setup();
+      const other = await t.createClient({ name: 'Other' });
+      const twice = [basicAuth(client.id, client.secret), basicAuth(other.id, other.secret)];
+      for (const [url, payload] of [
+        ['/token', form({ grant_type: 'client_credentials' })],
+        ['/introspect', form({ token: 'some-token' })],
+      ] as const) {
+        const headers = repeated({ authorization: twice, 'content-type': 'application/x-www-form-urlencoded' });
+        const res = await t.app.inject({ method: 'POST', url, headers, payload });
+        expect({ url, status: res.statusCode }).toEqual({ url, status: 400 });
+        expect(res.json()).toMatchObject({ error: 'invalid_request', error_description: 'the Authorization header is repeated' });
+      }
+      const bearers = repeated({ authorization: ['Bearer a', 'Bearer b'] });
+      const profile = await t.app.inject({ method: 'GET', url: '/customer/profile', headers: bearers });
+      expect(profile.statusCode).toBe(400);
+      expect(profile.json()).toMatchObject({ error: 'invalid_request', error_description: 'the Authorization header is repeated' });
+      // One, in any case of its name, is as before.
+      expect((await t.app.inject({ method: 'POST', url: '/token', headers: { AUTHORIZATION: twice[0], 'content-type': 'application/x-www-form-urlencoded' }, payload: form({ grant_type: 'client_credentials' }) })).statusCode).toBe(200);
+    });
+
     it('a header Connect reads holding a C1 control (as a Latin-1 byte on the wire): 400 invalid_request', async () => {
       const { t, client } = await setup();
       const token = await postToken(t.app, { authorization: `${basicAuth(client.id, client.secret)}\u0085`, body: form({ grant_type: 'client_credentials' }) });
