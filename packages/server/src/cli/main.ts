@@ -143,11 +143,13 @@ function helpTarget(program: Command, argv: readonly string[]): Command | undefi
  * the kid, never an unknown option.
  */
 function kidsAsOperands(argv: readonly string[]): string[] {
-  if (argv[0] !== 'keys' || argv[1] !== 'revoke' || argv.includes('--')) return [...argv];
   const flags = new Set(['--json', '-h', '--help']);
+  // The command comes after any global flags (`connect-auth --json keys revoke -8Fq…`).
+  const at = argv.findIndex((arg) => !flags.has(arg));
+  if (at === -1 || argv[at] !== 'keys' || argv[at + 1] !== 'revoke' || argv.includes('--')) return [...argv];
   const isKid = (arg: string) => arg.startsWith('-') && !flags.has(arg.split('=')[0] as string);
-  const rest = argv.slice(2);
-  return [...argv.slice(0, 2), ...rest.filter((arg) => !isKid(arg)), '--', ...rest.filter(isKid)];
+  const rest = argv.slice(at + 2);
+  return [...argv.slice(0, at + 2), ...rest.filter((arg) => !isKid(arg)), '--', ...rest.filter(isKid)];
 }
 
 function describeFailure(error: unknown, env: Readonly<Record<string, string | undefined>>): string {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { defaultAuthUrl, isLoopbackHost, loadConfig, settingWarnings, unknownSettings } from '../config/load.js';
+import { ConfigError, defaultAuthUrl, isLoopbackHost, loadConfig, settingWarnings, unknownSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
@@ -78,7 +78,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
     // Before the public listener: a metrics port in use stops start-up before any request is taken.
     if (config.metricsPort !== undefined) metricsServer = await serveMetrics(services.metrics, config.metricsHost, config.metricsPort);
-    await app.listen({ port: config.port, host: config.host });
+    await listenOn(app, config.host, config.port);
     const bound = app.server.address() as AddressInfo;
     const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     const address = `http://${host}:${bound.port}`;
@@ -128,6 +128,25 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await journeyPurge?.stop();
     await services?.close();
     await storage.close().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Listens on `host:port`; a `HOST` that names no address of this machine
+ * (or no host at all) stops start-up with one line naming `HOST`, never as
+ * a failure of the database (whose host lookups fail with the same codes).
+ * A port in use is told by the command (`cli/main.ts`).
+ */
+async function listenOn(app: FastifyInstance, host: string, port: number): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+      throw new ConfigError(`HOST: ${JSON.stringify(host)} is not an address of this machine (${code})`);
+    }
+    if (code === 'EACCES') throw new ConfigError(`PORT: no permission to listen on port ${port} of ${host}`);
     throw error;
   }
 }

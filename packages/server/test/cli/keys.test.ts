@@ -263,6 +263,9 @@ describe('keys revoke with a kid that begins with -', () => {
     expect(line).toBe('connect-auth: no key has kid "-8Fq_unknown-kid"; keys list shows every key\n');
     const json = expectFailure(await ws.cli(['keys', 'revoke', '--json', '--8Fq']), 1);
     expect(json).toBe('connect-auth: no key has kid "--8Fq"; keys list shows every key\n');
+    // --json before the command, as with every other command.
+    const before = expectFailure(await ws.cli(['--json', 'keys', 'revoke', '-8Fq_unknown-kid']), 1);
+    expect(before).toBe('connect-auth: no key has kid "-8Fq_unknown-kid"; keys list shows every key\n');
   });
 });
 

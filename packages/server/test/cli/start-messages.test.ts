@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { migrationProvider } from '../../src/storage/kysely/migrations/index.js';
 import { describeDatabaseFailure } from '../../src/storage/kysely/database-failures.js';
-import { noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
+import { createTestDatabase, noticePostgresSkipped, postgresAdminUrl } from '../helpers/postgres.js';
 import { requireBuiltCli, runProcess, type ProcessSetting } from '../helpers/processes.js';
 
 /**
@@ -77,6 +77,20 @@ describe('connect-auth migrate and serve: what they say', { timeout: 60_000 }, (
         `connect-auth: database "${name}" does not exist on ${url.hostname}:${url.port || 5432}: create it (createdb ${name}) or name another in DATABASE_URL (PostgreSQL 3D000)\n`,
       );
       expect(run.stderr).not.toContain(PASSWORD);
+    }
+  });
+
+  it('a HOST that names no address of this machine: serve names HOST, never the database (on either engine)', async () => {
+    const engines = [setting()];
+    if (postgresAdminUrl) {
+      const database = await createTestDatabase();
+      onTestFinished(() => database.drop());
+      engines.push(setting({ DATABASE_URL: database.url }));
+    }
+    for (const s of engines) {
+      const run = await runProcess(s, ['serve'], { PORT: '0', HOST: 'nonexistent.invalid' });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/^connect-auth: HOST: "nonexistent\.invalid" is not an address of this machine \((ENOTFOUND|EAI_AGAIN)\)\n$/);
     }
   });
 
