@@ -152,9 +152,16 @@ export class InvalidToken extends OAuthError {
   readonly status = 401;
   /** Whether the request presented no token at all (then the challenge has no error code). */
   readonly credentialsMissing: boolean;
-  constructor(description: string, options: { detail?: string; cause?: unknown; credentialsMissing?: boolean } = {}) {
+  /**
+   * The scheme of the challenge, when the refusal decides it (a bearer
+   * token sent as `DPoP` is told to come as `Bearer`); otherwise the scheme
+   * the token was presented with (RFC 9449 §7.1).
+   */
+  readonly challenge: 'Bearer' | undefined;
+  constructor(description: string, options: { detail?: string; cause?: unknown; credentialsMissing?: boolean; challenge?: 'Bearer' } = {}) {
     super(description, options);
     this.credentialsMissing = options.credentialsMissing ?? false;
+    this.challenge = options.challenge;
   }
 }
 

@@ -54,7 +54,7 @@ export function presentedToken(authorization: string | undefined, of: 'customer'
  */
 export async function checkPresentation(presented: PresentedToken, jkt: string | null, request: ResourceRequest, deps: DpopProofDeps): Promise<void> {
   if (jkt === null) {
-    if (presented.scheme === 'DPoP') throw new InvalidToken('this access token is not DPoP-bound: present it as Authorization: Bearer');
+    if (presented.scheme === 'DPoP') throw new InvalidToken('this access token is not DPoP-bound: present it as Authorization: Bearer', { challenge: 'Bearer' });
     return;
   }
   if (presented.scheme === 'Bearer') throw new InvalidToken('this access token is DPoP-bound: present it as Authorization: DPoP with a DPoP proof');

@@ -90,6 +90,18 @@ export function registerErrorHandling(app: FastifyInstance, outages?: OutageLog,
 /** The challenge of a protected resource to a request without a token (RFC 6750 §3). */
 const BEARER_CHALLENGE = 'Bearer realm="connect"';
 
+/**
+ * The challenge refusing a token, in the scheme it was presented with
+ * (`authorization`; `undefined` when the refusal chose `Bearer`): a token
+ * sent as `DPoP` is refused in a `DPoP` challenge (RFC 9449 §7.1), any
+ * other in a `Bearer` one (RFC 6750 §3).
+ */
+function invalidTokenChallenge(authorization: string | undefined, description: string): string {
+  return authorization !== undefined && /^DPoP /i.test(authorization)
+    ? `DPoP error="invalid_token", error_description="${description}", algs="${DPOP_SIGNING_ALGS.join(' ')}"`
+    : `Bearer error="invalid_token", error_description="${description}"`;
+}
+
 /** Writes an OAuth error response (RFC 6749 §5.2, RFC 6750 §3). */
 export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
   const description = conformantDescription(error.description);
@@ -100,7 +112,7 @@ export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyR
   if (error instanceof TooManyRequests) reply.header('retry-after', String(error.retryAfterSeconds));
   // RFC 6750 §3.1: a request that presented no token gets a challenge without an error code.
   if (error instanceof InvalidToken) {
-    reply.header('www-authenticate', error.credentialsMissing ? BEARER_CHALLENGE : `Bearer error="invalid_token", error_description="${description}"`);
+    reply.header('www-authenticate', error.credentialsMissing ? BEARER_CHALLENGE : invalidTokenChallenge(error.challenge === undefined ? reply.request.headers.authorization : undefined, description));
   }
   // RFC 6750 §3.1: the scopes the request needs, in the challenge (scope tokens hold no `"` or `\`).
   if (error instanceof InsufficientScope) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${error.scope}"`);

@@ -8,7 +8,7 @@ import { assertionFields, keyClient } from '../../helpers/client-keys.js';
 import { dpopKey, type DpopKey } from '../../helpers/dpop.js';
 import { usePostgresInstances } from '../../helpers/instances.js';
 import { noticePostgresSkipped, postgresAdminUrl } from '../../helpers/postgres.js';
-import { accessClaims, introspect, postTokens } from '../../helpers/token-session.js';
+import { accessClaims, introspect, postTokens, revoke } from '../../helpers/token-session.js';
 import { expectOAuthError, postToken, type Credentials } from '../../helpers/wire.js';
 
 const TOKEN_URL = `${TEST_AUTH_URL}/token`;
@@ -190,6 +190,14 @@ describe('presenting DPoP-bound tokens (RFC 9449 §7)', () => {
     const replayed = await proof(key);
     expect((await getProfile(t.app, `DPoP ${token}`, replayed)).statusCode).toBe(200);
     expectOAuthError(await getProfile(t.app, `DPoP ${token}`, replayed), { status: 401, error: 'invalid_dpop_proof', description: 'the DPoP proof was used before' });
+  });
+
+  it('a DPoP-bound token that was revoked, presented as DPoP with a good proof → 401 invalid_token in a DPoP challenge (RFC 9449 §7.1)', async () => {
+    const { t, client, key, tokens } = await boundCustomerTokens();
+    expect((await revoke(t.app, client, tokens.refresh_token)).statusCode).toBe(200);
+    const refused = await getProfile(t.app, `DPoP ${tokens.access_token}`, await key.proof({ htm: 'GET', htu: PROFILE_URL, iat: t.clock.nowSeconds(), accessToken: tokens.access_token }));
+    expectOAuthError(refused, { status: 401, error: 'invalid_token' });
+    expectDpopChallenge(refused, 'invalid_token');
   });
 
   it('a proof with a stale nonce at the resource-server check → 401 use_dpop_nonce with DPoP-Nonce', async () => {
