@@ -66,7 +66,8 @@ export async function openRuntime(config: Config, clock: Clock, options: { stora
     });
     refuseOtherEnvironment(await storage.claimEnvironment(config.environment), config.environment);
     // Once the database is known to be this environment's: a refused sandbox command generates no master key.
-    masterKeys = new MasterKeys(resolveMasterKey(config), config.previousMasterKey);
+    const writing = (await storage.masterKeys.listMasterKeys()).find((record) => record.state === 'writing');
+    masterKeys = new MasterKeys(resolveMasterKey(config, writing?.fingerprint), config.previousMasterKey);
     await reconcileMasterKeys(storage.masterKeys, masterKeys, clock.nowSeconds());
   } catch (error) {
     if (!options.storage) await storage.close().catch(() => {});

@@ -612,6 +612,20 @@ describe('resolveMasterKey', () => {
     expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
   });
 
+  it('generates no key for a database that records one (a backup restored without its key file): one line naming it, the folder left as it was', () => {
+    const dataDir = tempDir();
+    expect(() => resolveMasterKey(sandbox(dataDir), '1fDoIugvrfJhy9QmBkKoDQ')).toThrow(
+      new ConfigError(
+        `${join(dataDir, MASTER_KEY_FILE)} is missing, and this database is written under master key 1fDoIugvrfJhy9QmBkKoDQ: put back the ${MASTER_KEY_FILE} it was made with (a backup does not hold it), or set CONNECT_MASTER_KEY to that key`,
+      ),
+    );
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false);
+    // With its file, or with CONNECT_MASTER_KEY, the key is read as ever.
+    const key = resolveMasterKey(sandbox(dataDir));
+    expect(resolveMasterKey(sandbox(dataDir), '1fDoIugvrfJhy9QmBkKoDQ')).toEqual(key);
+    expect(resolveMasterKey(sandbox(tempDir(), { CONNECT_MASTER_KEY: MASTER_KEY }), '1fDoIugvrfJhy9QmBkKoDQ')).toEqual(Buffer.from(MASTER_KEY, 'base64'));
+  });
+
   it('refuses a damaged key file instead of replacing it', () => {
     const dataDir = tempDir();
     writeFileSync(join(dataDir, MASTER_KEY_FILE), 'c2hvcnQ=\n', { mode: 0o600 });
