@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -34,6 +34,21 @@ async function portInUse(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/** A port that accepts connections and never answers on them (a PostgreSQL gone silent); closed, with them, when the test ends. */
+async function silentPort(): Promise<number> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -60,6 +75,18 @@ describe('connect-auth migrate and serve: what they say', { timeout: 60_000 }, (
       expect(run.code).toBe(1);
       expect(run.stderr).toBe(
         `connect-auth: cannot reach PostgreSQL on 127.0.0.1:${port} for database "shop_db": the connection was refused; is it running there? check DATABASE_URL (ECONNREFUSED)\n`,
+      );
+    }
+  });
+
+  it('a PostgreSQL server that accepts connections and never answers: migrate and serve name a timed-out connection to it, never the password', async () => {
+    const port = await silentPort();
+    const s = setting({ DATABASE_URL: `postgres://connect:${PASSWORD}@127.0.0.1:${port}/shop_db`, CONNECT_DB_TIMEOUT_MS: '300' });
+    for (const args of [['migrate'], ['serve']]) {
+      const run = await runProcess(s, args, { PORT: '0' });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `connect-auth: cannot reach PostgreSQL on 127.0.0.1:${port} for database "shop_db": the connection timed out; check DATABASE_URL and the network (ETIMEDOUT)\n`,
       );
     }
   });

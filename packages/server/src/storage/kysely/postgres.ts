@@ -85,6 +85,18 @@ export class DatabaseTimeout extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+/**
+ * Whether `error` is pg's for a connection not had within
+ * `connectionTimeoutMillis`: a new one not established, or no place in the
+ * pool. pg gives them no code, only these messages; as `DatabaseTimeout`
+ * (`ETIMEDOUT`) they are told as a timed-out connection to the server of
+ * `DATABASE_URL` (`database-failures.ts`).
+ */
+function connectTimedOut(error: unknown): boolean {
+  const message = error instanceof Error && (error as { code?: unknown }).code === undefined ? error.message : '';
+  return message === 'Connection terminated due to connection timeout' || message === 'timeout exceeded when trying to connect';
+}
+
 /** How Kysely's driver opens a transaction and ends one (`PostgresDriver`). */
 const BEGINS = /^(begin|start transaction)\b/i;
 const ENDS = /^(commit|rollback)$/i;
@@ -118,7 +130,9 @@ class BoundedPool implements PostgresPool {
 
   async connect(): Promise<PostgresPoolClient> {
     for (;;) {
-      const client = await this.pool.connect();
+      const client = await this.pool.connect().catch((error: unknown) => {
+        throw connectTimedOut(error) ? new DatabaseTimeout(`no connection within ${this.timeoutMs} ms (${(error as Error).message})`, { cause: error }) : error;
+      });
       const bounded = this.#clients.get(client);
       if (!bounded) {
         const opened = new BoundedClient(client, this.timeoutMs + SERVER_FIRST_MS, this.#silences, this.boundTransactions);
