@@ -83,7 +83,8 @@ function mayIntrospect(client: Client, found: IdentifiedToken): boolean {
  * sees only its own tokens, a resource server every access token (see
  * {@link mayIntrospect}); any other token is `{ active: false }`, as is
  * anything expired, revoked, replaced by a refresh, ended by `clients
- * disable` or `customers lock`, or not Connect's.
+ * disable` or `customers lock`, or not Connect's, and a refresh token of a
+ * client that lost the `refresh_token` grant (`/token` refuses it then).
  */
 export async function introspectToken(token: string | undefined, client: Client, deps: TokenStateDeps): Promise<IntrospectionResponse> {
   const inactive = { active: false } as const;
@@ -122,6 +123,8 @@ export async function introspectToken(token: string | undefined, client: Client,
     return { active: true, token_type: tokenType, ...base, aud: deps.urls.baseUrl, sid: found.claims.sid, ...signIn };
   }
   if (session.refreshJti !== claims.jti || session.refreshExpiresAt <= now) return inactive;
+  // Only its own client asks (`mayIntrospect`): one that lost the refresh_token grant can no longer use it at /token.
+  if (!client.grants.includes('refresh_token')) return inactive;
   return { active: true, ...base, aud: deps.urls.authUrl, sid: found.claims.sid, ...signIn };
 }
 
