@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type SqliteDialectConfig } from 'kysely';
 import { DATABASE_TIMEOUT_MS } from '../../core/lifetimes.js';
@@ -25,7 +25,19 @@ export function createSqliteDialect(
   path: string,
   options: { busyTimeoutMs?: number } = {},
 ): { dialect: Dialect; database: EmbeddedSqlite } {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    // A new database file is its owner's alone (0600), as backups and the
+    // master key file are: it holds PIN hashes, client secret hashes and
+    // sealed keys. SQLite gives its -wal and -shm files the mode of the
+    // database file. A file that exists is not touched, and whatever keeps
+    // this from creating one is left for SQLite to say as it opens.
+    try {
+      closeSync(openSync(path, 'wx', 0o600));
+    } catch {
+      // It exists, or SQLite tells why it cannot be opened.
+    }
+  }
   const database = openEmbeddedSqlite(path);
   // First, so that even switching the journal mode waits for a lock held elsewhere.
   database.exec(`pragma busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? DATABASE_TIMEOUT_MS))}`);
