@@ -40,8 +40,9 @@ export interface AuthorizationCodeStore {
    * for `binding` (the same redirect URI and PKCE challenge; `null`: none);
    * of any number of concurrent calls, on any number of instances, at most
    * one consumes it. The session (`session.codeHash` is the code) is added
-   * with it only while its customer is active and not locked out at `now`
-   * and its client is active; otherwise the code is consumed all the same
+   * with it only while its customer is active (an operator's lock; wrong
+   * PINs lock PIN checks only) and its client is active with the code's
+   * redirect URI still its own; otherwise the code is consumed all the same
    * and no session is added. On PostgreSQL the customer's and the client's
    * rows are taken in share mode before the code's, the order a `customers
    * lock` or `clients disable` takes them in, so that one meeting the

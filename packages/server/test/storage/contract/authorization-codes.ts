@@ -116,7 +116,7 @@ export function describeAuthorizationCodesContract(subject: StorageUnderTest): v
     });
 
     it('consumes the code of a customer or client who can no longer sign in, adding no token session', async () => {
-      for (const codeHash of ['pin-locked', 'disabled', 'enabled', 'customer-locked']) {
+      for (const codeHash of ['pin-locked', 'disabled', 'enabled', 'redirect-replaced', 'customer-locked']) {
         await codes().insertAuthorizationCode(authorizationCode({ codeHash, expiresAt: T + 900 }));
       }
       // Wrong PINs since the code was issued lock PIN login, not the code.
@@ -127,13 +127,19 @@ export function describeAuthorizationCodesContract(subject: StorageUnderTest): v
       expect(await redeem('disabled', 'cid_sandbox_contract', T + 101)).toBe('ended');
       await storage.clients.changeClientStatus('cid_sandbox_contract', { status: 'active', tokensEndedAt: T + 101 }, T + 102);
       expect(await redeem('enabled', 'cid_sandbox_contract', T + 102)).toBe('redeemed');
+      // A client whose redirect URI was replaced since the code was read.
+      const { redirectUri } = (await storage.clients.findClient('cid_sandbox_contract'))!;
+      await storage.clients.updateClient('cid_sandbox_contract', { redirectUri: 'https://acme.example/new-callback' }, T + 103);
+      expect(await redeem('redirect-replaced', 'cid_sandbox_contract', T + 103)).toBe('ended');
+      await storage.clients.updateClient('cid_sandbox_contract', { redirectUri: redirectUri ?? undefined }, T + 103);
       // A locked customer.
       await storage.customers.lockCustomer('123456789012', T + 104);
       expect(await redeem('customer-locked', 'cid_sandbox_contract', T + 104)).toBe('ended');
-      for (const codeHash of ['locked-out', 'disabled', 'customer-locked']) {
-        expect((await codes().findAuthorizationCode(codeHash))?.consumedAt).not.toBeNull();
+      for (const codeHash of ['disabled', 'redirect-replaced', 'customer-locked']) {
+        expect((await codes().findAuthorizationCode(codeHash))?.consumedAt).toEqual(expect.any(Number));
         expect(await sessionsOf(codeHash)).toEqual([]);
       }
+      for (const codeHash of ['pin-locked', 'enabled']) expect(await sessionsOf(codeHash)).toHaveLength(1);
     });
 
     it('leaves the code unused when adding its token session fails', async () => {

@@ -349,14 +349,14 @@ const SESSION_COLUMNS = sql`sid, client_id, profile_id, code_hash, refresh_jti, 
 async function redeemInOneStatement(db: Kysely<Database>, s: CodeSession, now: number, binding: CodeBinding): Promise<Redemption> {
   const { rows } = await sql<{ consumed: number | string; added: number | string }>`
     with customer as (select status from customers where profile_id = ${s.profileId} for share),
-    client as (select status from clients where id = ${s.clientId} for share),
+    client as (select status, redirect_uri from clients where id = ${s.clientId} for share),
     consumed as (update authorization_codes set consumed_at = ${now}
                  where ${redeemable(s, now, binding)} and exists (select 1 from customer) and exists (select 1 from client)
                  returning code_hash),
     added as (insert into token_sessions (${SESSION_COLUMNS})
               select ${sessionValues(s)} from consumed
               where exists (select 1 from customer where status = 'active')
-                and exists (select 1 from client where status = 'active')
+                and exists (select 1 from client where status = 'active' and redirect_uri = ${binding.redirectUri})
               returning sid)
     select (select count(*) from consumed) as consumed, (select count(*) from added) as added`.execute(db);
   return outcome(Number(rows[0]?.consumed ?? 0) === 1, Number(rows[0]?.added ?? 0) === 1);
@@ -371,7 +371,7 @@ async function redeemInTransaction(db: Kysely<Database>, s: CodeSession, now: nu
       insert into token_sessions (${SESSION_COLUMNS})
       select ${sessionValues(s)}
       where exists (select 1 from customers where profile_id = ${s.profileId} and status = 'active')
-        and exists (select 1 from clients where id = ${s.clientId} and status = 'active')`.execute(trx);
+        and exists (select 1 from clients where id = ${s.clientId} and status = 'active' and redirect_uri = ${binding.redirectUri})`.execute(trx);
     return outcome(true, Number(added.numAffectedRows ?? 0) === 1);
   };
   return db.isTransaction ? work(db) : db.transaction().execute(work);
