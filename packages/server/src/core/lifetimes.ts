@@ -104,30 +104,34 @@ export const PIN_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 /** The window of `CONNECT_JOURNEY_LIMIT_PER_ADDRESS`: journeys started from one client address per hour. */
 export const JOURNEY_PER_ADDRESS_WINDOW_SECONDS = 60 * 60;
 /**
- * Wrong one-time-PIN entries one mobile number may get per window, over all
- * its challenges: each new code brings 5 entries of its own, so without
- * this the SMS budget alone would bound the guesses.
+ * Wrong login one-time-PIN entries one mobile number may get per window,
+ * over all its challenges: each new code brings 5 entries of its own, so
+ * without this the SMS budget alone would bound the guesses. A
+ * registration's entries count against their challenge only, bounded by
+ * its 3 unsolicited codes an hour (docs/journey.md, "Registration").
  */
 export const OTP_WRONG_ENTRIES_PER_MOBILE = 10;
 /** The window of {@link OTP_WRONG_ENTRIES_PER_MOBILE}. */
 export const OTP_WRONG_ENTRIES_WINDOW_SECONDS = 60 * 60;
 /**
- * PIN-reset codes one client address may have sent to one mobile number
- * per {@link RESET_SMS_PER_REQUESTER_WINDOW_SECONDS} (first codes and new
- * codes alike): what a stranger on one network can send a customer
+ * Unsolicited codes (PIN-reset codes not asked for from a known device,
+ * and registration codes) one client address may have sent to one mobile
+ * number per {@link RESET_SMS_PER_REQUESTER_WINDOW_SECONDS} (first codes
+ * and new codes alike): what a stranger on one network can send a number
  * unasked, while the owner, on another network, keeps a budget of their own
- * (docs/journey.md, "A stranger cannot lock the owner out").
+ * (docs/journey.md, "A stranger cannot lock the owner out", "Registration").
  */
 export const RESET_SMS_PER_REQUESTER = 3;
 /** The window of {@link RESET_SMS_PER_REQUESTER}. */
 export const RESET_SMS_PER_REQUESTER_WINDOW_SECONDS = 60 * 60;
 /**
- * Unsolicited PIN-reset codes one mobile number may be sent per
+ * Unsolicited codes one mobile number may be sent per
  * {@link RESET_SMS_UNSOLICITED_WINDOW_SECONDS}, over every client address:
- * each code asked for from a browser that is not a known device of its
- * customer (docs/journey.md, "A stranger cannot lock the owner out"). So
- * however many networks a stranger holds, the phone gets at most 3 such
- * codes an hour, and they spend at most 3 of the reset's per-mobile budget
+ * each PIN-reset code asked for from a browser that is not a known device
+ * of its customer, and each registration code (docs/journey.md, "A
+ * stranger cannot lock the owner out", "Registration"). So however many
+ * networks a stranger holds, the phone gets at most 3 such codes an hour,
+ * and they spend at most 3 of the reset's per-mobile budget
  * (`CONNECT_SMS_LIMIT_PER_MOBILE` per 15 minutes).
  */
 export const RESET_SMS_UNSOLICITED_PER_MOBILE = 3;

@@ -59,12 +59,19 @@ export interface LimitsOptions {
 
 /** Every limit of the server. */
 export interface Limits {
+  /**
+   * The one-time PINs of logins and registrations: the mobile's budget
+   * (the login's counter), the per-address and the global SMS budgets. A
+   * registration's code (`unsolicited`) first takes from the same
+   * requester's and unsolicited budgets as a PIN reset's from an unknown
+   * browser: the number has no account, and anyone may ask for it.
+   */
   readonly sends: SendLimiter;
   /** Failed PIN checks per client address. */
   readonly pinAttempts: AttemptLimiter;
   /** Journeys started per client address. */
   readonly journeyStarts: StartLimiter;
-  /** Wrong one-time-PIN entries per mobile number. */
+  /** Wrong one-time-PIN entries of logins per mobile number (a registration's count against their challenge only). */
   readonly otpEntries: WrongEntryCounter;
   /**
    * The forgot-PIN flow's own budgets (docs/journey.md, "A stranger cannot
@@ -154,22 +161,24 @@ export function createLimits(options: LimitsOptions): Limits {
   const pushedPerClient = limiter(LIMIT_KEY_PREFIXES.pushedPerClient, PUSHED_REQUESTS_PER_CLIENT, PUSHED_REQUESTS_PER_CLIENT_WINDOW_SECONDS);
   const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
-  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: ResetBudgets): SendLimiter => ({
+  // Codes anyone may have sent to a mobile (docs/journey.md, "A stranger cannot lock the owner out", "Registration").
+  const unsolicitedBudgets = (mobile: string, address: ClientAddress): Budget[] => [
+    ['requester', resetSmsPerRequester, key(`${mobile} ${address.bucket}`), 'take'],
+    ['unsolicited', resetSmsUnsolicited, key(mobile), 'take'],
+  ];
+  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: { readonly perDevice: RateLimiterAbstract }): SendLimiter => ({
     async take(mobile, address, options) {
       // Each budget in turn; a spent one gives back what the ones before took.
       // The requester's own budget first: a stranger refused there never touches the mobile's.
       // A known device of the customer takes from its own budget instead of the ones a stranger can spend.
       // A request that sends nothing only checks the global budget, never spends it, but at the
       // same place in the order: its answer is the one a send would get, whichever budgets are spent.
-      const device = options?.knownDevice;
-      const own: Budget[] = !reset
-        ? []
-        : device
-          ? [['device', reset.perDevice, key(`${device.profileId} ${device.deviceId}`), 'take']]
-          : [
-              ['requester', reset.perRequester, key(`${mobile} ${address.bucket}`), 'take'],
-              ['unsolicited', reset.unsolicited, key(mobile), 'take'],
-            ];
+      const device = reset ? options?.knownDevice : undefined;
+      const own: Budget[] = device
+        ? [['device', reset?.perDevice, key(`${device.profileId} ${device.deviceId}`), 'take']]
+        : reset || options?.unsolicited
+          ? unsolicitedBudgets(mobile, address)
+          : [];
       const budgets: Budget[] = [
         ...own,
         ['mobile', perMobile, key(mobile), 'take'],
@@ -213,7 +222,7 @@ export function createLimits(options: LimitsOptions): Limits {
       take: async (address) => (journeyPerAddress ? take(journeyPerAddress, addressKey(address)) : undefined),
     },
     otpEntries: wrongEntryCounter(otpPerMobile, key),
-    resetSends: sendLimiter(resetSmsPerMobile, { perRequester: resetSmsPerRequester, unsolicited: resetSmsUnsolicited, perDevice: resetSmsPerDevice }),
+    resetSends: sendLimiter(resetSmsPerMobile, { perDevice: resetSmsPerDevice }),
     resetOtpEntries: {
       take: (address) => take(resetOtpPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),
@@ -247,13 +256,6 @@ function observed(limiter: RateLimiterAbstract, observer: AvailabilityObserver |
   limiter.penalty = watch(limiter.penalty);
   limiter.get = watch(limiter.get);
   return limiter;
-}
-
-/** A PIN reset's budgets before the shared ones (docs/journey.md, "A stranger cannot lock the owner out"). */
-interface ResetBudgets {
-  readonly perRequester: RateLimiterAbstract;
-  readonly unsolicited: RateLimiterAbstract;
-  readonly perDevice: RateLimiterAbstract;
 }
 
 /** One budget of a send: which, its counter, its key, and whether it is taken or only checked. */

@@ -1,4 +1,6 @@
 import type { MobileNumber } from '../customers/mobile.js';
+import type { SendOptions } from '../limits/send-limiter.js';
+import type { OtpChallengeRecord } from '../otp/records.js';
 import { deliverOtp, newChallenge, noteRefusedSend, type ChallengeInput } from '../otp/issue-otp.js';
 import type { JourneyDeps } from './deps.js';
 import { refusalProblem } from './one-time-pin.js';
@@ -7,6 +9,17 @@ import type { StepResult } from './outcomes.js';
 
 /** What sending a sign-in's first code uses of the journey's dependencies. */
 export type SendFirstCodeDeps = Pick<JourneyDeps, 'db' | 'clock' | 'issuer' | 'sends' | 'otpHasher' | 'sms' | 'audit' | 'log'>;
+
+/**
+ * How a sign-in's code is counted: a registration's goes to a number that
+ * has no account, which anyone may type in, so it is unsolicited and
+ * shares the budgets of unsolicited PIN-reset codes (at most 3 an hour to
+ * one mobile, over every address: docs/journey.md, "Registration"); a
+ * login's follows a right PIN.
+ */
+export function signInSendOptions(purpose: OtpChallengeRecord['purpose']): SendOptions {
+  return { unsolicited: purpose === 'register' };
+}
 
 /** A right PIN's count, lifted once: with the new challenge, or on its own when none is stored. */
 export interface PinCountToLift {
@@ -33,7 +46,7 @@ export async function sendFirstCode(
   const sendContext = otpSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(input.mobile.e164, context.address);
+  const limited = await deps.sends.take(input.mobile.e164, context.address, signInSendOptions(input.purpose));
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);
     return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };

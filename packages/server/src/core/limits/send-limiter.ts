@@ -39,14 +39,24 @@ export interface SendOptions {
    * reset's limiter has these budgets; the login's ignores it.
    */
   readonly knownDevice?: { readonly profileId: string; readonly deviceId: string } | undefined;
+  /**
+   * A code anyone may have sent to the mobile: a registration's (the number
+   * has no account yet). It takes from the same budgets as a PIN reset
+   * asked for from a browser that is not a known device (the requester's,
+   * one mobile from one client address, and the mobile's unsolicited one
+   * over every address) before the limiter's own (docs/journey.md,
+   * "Registration"). The reset's limiter counts every request so anyway.
+   */
+  readonly unsolicited?: boolean | undefined;
 }
 
 /** A send refused by a spent budget. */
 export interface SendRefused {
   /**
-   * A PIN reset's own budgets: `requester`, one mobile from one client
-   * address; `unsolicited`, one mobile from every browser that is not a
-   * known device of its customer; `device`, one customer from one known device.
+   * The budgets of unsolicited codes (a PIN reset's, a registration's):
+   * `requester`, one mobile from one client address; `unsolicited`, one
+   * mobile from every browser that is not a known device of its customer;
+   * `device`, a PIN reset's, one customer from one known device.
    */
   readonly budget: 'requester' | 'unsolicited' | 'device' | 'mobile' | 'address' | 'global';
   readonly retryAfterSeconds: number;

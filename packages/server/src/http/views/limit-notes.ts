@@ -24,8 +24,8 @@ const LIMIT_NOTES: Readonly<Record<LimitName, string>> = {
   journey_per_address: 'Sandbox: sign-ins started from one client address per hour, set by CONNECT_JOURNEY_LIMIT_PER_ADDRESS.',
   pin_lock: `Sandbox: ${PIN_MAX_ATTEMPTS} wrong PINs in a row lock PIN login for ${minutes(PIN_LOCK_SECONDS)}, a fixed rule that no variable sets; connect-auth customers unlock lifts the lock.`,
   otp_per_mobile: `Sandbox: ${OTP_WRONG_ENTRIES_PER_MOBILE} wrong codes per mobile number per hour, a fixed rule that no variable sets.`,
-  reset_sms_per_requester: `Sandbox: ${RESET_SMS_PER_REQUESTER} PIN-reset codes to one mobile number from one client address per hour, a fixed rule that no variable sets.`,
-  reset_sms_unsolicited: `Sandbox: ${RESET_SMS_UNSOLICITED_PER_MOBILE} PIN-reset codes to one mobile number per hour from browsers that have not signed in as its owner, over every client address, a fixed rule that no variable sets.`,
+  reset_sms_per_requester: `Sandbox: ${RESET_SMS_PER_REQUESTER} unsolicited codes (PIN resets and registrations) to one mobile number from one client address per hour, a fixed rule that no variable sets.`,
+  reset_sms_unsolicited: `Sandbox: ${RESET_SMS_UNSOLICITED_PER_MOBILE} unsolicited codes (PIN resets and registrations) to one mobile number per hour from browsers that have not signed in as its owner, over every client address, a fixed rule that no variable sets.`,
   reset_sms_per_device: `Sandbox: ${RESET_SMS_PER_DEVICE} PIN-reset codes per hour to a browser that has signed in as the customer before, a fixed rule that no variable sets.`,
   reset_otp_per_address: `Sandbox: ${RESET_OTP_WRONG_ENTRIES_PER_ADDRESS} wrong PIN-reset codes from one client address per hour, a fixed rule that no variable sets.`,
 };

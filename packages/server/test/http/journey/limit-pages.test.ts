@@ -89,7 +89,7 @@ const CASES: readonly LimitCase[] = [
   {
     limit: 'reset_sms_per_requester',
     env: {},
-    names: /3 PIN-reset codes to one mobile number from one client address per hour, a fixed rule/,
+    names: /3 unsolicited codes \(PIN resets and registrations\) to one mobile number from one client address per hour, a fixed rule/,
     reach: (t, client) => resets(t, client, MOBILE, 4),
   },
   {

@@ -7,6 +7,7 @@ import type { JourneyDeps } from '../deps.js';
 import { completed, enterCode, isPasskeyCapable, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
+import { signInSendOptions } from '../send-first-code.js';
 import { canMove, TRANSITIONS } from '../states.js';
 import type { JourneyStep } from '../step.js';
 import type { SignInCompletion } from '../stores.js';
@@ -51,13 +52,18 @@ export async function submitOtp(context: StepContext, form: OtpForm, deps: OtpDe
   const code = (form.otp ?? '').trim();
   // Not 6 digits cannot be the code: said at once, without spending anything.
   if (!/^\d{6}$/.test(code)) return otpPage(journey, challenge, deps, { code: 'otp_format', field: 'otp' });
-  // The mobile's budget of wrong entries over all its challenges; the
+  // A login's mobile has a budget of wrong entries over all its challenges; the
   // challenge's own 5 entries, counted before they are compared, stay the
-  // hard bound (so concurrent entries overshoot this one by at most 5).
-  const spent = await deps.otpEntries.spent(challenge.mobile);
+  // hard bound (so concurrent entries overshoot this one by at most 5). A
+  // registration's entries count against their challenge only: anyone may
+  // start one for a number without an account, and what they enter must
+  // not refuse the owner's right code; guessing stays bounded by the 3
+  // unsolicited codes an hour times 5 (docs/journey.md, "Registration").
+  const perMobile = challenge.purpose === 'login';
+  const spent = perMobile ? await deps.otpEntries.spent(challenge.mobile) : undefined;
   if (spent) return otpPage(journey, challenge, deps, { code: 'otp_too_many', field: 'otp', retryAfterSeconds: spent.retryAfterSeconds, limit: 'otp_per_mobile' });
   const outcome = await enterCode(journey, challenge, code, context.sessionId, 'sign_in_otp', deps);
-  if (outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
+  if (perMobile && outcome.kind === 'refused' && (outcome.result.reason === 'wrong' || (outcome.result.reason === 'exhausted' && outcome.result.justNow))) {
     await deps.otpEntries.count(challenge.mobile);
   }
   if (outcome.kind === 'refused') return refusedEntry(journey, challenge, outcome.result, context, deps);
@@ -98,7 +104,7 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
         sms: deps.sms,
         audit: deps.audit,
         log: deps.log,
-        sends: deps.sends,
+        sends: { take: (to, address) => deps.sends.take(to, address, signInSendOptions(challenge.purpose)) },
         clock: deps.clock,
       });
   // The journey ended meanwhile (cancelled here or in another tab, by a lock or a PIN reset): no code.
@@ -122,7 +128,7 @@ async function replaceChallenge(
 ): Promise<{ sent: true } | SendRefusal | 'lost'> {
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(old.mobile, context.address);
+  const limited = await deps.sends.take(old.mobile, context.address, signInSendOptions(old.purpose));
   if (limited) return noteRefusedSend(limited, sendContext(journey, old, context, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
