@@ -12,6 +12,7 @@ import {
   authorizeParams,
   authorizeUrl,
   Browser,
+  csrfToken,
   enterOtp,
   expectClientRedirect,
   expectErrorRedirect,
@@ -165,6 +166,20 @@ function defineTests(engine: string, makeApp: () => Promise<TestApp>): void {
       await t.services.afterAnswer.idle();
       expect(await outbox(t.app, OTHER_MOBILE)).toEqual([]);
       expect(await t.storage.customers.findCustomerByMobile(OTHER_MOBILE)).toBeUndefined();
+    });
+
+    it('phr: "Forgot PIN?" opened by its address shows the passkey page; a reset form posted anyway → unmet_authentication_requirements, no SMS', async () => {
+      const { t, client, browser } = await setUp();
+      const { page, requestId } = await startLogin(browser, authorizeParams(client, { acr_values: 'phr' }));
+      expectPasskeyRequired(page);
+      const opened = await browser.get(`/login/reset?request=${requestId}`);
+      expectSeeOther(opened, new RegExp(`^/login\\?request=${requestId}$`));
+      expectPasskeyRequired(await browser.follow(opened));
+      const posted = await browser.post(`/login/reset?request=${requestId}`, { csrf_token: csrfToken(page.body), mobile: MOBILE, action: 'send' });
+      expectErrorRedirect(posted, 'unmet_authentication_requirements', 'xyz-state');
+      expect(await journeyOf(t, requestId)).toMatchObject({ status: 'cancelled' });
+      await t.services.afterAnswer.idle();
+      expect(await outbox(t.app, MOBILE)).toEqual([]);
     });
 
     it('phr: cancel still means access_denied', async () => {

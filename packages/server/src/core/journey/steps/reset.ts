@@ -1,4 +1,4 @@
-import { cancelJourney } from '../cancel.js';
+import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { refusalProblem } from '../one-time-pin.js';
 import { firstPage, isOpen, openJourney, pageForState, whereItStandsNow, type StepContext } from '../open.js';
@@ -32,6 +32,9 @@ export async function showReset(context: StepContext, deps: ResetDeps): Promise<
   const journey = await openJourney(context, deps);
   if (!isOpen(journey)) return journey;
   if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  // acr_values=phr: only a passkey completes the journey, so no PIN is reset and no SMS sent in it;
+  // its login page has no "Forgot PIN?" (docs/journey.md, "`acr_values` and `max_age`").
+  if (journey.view.requiresPhr) return { kind: 'goto', page: 'login', requestId: journey.requestId };
   return { kind: 'reset', journey: journey.view };
 }
 
@@ -46,6 +49,8 @@ export async function submitReset(context: StepContext, form: ResetForm, deps: R
   if (!isOpen(journey)) return journey;
   if (form.action === 'cancel') return cancelJourney(journey, deps);
   if (!canMove(journey.record.status, TRANSITIONS.resetCodeSent) || firstPage(journey) === 'register') return pageForState(journey);
+  // A reset form posted anyway on a journey only a passkey completes ends it, as a PIN form does: no SMS.
+  if (journey.view.requiresPhr) return endJourneyUnmet(journey, deps);
   const page = (problem: Problem, mobile?: string): StepResult => ({ kind: 'reset', journey: journey.view, problem, ...(mobile ? { mobile } : {}) });
 
   const mobile = postedMobile(journey, form.mobile, deps);
