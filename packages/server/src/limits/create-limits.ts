@@ -23,7 +23,7 @@ import {
 import type { ClientAddress } from '../core/client-address.js';
 import type { AttemptLimiter, ClientBudget, StartLimiter, WrongEntryCounter } from '../core/limits/attempt-limiter.js';
 import type { RateLimitCounterStore } from '../core/limits/rate-limit-counter-store.js';
-import type { SendLimiter, SendRefused } from '../core/limits/send-limiter.js';
+import type { SendLimiter, SendOptions, SendRefused } from '../core/limits/send-limiter.js';
 import { StorageUnavailable } from '../core/storage-errors.js';
 import type { AvailabilityObserver } from '../core/storage/storage.js';
 import { RateLimiterDatabase } from './rate-limiter-database.js';
@@ -166,41 +166,50 @@ export function createLimits(options: LimitsOptions): Limits {
     ['requester', resetSmsPerRequester, key(`${mobile} ${address.bucket}`), 'take'],
     ['unsolicited', resetSmsUnsolicited, key(mobile), 'take'],
   ];
-  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: { readonly perDevice: RateLimiterAbstract }): SendLimiter => ({
-    async take(mobile, address, options) {
-      // Each budget in turn; a spent one gives back what the ones before took.
-      // The requester's own budget first: a stranger refused there never touches the mobile's.
-      // A known device of the customer takes from its own budget instead of the ones a stranger can spend.
-      // A request that sends nothing only checks the global budget, never spends it, but at the
-      // same place in the order: its answer is the one a send would get, whichever budgets are spent.
+  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: { readonly perDevice: RateLimiterAbstract }): SendLimiter => {
+    // Each budget in turn; a spent one gives back what the ones before took.
+    // The requester's own budget first: a stranger refused there never touches the mobile's.
+    // A known device of the customer takes from its own budget instead of the ones a stranger can spend.
+    // A request that sends nothing only checks the global budget, never spends it, but at the
+    // same place in the order: its answer is the one a send would get, whichever budgets are spent.
+    const budgetsOf = (mobile: string, address: ClientAddress, options: SendOptions | undefined): Budget[] => {
       const device = reset ? options?.knownDevice : undefined;
       const own: Budget[] = device
         ? [['device', reset?.perDevice, key(`${device.profileId} ${device.deviceId}`), 'take']]
         : reset || options?.unsolicited
           ? unsolicitedBudgets(mobile, address)
           : [];
-      const budgets: Budget[] = [
+      return [
         ...own,
         ['mobile', perMobile, key(mobile), 'take'],
         ['address', smsPerAddress, addressKey(address), 'take'],
         ['global', smsGlobal, key(GLOBAL_KEY), options?.sendsNothing ? 'check' : 'take'],
       ];
-      const taken: [RateLimiterAbstract, string][] = [];
-      for (const [budget, counter, counterKey, how] of budgets) {
-        if (!counter) continue;
-        const refused = await (how === 'take' ? take(counter, counterKey) : isSpent(counter, counterKey)).catch(async (error: unknown) => {
-          for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
-          throw error;
-        });
-        if (refused) {
-          for (const [done, doneKey] of taken) await giveBack(done, doneKey);
-          return { budget, retryAfterSeconds: refused.retryAfterSeconds };
+    };
+    return {
+      async take(mobile, address, options) {
+        const taken: [RateLimiterAbstract, string][] = [];
+        for (const [budget, counter, counterKey, how] of budgetsOf(mobile, address, options)) {
+          if (!counter) continue;
+          const refused = await (how === 'take' ? take(counter, counterKey) : isSpent(counter, counterKey)).catch(async (error: unknown) => {
+            for (const [done, doneKey] of taken) await giveBack(done, doneKey).catch(() => {});
+            throw error;
+          });
+          if (refused) {
+            for (const [done, doneKey] of taken) await giveBack(done, doneKey);
+            return { budget, retryAfterSeconds: refused.retryAfterSeconds };
+          }
+          if (how === 'take') taken.push([counter, counterKey]);
         }
-        if (how === 'take') taken.push([counter, counterKey]);
-      }
-      return undefined;
-    },
-  });
+        return undefined;
+      },
+      async giveBack(mobile, address, options) {
+        for (const [, counter, counterKey, how] of budgetsOf(mobile, address, options)) {
+          if (counter && how === 'take') await giveBack(counter, counterKey);
+        }
+      },
+    };
+  };
   const wrongEntryCounter = (counter: RateLimiterAbstract, keyOf: (value: string) => string): WrongEntryCounter => ({
     spent: (value) => isSpent(counter, keyOf(value)),
     async count(value) {

@@ -239,6 +239,42 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         expect(await limits.resetSends.take(mobile, freshAddress(), device)).toMatchObject({ budget: 'mobile' });
       });
 
+      it("a registration's codes (unsolicited) share the reset's requester and unsolicited budgets, then take the login's; a login's take neither", async () => {
+        const mobile = freshMobile();
+        const stranger = freshAddress();
+        const unsolicited = { unsolicited: true };
+        // Two resets of a number without an account spend 2 of its unsolicited 3, though nothing was sent.
+        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, stranger, { sendsNothing: true })).toBeUndefined();
+        expect(await limits.sends.take(mobile, stranger, unsolicited)).toBeUndefined();
+        expect(await limits.sends.take(mobile, stranger, unsolicited)).toMatchObject({ budget: 'requester' });
+        expect(await limits.sends.take(mobile, freshAddress(), unsolicited)).toMatchObject({ budget: 'unsolicited' });
+        // A login's codes take the login's per-mobile budget only (5 per 15 minutes, of which the registration took 1).
+        for (let i = 0; i < 4; i++) expect(await limits.sends.take(mobile, freshAddress())).toBeUndefined();
+        expect(await limits.sends.take(mobile, freshAddress())).toMatchObject({ budget: 'mobile' });
+      });
+
+      it('giveBack returns what a take with the same arguments took, and nothing it only checked', async () => {
+        // A key of this test's own, so that no other run on a shared Redis spends the same global budget.
+        const global = await fixture.instance({ ...BUDGETS, smsLimitGlobal: 2 }, randomBytes(32));
+        const mobile = freshMobile();
+        const stranger = freshAddress();
+        const unsolicited = { unsolicited: true };
+        // Taken and given back 10 times: the budgets (3 from this address, 2 for the deployment) are whole.
+        for (let i = 0; i < 10; i++) {
+          expect(await global.sends.take(mobile, stranger, unsolicited)).toBeUndefined();
+          await global.sends.giveBack(mobile, stranger, unsolicited);
+        }
+        for (let i = 0; i < 10; i++) {
+          expect(await global.resetSends.take(mobile, stranger, { sendsNothing: true })).toBeUndefined();
+          await global.resetSends.giveBack(mobile, stranger, { sendsNothing: true });
+        }
+        await sendTimes(global, 2, () => mobile, () => stranger);
+        expect(await global.sends.take(mobile, stranger)).toMatchObject({ budget: 'global' });
+        // A giveBack of a request that only checked the global budget leaves it spent.
+        await global.resetSends.giveBack(freshMobile(), freshAddress(), { sendsNothing: true });
+        expect(await global.sends.take(freshMobile(), freshAddress())).toMatchObject({ budget: 'global' });
+      });
+
       it('wrong reset codes count per address, never per mobile: another address has its own 10', async () => {
         const stranger = freshAddress();
         // An entry given back (it was right, or never compared) does not count.

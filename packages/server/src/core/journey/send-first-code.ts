@@ -46,7 +46,8 @@ export async function sendFirstCode(
   const sendContext = otpSendContext(journey, context, deps, input.profileId);
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(input.mobile.e164, context.address, signInSendOptions(input.purpose));
+  const counted = signInSendOptions(input.purpose);
+  const limited = await deps.sends.take(input.mobile.e164, context.address, counted);
   if (limited) {
     const refusal = await noteRefusedSend(limited, sendContext, deps);
     return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };
@@ -61,8 +62,12 @@ export async function sendFirstCode(
     clearPin: pinCount && { profileId: pinCount.profileId, attempt: pinCount.attempt },
   });
   if (pinCount) pinCount.lifted = true;
-  // Another tab finished or cancelled this journey meanwhile, or it expired.
-  if (!moved) return whereItStandsNow(journey, deps);
+  // Another tab finished or cancelled this journey meanwhile, or it expired: nothing is sent,
+  // and what was taken goes back (docs/journey.md, "The one-time PIN").
+  if (!moved) {
+    await deps.sends.giveBack(input.mobile.e164, context.address, counted).catch(() => {});
+    return whereItStandsNow(journey, deps);
+  }
   if (!(await deliverOtp(input.mobile, code, sendContext, deps))) {
     // The customer never saw this code: nothing may answer it.
     await deps.db.otpChallenges.consumeOtpChallenge(record.id, now);

@@ -53,7 +53,8 @@ export async function sendResetCode(journey: OpenJourney, mobile: MobileNumber |
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
   // Every mobile spends the same budgets, but the global one only a code that is sent.
-  const limited = await deps.resetSends.take(e164, context.address, sendOptions(profileId, resettable, context, deps));
+  const counted = sendOptions(profileId, resettable, context, deps);
+  const limited = await deps.resetSends.take(e164, context.address, counted);
   if (limited) return noteRefusedSend(limited, sendContextOf(journey, context, null, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: journey.record.idHash, purpose: 'reset', mobile, profileId, pendingPinHash: null },
@@ -67,7 +68,11 @@ export async function sendResetCode(journey: OpenJourney, mobile: MobileNumber |
     challenge: record,
     transition: TRANSITIONS.resetCodeSent,
   });
-  if (!moved) return 'lost';
+  if (!moved) {
+    // Nothing is sent: what was taken goes back (docs/journey.md, "The one-time PIN").
+    await deps.resetSends.giveBack(e164, context.address, counted).catch(() => {});
+    return 'lost';
+  }
   if (profileId !== null) await sendLater(mobile, code, sendContextOf(journey, context, profileId, deps), context, deps);
   return { sent: true };
 }

@@ -25,6 +25,23 @@ export interface SendLimiter {
    * (docs/operator-guide.md, "SMS budgets").
    */
   take(mobile: string, address: ClientAddress, options?: SendOptions): Promise<SendRefused | undefined>;
+  /**
+   * Gives back what a {@link take} with the same arguments took, when no
+   * code was sent after all because a concurrent request of the same
+   * journey won (a second "Send a new code", another tab): a double click
+   * must not spend the owner's few codes. Throws `StorageUnavailable` when
+   * the counters cannot be reached. A code the gateway refused is not given
+   * back: it counts like a sent one.
+   */
+  giveBack(mobile: string, address: ClientAddress, options?: SendOptions): Promise<void>;
+}
+
+/** `limiter` with `options` on every call: what a step that counts its sends one way hands to shared code. */
+export function sendsWith(limiter: SendLimiter, options: SendOptions): SendLimiter {
+  return {
+    take: (mobile, address) => limiter.take(mobile, address, options),
+    giveBack: (mobile, address) => limiter.giveBack(mobile, address, options),
+  };
 }
 
 /** How a send is counted. */

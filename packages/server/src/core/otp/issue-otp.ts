@@ -202,7 +202,12 @@ export async function resendOtp(
     sentBefore: now - OTP_RESEND_AFTER_SECONDS,
     maxResends: OTP_MAX_RESENDS,
   });
-  if (!replaced) return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
+  if (!replaced) {
+    // A concurrent resend (a double click, another tab) replaced the code: this one sends nothing,
+    // and what it took goes back, so that it costs the customer none of their codes.
+    await deps.sends.giveBack(challenge.mobile, context.address).catch(() => {});
+    return { reason: 'too_soon', retryAfterSeconds: OTP_RESEND_AFTER_SECONDS };
+  }
   const deliver = deps.deliver ?? ((to: string, otp: string, sent: OtpSendContext) => deliverOtp(to, otp, sent, deps));
   if (!(await deliver(challenge.mobile, code, context))) {
     // As with a first code: nothing may answer a code the customer never saw.

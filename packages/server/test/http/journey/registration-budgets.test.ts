@@ -136,6 +136,74 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
     expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await b.t.storage.customers.findCustomerByMobile(MOBILE)).toMatchObject({ mobile: MOBILE, status: 'active' });
   });
+
+  it('a code used up by 5 wrong entries is replaced by a new challenge within the same 3: no 4th code', async () => {
+    const b = await open();
+    const { browser, res } = await register(b, STRANGER_NETWORKS[0] as string);
+    expectSeeOther(res, OTP_PAGE);
+    let page = await browser.follow(res);
+    const statuses: number[] = [];
+    for (let challenge = 0; challenge < 4; challenge++) {
+      const right = codeOf((await b.sent()).at(-1));
+      for (let entry = 0; entry < 5; entry++) page = await browser.submit(page, { otp: wrongOtp(right), action: 'verify' });
+      expect(pageText(page.body)).toContain('Too many wrong codes.');
+      b.t.clock.advance(30);
+      page = await browser.submit(page, { action: 'resend' });
+      statuses.push(page.statusCode);
+    }
+    // Two new challenges, then refused: 3 codes in all.
+    expect(statuses).toEqual([200, 200, 400, 400]);
+    expect(pageText(page.body)).toContain('Too many codes were sent.');
+    expect(await b.sent()).toHaveLength(3);
+  });
+
+  it('resets of the number while it has no account spend the same 3 (though they send nothing)', async () => {
+    const b = await open();
+    for (const network of STRANGER_NETWORKS.slice(0, 2)) {
+      const browser = new Browser(b.t.app, { remoteAddress: network });
+      const { requestId } = await startLogin(browser, authorizeParams(b.client));
+      const page = await browser.open(`/login/reset?request=${requestId}`);
+      expectSeeOther(await browser.submit(page, { mobile: MOBILE, action: 'send' }), /^\/login\/reset\/otp\?request=/);
+    }
+    expect(await b.sent()).toHaveLength(0);
+    expectSeeOther((await register(b, STRANGER_NETWORKS[2] as string)).res, OTP_PAGE);
+    const refused = await register(b, STRANGER_NETWORKS[3] as string);
+    expectPage(refused.res, 400);
+    expect(pageText(refused.res.body)).toContain('Too many codes were sent.');
+    expect(await b.sent()).toHaveLength(1);
+  });
+
+  it('a registration overtaken by the owner\'s sends no more codes: "Send a new code" says the number has an account', async () => {
+    const b = await open();
+    const stranger = await register(b, STRANGER_NETWORKS[0] as string);
+    expectSeeOther(stranger.res, OTP_PAGE);
+    const strangerPage = await stranger.browser.follow(stranger.res);
+    const { browser, res } = await register(b, OWNER);
+    const done = await browser.submit(await browser.follow(res), { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
+    expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    b.t.clock.advance(30);
+    const resent = await stranger.browser.submit(strangerPage, { action: 'resend' });
+    expectPage(resent, 400);
+    expect(pageText(resent.body)).toContain('This mobile number already has an account.');
+    expect(await b.sent()).toHaveLength(2);
+  });
+
+  it('"Send a new code" clicked twice at once sends one code and spends one: the number still gets its 3', async () => {
+    const b = await open();
+    const { browser, res } = await register(b, OWNER);
+    expectSeeOther(res, OTP_PAGE);
+    const page = await browser.follow(res);
+    b.t.clock.advance(30);
+    const both = await Promise.all([browser.submit(page, { action: 'resend' }), browser.submit(page, { action: 'resend' })]);
+    expect(both.map((answer) => answer.statusCode).sort()).toEqual([200, 400]);
+    expect(await b.sent()).toHaveLength(2);
+    b.t.clock.advance(30);
+    const third = await browser.submit(page, { action: 'resend' });
+    expectPage(third, 200);
+    expect(await b.sent()).toHaveLength(3);
+    const done = await browser.submit(third, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
+    expect(expectClientRedirect(done).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
 }
 
 describe('the registration budgets, on SQLite', () => {

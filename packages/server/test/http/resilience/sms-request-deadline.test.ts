@@ -98,6 +98,7 @@ describe.skipIf(!postgresAdminUrl)('a PIN request that timed out during a partit
           }
           return refused;
         },
+        giveBack: (mobile, ip, options) => real.sends.giveBack(mobile, ip, options),
       },
     };
     const t = await build({

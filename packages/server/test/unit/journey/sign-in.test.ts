@@ -442,6 +442,7 @@ describe('submitLogin and submitRegistration: send limits', () => {
         calls.push([mobile, ip]);
         return { budget: 'mobile', retryAfterSeconds: 42 };
       },
+      giveBack: async () => {},
     };
     const t = await setup({ sends, customer: false });
     expect(await submitRegistration(t.journey.context, { mobile: MOBILE, pin: PIN, pinConfirmation: PIN }, t.deps)).toEqual({

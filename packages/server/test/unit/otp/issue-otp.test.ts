@@ -211,7 +211,7 @@ describe('resendOtp', () => {
 
   it('within the send limits: a refused resend keeps the current code', async () => {
     let refuse = false;
-    const sends: SendLimiter = { take: async () => (refuse ? { budget: 'mobile', retryAfterSeconds: 60 } : undefined) };
+    const sends: SendLimiter = { take: async () => (refuse ? { budget: 'mobile', retryAfterSeconds: 60 } : undefined), giveBack: async () => {} };
     const { clock, sms, code, resend, verify } = await withChallenge(sends);
     refuse = true;
     clock.set(T0 + 30);

@@ -53,6 +53,7 @@ export function openLimiter(): SendLimiter & { calls: Array<[string, ClientAddre
       calls.push([mobile, ip]);
       return undefined;
     },
+    async giveBack() {},
   };
 }
 

@@ -1,4 +1,5 @@
 import { OTP_MAX_ATTEMPTS } from '../../lifetimes.js';
+import { sendsWith } from '../../limits/send-limiter.js';
 import { deliverOtp, newChallenge, noteRefusedSend, resendOtp, type OtpSendContext, type SendRefusal } from '../../otp/issue-otp.js';
 import type { OtpChallengeRecord } from '../../otp/records.js';
 import type { VerifyOtpResult } from '../../otp/verify-otp.js';
@@ -88,12 +89,18 @@ async function refusedEntry(
  * at most); one that ended (used up, expired, or never delivered) is
  * replaced by a new challenge. Both within the send limits, and only for a
  * customer who is still active: a locked account gets no code
- * (docs/journey.md, "When a sign-in ends").
+ * (docs/journey.md, "When a sign-in ends"); a registration, only while
+ * the number has no account.
  */
 async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, context: StepContext, deps: OtpDeps): Promise<StepResult> {
   const now = deps.clock.nowSeconds();
   if (challenge.profileId !== null && (await deps.db.customers.findCustomer(challenge.profileId))?.status !== 'active') {
     return deadEnd('account_unavailable', journey.record, journey.view.clientName);
+  }
+  // A registration of a number that was registered meanwhile (in another browser) can no longer
+  // complete: its page says so, and the number's owner gets no more codes from it.
+  if (challenge.purpose === 'register' && (await deps.db.customers.findCustomerByMobile(challenge.mobile))) {
+    return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
   }
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
@@ -104,7 +111,7 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
         sms: deps.sms,
         audit: deps.audit,
         log: deps.log,
-        sends: { take: (to, address) => deps.sends.take(to, address, signInSendOptions(challenge.purpose)) },
+        sends: sendsWith(deps.sends, signInSendOptions(challenge.purpose)),
         clock: deps.clock,
       });
   // The journey ended meanwhile (cancelled here or in another tab, by a lock or a PIN reset): no code.
@@ -128,7 +135,8 @@ async function replaceChallenge(
 ): Promise<{ sent: true } | SendRefusal | 'lost'> {
   // A request already answered takes nothing from the budgets.
   context.signal?.throwIfAborted();
-  const limited = await deps.sends.take(old.mobile, context.address, signInSendOptions(old.purpose));
+  const counted = signInSendOptions(old.purpose);
+  const limited = await deps.sends.take(old.mobile, context.address, counted);
   if (limited) return noteRefusedSend(limited, sendContext(journey, old, context, deps), deps);
   const { record, code } = newChallenge(
     { requestHash: old.requestHash, purpose: old.purpose, mobile: old.mobile, profileId: old.profileId, pendingPinHash: old.pendingPinHash },
@@ -141,7 +149,11 @@ async function replaceChallenge(
     challenge: record,
     transition: TRANSITIONS.codeResent,
   });
-  if (!moved) return 'lost';
+  if (!moved) {
+    // Nothing is sent: what was taken goes back (docs/journey.md, "The one-time PIN").
+    await deps.sends.giveBack(old.mobile, context.address, counted).catch(() => {});
+    return 'lost';
+  }
   if (await deliverOtp(old.mobile, code, sendContext(journey, old, context, deps), deps)) return { sent: true };
   await deps.db.otpChallenges.consumeOtpChallenge(record.id, deps.clock.nowSeconds());
   return { reason: 'sms_unavailable' };

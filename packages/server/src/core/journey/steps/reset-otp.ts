@@ -1,4 +1,5 @@
 import { OTP_MAX_ATTEMPTS } from '../../lifetimes.js';
+import { sendsWith } from '../../limits/send-limiter.js';
 import type { OtpChallengeRecord } from '../../otp/records.js';
 import { resendOtp } from '../../otp/issue-otp.js';
 import { verifyOtp, type MakeEntry } from '../../otp/verify-otp.js';
@@ -94,7 +95,7 @@ async function resendResetCode(journey: OpenJourney, challenge: OtpChallengeReco
         audit: deps.audit,
         log: deps.log,
         // Nothing is sent for a mobile without an account: the global budget is not spent.
-        sends: { take: (to, address) => deps.resetSends.take(to, address, sendOptions(challenge.profileId, resettable, context, deps)) },
+        sends: sendsWith(deps.resetSends, sendOptions(challenge.profileId, resettable, context, deps)),
         clock: deps.clock,
         deliver: async (to, code, sent) => {
           if (challenge.profileId !== null) await sendLater(to, code, sent, context, deps);
