@@ -136,7 +136,15 @@ export function createLimits(options: LimitsOptions): Limits {
   const limiter = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
     options.redis
       ? observed(
-          new RateLimiterRedis({ storeClient: options.redis, keyPrefix, points, duration, useRedisPackage: false, rejectIfRedisNotReady: true }),
+          new RateLimiterRedis({
+            storeClient: options.redis,
+            keyPrefix,
+            points,
+            duration,
+            useRedisPackage: false,
+            rejectIfRedisNotReady: true,
+            customIncrTtlLuaScript: INCR_TTL_SCRIPT,
+          }),
           options.redisAvailability,
         )
       : new RateLimiterDatabase({ counters: options.counters, keyPrefix, points, duration, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
@@ -266,6 +274,26 @@ function observed(limiter: RateLimiterAbstract, observer: AvailabilityObserver |
   limiter.get = watch(limiter.get);
   return limiter;
 }
+
+/**
+ * The script that adds to a counter in Redis: rate-limiter-flexible's own
+ * (its `customIncrTtlLuaScript` option), with one rule before it: points
+ * given back (negative, the library's `reward`) come off a live counter
+ * only. Without it, a point given back after its window ended would start
+ * the next window at -1 and let it pass its budget by one, as the
+ * database's counters never do (`RateLimiterDatabase`).
+ */
+const INCR_TTL_SCRIPT = `if tonumber(ARGV[1]) < 0 and redis.call('pttl', KEYS[1]) < 0 then
+  return {0, 0}
+end
+redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -1 then
+  redis.call('expire', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+return {consumed, ttl}`;
 
 /** One budget of a send: which, its counter, its key, and whether it is taken or only checked. */
 type Budget = [SendRefused['budget'], RateLimiterAbstract | undefined, string, 'take' | 'check'];

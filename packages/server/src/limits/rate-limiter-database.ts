@@ -42,9 +42,15 @@ export class RateLimiterDatabase extends RateLimiterStoreAbstract {
     this.#nowMs = options.nowMs ?? Date.now;
   }
 
-  /** Adds `points` to the counter of `rlKey`; a new or expired counter lives `msDuration` (0: for ever). */
-  _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCounter> {
+  /**
+   * Adds `points` to the counter of `rlKey`; a new or expired counter lives
+   * `msDuration` (0: for ever). Points given back (negative, the library's
+   * `reward`) come off a live counter only: given back after the window
+   * ended, they are not carried into the next one.
+   */
+  async _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCounter> {
     const now = this.#nowMs();
+    if (points < 0 && !forceExpire) return (await this.#counters.subtractFromLiveRateLimitCounter(rlKey, -points, now)) ?? { points: 0, expiresAt: null };
     return this.#counters.addToRateLimitCounter(rlKey, points, msDuration > 0 ? now + msDuration : null, now, forceExpire);
   }
 

@@ -25,6 +25,8 @@ export interface LimitsFixture {
   storedCount(key: string): Promise<number | undefined>;
   /** Moves the clock of the database counters; absent for Redis, which keeps its own. */
   advanceMs?(ms: number): void;
+  /** Ends the window of the counter under a full key at once, as its expiry would (Redis, whose clock the tests cannot move). */
+  expireKey?(key: string): Promise<void>;
 }
 
 /** Every mobile number and address the tests of this process used, so a shared Redis can be cleaned up. */
@@ -380,6 +382,20 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         const unlimited = await fixture.instance({ ...BUDGETS, journeyLimitPerAddress: undefined });
         await startTimes(unlimited, 3 * JOURNEYS, freshAddress());
       });
+    });
+
+    it('a point given back after its window ended gives the next window nothing: it holds its budget exactly', async () => {
+      const address = freshAddress();
+      const key = `${LIMIT_KEY_PREFIXES.pinPerAddress}:${hashLimitKey(address.bucket)}`;
+      expect(await limits.pinAttempts.take(address)).toBeUndefined();
+      // The window ends between a take and its give-back.
+      if (fixture.advanceMs) fixture.advanceMs(60 * 60_000);
+      else if (fixture.expireKey) await fixture.expireKey(key);
+      else throw new Error('the fixture can end no window');
+      await limits.pinAttempts.giveBack(address);
+      expect(await fixture.storedCount(key)).toBeUndefined();
+      await attemptTimes(limits, BUDGETS.pinLimitPerAddress, address);
+      expect(await limits.pinAttempts.take(address)).toBeDefined();
     });
 
     // Redis keeps its own clock; the database counters run on the limiter's.

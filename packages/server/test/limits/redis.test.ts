@@ -49,6 +49,9 @@ describe.skipIf(!redisUrl)('Redis', () => {
           const value = await reader.get(key);
           return value === null ? undefined : Number(value);
         },
+        async expireKey(key) {
+          await reader.del(key);
+        },
       };
     },
     { databaseClock: false },

@@ -18,14 +18,22 @@ export interface RateLimitCounter {
 /** Rate-limit counters by key. */
 export interface RateLimitCounterStore {
   /**
-   * Adds `points` (negative to give some back) to the counter of `key` in
-   * one atomic statement and returns the counter as it is after the add, so
-   * that concurrent adds, on any number of instances, each see a distinct
-   * total. A counter that is missing or expired at `nowMs` (or any counter,
-   * when `forceExpire`) starts again from `points` and expires at
-   * `expiresAt`; a live one keeps its expiry.
+   * Adds `points` to the counter of `key` in one atomic statement and
+   * returns the counter as it is after the add, so that concurrent adds, on
+   * any number of instances, each see a distinct total. A counter that is
+   * missing or expired at `nowMs` (or any counter, when `forceExpire`)
+   * starts again from `points` and expires at `expiresAt`; a live one keeps
+   * its expiry. Points given back go to {@link subtractFromLiveRateLimitCounter}.
    */
   addToRateLimitCounter(key: string, points: number, expiresAt: number | null, nowMs: number, forceExpire: boolean): Promise<RateLimitCounter>;
+  /**
+   * Takes `points` off the counter of `key` in one atomic statement, only
+   * while it is live at `nowMs`, and returns it as it is after; a missing or
+   * expired counter is left as it is (`undefined`). A point given back after
+   * its window ended belongs to no window: it must not start the next one
+   * below zero, which would let that window pass its budget.
+   */
+  subtractFromLiveRateLimitCounter(key: string, points: number, nowMs: number): Promise<RateLimitCounter | undefined>;
   /** The counter of `key`, or `undefined` when missing or expired at `nowMs`. */
   findRateLimitCounter(key: string, nowMs: number): Promise<RateLimitCounter | undefined>;
   /** Removes the counter of `key`; returns whether there was one. */

@@ -38,6 +38,18 @@ export function describeRateLimitCountersContract(subject: StorageUnderTest): vo
       expect(await counters().addToRateLimitCounter('k', -1, MS + 90_000, MS + 1, false)).toEqual({ points: 2, expiresAt: MS + 60_000 });
     });
 
+    it('subtracts points given back from a live counter only: a missing or expired one stays as it is', async () => {
+      await counters().addToRateLimitCounter('k', 3, MS + 60_000, MS, false);
+      expect(await counters().subtractFromLiveRateLimitCounter('k', 1, MS + 59_999)).toEqual({ points: 2, expiresAt: MS + 60_000 });
+      expect(await counters().subtractFromLiveRateLimitCounter('k', 1, MS + 60_000)).toBeUndefined();
+      expect(await counters().subtractFromLiveRateLimitCounter('missing', 1, MS)).toBeUndefined();
+      expect(await counters().findRateLimitCounter('missing', MS)).toBeUndefined();
+      // The next window starts from what it is given, not below it.
+      expect(await counters().addToRateLimitCounter('k', 1, MS + 120_000, MS + 60_000, false)).toEqual({ points: 1, expiresAt: MS + 120_000 });
+      await counters().addToRateLimitCounter('forever', 2, null, MS, false);
+      expect(await counters().subtractFromLiveRateLimitCounter('forever', 1, MS + 10 * 365 * 86_400_000)).toEqual({ points: 1, expiresAt: null });
+    });
+
     it('never expires a counter without an expiry', async () => {
       await counters().addToRateLimitCounter('k', 1, null, MS, false);
       const decadeLater = MS + 10 * 365 * 86_400_000;

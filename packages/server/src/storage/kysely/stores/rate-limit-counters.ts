@@ -27,6 +27,17 @@ export function createRateLimitCounterStore(db: Kysely<Database>): RateLimitCoun
       return toCounter(row);
     },
 
+    async subtractFromLiveRateLimitCounter(key, points, nowMs) {
+      const row = await db
+        .updateTable('rate_limit_counters')
+        .set({ points: sql<number>`points - ${points}` })
+        .where('key', '=', key)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowMs)]))
+        .returning(['points', 'expires_at'])
+        .executeTakeFirst();
+      return row && toCounter(row);
+    },
+
     async findRateLimitCounter(key, nowMs) {
       const row = await db
         .selectFrom('rate_limit_counters')
