@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SmsMessage, SmsSender } from '../../../src/core/sms/sms-sender.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
-import { build, type TestApp } from '../../helpers/build.js';
+import { codeOf, smsBench, type SmsBench } from '../../helpers/captured-sms.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import {
   authorizeParams,
@@ -34,41 +33,11 @@ const OWNER = '203.0.113.50';
 const STRANGER_NETWORKS = ['198.51.100.7', '198.51.100.8', '203.0.113.9', '192.0.2.10'];
 const OTP_PAGE = /^\/login\/otp\?request=[A-Za-z0-9_-]{43}$/;
 
-interface Bench {
-  readonly t: TestApp;
-  readonly client: Awaited<ReturnType<TestApp['createClient']>>;
-  /** The SMS handed to the gateway for {@link MOBILE}, in order. */
-  sent(): Promise<SmsMessage[]>;
-}
-
 /** An app in production (its default budgets), no customer, its SMS captured. */
-async function bench(options: { storage?: Storage; env?: Record<string, string> } = {}): Promise<Bench> {
-  const messages: SmsMessage[] = [];
-  const sms: SmsSender = {
-    async send(message) {
-      messages.push(message);
-    },
-  };
-  const t = await build({ environment: 'production', sms, ...(options.storage ? { storage: options.storage } : {}), ...(options.env ? { env: options.env } : {}) });
-  const client = await t.createClient();
-  return {
-    t,
-    client,
-    async sent() {
-      await t.services.afterAnswer.idle();
-      return messages.filter((message) => message.to === MOBILE);
-    },
-  };
-}
-
-function codeOf(message: SmsMessage | undefined): string {
-  const code = /\b(\d{6})\b/.exec(message?.body ?? '')?.[1];
-  expect(code).toMatch(/^\d{6}$/);
-  return code as string;
-}
+const bench = (options: { storage?: Storage; env?: Record<string, string> } = {}): Promise<SmsBench> => smsBench({ ...options, customer: false });
 
 /** A new journey in a new browser at `address`: the registration form for {@link MOBILE} posted. */
-async function register(b: Bench, address: string): Promise<{ browser: Browser; res: Response }> {
+async function register(b: SmsBench, address: string): Promise<{ browser: Browser; res: Response }> {
   const browser = new Browser(b.t.app, { remoteAddress: address });
   const { requestId } = await startLogin(browser, authorizeParams(b.client));
   const page = await browser.open(`/register?request=${requestId}`);
@@ -76,7 +45,7 @@ async function register(b: Bench, address: string): Promise<{ browser: Browser; 
   return { browser, res: await browser.submit(page, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' }) };
 }
 
-function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: boolean }): void {
+function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters: boolean }): void {
   it('a stranger on 4 networks registers the number all hour, with new codes: the phone gets 3 codes, and the owner registers once the hour frees one', async () => {
     const b = await open();
     const { t } = b;

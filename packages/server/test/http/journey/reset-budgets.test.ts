@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SmsMessage, SmsSender } from '../../../src/core/sms/sms-sender.js';
 import { lockCustomer, unlockCustomer } from '../../../src/core/operator/lock-customer.js';
-import type { Storage } from '../../../src/core/storage/storage.js';
-import { build, type TestApp } from '../../helpers/build.js';
+import { codeOf, smsBench, type SmsBench } from '../../helpers/captured-sms.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
 import {
   addCustomer,
@@ -45,42 +43,8 @@ const RESET_OTP = /^\/login\/reset\/otp\?request=[A-Za-z0-9_-]{43}$/;
 const NEW_PIN_PAGE = /^\/login\/reset\/pin\?request=[A-Za-z0-9_-]{43}$/;
 const LOGIN = /^\/login\?request=[A-Za-z0-9_-]{43}$/;
 
-interface Bench {
-  readonly t: TestApp;
-  readonly client: Awaited<ReturnType<TestApp['createClient']>>;
-  /** The SMS handed to the gateway, in order (the reset codes once the page was answered). */
-  sent(mobile?: string): Promise<SmsMessage[]>;
-}
-
-/** An app in production (its default budgets) with one customer, its SMS captured. */
-async function bench(options: { storage?: Storage; env?: Record<string, string>; customer?: boolean } = {}): Promise<Bench> {
-  const messages: SmsMessage[] = [];
-  const sms: SmsSender = {
-    async send(message) {
-      messages.push(message);
-    },
-  };
-  const t = await build({ environment: 'production', sms, ...(options.storage ? { storage: options.storage } : {}), ...(options.env ? { env: options.env } : {}) });
-  const client = await t.createClient();
-  if (options.customer !== false) await addCustomer(t);
-  return {
-    t,
-    client,
-    async sent(mobile = MOBILE) {
-      await t.services.afterAnswer.idle();
-      return messages.filter((message) => message.to === mobile);
-    },
-  };
-}
-
-function codeOf(message: SmsMessage | undefined): string {
-  const code = /\b(\d{6})\b/.exec(message?.body ?? '')?.[1];
-  expect(code).toMatch(/^\d{6}$/);
-  return code as string;
-}
-
 /** A new journey in a new browser at `address`, on the reset page: the mobile submitted. The response to it. */
-async function askReset(b: Bench, address: string, mobile: string = MOBILE): Promise<{ browser: Browser; res: Response }> {
+async function askReset(b: SmsBench, address: string, mobile: string = MOBILE): Promise<{ browser: Browser; res: Response }> {
   const browser = new Browser(b.t.app, { remoteAddress: address });
   const { requestId } = await startLogin(browser, authorizeParams(b.client));
   const page = await browser.open(`/login/reset?request=${requestId}`);
@@ -97,7 +61,7 @@ async function codePage(browser: Browser, res: Response): Promise<Response> {
 }
 
 /** The owner signs in from `browser` (a login's one-time PIN from the captured SMS): the browser becomes a known device. */
-async function signIn(b: Bench, browser: Browser, pin: string = PIN, mobile: string = MOBILE): Promise<void> {
+async function signIn(b: SmsBench, browser: Browser, pin: string = PIN, mobile: string = MOBILE): Promise<void> {
   const { page } = await startLogin(browser, authorizeParams(b.client, { prompt: 'login' }));
   const otpPage = await submitCredentials(browser, page, mobile, pin);
   const done = await browser.submit(otpPage, { otp: codeOf((await b.sent(mobile)).at(-1)), action: 'verify' });
@@ -111,7 +75,7 @@ const DEVICE_COOKIE = '__Host-connect_device';
 const CAFE = '192.0.2.77';
 
 /** "Forgot PIN?" for `mobile` in a new journey of `browser` (which keeps its cookies). The response to the mobile submitted. */
-async function askResetIn(b: Bench, browser: Browser, mobile: string = MOBILE): Promise<Response> {
+async function askResetIn(b: SmsBench, browser: Browser, mobile: string = MOBILE): Promise<Response> {
   const { requestId } = await startLogin(browser, authorizeParams(b.client, { prompt: 'login' }));
   const resetPage = await browser.open(`/login/reset?request=${requestId}`);
   expectPage(resetPage, 200);
@@ -119,7 +83,7 @@ async function askResetIn(b: Bench, browser: Browser, mobile: string = MOBILE): 
 }
 
 /** The PIN reset in `browser` after `asked` sent its code: the code from the SMS, then {@link NEW_PIN}; back at the login page. */
-async function resetPin(b: Bench, browser: Browser, asked: Response): Promise<void> {
+async function resetPin(b: SmsBench, browser: Browser, asked: Response): Promise<void> {
   const page = await codePage(browser, asked);
   const verified = await browser.submit(page, { otp: codeOf((await b.sent()).at(-1)), action: 'verify' });
   expectSeeOther(verified, NEW_PIN_PAGE);
@@ -130,7 +94,7 @@ async function resetPin(b: Bench, browser: Browser, asked: Response): Promise<vo
 /** The 4 networks of the stranger. */
 const STRANGER_NETWORKS = ['198.51.100.7', '198.51.100.8', '203.0.113.9', '192.0.2.10'];
 
-function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: boolean }): void {
+function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters: boolean }): void {
   it('a stranger on 4 networks locks PIN login and asks for resets all hour: the phone gets 3 codes; the owner, on a known device, resets the PIN and logs in (no second SMS), and a later login code is sent', async () => {
     const b = await open();
     const { t } = b;
@@ -365,7 +329,7 @@ function attackTests(open: () => Promise<Bench>, engine: { clockMovesCounters: b
   });
 }
 
-function atOnceTests(open: () => Promise<Bench>): void {
+function atOnceTests(open: () => Promise<SmsBench>): void {
   it('the last wrong entry of an address’s budget is taken by one of 5 entries sent at once; the others are refused, uncompared', async () => {
     const b = await open();
     // 9 of the address's 10 wrong entries: 5 on a first code, 4 on a second.
@@ -386,35 +350,35 @@ function atOnceTests(open: () => Promise<Bench>): void {
 }
 
 describe('wrong reset codes per address, at once, on SQLite', () => {
-  atOnceTests(() => bench());
+  atOnceTests(() => smsBench());
 });
 
 describe.skipIf(!postgresAdminUrl)('wrong reset codes per address, at once, on PostgreSQL', () => {
   const pg = usePostgresStorage();
-  atOnceTests(() => bench({ storage: pg.open() }));
+  atOnceTests(() => smsBench({ storage: pg.open() }));
 });
 
 describe.skipIf(!redisUrl)('wrong reset codes per address, at once, in Redis', () => {
-  atOnceTests(() => bench({ env: { REDIS_URL: redisUrl ?? '' } }));
+  atOnceTests(() => smsBench({ env: { REDIS_URL: redisUrl ?? '' } }));
 });
 
 describe('the PIN reset budgets, on SQLite', () => {
-  attackTests(() => bench(), { clockMovesCounters: true });
+  attackTests(() => smsBench(), { clockMovesCounters: true });
 });
 
 describe.skipIf(!postgresAdminUrl)('the PIN reset budgets, on PostgreSQL', () => {
   const pg = usePostgresStorage();
-  attackTests(() => bench({ storage: pg.open() }), { clockMovesCounters: true });
+  attackTests(() => smsBench({ storage: pg.open() }), { clockMovesCounters: true });
 });
 
 describe.skipIf(!redisUrl)('the PIN reset budgets, in Redis', () => {
   // Redis keeps its own time: the counters do not move with the test's clock.
-  attackTests(() => bench({ env: { REDIS_URL: redisUrl ?? '' } }), { clockMovesCounters: false });
+  attackTests(() => smsBench({ env: { REDIS_URL: redisUrl ?? '' } }), { clockMovesCounters: false });
 });
 
 describe('CONNECT_SMS_LIMIT_GLOBAL counts only codes sent', () => {
   it('15 resets (and their new codes) for unregistered numbers from rotating addresses leave the global budget untouched: 15 real codes still go out', async () => {
-    const b = await bench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '15' }, customer: false });
+    const b = await smsBench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '15' }, customer: false });
     const { t } = b;
     for (let i = 0; i < 15; i++) {
       const { browser, res } = await askReset(b, `192.0.2.${100 + i}`, nthMobile(100 + i));
@@ -448,7 +412,7 @@ describe('CONNECT_SMS_LIMIT_GLOBAL counts only codes sent', () => {
   });
 
   it('once both the global budget and an address’s own are spent, a registered number and an unregistered one get the same page from that address', async () => {
-    const b = await bench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '2', CONNECT_SMS_LIMIT_PER_ADDRESS: '3' } });
+    const b = await smsBench({ env: { CONNECT_SMS_LIMIT_GLOBAL: '2', CONNECT_SMS_LIMIT_PER_ADDRESS: '3' } });
     // The prober spends its address's budget on numbers without an account (nothing sent).
     for (let i = 0; i < 3; i++) {
       const { browser, res } = await askReset(b, STRANGER, nthMobile(300 + i));
