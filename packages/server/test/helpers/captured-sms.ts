@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { PinCheckQueue } from '../../src/core/customers/pin.js';
 import type { SmsMessage, SmsSender } from '../../src/core/sms/sms-sender.js';
 import type { Storage } from '../../src/core/storage/storage.js';
 import { build, type TestApp } from './build.js';
@@ -18,14 +19,22 @@ export interface SmsBench {
  * the customer of {@link MOBILE}: the budget tests of PIN resets and
  * registrations count what reaches the phone.
  */
-export async function smsBench(options: { storage?: Storage; env?: Record<string, string>; customer?: boolean } = {}): Promise<SmsBench> {
+export async function smsBench(
+  options: { storage?: Storage; env?: Record<string, string>; customer?: boolean; pinChecks?: PinCheckQueue } = {},
+): Promise<SmsBench> {
   const messages: SmsMessage[] = [];
   const sms: SmsSender = {
     async send(message) {
       messages.push(message);
     },
   };
-  const t = await build({ environment: 'production', sms, ...(options.storage ? { storage: options.storage } : {}), ...(options.env ? { env: options.env } : {}) });
+  const t = await build({
+    environment: 'production',
+    sms,
+    ...(options.storage ? { storage: options.storage } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.pinChecks ? { pinChecks: options.pinChecks } : {}),
+  });
   const client = await t.createClient();
   if (options.customer !== false) await addCustomer(t);
   return {

@@ -28,16 +28,25 @@ export interface PinCountToLift {
   lifted: boolean;
 }
 
+/** What the first code is for: a login's (no PIN to keep), or a registration's, whose new PIN is hashed once the code may go. */
+export type FirstCodeInput = Omit<ChallengeInput, 'requestHash' | 'mobile' | 'pendingPinHash'> & {
+  readonly mobile: MobileNumber;
+  /** A registration's new PIN, hashed (on the PIN-check queue) only once the send budgets let its code go. */
+  readonly hashNewPin?: () => Promise<string>;
+};
+
 /**
  * After a right PIN (or an accepted registration form): within the send
  * limits, one atomic step lifts the PIN's count, moves the journey to
  * `otp_sent` and stores a new challenge; then the code is sent. If the
  * gateway fails, the challenge is retired and the one-time-PIN page offers
- * to send a code again (no PIN needed).
+ * to send a code again (no PIN needed). A registration's new PIN is hashed
+ * between the budgets and the challenge: a send the budgets refuse costs no
+ * hash, and a hash that cannot run (busy) gives the budgets back.
  */
 export async function sendFirstCode(
   journey: OpenJourney,
-  input: Omit<ChallengeInput, 'requestHash' | 'mobile'> & { readonly mobile: MobileNumber },
+  input: FirstCodeInput,
   context: StepContext,
   deps: SendFirstCodeDeps,
   pinCount?: PinCountToLift,
@@ -52,8 +61,17 @@ export async function sendFirstCode(
     const refusal = await noteRefusedSend(limited, sendContext, deps);
     return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };
   }
+  const pendingPinHash = input.hashNewPin
+    ? await input.hashNewPin().catch(async (error: unknown) => {
+        await deps.sends.giveBack(input.mobile.e164, context.address, counted).catch(() => {});
+        throw error;
+      })
+    : null;
   const now = deps.clock.nowSeconds();
-  const { record, code } = newChallenge({ ...input, requestHash: journey.record.idHash }, { hasher: deps.otpHasher, clock: deps.clock });
+  const { record, code } = newChallenge(
+    { purpose: input.purpose, mobile: input.mobile, profileId: input.profileId, pendingPinHash, requestHash: journey.record.idHash },
+    { hasher: deps.otpHasher, clock: deps.clock },
+  );
   const moved = await deps.db.signIns.startChallenge({
     idHash: journey.record.idHash,
     now,

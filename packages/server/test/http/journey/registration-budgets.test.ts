@@ -15,6 +15,7 @@ import {
   wrongOtp,
   type Response,
 } from '../../helpers/customer-flow.js';
+import { testPinCheckQueue } from '../../helpers/pin-checks.js';
 import { noticeRedisSkipped, redisTestUrl } from '../../helpers/redis.js';
 
 noticePostgresSkipped('the registration budgets, on PostgreSQL');
@@ -45,7 +46,7 @@ async function register(b: SmsBench, address: string): Promise<{ browser: Browse
   return { browser, res: await browser.submit(page, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' }) };
 }
 
-function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters: boolean }): void {
+function attackTests(open: (env?: Record<string, string>) => Promise<SmsBench>, engine: { clockMovesCounters: boolean }): void {
   it('a stranger on 4 networks registers the number all hour, with new codes: the phone gets 3 codes, and the owner registers once the hour frees one', async () => {
     const b = await open();
     const { t } = b;
@@ -157,6 +158,17 @@ function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters
     expect(await b.sent()).toHaveLength(2);
   });
 
+  it("while a stranger keeps the number's codes spent, the owner's refused registrations cost the owner's address no attempt", async () => {
+    const b = await open({ CONNECT_PIN_LIMIT_PER_ADDRESS: '3' });
+    for (const network of STRANGER_NETWORKS.slice(0, 3)) expectSeeOther((await register(b, network)).res, OTP_PAGE);
+    for (let i = 0; i < 5; i++) {
+      const { res } = await register(b, OWNER);
+      expectPage(res, 400);
+      expect(pageText(res.body)).toContain('Too many codes were sent.');
+    }
+    expect(await b.sent()).toHaveLength(3);
+  });
+
   it('"Send a new code" clicked twice at once sends one code and spends one: the number still gets its 3', async () => {
     const b = await open();
     const { browser, res } = await register(b, OWNER);
@@ -175,16 +187,31 @@ function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters
   });
 }
 
+describe('the registration budgets, when the new PIN cannot be hashed', () => {
+  it('a busy server answers 503 and gives back what the code took: the number still gets its 3', async () => {
+    const pinChecks = testPinCheckQueue({ concurrency: 1, queueLimit: 0 });
+    const b = await smsBench({ customer: false, pinChecks });
+    const place = pinChecks.reserve();
+    try {
+      for (const network of STRANGER_NETWORKS.slice(0, 2)) expectPage((await register(b, network)).res, 503);
+    } finally {
+      place.release();
+    }
+    for (const network of STRANGER_NETWORKS.slice(0, 3)) expectSeeOther((await register(b, network)).res, OTP_PAGE);
+    expect(await b.sent()).toHaveLength(3);
+  });
+});
+
 describe('the registration budgets, on SQLite', () => {
-  attackTests(() => bench(), { clockMovesCounters: true });
+  attackTests((env) => bench({ env: { ...env } }), { clockMovesCounters: true });
 });
 
 describe.skipIf(!postgresAdminUrl)('the registration budgets, on PostgreSQL', () => {
   const pg = usePostgresStorage();
-  attackTests(() => bench({ storage: pg.open() }), { clockMovesCounters: true });
+  attackTests((env) => bench({ storage: pg.open(), env: { ...env } }), { clockMovesCounters: true });
 });
 
 describe.skipIf(!redisUrl)('the registration budgets, in Redis', () => {
   // Redis keeps its own time: the counters do not move with the test's clock.
-  attackTests(() => bench({ env: { REDIS_URL: redisUrl ?? '' } }), { clockMovesCounters: false });
+  attackTests((env) => bench({ env: { ...env, REDIS_URL: redisUrl ?? '' } }), { clockMovesCounters: false });
 });

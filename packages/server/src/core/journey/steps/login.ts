@@ -124,7 +124,7 @@ export async function submitLogin(context: StepContext, form: LoginForm, deps: L
     if (resetProvesPhone(journey, customer.profileId, deps.clock.nowSeconds())) {
       return await signInOnResetProof(journey, { mobile, profileId: customer.profileId }, count, context, deps, isPasskeyCapable(form.passkeyCapable));
     }
-    return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId, pendingPinHash: null }, context, deps, count);
+    return await sendFirstCode(journey, { purpose: 'login', mobile, profileId: customer.profileId }, context, deps, count);
   } finally {
     // No challenge was stored (a send limit, or a failure before it): the count is lifted on its own.
     if (!count.lifted) await deps.db.customers.clearPinAttempts(customer.profileId, attempt, deps.clock.nowSeconds());

@@ -38,11 +38,13 @@ export async function showRegistration(context: StepContext, deps: RegisterDeps)
  * (docs/journey.md, "Registration"). Nothing is created yet: the account
  * exists only once the one-time PIN proved the mobile number.
  *
- * A form that gets as far as the database (whether the mobile is taken) and
- * the PIN hash takes one from the client address's budget of failed PIN
- * checks first, and gives it back only when the form is accepted (the
- * journey goes on to the one-time PIN): posting
- * registrations costs an address what guessing PINs does.
+ * A form that gets as far as the database (whether the mobile is taken)
+ * takes one from the client address's budget of failed PIN checks first,
+ * and gives it back once the form is accepted (the mobile has no account),
+ * whether or not the send budgets let its code go: asking whether numbers
+ * are taken costs an address what guessing PINs does, and a stranger who
+ * keeps a number's unsolicited budget spent costs its owner's address
+ * nothing. The new PIN is hashed only once a code may go.
  */
 export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: RegisterDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -66,13 +68,15 @@ export async function submitRegistration(context: StepContext, form: Registratio
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
   if (await deps.db.customers.findCustomerByMobile(mobile.e164)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile.e164);
-  const pendingPinHash = await deps.pinChecks.run((pins) => pins.hash(pin)).catch(async (error: unknown) => {
-    // Busy, or the hash failed: nothing ran, so it does not count against the address.
-    await deps.pinAttempts.giveBack(context.address).catch(() => {});
-    throw error;
-  });
-  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, pendingPinHash }, context, deps);
-  if (result.kind === 'goto' && result.page === 'otp') await deps.pinAttempts.giveBack(context.address);
+  // The form is accepted: whether its code goes (or the send budgets refuse it), the address gets its attempt back.
+  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, hashNewPin: () => deps.pinChecks.run((pins) => pins.hash(pin)) }, context, deps).catch(
+    async (error: unknown) => {
+      // Busy, or the hash failed: nothing was sent, so it does not count against the address.
+      await deps.pinAttempts.giveBack(context.address).catch(() => {});
+      throw error;
+    },
+  );
+  await deps.pinAttempts.giveBack(context.address);
   return result;
 }
 
