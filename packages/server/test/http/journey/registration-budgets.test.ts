@@ -9,6 +9,7 @@ import {
   expectPage,
   expectSeeOther,
   MOBILE,
+  nthMobile,
   pageText,
   PIN,
   startLogin,
@@ -37,13 +38,13 @@ const OTP_PAGE = /^\/login\/otp\?request=[A-Za-z0-9_-]{43}$/;
 /** An app in production (its default budgets), no customer, its SMS captured. */
 const bench = (options: { storage?: Storage; env?: Record<string, string> } = {}): Promise<SmsBench> => smsBench({ ...options, customer: false });
 
-/** A new journey in a new browser at `address`: the registration form for {@link MOBILE} posted. */
-async function register(b: SmsBench, address: string): Promise<{ browser: Browser; res: Response }> {
+/** A new journey in a new browser at `address`: the registration form for `mobile` posted. */
+async function register(b: SmsBench, address: string, mobile: string = MOBILE): Promise<{ browser: Browser; res: Response }> {
   const browser = new Browser(b.t.app, { remoteAddress: address });
   const { requestId } = await startLogin(browser, authorizeParams(b.client));
   const page = await browser.open(`/register?request=${requestId}`);
   expectPage(page, 200);
-  return { browser, res: await browser.submit(page, { mobile: MOBILE, pin: PIN, pin_confirmation: PIN, action: 'register' }) };
+  return { browser, res: await browser.submit(page, { mobile, pin: PIN, pin_confirmation: PIN, action: 'register' }) };
 }
 
 function attackTests(open: (env?: Record<string, string>) => Promise<SmsBench>, engine: { clockMovesCounters: boolean }): void {
@@ -167,6 +168,20 @@ function attackTests(open: (env?: Record<string, string>) => Promise<SmsBench>, 
       expect(pageText(res.body)).toContain('Too many codes were sent.');
     }
     expect(await b.sent()).toHaveLength(3);
+  });
+
+  it("once the address's own SMS budget is spent, each registration form it posts costs it a PIN-check attempt: probing numbers is not free", async () => {
+    const b = await open({ CONNECT_SMS_LIMIT_PER_ADDRESS: '1', CONNECT_PIN_LIMIT_PER_ADDRESS: '3' });
+    const prober = STRANGER_NETWORKS[0] as string;
+    expectSeeOther((await register(b, prober, nthMobile(1))).res, OTP_PAGE);
+    for (let i = 2; i <= 4; i++) {
+      const { res } = await register(b, prober, nthMobile(i));
+      expectPage(res, 400);
+      expect(pageText(res.body)).toContain('Too many codes were sent.');
+    }
+    const { res } = await register(b, prober, nthMobile(5));
+    expectPage(res, 400);
+    expect(pageText(res.body)).toContain('Too many attempts were made from your network.');
   });
 
   it('"Send a new code" clicked twice at once sends one code and spends one: the number still gets its 3', async () => {

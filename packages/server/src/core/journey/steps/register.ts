@@ -41,10 +41,11 @@ export async function showRegistration(context: StepContext, deps: RegisterDeps)
  * A form that gets as far as the database (whether the mobile is taken)
  * takes one from the client address's budget of failed PIN checks first,
  * and gives it back once the form is accepted (the mobile has no account),
- * whether or not the send budgets let its code go: asking whether numbers
- * are taken costs an address what guessing PINs does, and a stranger who
- * keeps a number's unsolicited budget spent costs its owner's address
- * nothing. The new PIN is hashed only once a code may go.
+ * whether its code goes or the number's own send budgets refuse it: asking
+ * whether numbers are taken costs an address what guessing PINs does, and
+ * a stranger who keeps a number's codes spent costs its owner's address
+ * nothing. A send refused by the address's own or the deployment's SMS
+ * budget keeps it. The new PIN is hashed only once a code may go.
  */
 export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: RegisterDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -68,7 +69,9 @@ export async function submitRegistration(context: StepContext, form: Registratio
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
   if (await deps.db.customers.findCustomerByMobile(mobile.e164)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile.e164);
-  // The form is accepted: whether its code goes (or the send budgets refuse it), the address gets its attempt back.
+  // The form is accepted: the address gets its attempt back, whether its code goes or the
+  // number's own send budgets refuse it; not when the address's own or the deployment's SMS
+  // budget refuses it, or probing numbers once those are spent would cost nothing.
   const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, hashNewPin: () => deps.pinChecks.run((pins) => pins.hash(pin)) }, context, deps).catch(
     async (error: unknown) => {
       // Busy, or the hash failed: nothing was sent, so it does not count against the address.
@@ -76,7 +79,8 @@ export async function submitRegistration(context: StepContext, form: Registratio
       throw error;
     },
   );
-  await deps.pinAttempts.giveBack(context.address);
+  const limit = result.kind === 'register' ? result.problem?.limit : undefined;
+  if (limit !== 'sms_per_address' && limit !== 'sms_global') await deps.pinAttempts.giveBack(context.address);
   return result;
 }
 
