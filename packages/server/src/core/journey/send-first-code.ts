@@ -31,7 +31,11 @@ export interface PinCountToLift {
 /** What the first code is for: a login's (no PIN to keep), or a registration's, whose new PIN is hashed once the code may go. */
 export type FirstCodeInput = Omit<ChallengeInput, 'requestHash' | 'mobile' | 'pendingPinHash'> & {
   readonly mobile: MobileNumber;
-  /** A registration's new PIN, hashed (on the PIN-check queue) only once the send budgets let its code go. */
+  /**
+   * A registration's new PIN, hashed (on the PIN-check queue) only once the
+   * send budgets let its code go; when it throws, or the request was
+   * answered while it ran, the budgets are given back.
+   */
   readonly hashNewPin?: () => Promise<string>;
 };
 
@@ -61,12 +65,17 @@ export async function sendFirstCode(
     const refusal = await noteRefusedSend(limited, sendContext, deps);
     return { kind, journey: journey.view, mobile: input.mobile.e164, problem: refusalProblem(refusal) };
   }
-  const pendingPinHash = input.hashNewPin
-    ? await input.hashNewPin().catch(async (error: unknown) => {
-        await deps.sends.giveBack(input.mobile.e164, context.address, counted).catch(() => {});
-        throw error;
-      })
-    : null;
+  let pendingPinHash: string | null = null;
+  if (input.hashNewPin) {
+    try {
+      pendingPinHash = await input.hashNewPin();
+      // Answered meanwhile (the deadline, or the client went away): no code goes, so none is counted.
+      context.signal?.throwIfAborted();
+    } catch (error) {
+      await deps.sends.giveBack(input.mobile.e164, context.address, counted).catch(() => {});
+      throw error;
+    }
+  }
   const now = deps.clock.nowSeconds();
   const { record, code } = newChallenge(
     { purpose: input.purpose, mobile: input.mobile, profileId: input.profileId, pendingPinHash, requestHash: journey.record.idHash },

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { PinCheckQueue } from '../../../src/core/customers/pin.js';
+import { hashLimitKey, LIMIT_KEY_PREFIXES } from '../../../src/limits/create-limits.js';
 import type { Storage } from '../../../src/core/storage/storage.js';
 import { codeOf, smsBench, type SmsBench } from '../../helpers/captured-sms.js';
 import { noticePostgresSkipped, postgresAdminUrl, usePostgresStorage } from '../../helpers/postgres.js';
@@ -6,6 +8,7 @@ import {
   authorizeParams,
   Browser,
   expectClientRedirect,
+  expectErrorRedirect,
   expectPage,
   expectSeeOther,
   MOBILE,
@@ -202,7 +205,67 @@ function attackTests(open: (env?: Record<string, string>) => Promise<SmsBench>, 
   });
 }
 
-describe('the registration budgets, when the new PIN cannot be hashed', () => {
+/** The server's PIN-check queue, each `run` held until the test lets it go; `arrived` resolves when one waits. */
+function heldPinChecks(): { pinChecks: PinCheckQueue; arrived: () => Promise<void>; letGo: () => void } {
+  const real = testPinCheckQueue();
+  const waiting: Array<() => void> = [];
+  let onArrival: (() => void) | undefined;
+  return {
+    pinChecks: {
+      async run(work) {
+        await new Promise<void>((resolve) => {
+          waiting.push(resolve);
+          onArrival?.();
+        });
+        return real.run(work);
+      },
+      reserve: () => real.reserve(),
+      close: () => real.close(),
+    },
+    arrived: () => new Promise<void>((resolve) => (onArrival = resolve)),
+    letGo: () => waiting.shift()?.(),
+  };
+}
+
+describe('the registration budgets while the new PIN is hashed', () => {
+  it('a journey cancelled while its new PIN was hashed keeps the address\'s attempt: forms posted and cancelled at once hash no PINs for free', async () => {
+    const held = heldPinChecks();
+    const b = await smsBench({ customer: false, pinChecks: held.pinChecks, env: { CONNECT_PIN_LIMIT_PER_ADDRESS: '3' } });
+    const prober = STRANGER_NETWORKS[0] as string;
+    for (let i = 1; i <= 3; i++) {
+      const browser = new Browser(b.t.app, { remoteAddress: prober });
+      const { requestId } = await startLogin(browser, authorizeParams(b.client));
+      const page = await browser.open(`/register?request=${requestId}`);
+      const arrived = held.arrived();
+      const posted = browser.submit(page, { mobile: nthMobile(i), pin: PIN, pin_confirmation: PIN, action: 'register' });
+      await arrived;
+      expectErrorRedirect(await browser.submit(page, { action: 'cancel' }), 'access_denied', 'xyz-state');
+      held.letGo();
+      const ended = await posted;
+      expectPage(ended, 400);
+      expect(pageText(ended.body)).toContain('This sign-in is finished');
+    }
+    const { res } = await register(b, prober, nthMobile(4));
+    expectPage(res, 400);
+    expect(pageText(res.body)).toContain('Too many attempts were made from your network.');
+    for (let i = 1; i <= 4; i++) expect(await b.sent(nthMobile(i))).toEqual([]);
+  });
+
+  it('a registration answered 503 at its deadline while its new PIN waited gives back what its code took', async () => {
+    const held = heldPinChecks();
+    const b = await smsBench({ customer: false, pinChecks: held.pinChecks, env: { CONNECT_REQUEST_TIMEOUT_MS: '300' } });
+    const unsolicited = `${LIMIT_KEY_PREFIXES.resetSmsUnsolicited}:${hashLimitKey(MOBILE, b.t.services.runtime.limitKey)}`;
+    const taken = async () => (await b.t.storage.rateLimitCounters.findRateLimitCounter(unsolicited, b.t.clock.nowSeconds() * 1000))?.points;
+    const arrived = held.arrived();
+    const answered = register(b, STRANGER_NETWORKS[0] as string);
+    await arrived;
+    expect(await taken()).toBe(1);
+    expectPage((await answered).res, 503);
+    held.letGo();
+    await vi.waitFor(async () => expect(await taken()).toBe(0), { timeout: 5000 });
+    expect(await b.sent()).toEqual([]);
+  });
+
   it('a busy server answers 503 and gives back what the code took: the number still gets its 3', async () => {
     const pinChecks = testPinCheckQueue({ concurrency: 1, queueLimit: 0 });
     const b = await smsBench({ customer: false, pinChecks });

@@ -3,7 +3,7 @@ import { weakPinReason } from '../../customers/weak-pin.js';
 import { cancelJourney, endJourneyUnmet } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
 import { isOpen, openJourney, pageForState, type StepContext } from '../open.js';
-import type { Problem, StepResult } from '../outcomes.js';
+import type { LimitName, Problem, StepResult } from '../outcomes.js';
 import { isRefused, postedMobile } from '../posted-mobile.js';
 import { sendFirstCode } from '../send-first-code.js';
 import { canMove, TRANSITIONS } from '../states.js';
@@ -40,12 +40,11 @@ export async function showRegistration(context: StepContext, deps: RegisterDeps)
  *
  * A form that gets as far as the database (whether the mobile is taken)
  * takes one from the client address's budget of failed PIN checks first,
- * and gives it back once the form is accepted (the mobile has no account),
- * whether its code goes or the number's own send budgets refuse it: asking
- * whether numbers are taken costs an address what guessing PINs does, and
- * a stranger who keeps a number's codes spent costs its owner's address
- * nothing. A send refused by the address's own or the deployment's SMS
- * budget keeps it. The new PIN is hashed only once a code may go.
+ * and gives it back when its code goes or the number's budgets over every
+ * address refuse it ({@link givesAttemptBack}): asking whether numbers are
+ * taken costs an address what guessing PINs does, and a stranger who keeps
+ * a number's codes spent costs its owner's address nothing. The new PIN is
+ * hashed only once a code may go.
  */
 export async function submitRegistration(context: StepContext, form: RegistrationForm, deps: RegisterDeps): Promise<StepResult> {
   const journey = await openJourney(context, deps);
@@ -69,19 +68,32 @@ export async function submitRegistration(context: StepContext, form: Registratio
   const limited = await deps.pinAttempts.take(context.address);
   if (limited) return page({ code: 'too_many_attempts', retryAfterSeconds: limited.retryAfterSeconds, limit: 'pin_per_address' }, mobile.e164);
   if (await deps.db.customers.findCustomerByMobile(mobile.e164)) return page({ code: 'mobile_taken', field: 'mobile' }, mobile.e164);
-  // The form is accepted: the address gets its attempt back, whether its code goes or the
-  // number's own send budgets refuse it; not when the address's own or the deployment's SMS
-  // budget refuses it, or probing numbers once those are spent would cost nothing.
-  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, hashNewPin: () => deps.pinChecks.run((pins) => pins.hash(pin)) }, context, deps).catch(
-    async (error: unknown) => {
-      // Busy, or the hash failed: nothing was sent, so it does not count against the address.
+  const hashNewPin = () =>
+    deps.pinChecks.run((pins) => pins.hash(pin)).catch(async (error: unknown) => {
+      // Busy, or the hash failed: nothing ran, so it does not count against the address.
       await deps.pinAttempts.giveBack(context.address).catch(() => {});
       throw error;
-    },
-  );
-  const limit = result.kind === 'register' ? result.problem?.limit : undefined;
-  if (limit !== 'sms_per_address' && limit !== 'sms_global') await deps.pinAttempts.giveBack(context.address);
+    });
+  const result = await sendFirstCode(journey, { purpose: 'register', mobile, profileId: null, hashNewPin }, context, deps);
+  if (givesAttemptBack(result)) await deps.pinAttempts.giveBack(context.address);
   return result;
+}
+
+/** The budgets over every address of the number whose refusal gives the address its attempt back. */
+const NUMBER_BUDGETS: ReadonlySet<LimitName | undefined> = new Set<LimitName>(['reset_sms_unsolicited', 'sms_per_mobile']);
+
+/**
+ * Whether a registration form that was accepted gives the address its
+ * PIN-check attempt back: when its code went, or when the number's budgets
+ * over every address refused it (a stranger may keep those spent; the
+ * owner's retries must not cost the owner's address). Otherwise it keeps
+ * it: a refusal by the address's own budgets (probing numbers once those
+ * are spent must not be free), a journey that ended meanwhile (a form
+ * posted and cancelled at once must not hash PINs for nothing).
+ */
+function givesAttemptBack(result: StepResult): boolean {
+  if (result.kind === 'goto') return result.page === 'otp';
+  return result.kind === 'register' && NUMBER_BUDGETS.has(result.problem?.limit);
 }
 
 /** `/register`: mobile and a new PIN, twice. */
