@@ -280,8 +280,9 @@ function observed(limiter: RateLimiterAbstract, observer: AvailabilityObserver |
  * (its `customIncrTtlLuaScript` option), with one rule before it: points
  * given back (negative, the library's `reward`) come off a live counter
  * only. Without it, a point given back after its window ended would start
- * the next window at -1 and let it pass its budget by one, as the
- * database's counters never do (`RateLimiterDatabase`).
+ * the next window at -1 and let it pass its budget by one; as with the
+ * database's counters (`RateLimiterDatabase`), it is dropped instead
+ * (docs/lifetimes.md).
  */
 const INCR_TTL_SCRIPT = `if tonumber(ARGV[1]) < 0 and redis.call('pttl', KEYS[1]) < 0 then
   return {0, 0}

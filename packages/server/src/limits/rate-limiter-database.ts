@@ -45,8 +45,9 @@ export class RateLimiterDatabase extends RateLimiterStoreAbstract {
   /**
    * Adds `points` to the counter of `rlKey`; a new or expired counter lives
    * `msDuration` (0: for ever). Points given back (negative, the library's
-   * `reward`) come off a live counter only: given back after the window
-   * ended, they are not carried into the next one.
+   * `reward`) come off a live counter only: given back after their window
+   * ended, before any count started the next one, they are dropped instead
+   * of starting it below zero (docs/lifetimes.md).
    */
   async _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<RateLimitCounter> {
     const now = this.#nowMs();

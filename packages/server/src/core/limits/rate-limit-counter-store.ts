@@ -30,8 +30,8 @@ export interface RateLimitCounterStore {
    * Takes `points` off the counter of `key` in one atomic statement, only
    * while it is live at `nowMs`, and returns it as it is after; a missing or
    * expired counter is left as it is (`undefined`). A point given back after
-   * its window ended belongs to no window: it must not start the next one
-   * below zero, which would let that window pass its budget.
+   * its window ended, before any count started the next one, must not start
+   * that one below zero, which would let it pass its budget.
    */
   subtractFromLiveRateLimitCounter(key: string, points: number, nowMs: number): Promise<RateLimitCounter | undefined>;
   /** The counter of `key`, or `undefined` when missing or expired at `nowMs`. */

@@ -27,11 +27,12 @@ export interface SendLimiter {
   take(mobile: string, address: ClientAddress, options?: SendOptions): Promise<SendRefused | undefined>;
   /**
    * Gives back what a {@link take} with the same arguments took, when no
-   * code was sent after all because a concurrent request of the same
-   * journey won (a second "Send a new code", another tab): a double click
-   * must not spend the owner's few codes. Throws `StorageUnavailable` when
-   * the counters cannot be reached. A code the gateway refused is not given
-   * back: it counts like a sent one.
+   * code was sent after all: a concurrent request of the same journey won
+   * (a second "Send a new code", another tab), the journey ended, or the
+   * request was answered first. A double click must not spend the owner's
+   * few codes. Throws `StorageUnavailable` when the counters cannot be
+   * reached. A code the gateway refused is not given back: it counts like
+   * a sent one.
    */
   giveBack(mobile: string, address: ClientAddress, options?: SendOptions): Promise<void>;
 }
