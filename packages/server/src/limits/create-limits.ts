@@ -305,7 +305,12 @@ const GLOBAL_KEY = 'all';
 /**
  * Takes one point from `key`'s budget. A refusal takes nothing: the library
  * counted the point before it refused, so it is given back, and refused
- * requests never push the count further.
+ * requests never push the count further. Not in the last
+ * {@link REFUSAL_KEPT_MS} of the window, though: a point given back there
+ * could land after the window's end, on the next window another request
+ * has just started, and refusals arriving in numbers at the turn would
+ * open it far past its budget (docs/lifetimes.md). A count left above the
+ * budget ends with its window.
  */
 async function take(limiter: RateLimiterAbstract, key: string): Promise<{ retryAfterSeconds: number } | undefined> {
   try {
@@ -313,10 +318,13 @@ async function take(limiter: RateLimiterAbstract, key: string): Promise<{ retryA
     return undefined;
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw unavailable(rejection);
-    await giveBack(limiter, key);
+    if (rejection.msBeforeNext > REFUSAL_KEPT_MS) await giveBack(limiter, key);
     return { retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
   }
 }
+
+/** The end of a window within which a refused point is not given back ({@link take}): well above the counters' default timeouts (1 s for Redis, 5 s for the database). */
+const REFUSAL_KEPT_MS = 10_000;
 
 /** Whether `key`'s budget is spent (nothing taken): then how long until a point comes back. */
 async function isSpent(limiter: RateLimiterAbstract, key: string): Promise<{ retryAfterSeconds: number } | undefined> {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RateLimitCounterStore } from '../../src/core/limits/rate-limit-counter-store.js';
 import { StorageUnavailable } from '../../src/core/storage-errors.js';
 import { createLimits } from '../../src/limits/create-limits.js';
 import { openStorage } from '../../src/storage/kysely/open-storage.js';
@@ -81,5 +82,37 @@ describe('limits on SQLite: the database in use', () => {
       expect(error).toBeInstanceOf(StorageUnavailable);
       expect((error as Error).cause).toBeDefined();
     }
+  });
+});
+
+describe('limits on SQLite: the turn of a window', () => {
+  it('30 refusals in the last moment of a window, their points reaching the counters once the next window has started, open that window no further', async () => {
+    const storage = await openSqlite();
+    let now = T0_MS;
+    // Give-backs held while `hold` is set: a round trip that ends after the window's turn.
+    let hold = false;
+    const held: Array<() => void> = [];
+    const counters: RateLimitCounterStore = {
+      ...storage.rateLimitCounters,
+      async subtractFromLiveRateLimitCounter(key, points, nowMs) {
+        if (hold) await new Promise<void>((resolve) => held.push(resolve));
+        return storage.rateLimitCounters.subtractFromLiveRateLimitCounter(key, points, nowMs);
+      },
+    };
+    const limits = createLimits({ counters, budgets: BUDGETS, nowMs: () => now });
+    const address = freshAddress();
+    for (let i = 0; i < BUDGETS.pinLimitPerAddress; i++) expect(await limits.pinAttempts.take(address)).toBeUndefined();
+    now += 60 * 60_000 - 500;
+    hold = true;
+    const refused = Promise.all(Array.from({ length: 30 }, () => limits.pinAttempts.take(address)));
+    // Every refusal has either answered or is waiting to give its point back.
+    await Promise.race([refused, vi.waitFor(() => expect(held).toHaveLength(30))]);
+    now += 1000;
+    hold = false;
+    expect(await limits.pinAttempts.take(address)).toBeUndefined();
+    for (const release of held.splice(0)) release();
+    expect((await refused).every((answer) => answer !== undefined)).toBe(true);
+    for (let i = 1; i < BUDGETS.pinLimitPerAddress; i++) expect(await limits.pinAttempts.take(address), `attempt #${i + 1}`).toBeUndefined();
+    expect(await limits.pinAttempts.take(address)).toBeDefined();
   });
 });
