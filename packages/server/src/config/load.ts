@@ -11,8 +11,6 @@ import {
   DEFAULT_LIFETIMES,
   JWKS_MAX_AGE_LIMIT_SECONDS,
   REFRESH_REUSE_LIMIT_SECONDS,
-  RESET_SMS_UNSOLICITED_PER_MOBILE,
-  SMS_PER_MOBILE_WINDOW_SECONDS,
 } from '../core/lifetimes.js';
 import type { DatabaseLocation } from '../core/storage/storage.js';
 import { DEFAULTS, type Config, type LogLevel, type SmsSenderKind, type TrustProxy } from './schema.js';
@@ -476,22 +474,6 @@ export function unknownSettings(env: Readonly<Record<string, string | undefined>
       const shown = /^\w+$/.test(name) ? name : quote(name);
       return `${shown} is not a Connect setting; did you mean ${closest}?`;
     });
-}
-
-/**
- * One warning line for each setting of `config` that is allowed but works
- * against another rule (docs/journey.md, "A stranger cannot lock the owner
- * out"). A warning, not a problem: start-up goes on.
- */
-export function settingWarnings(config: Pick<Config, 'smsLimitPerMobile'>): string[] {
-  const warnings: string[] = [];
-  if (config.smsLimitPerMobile <= RESET_SMS_UNSOLICITED_PER_MOBILE) {
-    warnings.push(
-      `CONNECT_SMS_LIMIT_PER_MOBILE=${config.smsLimitPerMobile} is not above the ${RESET_SMS_UNSOLICITED_PER_MOBILE} unsolicited PIN-reset codes a stranger may have sent to a mobile: ` +
-        `they can hold the owner's PIN reset from a known device for up to ${SMS_PER_MOBILE_WINDOW_SECONDS / 60} minutes; set it to ${RESET_SMS_UNSOLICITED_PER_MOBILE + 1} or more`,
-    );
-  }
-  return warnings;
 }
 
 /** Levenshtein distance: the fewest one-character insertions, deletions and substitutions that turn `a` into `b`. */

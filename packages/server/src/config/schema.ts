@@ -146,11 +146,10 @@ export interface Config {
    * `CONNECT_SMS_LIMIT_PER_MOBILE`: one-time PINs sent to one mobile number
    * per 15 minutes; default 5 in production, 1000 in the sandbox (where a
    * consumer's test suite logs one demo customer in hundreds of times).
-   * Counted across every instance. PIN resets count against a budget of
-   * their own of this size, of which a stranger's unsolicited codes take
-   * up to 3 (`RESET_SMS_UNSOLICITED_PER_MOBILE`): 3 or less lets a
-   * stranger hold the owner's reset from a known device for up to 15
-   * minutes, and start-up warns (`settingWarnings` in `load.ts`).
+   * Counted across every instance. PIN resets count against two budgets
+   * of their own of this size: one for the codes known devices of the
+   * customer ask for, which no stranger can spend, and one for all others
+   * (docs/journey.md, "A stranger cannot lock the owner out").
    */
   readonly smsLimitPerMobile: number;
   /**

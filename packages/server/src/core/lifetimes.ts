@@ -131,10 +131,8 @@ export const RESET_SMS_PER_REQUESTER_WINDOW_SECONDS = 60 * 60;
  * of its customer, and each registration code (docs/journey.md, "A
  * stranger cannot lock the owner out", "Registration"). So however many
  * networks a stranger holds, the phone gets at most 3 such codes an hour
- * (per window of an hour: docs/lifetimes.md), and the reset's spend at most
- * 3 of the reset's per-mobile budget (`CONNECT_SMS_LIMIT_PER_MOBILE` per 15
- * minutes; a registration's, of the login's, while the number has no
- * account).
+ * (per window of an hour: docs/lifetimes.md); none of them spends the
+ * budgets of the customer's known devices.
  */
 export const RESET_SMS_UNSOLICITED_PER_MOBILE = 3;
 /** The window of {@link RESET_SMS_UNSOLICITED_PER_MOBILE}. */

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, defaultAuthUrl, isLoopbackHost, loadConfig, settingWarnings, unknownSettings } from '../config/load.js';
+import { ConfigError, defaultAuthUrl, isLoopbackHost, loadConfig, unknownSettings } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { PublicUrls } from '../core/tokens/public-urls.js';
@@ -60,7 +60,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const clock = options.clock ?? systemClock;
   const print = options.print ?? ((text: string) => process.stdout.write(text));
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
-  for (const warning of [...unknownSettings(options.env), ...settingWarnings(config)]) logger.warn(warning);
+  for (const warning of unknownSettings(options.env)) logger.warn(warning);
   const runtime = await openRuntime(config, clock);
   const { storage } = runtime;
   let services: Services | undefined;

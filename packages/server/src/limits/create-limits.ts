@@ -77,13 +77,15 @@ export interface Limits {
    * The forgot-PIN flow's own budgets (docs/journey.md, "A stranger cannot
    * lock the owner out"). A code asked for from a known device of the
    * mobile's customer takes from that (customer, device)'s budget
-   * ({@link RESET_SMS_PER_DEVICE}); any other from the mobile's per client
-   * address ({@link RESET_SMS_PER_REQUESTER}) and the mobile's unsolicited
-   * one over every address ({@link RESET_SMS_UNSOLICITED_PER_MOBILE}).
-   * Both then take from the reset's per-mobile budget, the per-address and
-   * the global SMS budgets. Anyone may ask for a reset of any mobile, so
-   * what they spend must never refuse the customer's logins, nor the
-   * owner's reset from a known device.
+   * ({@link RESET_SMS_PER_DEVICE}) and the mobile's budget of known
+   * devices' codes; any other from the mobile's per client address
+   * ({@link RESET_SMS_PER_REQUESTER}), the mobile's unsolicited one over
+   * every address ({@link RESET_SMS_UNSOLICITED_PER_MOBILE}) and the
+   * reset's per-mobile budget of everyone else's codes (both per-mobile
+   * budgets `CONNECT_SMS_LIMIT_PER_MOBILE` per 15 minutes). Both then take
+   * from the per-address and the global SMS budgets. Anyone may ask for a
+   * reset of any mobile, so what they spend must never refuse the
+   * customer's logins, nor the owner's reset from a known device.
    */
   readonly resetSends: SendLimiter;
   /**
@@ -108,6 +110,7 @@ export const LIMIT_KEY_PREFIXES = {
   resetSmsPerRequester: 'connect:reset-sms:requester',
   resetSmsUnsolicited: 'connect:reset-sms:unsolicited',
   resetSmsPerDevice: 'connect:reset-sms:device',
+  resetSmsPerMobileOfKnownDevices: 'connect:reset-sms:known-mobile',
   resetOtpPerAddress: 'connect:reset-otp:address',
   pushedPerClient: 'connect:par:client',
 } as const;
@@ -166,6 +169,8 @@ export function createLimits(options: LimitsOptions): Limits {
   const resetSmsPerRequester = limiter(LIMIT_KEY_PREFIXES.resetSmsPerRequester, RESET_SMS_PER_REQUESTER, RESET_SMS_PER_REQUESTER_WINDOW_SECONDS);
   const resetSmsUnsolicited = limiter(LIMIT_KEY_PREFIXES.resetSmsUnsolicited, RESET_SMS_UNSOLICITED_PER_MOBILE, RESET_SMS_UNSOLICITED_WINDOW_SECONDS);
   const resetSmsPerDevice = limiter(LIMIT_KEY_PREFIXES.resetSmsPerDevice, RESET_SMS_PER_DEVICE, RESET_SMS_PER_DEVICE_WINDOW_SECONDS);
+  // Known devices' reset codes per mobile: a counter no stranger can spend (docs/journey.md, "A stranger cannot lock the owner out").
+  const resetSmsPerMobileOfKnownDevices = limiter(LIMIT_KEY_PREFIXES.resetSmsPerMobileOfKnownDevices, budgets.smsLimitPerMobile, SMS_PER_MOBILE_WINDOW_SECONDS);
   const pushedPerClient = limiter(LIMIT_KEY_PREFIXES.pushedPerClient, PUSHED_REQUESTS_PER_CLIENT, PUSHED_REQUESTS_PER_CLIENT_WINDOW_SECONDS);
   const resetOtpPerAddress = limiter(LIMIT_KEY_PREFIXES.resetOtpPerAddress, RESET_OTP_WRONG_ENTRIES_PER_ADDRESS, RESET_OTP_WRONG_ENTRIES_WINDOW_SECONDS);
 
@@ -174,7 +179,7 @@ export function createLimits(options: LimitsOptions): Limits {
     ['requester', resetSmsPerRequester, key(`${mobile} ${address.bucket}`), 'take'],
     ['unsolicited', resetSmsUnsolicited, key(mobile), 'take'],
   ];
-  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: { readonly perDevice: RateLimiterAbstract }): SendLimiter => {
+  const sendLimiter = (perMobile: RateLimiterAbstract, reset?: { readonly perDevice: RateLimiterAbstract; readonly perMobileOfKnownDevices: RateLimiterAbstract }): SendLimiter => {
     // Each budget in turn; a spent one gives back what the ones before took.
     // The requester's own budget first: a stranger refused there never touches the mobile's.
     // A known device of the customer takes from its own budget instead of the ones a stranger can spend.
@@ -189,7 +194,8 @@ export function createLimits(options: LimitsOptions): Limits {
           : [];
       return [
         ...own,
-        ['mobile', perMobile, key(mobile), 'take'],
+        // A known device's codes count per mobile apart from everyone else's: what strangers spend never refuses them.
+        ['mobile', device ? reset?.perMobileOfKnownDevices : perMobile, key(mobile), 'take'],
         ['address', smsPerAddress, addressKey(address), 'take'],
         ['global', smsGlobal, key(GLOBAL_KEY), options?.sendsNothing ? 'check' : 'take'],
       ];
@@ -239,7 +245,7 @@ export function createLimits(options: LimitsOptions): Limits {
       take: async (address) => (journeyPerAddress ? take(journeyPerAddress, addressKey(address)) : undefined),
     },
     otpEntries: wrongEntryCounter(otpPerMobile, key),
-    resetSends: sendLimiter(resetSmsPerMobile, { perDevice: resetSmsPerDevice }),
+    resetSends: sendLimiter(resetSmsPerMobile, { perDevice: resetSmsPerDevice, perMobileOfKnownDevices: resetSmsPerMobileOfKnownDevices }),
     resetOtpEntries: {
       take: (address) => take(resetOtpPerAddress, addressKey(address)),
       giveBack: (address) => giveBack(resetOtpPerAddress, addressKey(address)),

@@ -274,18 +274,3 @@ async function startUpWarnings(env: Record<string, string>): Promise<string[]> {
   await server.close();
   return lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level === 40).map((entry) => entry.msg);
 }
-
-describe('CONNECT_SMS_LIMIT_PER_MOBILE not above the unsolicited reset budget (docs/journey.md, "A stranger cannot lock the owner out")', () => {
-  it('is one warning line at start-up, naming the variable; 4 or more, and the defaults, are not', async () => {
-    for (const limit of ['1', '3']) {
-      const warnings = await startUpWarnings({ CONNECT_SMS_LIMIT_PER_MOBILE: limit });
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toBe(
-        `CONNECT_SMS_LIMIT_PER_MOBILE=${limit} is not above the 3 unsolicited PIN-reset codes a stranger may have sent to a mobile: ` +
-          "they can hold the owner's PIN reset from a known device for up to 15 minutes; set it to 4 or more",
-      );
-    }
-    expect(await startUpWarnings({ CONNECT_SMS_LIMIT_PER_MOBILE: '4' })).toEqual([]);
-    expect(await startUpWarnings({})).toEqual([]);
-  });
-});

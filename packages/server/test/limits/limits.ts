@@ -215,30 +215,31 @@ export function describeLimits(backend: string, setup: () => Promise<LimitsFixtu
         // Strangers on 3 networks spend the mobile's unsolicited budget.
         for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, freshAddress())).toBeUndefined();
         expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'unsolicited' });
-        // The known device, from any address, still gets its codes: the mobile's reset budget (5 per 15 minutes) has 2 left.
-        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toBeUndefined();
-        expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toMatchObject({ budget: 'mobile' });
+        // The known device, from any address, still gets its 3: nothing the strangers spent is its.
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress(), { knownDevice: device })).toMatchObject({ budget: 'device' });
         // Another customer's known device: 3 an hour, then refused by its own device budget, which
-        // took nothing of that mobile's unsolicited one (the unsolicited requests are refused only by
-        // the mobile's reset budget of 5, once 2 more went out).
+        // took nothing of that mobile's unsolicited one: strangers still get their 3.
         const other = freshMobile();
         const owner = { profileId: `p-${other}`, deviceId: 'e'.repeat(22) };
         for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(other, freshAddress(), { knownDevice: owner })).toBeUndefined();
         expect(await limits.resetSends.take(other, freshAddress(), { knownDevice: owner })).toMatchObject({ budget: 'device' });
-        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(other, freshAddress())).toBeUndefined();
-        expect(await limits.resetSends.take(other, freshAddress())).toMatchObject({ budget: 'mobile' });
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(other, freshAddress())).toBeUndefined();
+        expect(await limits.resetSends.take(other, freshAddress())).toMatchObject({ budget: 'unsolicited' });
       });
 
-      it("the requester's and the unsolicited refusals take nothing from the mobile's reset budget", async () => {
+      it("everything strangers spend leaves the known devices' per-mobile budget whole; the customer's devices share it", async () => {
         const mobile = freshMobile();
         const stranger = freshAddress();
         for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, stranger)).toBeUndefined();
         for (let i = 0; i < 20; i++) expect(await limits.resetSends.take(mobile, stranger)).toMatchObject({ budget: 'requester' });
         for (let i = 0; i < 20; i++) expect(await limits.resetSends.take(mobile, freshAddress())).toMatchObject({ budget: 'unsolicited' });
-        // The mobile's reset budget (CONNECT_SMS_LIMIT_PER_MOBILE, 5) has the 2 the stranger did not spend, for a known device.
-        const device = { knownDevice: { profileId: `p-${mobile}`, deviceId: 'k'.repeat(22) } };
-        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, freshAddress(), device)).toBeUndefined();
-        expect(await limits.resetSends.take(mobile, freshAddress(), device)).toMatchObject({ budget: 'mobile' });
+        // Two known devices of the customer: CONNECT_SMS_LIMIT_PER_MOBILE (5) between them, 3 each at most.
+        const phone = { knownDevice: { profileId: `p-${mobile}`, deviceId: 'k'.repeat(22) } };
+        const laptop = { knownDevice: { profileId: `p-${mobile}`, deviceId: 'l'.repeat(22) } };
+        for (let i = 0; i < 3; i++) expect(await limits.resetSends.take(mobile, freshAddress(), phone)).toBeUndefined();
+        for (let i = 0; i < 2; i++) expect(await limits.resetSends.take(mobile, freshAddress(), laptop)).toBeUndefined();
+        expect(await limits.resetSends.take(mobile, freshAddress(), laptop)).toMatchObject({ budget: 'mobile' });
       });
 
       it("a registration's codes (unsolicited) share the reset's requester and unsolicited budgets, then take the login's; a login's take neither", async () => {

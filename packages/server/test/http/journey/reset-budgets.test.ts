@@ -203,6 +203,31 @@ function attackTests(open: () => Promise<SmsBench>, engine: { clockMovesCounters
     expectSeeOther(right, NEW_PIN_PAGE);
   });
 
+  it.runIf(engine.clockMovesCounters)("6 unsolicited codes at the turn of the hour, then PIN login locked: the owner's known device still gets its reset code", async () => {
+    const b = await open();
+    const { t } = b;
+    const ownerBrowser = new Browser(t.app, { remoteAddress: OWNER });
+    await signIn(b, ownerBrowser);
+    const before = (await b.sent()).length;
+    const networks = ['198.51.100.21', '198.51.100.22', '198.51.100.23', '198.51.100.24', '198.51.100.25', '198.51.100.26'];
+    // One code starts the number's unsolicited hour; two more in its last seconds, three in the next hour's first.
+    const ask = async (network: string) => expectSeeOther((await askReset(b, network)).res, RESET_OTP);
+    await ask(networks[0] as string);
+    t.clock.advance(59 * 60 + 50);
+    for (const network of networks.slice(1, 3)) await ask(network);
+    t.clock.advance(11);
+    for (const network of networks.slice(3)) await ask(network);
+    expect(await b.sent()).toHaveLength(before + 6);
+    for (let i = 0; i < 5; i++) {
+      const browser = new Browser(t.app, { remoteAddress: networks[i] });
+      const { page } = await startLogin(browser, authorizeParams(b.client));
+      expectPage(await browser.submit(page, { mobile: MOBILE, pin: '190735', action: 'login' }), 400);
+    }
+    // PIN login is locked; "Forgot PIN?" on the owner's known device sends the code, and the owner resets the PIN.
+    await resetPin(b, ownerBrowser, await askResetIn(b, ownerBrowser));
+    expect(await b.sent()).toHaveLength(before + 7);
+  });
+
   it('a known-device cookie tampered with, forged, or proved for another customer gives no budget of its own', async () => {
     const b = await open();
     const { t } = b;
