@@ -124,7 +124,7 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
       return { kind: 'redirect', location: outcome.location, session: outcome.session, knownDevice };
     }
     case 'mobile_taken':
-      return { kind: 'register', journey: journey.view, mobile: challenge?.mobile ?? '', problem: { code: 'mobile_taken', field: 'mobile' } };
+      return mobileTaken(journey, challenge?.mobile ?? '');
     case 'account_unavailable':
       return deadEnd('account_unavailable', journey.record, journey.view.clientName);
     case 'unmet':
@@ -133,6 +133,11 @@ export async function completed(journey: OpenJourney, outcome: Entry, context: S
       // A concurrent submit completed (or another tab ended) the journey, or the code expired meanwhile.
       return whereItStandsNow(journey, deps);
   }
+}
+
+/** The registration page of a journey whose mobile was registered meanwhile (in another browser): it says the number has an account. */
+export function mobileTaken(journey: OpenJourney, mobile: string): StepResult {
+  return { kind: 'register', journey: journey.view, mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
 }
 
 /** What one entry of a sign-in's code came to. */

@@ -5,7 +5,7 @@ import type { OtpChallengeRecord } from '../../otp/records.js';
 import type { VerifyOtpResult } from '../../otp/verify-otp.js';
 import { cancelJourney } from '../cancel.js';
 import type { JourneyDeps } from '../deps.js';
-import { completed, enterCode, isPasskeyCapable, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
+import { completed, enterCode, isPasskeyCapable, mobileTaken, otpView, refusalOf, refusalProblem, type OtpForm } from '../one-time-pin.js';
 import { deadEnd, firstPage, isOpen, openJourney, pageForState, otpSendContext, whereItStandsNow, type OpenJourney, type StepContext } from '../open.js';
 import type { Problem, StepResult } from '../outcomes.js';
 import { signInSendOptions } from '../send-first-code.js';
@@ -100,7 +100,7 @@ async function resend(journey: OpenJourney, challenge: OtpChallengeRecord, conte
   // A registration of a number that was registered meanwhile (in another browser) can no longer
   // complete: its page says so, and the number's owner gets no more codes from it.
   if (challenge.purpose === 'register' && (await deps.db.customers.findCustomerByMobile(challenge.mobile))) {
-    return { kind: 'register', journey: journey.view, mobile: challenge.mobile, problem: { code: 'mobile_taken', field: 'mobile' } };
+    return mobileTaken(journey, challenge.mobile);
   }
   const ended = challenge.consumedAt !== null || challenge.attempts >= OTP_MAX_ATTEMPTS || challenge.expiresAt <= now;
   const outcome = ended
